@@ -1,0 +1,31 @@
+/* agent_proto.h - the handshake between libnanprof_agent.so (preloaded
+ * into every process `nanprof run` starts) and the nanprof CLI.
+ *
+ * The agent connects to the unix socket named by NANPROF_SOCK, sends one
+ * message and waits for a one-byte reply, so that the probes are attached
+ * before the process goes on.  The wait is bounded (NANPROF_WAIT_MS,
+ * default 10000): a nanprof that died or hangs never holds the job.
+ */
+#ifndef NP_AGENT_PROTO_H
+#define NP_AGENT_PROTO_H
+
+#include <stdint.h>
+
+#define NP_AGENT_MAGIC 0x6e616e70u   /* "nanp" */
+#define NP_AGENT_ENV_SOCK "NANPROF_SOCK"
+#define NP_AGENT_ENV_WAIT "NANPROF_WAIT_MS"
+#define NP_AGENT_DEFAULT_WAIT_MS 10000
+
+enum np_agent_msg_kind {
+	NP_AGENT_HELLO = 1,   /* before main(): all startup libraries mapped */
+	NP_AGENT_LIBTORCH,    /* libtorch_cpu has just been loaded by dlopen */
+};
+
+struct np_agent_msg {
+	uint32_t magic;
+	uint32_t kind;
+	uint32_t pid;
+	uint32_t pad;
+};
+
+#endif

@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tracer.bpf.c - training context from CPython and libtorch, from outside.
+ *
+ * Probes (all attached per process by userspace/probes.c):
+ *   _PyEval_EvalFrameDefault   nn.Module calls and optimizer.step()
+ *   Engine::execute            the backward pass
+ *   Engine::evaluate_function  each autograd node run in backward
+ *   impl::set_gradient_edge    each autograd node created in forward
+ *
+ * Each probe exists as a "session" program (one program on entry and
+ * return, return only when the entry asks for it; Linux >= 6.13) and as an
+ * entry/return pair for older kernels.  Both call the same helpers below.
+ * The costly part is the trap itself (about 1 us here), so entry work is
+ * kept to a cache lookup for the common case: a Python frame that is
+ * neither a module call nor an optimizer step.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "nanprof.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/* Per traced process: context, and the layout of its interpreter. */
+#define np_proc np_proc_entry
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NP_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct np_proc);
+} procs SEC(".maps");
+
+/* Per-thread module stack (and where the current optimizer step began). */
+struct np_thread {
+	struct np_thread_ctx ctx;
+	__u64 sp[NP_MAX_STACK];   /* stack pointer at each frame's entry */
+	__u64 opt_sp;             /* stack pointer at the outermost step entry */
+	__u64 node;               /* autograd node being evaluated */
+	__u64 node_vtable;
+	__u64 node_module;
+	__u64 node_seq;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct np_thread);
+} threads SEC(".maps");
+
+/* A zeroed np_thread to insert from: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct np_thread);
+} thread_zero SEC(".maps");
+
+struct code_key {
+	__u64 code;
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* What each code object is (enum np_code_kind), so that the usual frame
+ * costs one lookup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct code_key);
+	__type(value, __u32);
+} code_kinds SEC(".maps");
+
+/* Types whose name userspace has been sent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct code_key);
+	__type(value, __u8);
+} seen_types SEC(".maps");
+
+struct node_key {
+	__u64 node;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct node_origin {
+	__u64 module;   /* module whose forward created the node, 0 if none */
+	__u64 type;
+};
+
+/* Autograd node -> forward module that created it.  LRU: nodes die with
+ * their graph, and a reused address is overwritten at its next creation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct node_key);
+	__type(value, struct node_origin);
+} node_origins SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);   /* resized by userspace (--ring-mb) */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NP_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+	if (c)
+		*c += 1;
+}
+
+static __always_inline __u64 read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		count(NP_CNT_READ_FAIL);
+	return v;
+}
+
+static __always_inline struct np_thread *thread_get(__u32 tid, bool create)
+{
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (t || !create)
+		return t;
+	__u32 zero = 0;
+	struct np_thread *z = bpf_map_lookup_elem(&thread_zero, &zero);
+	if (!z)
+		return NULL;
+	bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline __u16 phase_of(struct np_proc *p, struct np_thread *t)
+{
+	if (p->ctx.opt_depth)
+		return NP_PHASE_OPTIMIZER;
+	if (p->ctx.bwd_depth)
+		return NP_PHASE_BACKWARD;
+	if (t && t->ctx.depth)
+		return NP_PHASE_FORWARD;
+	return NP_PHASE_NONE;
+}
+
+static __always_inline struct np_event *event_new(__u32 kind, struct np_proc *p,
+						   struct np_thread *t)
+{
+	struct np_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(NP_CNT_RINGBUF_FULL);
+		return NULL;
+	}
+	__u64 id = bpf_get_current_pid_tgid();
+	e->kind = kind;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->phase = phase_of(p, t);
+	e->depth = t ? (t->ctx.depth > 0xffff ? 0xffff : t->ctx.depth) : 0;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->step = p->ctx.step;
+	e->batch = p->ctx.batch;
+	e->pad = 0;
+	e->a = e->b = e->c = e->d = 0;
+	e->name[0] = 0;
+	return e;
+}
+
+static __always_inline void event_send(struct np_event *e)
+{
+	/* Userspace drains on a timer: a wakeup per event costs 2-3x. */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* Compare a NUL-terminated string in user memory with a literal of
+ * length n (including its NUL). */
+static __always_inline bool user_str_is(__u64 addr, const char *lit, int n)
+{
+	char buf[16] = {};
+	if (n > (int)sizeof(buf))
+		return false;
+	if (bpf_probe_read_user(buf, n, (void *)addr))
+		return false;
+	for (int i = 0; i < n && i < (int)sizeof(buf); i++)
+		if (buf[i] != lit[i])
+			return false;
+	return true;
+}
+
+/* Does the type (or one of its first bases) have the given tp_name?
+ * Used once per code object, so the loop is not on the hot path. */
+static __always_inline bool type_derives(struct np_py_offsets *o, __u64 type,
+					 const char *name, int n)
+{
+	for (int i = 0; i < 8 && type; i++) {
+		if (user_str_is(read_ptr(type + o->type_name), name, n))
+			return true;
+		type = read_ptr(type + o->type_base);
+	}
+	return false;
+}
+
+static __always_inline __u32 classify_code(struct np_py_offsets *o, __u64 code,
+					   __u64 frame)
+{
+	__u64 name = read_ptr(code + o->code_name);
+	if (!name)
+		return NP_CODE_OTHER;
+	__u64 chars = name + o->str_ascii_data;
+	bool call_impl = user_str_is(chars, "_call_impl", 11);
+	bool step = !call_impl && user_str_is(chars, "step", 5);
+	if (!call_impl && !step)
+		return NP_CODE_OTHER;
+	__u64 self = read_ptr(frame + o->frame_localsplus);
+	if (!self)
+		return NP_CODE_OTHER;
+	__u64 type = read_ptr(self + o->obj_type);
+	if (call_impl && type_derives(o, type, "Module", 7))
+		return NP_CODE_MODULE_CALL;
+	if (step && type_derives(o, type, "Optimizer", 10))
+		return NP_CODE_OPT_STEP;
+	return NP_CODE_OTHER;
+}
+
+static __always_inline void send_type_name(struct np_proc *p, struct np_thread *t,
+					   __u32 tgid, __u64 type)
+{
+	struct code_key k = { .code = type, .tgid = tgid };
+	__u8 one = 1;
+	if (bpf_map_lookup_elem(&seen_types, &k))
+		return;
+	struct np_event *e = event_new(NP_EV_TYPE_NAME, p, t);
+	if (!e)
+		return;   /* not marked seen: retried at the next call */
+	e->a = type;
+	bpf_probe_read_user_str(e->name, sizeof(e->name),
+				(void *)read_ptr(type + p->py.type_name));
+	event_send(e);
+	bpf_map_update_elem(&seen_types, &k, &one, BPF_ANY);
+}
+
+/* Entry of _PyEval_EvalFrameDefault(tstate, frame, throwflag).
+ * Returns 0 when the return must be seen (session semantics). */
+static __always_inline int py_eval_enter(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	count(NP_CNT_PY_ENTRIES);
+	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 1;
+	__u64 frame = PT_REGS_PARM2(ctx);
+	__u64 code = read_ptr(frame + p->py.frame_code);
+	struct code_key k = { .code = code, .tgid = tgid };
+	__u32 *kindp = bpf_map_lookup_elem(&code_kinds, &k);
+	__u32 kind;
+	if (kindp) {
+		kind = *kindp;
+	} else {
+		kind = classify_code(&p->py, code, frame);
+		bpf_map_update_elem(&code_kinds, &k, &kind, BPF_ANY);
+	}
+	if (kind == NP_CODE_OTHER)
+		return 1;
+
+	struct np_thread *t = thread_get(tid, true);
+	if (!t)
+		return 1;
+	__u64 self = read_ptr(frame + p->py.frame_localsplus);
+	__u64 type = read_ptr(self + p->py.obj_type);
+	__u64 sp = PT_REGS_SP(ctx);
+
+	if (kind == NP_CODE_OPT_STEP) {
+		if (t->opt_sp)        /* a step inside a step: count the outer */
+			return 1;
+		t->opt_sp = sp;
+		p->ctx.opt_depth++;
+		send_type_name(p, t, tgid, type);
+		struct np_event *e = event_new(NP_EV_OPT_ENTER, p, t);
+		if (e) {
+			e->a = type;
+			e->b = self;
+			event_send(e);
+		}
+		return 0;
+	}
+
+	/* A module call. */
+	__u32 d = t->ctx.depth;
+	if (d == 0 && !p->ctx.bwd_depth && !p->ctx.opt_depth && p->ctx.saw_backward) {
+		/* first forward after a backward in the same step: next batch */
+		p->ctx.batch++;
+		p->ctx.saw_backward = 0;
+	}
+	if (d >= NP_MAX_STACK) {
+		count(NP_CNT_STACK_OVERFLOW);
+		t->ctx.depth = d + 1;
+		return 1;   /* too deep: no return, so no pop; depth is fixed up
+			     * when the frame below returns (see py_eval_exit) */
+	}
+	__u64 parent = 0;
+	if (d > 0 && d - 1 < NP_MAX_STACK)
+		parent = t->ctx.frames[d - 1].self;
+	t->ctx.frames[d].self = self;
+	t->ctx.frames[d].type = type;
+	t->sp[d] = sp;
+	t->ctx.depth = d + 1;
+	send_type_name(p, t, tgid, type);
+	struct np_event *e = event_new(NP_EV_MOD_ENTER, p, t);
+	if (e) {
+		e->a = self;
+		e->b = type;
+		e->c = parent;
+		event_send(e);
+	}
+	return 0;
+}
+
+/* Return of a frame whose entry returned 0 (session) or of every frame
+ * (fallback): match it by stack pointer, which is entry sp + 8 after ret. */
+static __always_inline int py_eval_exit(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t)
+		return 0;
+	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 0;
+	__u64 sp = PT_REGS_SP(ctx) - 8;
+
+	if (t->opt_sp && t->opt_sp == sp) {
+		t->opt_sp = 0;
+		if (p->ctx.opt_depth)
+			p->ctx.opt_depth--;
+		struct np_event *e = event_new(NP_EV_OPT_EXIT, p, t);
+		if (e)
+			event_send(e);
+		/* Step N is over: everything from here on is step N+1. */
+		p->ctx.step++;
+		p->ctx.batch = 0;
+		p->ctx.saw_backward = 0;
+		return 0;
+	}
+
+	__u32 d = t->ctx.depth;
+	if (d == 0) {
+		return 0;
+	}
+	if (d > NP_MAX_STACK) {
+		/* Frames past the stack limit were not recorded; the first
+		 * recorded one to return resets the depth to its own. */
+		d = NP_MAX_STACK;
+	}
+	__u32 top = d - 1;
+	if (top >= NP_MAX_STACK || t->sp[top] != sp)
+		return 0;   /* not a module frame (fallback mode) */
+	t->ctx.depth = top;
+	struct np_event *e = event_new(NP_EV_MOD_EXIT, p, t);
+	if (e) {
+		e->a = t->ctx.frames[top].self;
+		e->depth = top;
+		event_send(e);
+	}
+	return 0;
+}
+
+/* torch::autograd::Engine::execute: a backward pass. */
+static __always_inline int bwd_enter(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 1;
+	p->ctx.bwd_depth++;
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
+	struct np_event *e = event_new(NP_EV_BWD_ENTER, p, t);
+	if (e)
+		event_send(e);
+	return 0;
+}
+
+static __always_inline int bwd_exit(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 0;
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
+	struct np_event *e = event_new(NP_EV_BWD_EXIT, p, t);
+	if (e)
+		event_send(e);
+	if (p->ctx.bwd_depth)
+		p->ctx.bwd_depth--;
+	if (!p->ctx.bwd_depth)
+		p->ctx.saw_backward = 1;
+	return 0;
+}
+
+/* Engine::evaluate_function(this, graph_task, Node *func, inputs, queue). */
+static __always_inline int node_enter(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 1;
+	struct np_thread *t = thread_get(tid, true);
+	if (!t)
+		return 1;
+	__u64 node = PT_REGS_PARM3(ctx);
+	struct node_key k = { .node = node, .tgid = tgid };
+	struct node_origin *o = bpf_map_lookup_elem(&node_origins, &k);
+	t->node = node;
+	t->node_vtable = read_ptr(node);
+	t->node_module = o ? o->module : 0;
+	t->node_seq = read_ptr(node + p->torch.node_seq_nr);
+	struct np_event *e = event_new(NP_EV_NODE_ENTER, p, t);
+	if (e) {
+		e->a = node;
+		e->b = t->node_vtable;
+		e->c = t->node_module;
+		e->d = t->node_seq;
+		event_send(e);
+	}
+	return 0;
+}
+
+static __always_inline int node_exit(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!p || !t || !t->node)
+		return 0;
+	struct np_event *e = event_new(NP_EV_NODE_EXIT, p, t);
+	if (e) {
+		e->a = t->node;
+		e->b = t->node_vtable;
+		e->c = t->node_module;
+		e->d = t->node_seq;
+		event_send(e);
+	}
+	t->node = 0;
+	return 0;
+}
+
+/* impl::set_gradient_edge(const Tensor&, Edge edge): Edge is passed by
+ * reference to a copy; its first word is the Node*.  Remember which
+ * module's forward created the node. */
+SEC("uprobe")
+int BPF_KPROBE(np_set_edge)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct node_key k = { .node = read_ptr(PT_REGS_PARM2(ctx)), .tgid = tgid };
+	if (!k.node)
+		return 0;
+	struct node_origin o = {};
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (t) {
+		__u32 d = t->ctx.depth;
+		if (d > NP_MAX_STACK)
+			d = NP_MAX_STACK;
+		if (d > 0 && d - 1 < NP_MAX_STACK) {
+			o.module = t->ctx.frames[d - 1].self;
+			o.type = t->ctx.frames[d - 1].type;
+		}
+	}
+	if (bpf_map_update_elem(&node_origins, &k, &o, BPF_ANY))
+		count(NP_CNT_NODE_MAP_FULL);
+	return 0;
+}
+
+/* Session programs: one program on entry and return.  The section name
+ * only tells libbpf the program type; userspace sets the attach type to
+ * BPF_TRACE_UPROBE_SESSION and attaches it itself. */
+SEC("kprobe.multi")
+int np_py_eval_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return())
+		return py_eval_exit(ctx);
+	return py_eval_enter(ctx);
+}
+
+SEC("kprobe.multi")
+int np_bwd_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return())
+		return bwd_exit();
+	return bwd_enter();
+}
+
+SEC("kprobe.multi")
+int np_node_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return())
+		return node_exit();
+	return node_enter(ctx);
+}
+
+/* Fallback pairs for kernels without uprobe sessions. */
+SEC("uprobe")
+int BPF_KPROBE(np_py_eval_entry) { py_eval_enter(ctx); return 0; }
+SEC("uretprobe")
+int BPF_KPROBE(np_py_eval_return) { return py_eval_exit(ctx); }
+SEC("uprobe")
+int BPF_KPROBE(np_bwd_entry) { bwd_enter(); return 0; }
+SEC("uretprobe")
+int BPF_KPROBE(np_bwd_return) { return bwd_exit(); }
+SEC("uprobe")
+int BPF_KPROBE(np_node_entry) { node_enter(ctx); return 0; }
+SEC("uretprobe")
+int BPF_KPROBE(np_node_return) { return node_exit(); }
+
+/* A traced process is gone: tell userspace, forget it. */
+SEC("raw_tp/sched_process_exit")
+int np_proc_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	bpf_map_delete_elem(&threads, &tid);
+	if (tgid != tid)
+		return 0;
+	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 0;
+	struct np_event *e = event_new(NP_EV_PROC_EXIT, p, NULL);
+	if (e)
+		event_send(e);
+	bpf_map_delete_elem(&procs, &tgid);
+	return 0;
+}

@@ -1,0 +1,220 @@
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "log.h"
+
+static const char run_help[] =
+"usage: nanprof run [-o DIR] [options] -- CMD [ARGS...]\n"
+"\n"
+"Start CMD with nanprof's probes attached before its first Python line\n"
+"runs, follow every process it starts (launchers that spawn one process\n"
+"per rank), and exit with CMD's exit status.\n"
+"\n"
+"Options:\n"
+"  -o, --output DIR     where to write events.jsonl, trace.json, summary.txt\n"
+"                       (default ./nanprof-<pid>)\n"
+"      --window N       steps kept in full detail (default 20); every\n"
+"                       step's counters are kept regardless\n"
+"      --max-records N  detail records per step and process (default 200000)\n"
+"      --ring-mb N      BPF ring buffer size in MiB (default 16)\n"
+"      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
+"  -v, --verbose        more messages (twice: libbpf's too)\n"
+"  -q, --quiet          no summary on stderr\n"
+"  -h, --help           this help\n"
+"\n"
+"Examples:\n"
+"  nanprof run -- python3 train.py --epochs 1\n"
+"  nanprof run -o out/ --window 50 -- python3 examples/train_nan.py\n"
+"  RANK=0 nanprof run -- python3 launch.py   # a launcher and its ranks\n";
+
+static const char attach_help[] =
+"usage: nanprof attach [-o DIR] [--duration SEC] [options] PID\n"
+"\n"
+"Attach to a running Python training process.  Tracing ends on Ctrl-C,\n"
+"SIGTERM, the target's exit or after --duration; the target then runs\n"
+"exactly as before.  Steps are counted from the moment of attaching.\n"
+"\n"
+"Options:\n"
+"  -o, --output DIR     output directory (default ./nanprof-<PID>)\n"
+"  -d, --duration SEC   stop after SEC seconds (default: until stopped)\n"
+"      --window N       steps kept in full detail (default 20)\n"
+"      --max-records N  detail records per step and process (default 200000)\n"
+"      --ring-mb N      BPF ring buffer size in MiB (default 16)\n"
+"      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
+"  -v, --verbose        more messages\n"
+"  -q, --quiet          no summary on stderr\n"
+"  -h, --help           this help\n"
+"\n"
+"Examples:\n"
+"  nanprof attach 12345\n"
+"  nanprof attach --duration 30 -o /tmp/np $(pgrep -f train.py)\n";
+
+void np_usage_main(void)
+{
+	fputs("usage: nanprof <command> [options]\n"
+	      "\n"
+	      "Find where NaNs and Infs are born in PyTorch training jobs, from\n"
+	      "outside the process: eBPF probes on CPython and libtorch name the\n"
+	      "module, step and phase of every piece of work.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  run      start a training command under nanprof\n"
+	      "  attach   attach to a running training process\n"
+	      "  help     this help (`nanprof <command> --help` for each)\n"
+	      "\n"
+	      "Outputs (in the -o directory): events.jsonl, trace.json (open it in\n"
+	      "https://ui.perfetto.dev), summary.txt; see docs/outputs.md.\n"
+	      "\n"
+	      "Exit status: run exits with the command's status; otherwise 0 on\n"
+	      "success, 1 on failure, 2 on a usage error.  Needs root (CAP_BPF,\n"
+	      "CAP_PERFMON, CAP_SYS_PTRACE).\n"
+	      "\n"
+	      "Examples:\n"
+	      "  nanprof run -- python3 examples/train_nan.py\n"
+	      "  nanprof attach --duration 30 12345\n", stdout);
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		np_err("invalid %s '%s': expected an integer from %u to %u", opt, s, min, max);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION };
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "max-records", required_argument, NULL, OPT_MAX_RECORDS },
+	{ "ring-mb", required_argument, NULL, OPT_RING_MB },
+	{ "no-session", no_argument, NULL, OPT_NO_SESSION },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void defaults(struct np_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->window = 20;
+	o->max_records = 200000;
+	o->ring_mb = 16;
+}
+
+/* Options common to both commands; attach also takes -d. */
+static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
+			const char *help)
+{
+	defaults(o);
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option, so CMD's own options are CMD's */
+	const char *short_opts = attach ? "+o:d:vqh" : "+o:vqh";
+	int c;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->out_dir = optarg;
+			break;
+		case 'd': {
+			char *end;
+			errno = 0;
+			o->duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->duration > 0)) {
+				np_err("invalid --duration '%s': expected seconds > 0", optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_WINDOW:
+			if (parse_uint("--window", optarg, 1, 100000, &o->window))
+				return -EINVAL;
+			break;
+		case OPT_MAX_RECORDS:
+			if (parse_uint("--max-records", optarg, 16, 50000000, &o->max_records))
+				return -EINVAL;
+			break;
+		case OPT_RING_MB:
+			if (parse_uint("--ring-mb", optarg, 1, 1024, &o->ring_mb))
+				return -EINVAL;
+			/* BPF ring buffers are a power of two in size */
+			if (o->ring_mb & (o->ring_mb - 1)) {
+				np_err("invalid --ring-mb '%s': must be a power of two", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_NO_SESSION:
+			o->no_session = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			return 1;
+		case ':':
+			np_err("option %s needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			if (optopt && optopt < 256)
+				np_err("unknown option '-%c' (see --help)", optopt);
+			else
+				np_err("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int np_parse_run(int argc, char **argv, struct np_opts *o)
+{
+	int err = parse_common(argc, argv, o, false, run_help);
+	if (err)
+		return err;
+	if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-') {
+		np_err("unknown option '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (optind >= argc) {
+		np_err("missing command: nanprof run [options] -- CMD [ARGS...]");
+		return -EINVAL;
+	}
+	o->cmd = &argv[optind];
+	return 0;
+}
+
+int np_parse_attach(int argc, char **argv, struct np_opts *o)
+{
+	int err = parse_common(argc, argv, o, true, attach_help);
+	if (err)
+		return err;
+	if (optind >= argc) {
+		np_err("missing pid: nanprof attach [options] PID");
+		return -EINVAL;
+	}
+	if (optind + 1 < argc) {
+		np_err("unexpected argument '%s': attach takes one pid", argv[optind + 1]);
+		return -EINVAL;
+	}
+	unsigned pid;
+	if (parse_uint("pid", argv[optind], 1, INT_MAX, &pid))
+		return -EINVAL;
+	o->pid = (pid_t)pid;
+	return 0;
+}

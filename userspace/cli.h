@@ -1,0 +1,29 @@
+/* cli.h - command-line options of `nanprof run` and `nanprof attach`. */
+#ifndef NP_CLI_H
+#define NP_CLI_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct np_opts {
+	const char *out_dir;      /* -o; NULL = ./nanprof-<pid> */
+	unsigned window;          /* --window: steps kept in full detail */
+	unsigned max_records;     /* --max-records: detail records per step */
+	unsigned ring_mb;         /* --ring-mb */
+	double duration;          /* attach --duration, 0 = until stopped */
+	bool no_session;          /* --no-session */
+	int verbose;              /* -v (repeatable) */
+	bool quiet;               /* -q */
+	pid_t pid;                /* attach */
+	char **cmd;               /* run: the command after -- */
+};
+
+/* Parses argv of one command (argv[0] is the command name).
+ * 0 on success; 1 when help was printed (exit 0); -EINVAL after printing
+ * a one-line error (exit 2). */
+int np_parse_run(int argc, char **argv, struct np_opts *o);
+int np_parse_attach(int argc, char **argv, struct np_opts *o);
+
+void np_usage_main(void);
+
+#endif

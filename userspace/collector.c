@@ -1,0 +1,489 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collector.h"
+#include "elfsym.h"
+#include "log.h"
+#include "proc.h"
+
+/* ---- names ---- */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+uint32_t np_intern(struct np_collector *c, const char *s)
+{
+	struct np_strtab *t = &c->names;
+	uint64_t h = hash_str(s), id;
+	size_t len = strlen(s);
+	if (np_map_get(&t->index, h, len, &id) == 0 && strcmp(t->s[id], s) == 0)
+		return (uint32_t)id;
+	if (t->len >= t->max) {
+		t->dropped++;
+		return 0;
+	}
+	if (t->len == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 256;
+		char **grown = realloc(t->s, cap * sizeof(*grown));
+		if (!grown) {
+			t->dropped++;
+			return 0;
+		}
+		t->s = grown;
+		t->cap = cap;
+	}
+	char *copy = strdup(s);
+	if (!copy) {
+		t->dropped++;
+		return 0;
+	}
+	t->s[t->len] = copy;
+	np_map_put(&t->index, h, len, t->len);
+	return t->len++;
+}
+
+const char *np_name(const struct np_collector *c, uint32_t id)
+{
+	return id < c->names.len ? c->names.s[id] : "";
+}
+
+int np_collector_init(struct np_collector *c, const struct np_collector_opts *o)
+{
+	memset(c, 0, sizeof(*c));
+	c->o = *o;
+	c->names.max = 1 << 20;
+	if (np_map_init(&c->names.index, c->names.max) ||
+	    np_map_init(&c->module_names, 1 << 20) || np_map_init(&c->self_names, 1 << 20) ||
+	    np_map_init(&c->type_names, 1 << 18) || np_map_init(&c->node_types, 1 << 16))
+		return -ENOMEM;
+	c->procs = calloc(o->max_procs, sizeof(*c->procs));
+	if (!c->procs)
+		return -ENOMEM;
+	np_intern(c, "");   /* id 0 */
+	return 0;
+}
+
+void np_collector_free(struct np_collector *c)
+{
+	for (uint32_t i = 0; i < c->nprocs; i++) {
+		struct np_proc_state *p = &c->procs[i];
+		for (uint32_t b = 0; p->window && b < c->o.window; b++)
+			free(p->window[b].recs);
+		free(p->window);
+		free(p->steps);
+		free(p->threads);
+		np_elf_close(p->torch_elf);
+	}
+	free(c->procs);
+	for (uint32_t i = 0; i < c->names.len; i++)
+		free(c->names.s[i]);
+	free(c->names.s);
+	np_map_free(&c->names.index);
+	np_map_free(&c->module_names);
+	np_map_free(&c->self_names);
+	np_map_free(&c->type_names);
+	np_map_free(&c->node_types);
+}
+
+/* ---- processes and threads ---- */
+
+struct np_proc_state *np_collector_proc(struct np_collector *c, pid_t pid)
+{
+	for (uint32_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].pid == pid)
+			return &c->procs[i];
+	return NULL;
+}
+
+struct np_proc_state *np_collector_add_proc(struct np_collector *c,
+					    const struct np_proc_info *info, int rank)
+{
+	struct np_proc_state *p = np_collector_proc(c, info->pid);
+	if (p) {
+		p->info = *info;
+		return p;
+	}
+	if (c->nprocs >= c->o.max_procs) {
+		c->procs_dropped++;
+		return NULL;
+	}
+	p = &c->procs[c->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->window = calloc(c->o.window, sizeof(*p->window));
+	p->threads = calloc(c->o.max_threads, sizeof(*p->threads));
+	if (!p->window || !p->threads) {
+		free(p->window);
+		free(p->threads);
+		c->procs_dropped++;
+		return NULL;
+	}
+	c->nprocs++;
+	p->pid = info->pid;
+	p->rank = rank;
+	p->info = *info;
+	p->mem.read = np_pymem_read_pid;
+	p->mem.ctx = (void *)(intptr_t)info->pid;
+	p->mem.v = np_pyver_find(info->py_major, info->py_minor);
+	p->cur.partial = c->attach_mode;
+	p->wlen = 1;   /* the bucket of the step in progress */
+	return p;
+}
+
+static struct np_thread_state *thread_of(struct np_collector *c, struct np_proc_state *p,
+					 uint32_t tid)
+{
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	if (p->nthreads >= c->o.max_threads)
+		return NULL;
+	struct np_thread_state *t = &p->threads[p->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	/* name it now: the thread may be gone when the trace is written */
+	np_proc_thread_name(p->pid, (pid_t)tid, t->name, sizeof(t->name));
+	return t;
+}
+
+const struct np_bucket *np_bucket_at(const struct np_collector *c,
+				     const struct np_proc_state *p, uint32_t i)
+{
+	return &p->window[(p->wstart + i) % c->o.window];
+}
+
+static struct np_bucket *cur_bucket(struct np_collector *c, struct np_proc_state *p)
+{
+	return &p->window[(p->wstart + p->wlen - 1) % c->o.window];
+}
+
+static void add_rec(struct np_collector *c, struct np_proc_state *p, const struct np_rec *r)
+{
+	struct np_bucket *b = cur_bucket(c, p);
+	if (b->len >= c->o.max_records) {
+		p->cur.dropped++;
+		p->records_dropped++;
+		return;
+	}
+	if (b->len == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 1024;
+		if (cap > c->o.max_records)
+			cap = c->o.max_records;
+		struct np_rec *grown = realloc(b->recs, cap * sizeof(*grown));
+		if (!grown) {
+			p->cur.dropped++;
+			p->records_dropped++;
+			return;
+		}
+		b->recs = grown;
+		b->cap = cap;
+	}
+	b->step = p->cur.step;
+	b->recs[b->len++] = *r;
+}
+
+/* The step in progress is over (optimizer.step() returned, or the end). */
+static void close_step(struct np_collector *c, struct np_proc_state *p, uint64_t ts,
+		       bool complete)
+{
+	bool rotate = complete;   /* the last, incomplete step opens no next one */
+	p->cur.t1 = ts;
+	p->cur.complete = complete;
+	if (p->nsteps >= c->o.max_steps) {
+		p->steps_dropped++;
+	} else {
+		if (p->nsteps == p->steps_cap) {
+			uint32_t cap = p->steps_cap ? p->steps_cap * 2 : 256;
+			struct np_step_stats *grown = realloc(p->steps, cap * sizeof(*grown));
+			if (grown) {
+				p->steps = grown;
+				p->steps_cap = cap;
+			}
+		}
+		if (p->nsteps < p->steps_cap)
+			p->steps[p->nsteps++] = p->cur;
+		else
+			p->steps_dropped++;
+	}
+	uint64_t next = p->cur.step + 1;
+	memset(&p->cur, 0, sizeof(p->cur));
+	p->cur.step = next;
+	p->cur.t0 = ts;
+	if (!rotate)
+		return;
+	/* rotate the flight recorder: drop the oldest step when full */
+	if (p->wlen == c->o.window) {
+		p->window[p->wstart].len = 0;
+		p->wstart = (p->wstart + 1) % c->o.window;
+	} else {
+		p->wlen++;
+	}
+	cur_bucket(c, p)->len = 0;
+	cur_bucket(c, p)->step = next;
+}
+
+static void phase_rec(struct np_collector *c, struct np_proc_state *p, uint32_t tid,
+		      uint8_t phase, uint64_t t0, uint64_t t1)
+{
+	struct np_rec r = { .kind = NP_REC_PHASE, .phase = phase, .tid = tid,
+			    .batch = p->cur.batches, .step = p->cur.step, .t0 = t0, .t1 = t1 };
+	add_rec(c, p, &r);
+	if (phase == NP_PHASE_FORWARD)
+		p->cur.fwd_ns += t1 - t0;
+	else if (phase == NP_PHASE_BACKWARD)
+		p->cur.bwd_ns += t1 - t0;
+	else
+		p->cur.opt_ns += t1 - t0;
+}
+
+static void close_forward(struct np_collector *c, struct np_proc_state *p, uint32_t tid)
+{
+	if (!p->fwd_open)
+		return;
+	p->fwd_open = false;
+	phase_rec(c, p, tid, NP_PHASE_FORWARD, p->fwd_t0, p->fwd_t1);
+	p->cur.batches++;
+}
+
+static void close_group(struct np_collector *c, struct np_proc_state *p,
+			struct np_thread_state *t)
+{
+	if (!t->group_open)
+		return;
+	t->group_open = false;
+	struct np_rec r = { .kind = NP_REC_MODULE_BWD, .phase = NP_PHASE_BACKWARD, .tid = t->tid,
+			    .batch = p->cur.batches ? p->cur.batches - 1 : 0, .name = t->group_name, .type = t->group_type,
+			    .step = p->cur.step, .t0 = t->group_t0, .t1 = t->group_t1 };
+	add_rec(c, p, &r);
+}
+
+/* ---- naming ---- */
+
+static uint32_t type_name(struct np_collector *c, pid_t pid, uint64_t type)
+{
+	uint64_t id;
+	if (np_map_get(&c->type_names, (uint64_t)pid, type, &id) == 0)
+		return (uint32_t)id;
+	return np_intern(c, "?");
+}
+
+/* The qualified name of `self` called from the module on top of the
+ * thread's stack, as named_modules() of the outermost module names it. */
+static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
+			    struct np_thread_state *t, uint64_t parent, uint64_t self,
+			    uint32_t type)
+{
+	uint64_t id;
+	if (!parent)
+		return 0;   /* the outermost module is "" */
+	uint64_t key2 = parent * 31 + self;
+	if (np_map_get(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, &id) == 0)
+		return (uint32_t)id;
+	const char *pname = t->depth ? np_name(c, t->stack[t->depth - 1].name) : "";
+	char path[384], full[512];
+	int err = p->mem.v ? np_py_module_path(&p->mem, parent, self, 3, path, sizeof(path))
+			   : -ENOTSUP;
+	if (err) /* called but not registered under its caller: say so */
+		snprintf(path, sizeof(path), "<%s>", np_name(c, type));
+	snprintf(full, sizeof(full), "%s%s%s", pname, *pname ? "." : "", path);
+	id = np_intern(c, full);
+	if (!err)   /* retry unregistered ones later: the dict may fill in */
+		np_map_put(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, id);
+	return (uint32_t)id;
+}
+
+/* autograd node class from its vtable, e.g. "AddmmBackward0" */
+static uint32_t node_type(struct np_collector *c, struct np_proc_state *p, uint64_t vtable)
+{
+	uint64_t id;
+	if (np_map_get(&c->node_types, (uint64_t)p->pid, vtable, &id) == 0)
+		return (uint32_t)id;
+	if (!p->torch_elf_tried && p->info.torch_lib[0]) {
+		p->torch_elf_tried = true;
+		p->torch_elf = np_elf_open(p->info.torch_lib);
+	}
+	char name[128] = "Node";
+	const char *sym = p->torch_elf && vtable > p->info.torch_base
+		? np_elf_sym_at(p->torch_elf, vtable - p->info.torch_base, "_ZTV") : NULL;
+	if (sym) {
+		/* _ZTVN5torch8autograd9generated14AddmmBackward0E: last component */
+		const char *s = sym + 4;
+		if (*s == 'N')
+			s++;
+		while (*s >= '0' && *s <= '9') {
+			char *end;
+			long n = strtol(s, &end, 10);
+			if (n <= 0 || (size_t)n >= strlen(end) + 1)
+				break;
+			snprintf(name, sizeof(name), "%.*s", (int)n, end);
+			s = end + n;
+		}
+	}
+	id = np_intern(c, name);
+	np_map_put(&c->node_types, (uint64_t)p->pid, vtable, id);
+	return (uint32_t)id;
+}
+
+/* ---- events ---- */
+
+static void on_mod_enter(struct np_collector *c, struct np_proc_state *p,
+			 struct np_thread_state *t, const struct np_event *e)
+{
+	uint32_t type = type_name(c, p->pid, e->b);
+	uint32_t name = module_name(c, p, t, e->c, e->a, type);
+	np_map_put(&c->self_names, (uint64_t)p->pid, e->a, name);
+	if (e->phase == NP_PHASE_FORWARD && t->depth == 0 && !p->fwd_open) {
+		p->fwd_open = true;
+		p->fwd_t0 = e->ts_ns;
+	}
+	if (t->depth < NP_MAX_OPEN)
+		t->stack[t->depth] = (struct np_open_frame){ e->a, e->ts_ns, name, type,
+							     e->step, e->batch, (uint8_t)e->phase };
+	t->depth++;
+	p->module_calls++;
+	p->cur.module_calls++;
+}
+
+static void on_mod_exit(struct np_collector *c, struct np_proc_state *p,
+			struct np_thread_state *t, const struct np_event *e)
+{
+	/* BPF depth after the pop tells where we are; resync on a loss */
+	uint32_t d = e->depth;
+	if (t->depth <= d)
+		return;   /* its entry was lost */
+	t->depth = d;
+	if (d >= NP_MAX_OPEN)
+		return;
+	struct np_open_frame *f = &t->stack[d];
+	struct np_rec r = { .kind = NP_REC_MODULE, .phase = f->phase, .depth = (uint16_t)d,
+			    .tid = t->tid, .batch = f->batch, .name = f->name, .type = f->type,
+			    .step = f->step, .t0 = f->t0, .t1 = e->ts_ns };
+	add_rec(c, p, &r);
+	if (d == 0 && f->phase == NP_PHASE_FORWARD)
+		p->fwd_t1 = e->ts_ns;
+}
+
+static void on_node(struct np_collector *c, struct np_proc_state *p,
+		    struct np_thread_state *t, const struct np_event *e, bool enter)
+{
+	if (enter) {
+		uint64_t mod_name = 0;
+		if (e->c)
+			np_map_get(&c->self_names, (uint64_t)p->pid, e->c, &mod_name);
+		/* nodes of no forward module (AccumulateGrad of a parameter) do
+		 * not split the group of the module around them */
+		if (!t->group_open || (e->c && t->group_module != e->c)) {
+			close_group(c, p, t);
+			t->group_open = true;
+			t->group_module = e->c;
+			t->group_t0 = e->ts_ns;
+			t->group_name = e->c ? (uint32_t)mod_name : np_intern(c, "<no module>");
+			t->group_type = 0;
+		}
+		t->in_node = true;
+		t->node_t0 = e->ts_ns;
+		t->node_module = e->c;
+		t->node_name = e->c ? (uint32_t)mod_name : np_intern(c, "<none>");
+		t->node_seq = e->d;
+		t->node_vt = e->b;
+		return;
+	}
+	if (!t->in_node)
+		return;
+	t->in_node = false;
+	t->group_t1 = e->ts_ns;
+	struct np_rec r = { .kind = NP_REC_NODE, .phase = NP_PHASE_BACKWARD, .tid = t->tid,
+			    .batch = p->cur.batches ? p->cur.batches - 1 : 0,
+			    .name = t->node_name, .type = node_type(c, p, t->node_vt),
+			    .step = p->cur.step, .t0 = t->node_t0, .t1 = e->ts_ns, .seq = t->node_seq };
+	add_rec(c, p, &r);
+	p->nodes++;
+	p->cur.nodes++;
+}
+
+void np_collector_event(struct np_collector *c, const struct np_event *e)
+{
+	c->events++;
+	struct np_proc_state *p = np_collector_proc(c, (pid_t)e->pid);
+	if (!p)
+		return;
+	if (!c->first_ts)
+		c->first_ts = e->ts_ns;
+	if (!p->first_ts) {
+		p->first_ts = e->ts_ns;
+		p->cur.t0 = e->ts_ns;
+		p->cur.step = e->step;
+	}
+	p->last_ts = e->ts_ns;
+	if (e->kind == NP_EV_TYPE_NAME) {
+		char name[NP_TYPE_NAME_LEN + 1];
+		memcpy(name, e->name, NP_TYPE_NAME_LEN);
+		name[NP_TYPE_NAME_LEN] = 0;
+		/* "torch.nn.modules.linear.Linear" for static types: keep the last part */
+		const char *dot = strrchr(name, '.');
+		np_map_put(&c->type_names, (uint64_t)p->pid, e->a, np_intern(c, dot ? dot + 1 : name));
+		return;
+	}
+	if (e->kind == NP_EV_PROC_EXIT) {
+		p->exited = true;
+		return;
+	}
+	struct np_thread_state *t = thread_of(c, p, e->tid);
+	if (!t)
+		return;
+	switch (e->kind) {
+	case NP_EV_MOD_ENTER:
+		on_mod_enter(c, p, t, e);
+		break;
+	case NP_EV_MOD_EXIT:
+		on_mod_exit(c, p, t, e);
+		break;
+	case NP_EV_BWD_ENTER:
+		close_forward(c, p, e->tid);
+		if (p->bwd_depth++ == 0)
+			p->bwd_t0 = e->ts_ns;
+		break;
+	case NP_EV_BWD_EXIT:
+		close_group(c, p, t);
+		if (p->bwd_depth && --p->bwd_depth == 0)
+			phase_rec(c, p, e->tid, NP_PHASE_BACKWARD, p->bwd_t0, e->ts_ns);
+		break;
+	case NP_EV_NODE_ENTER:
+	case NP_EV_NODE_EXIT:
+		on_node(c, p, t, e, e->kind == NP_EV_NODE_ENTER);
+		break;
+	case NP_EV_OPT_ENTER:
+		close_forward(c, p, e->tid);
+		p->opt_t0 = e->ts_ns;
+		break;
+	case NP_EV_OPT_EXIT:
+		phase_rec(c, p, e->tid, NP_PHASE_OPTIMIZER, p->opt_t0, e->ts_ns);
+		close_step(c, p, e->ts_ns, true);
+		break;
+	default:
+		c->unknown_events++;
+	}
+}
+
+void np_collector_finish(struct np_collector *c)
+{
+	for (uint32_t i = 0; i < c->nprocs; i++) {
+		struct np_proc_state *p = &c->procs[i];
+		if (!p->first_ts)
+			continue;
+		close_forward(c, p, (uint32_t)p->pid);
+		for (uint32_t k = 0; k < p->nthreads; k++)
+			close_group(c, p, &p->threads[k]);
+		/* keep the step in progress only if something happened in it */
+		if (p->cur.module_calls || p->cur.nodes || cur_bucket(c, p)->len)
+			close_step(c, p, p->last_ts, false);
+		else if (p->wlen > 1) {
+			p->wlen--;   /* drop the empty bucket of the step never begun */
+		}
+	}
+}

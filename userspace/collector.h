@@ -1,0 +1,57 @@
+/* collector.h - turns the BPF event stream into spans, steps and names.
+ *
+ * Events of one thread arrive in order; the collector keeps per-thread
+ * stacks, closes spans into records, and keeps every step's counters and
+ * the last `window` steps' records.  Memory is bounded by the options;
+ * whatever does not fit is counted. */
+#ifndef NP_COLLECTOR_H
+#define NP_COLLECTOR_H
+
+#include "model.h"
+
+struct np_collector_opts {
+	uint32_t window;          /* steps kept in full detail */
+	uint32_t max_records;     /* detail records per step and process */
+	uint32_t max_steps;       /* step counters kept per process */
+	uint32_t max_procs;
+	uint32_t max_threads;     /* per process */
+};
+
+struct np_collector {
+	struct np_collector_opts o;
+	struct np_strtab names;
+	struct np_map module_names;   /* (pid, parent, self) -> name id */
+	struct np_map self_names;     /* (pid, self) -> name id, for backward */
+	struct np_map type_names;     /* (pid, type) -> name id */
+	struct np_map node_types;     /* (pid, vtable) -> name id */
+	struct np_proc_state *procs;
+	uint32_t nprocs;
+	uint64_t events, procs_dropped, unknown_events;
+	uint64_t first_ts;
+	bool attach_mode;             /* the first step of each process is partial */
+};
+
+int np_collector_init(struct np_collector *c, const struct np_collector_opts *o);
+void np_collector_free(struct np_collector *c);
+
+/* A process the probes were attached to; rank from its environment. */
+struct np_proc_state *np_collector_add_proc(struct np_collector *c,
+					    const struct np_proc_info *info, int rank);
+struct np_proc_state *np_collector_proc(struct np_collector *c, pid_t pid);
+
+/* Feed one event (probes' callback). */
+void np_collector_event(struct np_collector *c, const struct np_event *e);
+
+/* Close whatever is still open (at the end of tracing). */
+void np_collector_finish(struct np_collector *c);
+
+/* Interned string by id ("" for an invalid id). */
+const char *np_name(const struct np_collector *c, uint32_t id);
+/* Interns a string: its id (0 = "" when the table is full). */
+uint32_t np_intern(struct np_collector *c, const char *s);
+
+/* Visit the detail buckets of a process, oldest first. */
+const struct np_bucket *np_bucket_at(const struct np_collector *c,
+				     const struct np_proc_state *p, uint32_t i);
+
+#endif

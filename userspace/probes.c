@@ -1,0 +1,402 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "elfsym.h"
+#include "log.h"
+#include "probes.h"
+#include "proc.h"
+#include "pyoffsets.h"
+#include "tracer.skel.h"
+
+/* UAPI values newer than the system's linux/bpf.h (enum bpf_attach_type). */
+#define NP_BPF_TRACE_UPROBE_MULTI   48
+#define NP_BPF_TRACE_UPROBE_SESSION 57
+
+#define SYM_PY_EVAL     "_PyEval_EvalFrameDefault"
+#define SYM_ENGINE_EXEC "_ZN5torch8autograd6Engine7executeERKSt6vector"
+#define SYM_EVAL_FN     "_ZN5torch8autograd6Engine17evaluate_functionE"
+#define SYM_SET_EDGE    "_ZN5torch8autograd4impl17set_gradient_edgeE"
+
+#define MAX_LINKS 8
+
+struct proc_links {
+	pid_t pid;
+	int fds[MAX_LINKS];              /* raw uprobe_multi links */
+	struct bpf_link *links[MAX_LINKS];
+	int nfds, nlinks;
+};
+
+struct np_probes {
+	struct tracer_bpf *skel;
+	struct ring_buffer *rb;
+	bool session;
+	np_event_fn on_event;
+	void *ctx;
+	struct bpf_link *exit_link;
+	struct proc_links procs[NP_MAX_PROCS];
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && np_log_level < NP_LOG_DEBUG)
+		return 0;
+	if (level != LIBBPF_WARN && np_log_level < NP_LOG_DEBUG)
+		return 0;
+	char buf[512];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	size_t n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	np_debug("libbpf: %s", buf);
+	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct np_probes *p = ctx;
+	if (size >= sizeof(struct np_event))
+		p->on_event(data, p->ctx);
+	return 0;
+}
+
+static void set_session_mode(struct tracer_bpf *s, bool session)
+{
+	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_bwd_session,
+				       s->progs.np_node_session };
+	struct bpf_program *pair[] = { s->progs.np_py_eval_entry, s->progs.np_py_eval_return,
+				       s->progs.np_bwd_entry, s->progs.np_bwd_return,
+				       s->progs.np_node_entry, s->progs.np_node_return };
+	for (size_t i = 0; i < 3; i++) {
+		bpf_program__set_autoload(sess[i], session);
+		bpf_program__set_expected_attach_type(sess[i], NP_BPF_TRACE_UPROBE_SESSION);
+	}
+	for (size_t i = 0; i < 6; i++)
+		bpf_program__set_autoload(pair[i], !session);
+}
+
+static int load(struct np_probes *p, const struct np_probes_opts *o, bool session)
+{
+	p->skel = tracer_bpf__open();
+	if (!p->skel)
+		return -errno;
+	set_session_mode(p->skel, session);
+	bpf_map__set_max_entries(p->skel->maps.events, (o->ring_mb ? o->ring_mb : 8) << 20);
+	int err = tracer_bpf__load(p->skel);
+	if (err) {
+		tracer_bpf__destroy(p->skel);
+		p->skel = NULL;
+	}
+	return err;
+}
+
+int np_probes_open(struct np_probes **out, const struct np_probes_opts *o)
+{
+	libbpf_set_print(libbpf_print);
+	struct np_probes *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->on_event = o->on_event;
+	p->ctx = o->ctx;
+	int err = -EINVAL;
+	if (!o->no_session) {
+		err = load(p, o, true);
+		p->session = !err;
+		if (err)
+			np_debug("uprobe sessions unavailable (%s): using entry+return probes",
+				 strerror(-err));
+	}
+	if (!p->session && (err = load(p, o, false))) {
+		if (err == -EPERM || err == -EACCES)
+			np_err("cannot load bpf programs: permission denied (run as root or with CAP_BPF and CAP_PERFMON)");
+		else
+			np_err("cannot load bpf programs: %s", strerror(-err));
+		free(p);
+		return err;
+	}
+	p->exit_link = bpf_program__attach(p->skel->progs.np_proc_exit);
+	if (!p->exit_link) {
+		err = -errno;
+		np_err("cannot attach sched_process_exit tracepoint: %s", strerror(-err));
+		np_probes_close(p);
+		return err;
+	}
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), handle_event, p, NULL);
+	if (!p->rb) {
+		err = -errno;
+		np_err("cannot create ring buffer: %s", strerror(-err));
+		np_probes_close(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+const char *np_probes_mode(const struct np_probes *p)
+{
+	return p->session ? "uprobe-session" : "uprobe+uretprobe";
+}
+
+static struct proc_links *links_of(struct np_probes *p, pid_t pid, bool create)
+{
+	for (int i = 0; i < NP_MAX_PROCS; i++)
+		if (p->procs[i].pid == pid)
+			return &p->procs[i];
+	if (!create)
+		return NULL;
+	for (int i = 0; i < NP_MAX_PROCS; i++)
+		if (p->procs[i].pid == 0) {
+			memset(&p->procs[i], 0, sizeof(p->procs[i]));
+			p->procs[i].pid = pid;
+			return &p->procs[i];
+		}
+	return NULL;
+}
+
+/* A session link: one program on entry and return, filtered to pid by
+ * the kernel (libbpf 1.1 has no wrapper for uprobe_multi). */
+static int attach_session(int prog_fd, const char *path, uint64_t offset, pid_t pid)
+{
+	struct {
+		__u32 prog_fd, target_fd, attach_type, flags;
+		__u64 path, offsets, ref_ctr_offsets, cookies;
+		__u32 cnt, um_flags, pid, pad;
+	} attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = prog_fd;
+	attr.attach_type = NP_BPF_TRACE_UPROBE_SESSION;
+	attr.path = (uintptr_t)path;
+	attr.offsets = (uintptr_t)&offset;
+	attr.cnt = 1;
+	attr.pid = pid;
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+/* Entry (and, for a pair, return) probes on path+offset for pid. */
+static int attach_probe(struct np_probes *p, struct proc_links *l, const char *path,
+			uint64_t offset, struct bpf_program *session,
+			struct bpf_program *entry, struct bpf_program *ret)
+{
+	if (p->session && session) {
+		if (l->nfds >= MAX_LINKS)
+			return -ENOSPC;
+		int fd = attach_session(bpf_program__fd(session), path, offset, l->pid);
+		if (fd < 0)
+			return fd;
+		l->fds[l->nfds++] = fd;
+		return 0;
+	}
+	struct bpf_program *progs[2] = { entry, ret };
+	for (int i = 0; i < 2; i++) {
+		if (!progs[i])
+			continue;
+		if (l->nlinks >= MAX_LINKS)
+			return -ENOSPC;
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = i == 1);
+		struct bpf_link *link = bpf_program__attach_uprobe_opts(progs[i], l->pid, path,
+								       offset, &uo);
+		if (!link)
+			return -errno;
+		l->links[l->nlinks++] = link;
+	}
+	return 0;
+}
+
+static uint64_t sym_offset(struct np_elf *e, const char *sym, int prefix)
+{
+	uint64_t vaddr = np_elf_sym_addr(e, sym, prefix);
+	return vaddr ? np_elf_vaddr_to_offset(e, vaddr) : 0;
+}
+
+/* Finds the file holding the interpreter loop: libpython if the process
+ * maps one, else the executable (a statically linked python). */
+static int find_python(pid_t pid, struct np_proc_info *info, uint64_t *offset)
+{
+	struct np_mapping m;
+	if (np_proc_find_mapping(pid, "libpython3.", &m) == 0)
+		snprintf(info->python, sizeof(info->python), "%s", m.path);
+	else if (np_proc_exe(pid, info->python, sizeof(info->python)))
+		return -ENOEXEC;
+	struct np_elf *e = np_elf_open(info->python);
+	if (!e)
+		return -ENOEXEC;
+	*offset = sym_offset(e, SYM_PY_EVAL, 0);
+	/* 3.11+ exports its version: Py_Version = 0xMMmmppRS */
+	uint64_t vaddr = np_elf_sym_addr(e, "Py_Version", 0);
+	uint32_t hex = 0;
+	if (vaddr && np_elf_read(e, vaddr, &hex, sizeof(hex)) == 0 && hex >> 24 == 3) {
+		info->py_major = 3;
+		info->py_minor = (hex >> 16) & 0xff;
+	} else if (np_pyver_from_name(info->python, &info->py_major, &info->py_minor)) {
+		info->py_major = info->py_minor = 0;
+	}
+	np_elf_close(e);
+	return *offset ? 0 : -ENOEXEC;
+}
+
+static void torch_version_of(const char *lib, char *buf, size_t len)
+{
+	/* pip: .../torch/lib/libtorch_cpu.so next to .../torch/version.py */
+	char path[600], dir[512];
+	snprintf(dir, sizeof(dir), "%s", lib);
+	snprintf(path, sizeof(path), "%s/../version.py", dirname(dir));
+	FILE *f = fopen(path, "r");
+	if (f) {
+		char line[256];
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "__version__ = '%63[^']'", buf) == 1) {
+				fclose(f);
+				return;
+			}
+		fclose(f);
+	}
+	/* Debian: libtorch_cpu.so.1.13 */
+	const char *so = strstr(lib, ".so.");
+	snprintf(buf, len, "%s", so ? so + 4 : "unknown");
+}
+
+int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info)
+{
+	if (info->torch_attached)
+		return 0;
+	struct np_mapping m;
+	if (np_proc_find_mapping(pid, "libtorch_cpu.so", &m))
+		return 0;
+	struct proc_links *l = links_of(p, pid, true);
+	if (!l)
+		return -ENOSPC;
+	snprintf(info->torch_lib, sizeof(info->torch_lib), "%s", m.path);
+	torch_version_of(m.path, info->torch_version, sizeof(info->torch_version));
+	struct np_elf *e = np_elf_open(m.path);
+	if (!e) {
+		np_warn("cannot read %s: %s", m.path, strerror(errno));
+		return -errno;
+	}
+	info->torch_base = m.start - np_elf_load_bias(e);
+	uint64_t exec_off = sym_offset(e, SYM_ENGINE_EXEC, 1);
+	uint64_t evfn_off = sym_offset(e, SYM_EVAL_FN, 1);
+	uint64_t edge_off = sym_offset(e, SYM_SET_EDGE, 1);
+	np_elf_close(e);
+	struct tracer_bpf *s = p->skel;
+	int err = 0;
+	size_t used = strlen(info->probes);
+	if (exec_off && !(err = attach_probe(p, l, m.path, exec_off, s->progs.np_bwd_session,
+					     s->progs.np_bwd_entry, s->progs.np_bwd_return)))
+		used += snprintf(info->probes + used, sizeof(info->probes) - used, ",Engine::execute");
+	if (!err && evfn_off &&
+	    !(err = attach_probe(p, l, m.path, evfn_off, s->progs.np_node_session,
+				 s->progs.np_node_entry, s->progs.np_node_return)))
+		used += snprintf(info->probes + used, sizeof(info->probes) - used,
+				 ",Engine::evaluate_function");
+	if (!err && edge_off &&
+	    !(err = attach_probe(p, l, m.path, edge_off, NULL, s->progs.np_set_edge, NULL)))
+		snprintf(info->probes + used, sizeof(info->probes) - used, ",set_gradient_edge");
+	if (err) {
+		np_warn("cannot attach libtorch probes to pid %d: %s", pid, strerror(-err));
+		return err;
+	}
+	if (!exec_off || !evfn_off || !edge_off)
+		np_warn("%s lacks some autograd symbols: backward attribution is partial", m.path);
+	info->torch_attached = true;
+	return 1;
+}
+
+int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->pid = pid;
+	uint64_t eval_off = 0;
+	int err = find_python(pid, info, &eval_off);
+	if (err)
+		return err;
+	const struct np_pyver *v = np_pyver_find(info->py_major, info->py_minor);
+	if (!v) {
+		np_err("pid %d runs python %d.%d, which nanprof cannot read (known: %s)",
+		       pid, info->py_major, info->py_minor, np_pyver_known());
+		return -ENOTSUP;
+	}
+	info->py_verified = v->verified;
+	if (!v->verified)
+		np_warn("python %d.%d offsets are not verified on a live interpreter: "
+			"module names may be missing", v->major, v->minor);
+	struct np_proc_entry entry = { .py = v->bpf, .torch = { .node_seq_nr = 24 } };
+	if (bpf_map__update_elem(p->skel->maps.procs, &(__u32){ (__u32)pid }, sizeof(__u32),
+				 &entry, sizeof(entry), BPF_ANY)) {
+		err = -errno;
+		np_err("cannot track pid %d: %s (more than %d processes?)", pid, strerror(-err),
+		       NP_MAX_PROCS);
+		return err;
+	}
+	struct proc_links *l = links_of(p, pid, true);
+	if (!l)
+		return -ENOSPC;
+	struct tracer_bpf *s = p->skel;
+	err = attach_probe(p, l, info->python, eval_off, s->progs.np_py_eval_session,
+			   s->progs.np_py_eval_entry, s->progs.np_py_eval_return);
+	if (err) {
+		np_err("cannot attach uprobe to %s in pid %d: %s", info->python, pid, strerror(-err));
+		np_probes_remove(p, pid);
+		return err;
+	}
+	info->py_attached = true;
+	snprintf(info->probes, sizeof(info->probes), "%s", SYM_PY_EVAL);
+	err = np_probes_add_torch(p, pid, info);
+	return err < 0 ? err : 0;
+}
+
+void np_probes_remove(struct np_probes *p, pid_t pid)
+{
+	struct proc_links *l = links_of(p, pid, false);
+	if (l) {
+		for (int i = 0; i < l->nfds; i++)
+			close(l->fds[i]);
+		for (int i = 0; i < l->nlinks; i++)
+			bpf_link__destroy(l->links[i]);
+		memset(l, 0, sizeof(*l));
+	}
+	bpf_map__delete_elem(p->skel->maps.procs, &(__u32){ (__u32)pid }, sizeof(__u32), 0);
+}
+
+int np_probes_poll(struct np_probes *p)
+{
+	return ring_buffer__consume(p->rb);
+}
+
+void np_probes_counters(struct np_probes *p, uint64_t out[NP_CNT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	memset(out, 0, sizeof(uint64_t) * NP_CNT_MAX);
+	if (ncpu <= 0)
+		return;
+	uint64_t *vals = calloc((size_t)ncpu, sizeof(uint64_t));
+	if (!vals)
+		return;
+	for (__u32 k = 0; k < NP_CNT_MAX; k++) {
+		if (bpf_map__lookup_elem(p->skel->maps.counters, &k, sizeof(k), vals,
+					 sizeof(uint64_t) * (size_t)ncpu, 0))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+void np_probes_close(struct np_probes *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < NP_MAX_PROCS; i++)
+		if (p->procs[i].pid && p->skel)
+			np_probes_remove(p, p->procs[i].pid);
+	ring_buffer__free(p->rb);
+	bpf_link__destroy(p->exit_link);
+	tracer_bpf__destroy(p->skel);
+	free(p);
+}

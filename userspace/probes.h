@@ -1,0 +1,60 @@
+/* probes.h - loading the BPF tracer and attaching it to processes. */
+#ifndef NP_PROBES_H
+#define NP_PROBES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "../bpf/nanprof.h"
+
+struct np_probes;
+
+typedef void (*np_event_fn)(const struct np_event *e, void *ctx);
+
+struct np_probes_opts {
+	unsigned ring_mb;        /* BPF ring buffer size, MiB */
+	bool no_session;         /* use entry+return probes even if sessions work */
+	np_event_fn on_event;
+	void *ctx;
+};
+
+/* What was found and attached in one process. */
+struct np_proc_info {
+	pid_t pid;
+	int py_major, py_minor;
+	bool py_verified;          /* offsets checked on a live interpreter */
+	char python[512];          /* file holding _PyEval_EvalFrameDefault */
+	char torch_lib[512];       /* libtorch_cpu, "" until loaded */
+	char torch_version[64];
+	bool py_attached, torch_attached;
+	uint64_t torch_base;       /* runtime address of libtorch_cpu's vaddr 0 */
+	char probes[256];          /* names of the probes attached, for the session event */
+};
+
+/* Loads the BPF programs.  0 or -errno (message already logged). */
+int np_probes_open(struct np_probes **out, const struct np_probes_opts *opts);
+void np_probes_close(struct np_probes *p);
+
+/* "uprobe-session" or "uprobe+uretprobe". */
+const char *np_probes_mode(const struct np_probes *p);
+
+/* Attaches to a process: the interpreter now, libtorch if it is mapped.
+ * -ENOEXEC when the process runs no Python we can read, -ENOTSUP for an
+ * unknown Python version, other -errno on failure (message logged). */
+int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info);
+
+/* Attaches the libtorch probes if libtorch is mapped now and they are not
+ * yet attached.  1 if attached now, 0 if nothing to do, -errno. */
+int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info);
+
+/* Detaches everything from one process (it may be gone already). */
+void np_probes_remove(struct np_probes *p, pid_t pid);
+
+/* Delivers pending events to on_event; returns how many, or -errno. */
+int np_probes_poll(struct np_probes *p);
+
+/* Sums the per-CPU failure counters (enum np_counter). */
+void np_probes_counters(struct np_probes *p, uint64_t out[NP_CNT_MAX]);
+
+#endif

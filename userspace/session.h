@@ -1,0 +1,44 @@
+/* session.h - one tracing session: probes + collector + output files,
+ * shared by `run` and `attach`. */
+#ifndef NP_SESSION_H
+#define NP_SESSION_H
+
+#include <limits.h>
+#include "cli.h"
+#include "collector.h"
+#include "output.h"
+#include "probes.h"
+
+struct np_session {
+	const struct np_opts *o;
+	struct np_probes *probes;
+	struct np_collector col;
+	struct np_session_info info;
+	char out_dir[PATH_MAX];
+	char command[1024];
+	uint64_t last_torch_check_ns;
+};
+
+/* Loads the probes.  0 or -errno (message logged). */
+int np_session_open(struct np_session *s, const struct np_opts *o, const char *mode);
+
+/* Chooses (-o or ./nanprof-<pid>), creates and checks the output directory
+ * before anything is traced.  0 or -errno (message logged). */
+int np_session_output_dir(struct np_session *s, pid_t pid);
+
+/* Traces a process; rank from its RANK variable.  -ENOEXEC when it runs no
+ * Python (not an error for `run`, which sees every process it starts). */
+int np_session_add(struct np_session *s, pid_t pid, bool quiet_if_not_python);
+
+/* Attaches libtorch probes to processes that have loaded it since. */
+void np_session_check_torch(struct np_session *s, pid_t pid);
+
+/* Drains the ring buffer and polls for late libtorch loads. */
+void np_session_tick(struct np_session *s);
+
+/* Detaches, drains, writes the outputs and the summary.  0 or -errno. */
+int np_session_close(struct np_session *s, int exit_status);
+
+uint64_t np_now_ns(void);
+
+#endif
