@@ -59,6 +59,12 @@ struct {
 	__type(value, struct np_thread);
 } thread_zero SEC(".maps");
 
+struct node_key {
+	__u64 node;
+	__u32 tgid;
+	__u32 pad;
+};
+
 struct code_key {
 	__u64 code;
 	__u32 tgid;
@@ -82,11 +88,6 @@ struct {
 	__type(value, __u8);
 } seen_types SEC(".maps");
 
-struct node_key {
-	__u64 node;
-	__u32 tgid;
-	__u32 pad;
-};
 
 struct node_origin {
 	__u64 module;   /* module whose forward created the node, 0 if none */
@@ -180,6 +181,29 @@ static __always_inline void event_send(struct np_event *e)
 {
 	/* Userspace drains on a timer: a wakeup per event costs 2-3x. */
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* (caller module, module) pairs already announced with a wakeup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct node_key);
+	__type(value, __u8);
+} seen_pairs SEC(".maps");
+
+/* The first call of a module from a given caller wakes userspace at once:
+ * it names the module by reading the caller's _modules dict, which must
+ * happen while the process is alive, even for a job of a few steps. */
+static __always_inline void event_send_module(struct np_event *e, __u32 tgid)
+{
+	struct node_key k = { .node = e->a * 31 + e->c, .tgid = tgid };
+	__u8 one = 1;
+	if (bpf_map_lookup_elem(&seen_pairs, &k)) {
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	bpf_map_update_elem(&seen_pairs, &k, &one, BPF_ANY);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 /* Compare a NUL-terminated string in user memory with a literal of
@@ -321,7 +345,7 @@ static __always_inline int py_eval_enter(struct pt_regs *ctx)
 		e->a = self;
 		e->b = type;
 		e->c = parent;
-		event_send(e);
+		event_send_module(e, tgid);
 	}
 	return 0;
 }

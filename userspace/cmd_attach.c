@@ -58,21 +58,27 @@ int np_cmd_attach(int argc, char **argv)
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 
 	struct np_session s;
-	if (np_session_open(&s, &o, "attach"))
-		return 1;
-	snprintf(s.command, sizeof(s.command), "attach %d", o.pid);
-	if (np_session_output_dir(&s, o.pid) || np_session_add(&s, o.pid, false)) {
-		np_session_close(&s, -1);
+	if (np_session_open(&s, &o, "attach")) {
+		np_session_abort(&s);
 		return 1;
 	}
-	np_info("attached to pid %d; Ctrl-C to stop%s", o.pid,
+	snprintf(s.command, sizeof(s.command), "attach %d", o.pid);
+	if (np_session_add(&s, o.pid, false) || np_session_output_dir(&s, o.pid)) {
+		np_session_abort(&s);
+		return 1;
+	}
+	const struct np_proc_state *ps0 = np_collector_proc(&s.col, o.pid);
+	np_info("attached to pid %d (python %d.%d, torch %s); Ctrl-C to stop%s", o.pid,
+		ps0->info.py_major, ps0->info.py_minor,
+		ps0->info.torch_attached ? ps0->info.torch_version : "not loaded yet",
 		o.duration > 0 ? " (or wait for --duration)" : "");
 
 	uint64_t deadline = o.duration > 0 ? np_now_ns() + (uint64_t)(o.duration * 1e9) : 0;
 	const char *why = "stopped";
 	for (;;) {
-		struct pollfd p = { .fd = sfd, .events = POLLIN };
-		if (poll(&p, 1, 20) > 0) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = np_probes_wakeup_fd(s.probes), .events = POLLIN } };
+		if (poll(p, 2, 20) > 0 && (p[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				why = si.ssi_signo == SIGINT ? "interrupted" : "terminated";

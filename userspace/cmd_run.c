@@ -123,8 +123,10 @@ int np_cmd_run(int argc, char **argv)
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
 	struct np_session s;
-	if (np_session_open(&s, &o, "run"))
+	if (np_session_open(&s, &o, "run")) {
+		np_session_abort(&s);
 		return 1;
+	}
 	size_t used = 0;
 	for (char **a = o.cmd; *a && used < sizeof(s.command) - 1; a++)
 		used += snprintf(s.command + used, sizeof(s.command) - used, "%s%s",
@@ -133,13 +135,13 @@ int np_cmd_run(int argc, char **argv)
 	int go[2];
 	if (lfd < 0 || pipe2(go, O_CLOEXEC)) {
 		np_err("cannot create the agent socket: %s", strerror(lfd < 0 ? -lfd : errno));
-		np_session_close(&s, -1);
+		np_session_abort(&s);
 		return 1;
 	}
 	pid_t child = fork();
 	if (child < 0) {
 		np_err("cannot fork: %s", strerror(errno));
-		np_session_close(&s, -1);
+		np_session_abort(&s);
 		return 1;
 	}
 	if (child == 0) {
@@ -150,7 +152,7 @@ int np_cmd_run(int argc, char **argv)
 	if (np_session_output_dir(&s, child)) {
 		close(go[1]);   /* the child exits without running CMD */
 		waitpid(child, NULL, 0);
-		np_session_close(&s, -1);
+		np_session_abort(&s);
 		return 1;
 	}
 	(void)!write(go[1], "g", 1);
@@ -159,8 +161,9 @@ int np_cmd_run(int argc, char **argv)
 	int status = -1;
 	bool stop = false;
 	while (!stop) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = lfd, .events = POLLIN } };
-		poll(p, 2, 20);
+		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN }, { .fd = lfd, .events = POLLIN },
+				       { .fd = np_probes_wakeup_fd(s.probes), .events = POLLIN } };
+		poll(p, 3, 20);
 		if (p[1].revents & POLLIN)
 			serve_agent(&s, lfd);
 		struct signalfd_siginfo si;

@@ -78,9 +78,9 @@ void np_collector_free(struct np_collector *c)
 		free(p->window);
 		free(p->steps);
 		free(p->threads);
-		np_elf_close(p->torch_elf);
 	}
 	free(c->procs);
+	np_elf_close(c->torch_elf);
 	for (uint32_t i = 0; i < c->names.len; i++)
 		free(c->names.s[i]);
 	free(c->names.s);
@@ -303,13 +303,16 @@ static uint32_t node_type(struct np_collector *c, struct np_proc_state *p, uint6
 	uint64_t id;
 	if (np_map_get(&c->node_types, (uint64_t)p->pid, vtable, &id) == 0)
 		return (uint32_t)id;
-	if (!p->torch_elf_tried && p->info.torch_lib[0]) {
-		p->torch_elf_tried = true;
-		p->torch_elf = np_elf_open(p->info.torch_lib);
+	/* one symbol index per library file, shared by all ranks: building
+	 * it for libtorch_cpu takes a while */
+	if (p->info.torch_lib[0] && strcmp(c->torch_path, p->info.torch_lib) != 0) {
+		np_elf_close(c->torch_elf);
+		snprintf(c->torch_path, sizeof(c->torch_path), "%s", p->info.torch_lib);
+		c->torch_elf = np_elf_open(p->info.torch_lib);
 	}
 	char name[128] = "Node";
-	const char *sym = p->torch_elf && vtable > p->info.torch_base
-		? np_elf_sym_at(p->torch_elf, vtable - p->info.torch_base, "_ZTV") : NULL;
+	const char *sym = c->torch_elf && vtable > p->info.torch_base
+		? np_elf_sym_at(c->torch_elf, vtable - p->info.torch_base, "_ZTV") : NULL;
 	if (sym) {
 		/* _ZTVN5torch8autograd9generated14AddmmBackward0E: last component */
 		const char *s = sym + 4;

@@ -105,8 +105,6 @@ struct np_proc_state {
 	/* threads */
 	struct np_thread_state *threads;
 	uint32_t nthreads;
-	struct np_elf *torch_elf;    /* to name autograd nodes by vtable */
-	bool torch_elf_tried;
 	uint64_t module_calls, nodes, records_dropped;
 };
 

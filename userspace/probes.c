@@ -33,7 +33,15 @@ struct proc_links {
 	int nfds, nlinks;
 };
 
+/* libtorch symbol offsets, looked up once per library file: indexing
+ * libtorch_cpu's symbols takes long enough for a short rank to finish. */
+struct torch_syms {
+	char path[512];
+	uint64_t bias, exec_off, evfn_off, edge_off;
+};
+
 struct np_probes {
+	struct torch_syms torch_cache;
 	struct tracer_bpf *skel;
 	struct ring_buffer *rb;
 	bool session;
@@ -274,16 +282,23 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 		return -ENOSPC;
 	snprintf(info->torch_lib, sizeof(info->torch_lib), "%s", m.path);
 	torch_version_of(m.path, info->torch_version, sizeof(info->torch_version));
-	struct np_elf *e = np_elf_open(m.path);
-	if (!e) {
-		np_warn("cannot read %s: %s", m.path, strerror(errno));
-		return -errno;
+	struct torch_syms *ts = &p->torch_cache;
+	if (strcmp(ts->path, m.path) != 0) {
+		struct np_elf *e = np_elf_open(m.path);
+		if (!e) {
+			int err = -errno;
+			np_warn("cannot read %s: %s", m.path, strerror(-err));
+			return err;
+		}
+		snprintf(ts->path, sizeof(ts->path), "%s", m.path);
+		ts->bias = np_elf_load_bias(e);
+		ts->exec_off = sym_offset(e, SYM_ENGINE_EXEC, 1);
+		ts->evfn_off = sym_offset(e, SYM_EVAL_FN, 1);
+		ts->edge_off = sym_offset(e, SYM_SET_EDGE, 1);
+		np_elf_close(e);
 	}
-	info->torch_base = m.start - np_elf_load_bias(e);
-	uint64_t exec_off = sym_offset(e, SYM_ENGINE_EXEC, 1);
-	uint64_t evfn_off = sym_offset(e, SYM_EVAL_FN, 1);
-	uint64_t edge_off = sym_offset(e, SYM_SET_EDGE, 1);
-	np_elf_close(e);
+	info->torch_base = m.start - ts->bias;
+	uint64_t exec_off = ts->exec_off, evfn_off = ts->evfn_off, edge_off = ts->edge_off;
 	struct tracer_bpf *s = p->skel;
 	int err = 0;
 	size_t used = strlen(info->probes);
@@ -362,6 +377,11 @@ void np_probes_remove(struct np_probes *p, pid_t pid)
 		memset(l, 0, sizeof(*l));
 	}
 	bpf_map__delete_elem(p->skel->maps.procs, &(__u32){ (__u32)pid }, sizeof(__u32), 0);
+}
+
+int np_probes_wakeup_fd(const struct np_probes *p)
+{
+	return ring_buffer__epoll_fd(p->rb);
 }
 
 int np_probes_poll(struct np_probes *p)

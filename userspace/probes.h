@@ -51,6 +51,10 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 /* Detaches everything from one process (it may be gone already). */
 void np_probes_remove(struct np_probes *p, pid_t pid);
 
+/* A file descriptor that becomes readable when the BPF side asks for a
+ * prompt drain (poll it, then call np_probes_poll). */
+int np_probes_wakeup_fd(const struct np_probes *p);
+
 /* Delivers pending events to on_event; returns how many, or -errno. */
 int np_probes_poll(struct np_probes *p);
 

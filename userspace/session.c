@@ -92,12 +92,12 @@ int np_session_output_dir(struct np_session *s, pid_t pid)
 	return err;
 }
 
-int np_session_add(struct np_session *s, pid_t pid, bool quiet_if_not_python)
+int np_session_add(struct np_session *s, pid_t pid, bool from_run)
 {
 	struct np_proc_info info;
 	int err = np_probes_add(s->probes, pid, &info);
 	if (err == -ENOEXEC) {
-		if (!quiet_if_not_python)
+		if (!from_run)
 			np_err("pid %d is not a python process (no _PyEval_EvalFrameDefault in "
 			       "its executable or a libpython)", pid);
 		return err;
@@ -109,9 +109,10 @@ int np_session_add(struct np_session *s, pid_t pid, bool quiet_if_not_python)
 	if (np_proc_getenv(pid, "RANK", rank_s, sizeof(rank_s)) == 0)
 		rank = atoi(rank_s);
 	np_collector_add_proc(&s->col, &info, rank);
-	np_info("tracing pid %d%s%s: python %d.%d, torch %s", pid, rank >= 0 ? " rank " : "",
-		rank >= 0 ? rank_s : "", info.py_major, info.py_minor,
-		info.torch_attached ? info.torch_version : "not loaded yet");
+	if (from_run)
+		np_info("tracing pid %d%s%s: python %d.%d, torch %s", pid,
+			rank >= 0 ? " rank " : "", rank >= 0 ? rank_s : "", info.py_major,
+			info.py_minor, info.torch_attached ? info.torch_version : "not loaded yet");
 	return 0;
 }
 
@@ -135,6 +136,13 @@ void np_session_tick(struct np_session *s)
 	s->last_torch_check_ns = now;
 	for (uint32_t i = 0; i < s->col.nprocs; i++)
 		np_session_check_torch(s, s->col.procs[i].pid);
+}
+
+void np_session_abort(struct np_session *s)
+{
+	np_probes_close(s->probes);
+	s->probes = NULL;
+	np_collector_free(&s->col);
 }
 
 static int write_file(const char *dir, const char *name, char *path, size_t len)

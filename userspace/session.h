@@ -27,14 +27,19 @@ int np_session_open(struct np_session *s, const struct np_opts *o, const char *m
 int np_session_output_dir(struct np_session *s, pid_t pid);
 
 /* Traces a process; rank from its RANK variable.  -ENOEXEC when it runs no
- * Python (not an error for `run`, which sees every process it starts). */
-int np_session_add(struct np_session *s, pid_t pid, bool quiet_if_not_python);
+ * Python: for `run` (from_run), which sees every process it starts, that
+ * is silent and each traced process is announced; for attach it is an
+ * error and nothing else is printed. */
+int np_session_add(struct np_session *s, pid_t pid, bool from_run);
 
 /* Attaches libtorch probes to processes that have loaded it since. */
 void np_session_check_torch(struct np_session *s, pid_t pid);
 
 /* Drains the ring buffer and polls for late libtorch loads. */
 void np_session_tick(struct np_session *s);
+
+/* Detaches and frees without writing anything (setup failed). */
+void np_session_abort(struct np_session *s);
 
 /* Detaches, drains, writes the outputs and the summary.  0 or -errno. */
 int np_session_close(struct np_session *s, int exit_status);

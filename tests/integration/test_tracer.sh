@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Integration tests: real PyTorch training under `nanprof run` and
+# `nanprof attach`, on both Pythons of the machine, and the bad-input paths.
+# Needs root (BPF); skips visibly, never passes, when something is missing.
+set -u
+cd "$(dirname "$0")/../.."
+NP=./nanprof
+IT=tests/integration
+T=$(mktemp -d /tmp/nanprof-it.XXXXXX)
+trap 'rm -rf "$T"; jobs -p | xargs -r kill 2>/dev/null' EXIT
+pass=0 fail=0 skip=0
+
+ok()   { pass=$((pass + 1)); echo "PASS $1"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 15; }
+skp()  { skip=$((skip + 1)); echo "SKIP $1: $2"; }
+# one line on stderr, that line mentions $2, and the exit status is $3
+one_line_error() {
+	local name=$1 want=$2 rc=$3 log=$4
+	if [ "$rc" -ne 0 ] && [ "$(wc -l < "$log")" -eq 1 ] && grep -q "$want" "$log"; then
+		ok "$name"
+	else
+		echo "    rc=$rc"; bad "$name" "$log"
+	fi
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	skp "all integration tests" "need root for bpf"
+	echo "0 passed, 0 failed, $((skip)) skipped"
+	exit 0
+fi
+
+# the job's output and exit status with and without nanprof must agree
+for PY in python3 /usr/bin/python3; do
+	tag=$(basename "$(readlink -f "$(command -v $PY)")")-$($PY -c 'import torch;print(torch.__version__)' 2>/dev/null)
+	if ! $PY -c 'import torch' 2>/dev/null; then
+		skp "$PY" "no torch for $PY"
+		continue
+	fi
+	export OMP_NUM_THREADS=1
+
+	# run: every step, module, phase, and backward attributed to modules
+	out=$T/run-$tag
+	if $NP run -q -o "$out" -- $PY $IT/workload.py --steps 6 > "$T/job.out" 2> "$T/np.err" &&
+	   grep -q "finished 6 steps" "$T/job.out" &&
+	   $PY $IT/check_events.py "$out/events.jsonl" --mode run --steps 6 --batches 1 \
+		--module "" --module inp --module layers.0 --module layers.1.norm --module head \
+		--backward-module layers.1.fc --backward-module inp > "$T/chk" 2>&1 &&
+	   $PY $IT/check_trace.py "$out/trace.json" --require-name layers.1.norm \
+		--require-name "layers.0.fc (backward)" --require-name "AddmmBackward0" \
+		--require-cat step --require-cat phase --require-cat autograd >> "$T/chk" 2>&1; then
+		ok "run $tag: steps, modules, phases, backward, trace"
+	else
+		cat "$T/np.err" >> "$T/chk"; bad "run $tag" "$T/chk"
+	fi
+
+	# the job prints the same loss with and without nanprof
+	$PY $IT/workload.py --steps 6 > "$T/plain.out" 2>/dev/null
+	if cmp -s "$T/plain.out" "$T/job.out"; then ok "run $tag: job output unchanged"
+	else diff "$T/plain.out" "$T/job.out" > "$T/d"; bad "run $tag: job output unchanged" "$T/d"; fi
+
+	# gradient accumulation: two batches in each step
+	out=$T/accum-$tag
+	if $NP run -q -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 > /dev/null 2> "$T/np.err" &&
+	   $PY $IT/check_events.py "$out/events.jsonl" --steps 3 --batches 2 > "$T/chk" 2>&1; then
+		ok "run $tag: gradient accumulation gives batch 0 and 1"
+	else cat "$T/np.err" >> "$T/chk"; bad "run $tag: accumulation" "$T/chk"; fi
+
+	# exit status of the command is nanprof's
+	$NP run -q -o "$T/rc" -- $PY -c 'import sys; sys.exit(3)' 2> "$T/np.err"
+	rc=$?
+	if [ $rc -eq 3 ]; then ok "run $tag: exit status passed through"
+	else echo "rc=$rc" >> "$T/np.err"; bad "run $tag: exit status" "$T/np.err"; fi
+
+	# attach to a live job, detach after --duration; the job finishes normally
+	rm -f "$T/ready"
+	$PY $IT/workload.py --steps 150 --sleep 0.02 --ready-file "$T/ready" > "$T/live.out" 2>&1 &
+	job=$!
+	for _ in $(seq 100); do [ -s "$T/ready" ] && break; sleep 0.1; done
+	out=$T/attach-$tag
+	$NP attach -q -o "$out" --duration 1.5 $job 2> "$T/np.err"
+	rc=$?
+	wait $job
+	jrc=$?
+	if [ $rc -eq 0 ] && [ $jrc -eq 0 ] && grep -q "finished 150 steps" "$T/live.out" &&
+	   $PY $IT/check_events.py "$out/events.jsonl" --mode attach --min-steps 10 --batches 1 \
+		--module layers.1.norm --module head --backward-module layers.0.fc > "$T/chk" 2>&1 &&
+	   $PY $IT/check_trace.py "$out/trace.json" --require-name layers.1.norm >> "$T/chk" 2>&1; then
+		ok "attach $tag: live job traced, then runs on to the end"
+	else
+		echo "nanprof rc=$rc job rc=$jrc" >> "$T/chk"; cat "$T/np.err" "$T/live.out" >> "$T/chk"
+		bad "attach $tag" "$T/chk"
+	fi
+done
+
+PY=python3
+$PY -c 'import torch' 2>/dev/null || PY=/usr/bin/python3
+if $PY -c 'import torch' 2>/dev/null; then
+	export OMP_NUM_THREADS=1
+	# a launcher and its ranks: every process followed, ranks named
+	out=$T/ranks
+	if $NP run -q -o "$out" -- $PY $IT/launcher.py 2 > "$T/job.out" 2> "$T/np.err" &&
+	   [ "$(grep -c 'finished 4 steps' "$T/job.out")" -eq 2 ] &&
+	   $PY $IT/check_events.py "$out/events.jsonl" --steps 4 --ranks 0,1 \
+		--module layers.1.norm > "$T/chk" 2>&1 &&
+	   grep -q '"name":"rank 1 (pid' "$out/trace.json"; then
+		ok "run follows a launcher's rank processes"
+	else cat "$T/np.err" "$T/job.out" >> "$T/chk"; bad "run follows ranks" "$T/chk"; fi
+
+	# nanprof killed with SIGKILL while attached: the job carries on
+	rm -f "$T/ready"
+	$PY $IT/workload.py --steps 100 --sleep 0.02 --ready-file "$T/ready" > "$T/live.out" 2>&1 &
+	job=$!
+	for _ in $(seq 100); do [ -s "$T/ready" ] && break; sleep 0.1; done
+	$NP attach -q -o "$T/killed" $job 2>/dev/null &
+	npid=$!
+	sleep 1.5
+	kill -9 $npid
+	wait $job
+	jrc=$?
+	if [ $jrc -eq 0 ] && grep -q "finished 100 steps" "$T/live.out"; then
+		ok "attach: nanprof SIGKILLed, the job finishes normally"
+	else bad "attach: SIGKILL" "$T/live.out"; fi
+
+	# nanprof killed with SIGKILL during run: the job carries on
+	$NP run -q -o "$T/killed2" -- $PY $IT/workload.py --steps 60 --sleep 0.02 > "$T/live.out" 2>&1 &
+	npid=$!
+	sleep 4
+	kill -9 $npid
+	for _ in $(seq 100); do grep -q finished "$T/live.out" && break; sleep 0.2; done
+	if grep -q "finished 60 steps" "$T/live.out"; then
+		ok "run: nanprof SIGKILLed, the job finishes normally"
+	else bad "run: SIGKILL" "$T/live.out"; fi
+
+	# the target exits while attached: outputs written, exit 0
+	$PY $IT/workload.py --steps 30 --sleep 0.02 > /dev/null 2>&1 &
+	job=$!
+	sleep 1.5
+	$NP attach -q -o "$T/gone" $job 2> "$T/np.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q "target exited" "$T/np.err" && [ -s "$T/gone/events.jsonl" ]; then
+		ok "attach: target exits mid-run, outputs written"
+	else echo "rc=$rc" >> "$T/np.err"; bad "attach: target exits" "$T/np.err"; fi
+else
+	skp "ranks, SIGKILL, target exit" "no python with torch"
+fi
+
+# bad input: one clear line, non-zero exit, target unharmed
+$NP attach 2147483647 2> "$T/e"; one_line_error "attach: no such pid" "no such process" $? "$T/e"
+sleep 30 & sl=$!
+$NP attach -o "$T/x" $sl 2> "$T/e"; one_line_error "attach: not a python process" "not a python process" $? "$T/e"
+kill -0 $sl 2>/dev/null && ok "attach: non-python target still running" || bad "non-python target killed"
+$NP attach -o /proc/nope $$ 2> "$T/e"; rc=$?
+# $$ is bash: refused as not python before the directory is looked at
+one_line_error "attach: bash refused" "not a python process" $rc "$T/e"
+python3 -c 'import time; time.sleep(30)' & pyj=$!
+sleep 0.5
+$NP attach -o /proc/nope $pyj 2> "$T/e"; one_line_error "attach: unwritable output directory" "cannot write to output directory" $? "$T/e"
+$NP run -o /proc/nope -- true 2> "$T/e"; one_line_error "run: unwritable output directory" "cannot write to output directory" $? "$T/e"
+if id nobody > /dev/null 2>&1 && command -v setpriv > /dev/null; then
+	cp $NP "$T/np-copy"; cp libnanprof_agent.so "$T/"; chmod 755 "$T" "$T/np-copy"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$T/np-copy" attach $pyj 2> "$T/e"
+	one_line_error "attach: another user's process when not root" "belongs to uid 0" $? "$T/e"
+	sleep 30 & own=$!   # nobody's own process: refused for lack of bpf rights
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$T/np-copy" run -- true 2> "$T/e"
+	one_line_error "run: no permission for bpf" "permission denied" $? "$T/e"
+	kill $own 2>/dev/null
+else
+	skp "non-root cases" "no nobody user or setpriv"
+fi
+kill -0 $pyj 2>/dev/null && ok "attach: refused targets still running" || bad "refused target killed"
+kill $sl $pyj 2>/dev/null
+$NP attach abc 2> "$T/e"; one_line_error "attach: pid not a number" "invalid pid" $? "$T/e"
+$NP run 2> "$T/e"; one_line_error "run: missing command" "missing command" $? "$T/e"
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

@@ -1,0 +1,70 @@
+"""A small real training job for the integration tests.
+
+Nested modules (a ModuleList of blocks with their own children), an
+optional gradient accumulation, an optional sleep per step (so a test can
+attach to it live).  Runs on torch 1.13 and 2.x.
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(torch.relu(self.fc(x)) + x)
+
+
+class Net(nn.Module):
+    def __init__(self, d=16):
+        super().__init__()
+        self.inp = nn.Linear(8, d)
+        self.layers = nn.ModuleList([Block(d), Block(d)])
+        self.head = nn.Linear(d, 4)
+
+    def forward(self, x):
+        x = self.inp(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--accum", type=int, default=1)
+    ap.add_argument("--sleep", type=float, default=0.0)
+    ap.add_argument("--ready-file")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    x = torch.randn(8, 8)
+    y = torch.randint(0, 4, (8,))
+    if args.ready_file:
+        open(args.ready_file, "w").write(str(os.getpid()))
+    for step in range(args.steps):
+        opt.zero_grad()
+        for _ in range(args.accum):
+            loss = loss_fn(model(x), y) / args.accum
+            loss.backward()
+        opt.step()
+        if args.sleep:
+            time.sleep(args.sleep)
+    print("finished %d steps rank=%s loss=%.6f" % (args.steps, os.environ.get("RANK", "-"),
+                                                 loss.item()))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
