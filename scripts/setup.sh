@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what nanprof needs to build and test on Debian 12, as root,
+# only when missing: Debian packages, then torch 2.13 (CPU) for the
+# `python3` on PATH.  Idempotent; used by the README's commands and CI.
+set -eu
+need=()
+for pkg in libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev libzstd-dev libcriterion-dev \
+	   python3-torch libopenblas0-pthread make gcc util-linux; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	echo "setup: installing ${need[*]}" >&2
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
+fi
+# torch for the python3 on PATH (pyenv's here): a CPU build already on
+# the machine; plain `pip install torch` would fetch a CUDA build.
+if ! python3 -c 'import torch' 2>/dev/null; then
+	echo "setup: pip install torch==2.13.0" >&2
+	python3 -m pip install -q torch==2.13.0 >&2
+fi
