@@ -45,7 +45,6 @@ enum np_code_kind {
 enum np_counter {
 	NP_CNT_RINGBUF_FULL = 0,  /* events lost: ring buffer full */
 	NP_CNT_STACK_OVERFLOW,    /* module nesting deeper than NP_MAX_STACK */
-	NP_CNT_STACK_UNDERFLOW,   /* a return with no matching call */
 	NP_CNT_READ_FAIL,         /* bpf_probe_read_user failed */
 	NP_CNT_NODE_MAP_FULL,     /* node->module map update failed */
 	NP_CNT_PY_ENTRIES,        /* _PyEval_EvalFrameDefault hits (cost gauge) */
@@ -113,10 +112,10 @@ struct np_event {
 	__u64 step;
 	__u32 batch;
 	__u32 pad;
-	__u64 a;           /* MOD_*: module object; NODE_*: Node*; TYPE_NAME/OPT_*: type */
+	__u64 a;           /* MOD_*: module object; NODE_*: Node*; TYPE_NAME, OPT_ENTER: type */
 	__u64 b;           /* MOD_ENTER: its type; NODE_*: vtable; OPT_ENTER: optimizer */
 	__u64 c;           /* MOD_ENTER: parent module (0 at root); NODE_*: forward module */
-	__u64 d;           /* NODE_*: sequence_nr; NODE_ENTER: forward module's type */
+	__u64 d;           /* NODE_*: sequence_nr */
 	char name[NP_TYPE_NAME_LEN]; /* TYPE_NAME only */
 };
 _Static_assert(sizeof(struct np_event) == 136, "np_event ABI");

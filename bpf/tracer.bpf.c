@@ -7,9 +7,10 @@
  *   Engine::evaluate_function  each autograd node run in backward
  *   impl::set_gradient_edge    each autograd node created in forward
  *
- * Each probe exists as a "session" program (one program on entry and
- * return, return only when the entry asks for it; Linux >= 6.13) and as an
- * entry/return pair for older kernels.  Both call the same helpers below.
+ * Each probe but set_gradient_edge (entry only) exists as a "session"
+ * program (one program on entry and return, return only when the entry
+ * asks for it; Linux >= 6.13) and as an entry/return pair for older
+ * kernels.  Both call the same helpers below.
  * The costly part is the trap itself (about 1 us here), so entry work is
  * kept to a cache lookup for the common case: a Python frame that is
  * neither a module call nor an optimizer step.

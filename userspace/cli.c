@@ -19,10 +19,10 @@ static const char run_help[] =
 "                       (default ./nanprof-<pid>)\n"
 "      --window N       steps kept in full detail (default 20); every\n"
 "                       step's counters are kept regardless\n"
-"      --max-records N  detail records per step and process (default 200000)\n"
+"      --max-records N  detail records per step and process (default 50000)\n"
 "      --ring-mb N      BPF ring buffer size in MiB (default 16)\n"
 "      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
-"  -v, --verbose        more messages (twice: libbpf's too)\n"
+"  -v, --verbose        debug messages, libbpf's included\n"
 "  -q, --quiet          no summary on stderr\n"
 "  -h, --help           this help\n"
 "\n"
@@ -42,7 +42,7 @@ static const char attach_help[] =
 "  -o, --output DIR     output directory (default ./nanprof-<PID>)\n"
 "  -d, --duration SEC   stop after SEC seconds (default: until stopped)\n"
 "      --window N       steps kept in full detail (default 20)\n"
-"      --max-records N  detail records per step and process (default 200000)\n"
+"      --max-records N  detail records per step and process (default 50000)\n"
 "      --ring-mb N      BPF ring buffer size in MiB (default 16)\n"
 "      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
 "  -v, --verbose        more messages\n"
@@ -110,7 +110,7 @@ static void defaults(struct np_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->window = 20;
-	o->max_records = 200000;
+	o->max_records = 50000;
 	o->ring_mb = 16;
 }
 

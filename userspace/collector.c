@@ -131,7 +131,6 @@ struct np_proc_state *np_collector_add_proc(struct np_collector *c,
 	p->mem.ctx = (void *)(intptr_t)info->pid;
 	p->mem.v = np_pyver_find(info->py_major, info->py_minor);
 	p->cur.partial = c->attach_mode;
-	p->wlen = 1;   /* the bucket of the step in progress */
 	return p;
 }
 
@@ -141,8 +140,10 @@ static struct np_thread_state *thread_of(struct np_collector *c, struct np_proc_
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		if (p->threads[i].tid == tid)
 			return &p->threads[i];
-	if (p->nthreads >= c->o.max_threads)
+	if (p->nthreads >= c->o.max_threads) {
+		p->threads_dropped++;   /* their events are counted as dropped */
 		return NULL;
+	}
 	struct np_thread_state *t = &p->threads[p->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -157,8 +158,21 @@ const struct np_bucket *np_bucket_at(const struct np_collector *c,
 	return &p->window[(p->wstart + i) % c->o.window];
 }
 
+/* The bucket of the step in progress, opened at its first record, so that
+ * a step that never starts does not push a finished one out. */
 static struct np_bucket *cur_bucket(struct np_collector *c, struct np_proc_state *p)
 {
+	if (!p->bucket_open) {
+		if (p->wlen == c->o.window) {
+			p->wstart = (p->wstart + 1) % c->o.window;   /* drop the oldest step */
+		} else {
+			p->wlen++;
+		}
+		struct np_bucket *b = &p->window[(p->wstart + p->wlen - 1) % c->o.window];
+		b->len = 0;
+		b->step = p->cur.step;
+		p->bucket_open = true;
+	}
 	return &p->window[(p->wstart + p->wlen - 1) % c->o.window];
 }
 
@@ -191,7 +205,6 @@ static void add_rec(struct np_collector *c, struct np_proc_state *p, const struc
 static void close_step(struct np_collector *c, struct np_proc_state *p, uint64_t ts,
 		       bool complete)
 {
-	bool rotate = complete;   /* the last, incomplete step opens no next one */
 	p->cur.t1 = ts;
 	p->cur.complete = complete;
 	if (p->nsteps >= c->o.max_steps) {
@@ -214,24 +227,14 @@ static void close_step(struct np_collector *c, struct np_proc_state *p, uint64_t
 	memset(&p->cur, 0, sizeof(p->cur));
 	p->cur.step = next;
 	p->cur.t0 = ts;
-	if (!rotate)
-		return;
-	/* rotate the flight recorder: drop the oldest step when full */
-	if (p->wlen == c->o.window) {
-		p->window[p->wstart].len = 0;
-		p->wstart = (p->wstart + 1) % c->o.window;
-	} else {
-		p->wlen++;
-	}
-	cur_bucket(c, p)->len = 0;
-	cur_bucket(c, p)->step = next;
+	p->bucket_open = false;   /* the next step's bucket opens with its first record */
 }
 
 static void phase_rec(struct np_collector *c, struct np_proc_state *p, uint32_t tid,
 		      uint8_t phase, uint64_t t0, uint64_t t1)
 {
 	struct np_rec r = { .kind = NP_REC_PHASE, .phase = phase, .tid = tid,
-			    .batch = p->cur.batches, .step = p->cur.step, .t0 = t0, .t1 = t1 };
+			    .batch = p->batch, .step = p->cur.step, .t0 = t0, .t1 = t1 };
 	add_rec(c, p, &r);
 	if (phase == NP_PHASE_FORWARD)
 		p->cur.fwd_ns += t1 - t0;
@@ -257,7 +260,7 @@ static void close_group(struct np_collector *c, struct np_proc_state *p,
 		return;
 	t->group_open = false;
 	struct np_rec r = { .kind = NP_REC_MODULE_BWD, .phase = NP_PHASE_BACKWARD, .tid = t->tid,
-			    .batch = p->cur.batches ? p->cur.batches - 1 : 0, .name = t->group_name, .type = t->group_type,
+			    .batch = p->batch, .name = t->group_name, .type = t->group_type,
 			    .step = p->cur.step, .t0 = t->group_t0, .t1 = t->group_t1 };
 	add_rec(c, p, &r);
 }
@@ -342,7 +345,7 @@ static void on_mod_enter(struct np_collector *c, struct np_proc_state *p,
 	np_map_put(&c->self_names, (uint64_t)p->pid, e->a, name);
 	if (e->phase == NP_PHASE_FORWARD && t->depth == 0 && !p->fwd_open) {
 		p->fwd_open = true;
-		p->fwd_t0 = e->ts_ns;
+		p->fwd_t0 = p->fwd_t1 = e->ts_ns;
 	}
 	if (t->depth < NP_MAX_OPEN)
 		t->stack[t->depth] = (struct np_open_frame){ e->a, e->ts_ns, name, type,
@@ -401,7 +404,7 @@ static void on_node(struct np_collector *c, struct np_proc_state *p,
 	t->in_node = false;
 	t->group_t1 = e->ts_ns;
 	struct np_rec r = { .kind = NP_REC_NODE, .phase = NP_PHASE_BACKWARD, .tid = t->tid,
-			    .batch = p->cur.batches ? p->cur.batches - 1 : 0,
+			    .batch = p->batch,
 			    .name = t->node_name, .type = node_type(c, p, t->node_vt),
 			    .step = p->cur.step, .t0 = t->node_t0, .t1 = e->ts_ns, .seq = t->node_seq };
 	add_rec(c, p, &r);
@@ -437,8 +440,11 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 		return;
 	}
 	struct np_thread_state *t = thread_of(c, p, e->tid);
-	if (!t)
+	if (!t) {
+		p->events_dropped++;
 		return;
+	}
+	p->batch = e->batch;
 	switch (e->kind) {
 	case NP_EV_MOD_ENTER:
 		on_mod_enter(c, p, t, e);
@@ -452,7 +458,9 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 			p->bwd_t0 = e->ts_ns;
 		break;
 	case NP_EV_BWD_EXIT:
-		close_group(c, p, t);
+		/* nodes may run on libtorch's device threads, not the caller's */
+		for (uint32_t k = 0; k < p->nthreads; k++)
+			close_group(c, p, &p->threads[k]);
 		if (p->bwd_depth && --p->bwd_depth == 0)
 			phase_rec(c, p, e->tid, NP_PHASE_BACKWARD, p->bwd_t0, e->ts_ns);
 		break;
@@ -483,10 +491,7 @@ void np_collector_finish(struct np_collector *c)
 		for (uint32_t k = 0; k < p->nthreads; k++)
 			close_group(c, p, &p->threads[k]);
 		/* keep the step in progress only if something happened in it */
-		if (p->cur.module_calls || p->cur.nodes || cur_bucket(c, p)->len)
+		if (p->cur.module_calls || p->cur.nodes || p->bucket_open)
 			close_step(c, p, p->last_ts, false);
-		else if (p->wlen > 1) {
-			p->wlen--;   /* drop the empty bucket of the step never begun */
-		}
 	}
 }

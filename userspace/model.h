@@ -102,10 +102,13 @@ struct np_proc_state {
 	/* flight recorder: ring of window buckets */
 	struct np_bucket *window;
 	uint32_t wstart, wlen;
+	bool bucket_open;            /* the step in progress has its bucket */
+	uint32_t batch;              /* batch of the latest event (BPF context) */
 	/* threads */
 	struct np_thread_state *threads;
 	uint32_t nthreads;
 	uint64_t module_calls, nodes, records_dropped;
+	uint64_t threads_dropped, events_dropped;   /* threads over --max-threads */
 };
 
 #endif

@@ -10,7 +10,6 @@
 static const char *const counter_names[NP_CNT_MAX] = {
 	[NP_CNT_RINGBUF_FULL] = "ringbuf_full",
 	[NP_CNT_STACK_OVERFLOW] = "stack_overflow",
-	[NP_CNT_STACK_UNDERFLOW] = "stack_underflow",
 	[NP_CNT_READ_FAIL] = "read_fail",
 	[NP_CNT_NODE_MAP_FULL] = "node_map_full",
 	[NP_CNT_PY_ENTRIES] = "python_frames_probed",
@@ -153,14 +152,18 @@ int np_write_events(const struct np_collector *c, const struct np_session_info *
 	np_jsonw_string_field(w, "type", "end");
 	np_jsonw_int_field(w, "exit_status", s->exit_status);
 	np_jsonw_uint_field(w, "events", c->events);
-	uint64_t steps_dropped = 0, recs_dropped = 0;
+	uint64_t steps_dropped = 0, recs_dropped = 0, threads_dropped = 0, events_dropped = 0;
 	for (uint32_t i = 0; i < c->nprocs; i++) {
 		steps_dropped += c->procs[i].steps_dropped;
 		recs_dropped += c->procs[i].records_dropped;
+		threads_dropped += c->procs[i].threads_dropped;
+		events_dropped += c->procs[i].events_dropped;
 	}
 	np_jsonw_uint_field(w, "records_dropped", recs_dropped);
 	np_jsonw_uint_field(w, "step_counters_dropped", steps_dropped);
 	np_jsonw_uint_field(w, "processes_dropped", c->procs_dropped);
+	np_jsonw_uint_field(w, "threads_dropped", threads_dropped);
+	np_jsonw_uint_field(w, "thread_events_dropped", events_dropped);
 	np_jsonw_uint_field(w, "names_dropped", c->names.dropped);
 	for (int k = 0; k < NP_CNT_MAX; k++)
 		np_jsonw_uint_field(w, counter_names[k], s->counters[k]);
@@ -308,8 +311,10 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 				d[complete++] = p->steps[k].t1 - p->steps[k].t0;
 		if (d && complete)
 			qsort(d, complete, sizeof(*d), cmp_u64);
-		fprintf(f, "  pid %d%s%.0d: python %d.%d, torch %s\n", p->pid,
-			p->rank >= 0 ? " rank " : "", p->rank >= 0 ? p->rank : 0,
+		char rank[32] = "";
+		if (p->rank >= 0)
+			snprintf(rank, sizeof(rank), " rank %d", p->rank);
+		fprintf(f, "  pid %d%s: python %d.%d, torch %s\n", p->pid, rank,
 			p->info.py_major, p->info.py_minor,
 			p->info.torch_version[0] ? p->info.torch_version : "not loaded");
 		fprintf(f, "    steps: %u recorded (%u complete), module calls %llu, "
@@ -320,10 +325,13 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 				(double)d[complete / 2] / 1e6,
 				(double)d[(complete * 9) / 10 < complete ? (complete * 9) / 10 : complete - 1] / 1e6);
 		free(d);
-		if (p->records_dropped || p->steps_dropped)
-			fprintf(f, "    dropped: %llu detail records, %llu step counters\n",
+		if (p->records_dropped || p->steps_dropped || p->events_dropped)
+			fprintf(f, "    dropped: %llu detail records, %llu step counters, "
+				"%llu events of %llu threads over the limit\n",
 				(unsigned long long)p->records_dropped,
-				(unsigned long long)p->steps_dropped);
+				(unsigned long long)p->steps_dropped,
+				(unsigned long long)p->events_dropped,
+				(unsigned long long)p->threads_dropped);
 	}
 	uint64_t lost = s->counters[NP_CNT_RINGBUF_FULL];
 	if (lost)

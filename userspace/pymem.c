@@ -123,8 +123,9 @@ int np_py_dict_each(const struct np_pymem *m, uint64_t dict, size_t limit,
 	}
 	if ((err = rd(m, kv.entries, ents, bytes)))
 		goto out;
-	/* A split dict keeps its values apart (3.11: values[i]). */
-	if (values && (err = rd(m, values, vals, n * 8)))
+	/* A split dict keeps its values apart: values[i], after a small
+	 * header from 3.13 on. */
+	if (values && (err = rd(m, values + m->v->dict_values_header, vals, n * 8)))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t key, value;
@@ -236,8 +237,8 @@ static int deep_visit(const char *key, uint64_t value, void *arg)
 	return 0;
 }
 
-/* Breadth first: direct children before grandchildren, so the shortest
- * path wins when a module is registered twice. */
+/* Direct children first, then depth first through each child: a module
+ * registered both directly and deeper gets its direct name. */
 static int search(struct path_search *s, uint64_t parent, size_t prefix_len)
 {
 	uint64_t mods;

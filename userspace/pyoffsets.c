@@ -27,7 +27,7 @@ static const struct np_pyver table[] = {
 	{ 3, 13, 0,
 	  { .frame_code = 0, .frame_localsplus = 72, .code_name = 120,
 	    .str_ascii_data = 40, TYPE_FIELDS },
-	  .managed_dict = 1, .type_dictoffset = 288, .dict_keys = 32, .dict_values = 40,
+	  .managed_dict = 1, .type_dictoffset = 288, .dict_keys = 32, .dict_values = 40, .dict_values_header = 8,
 	  .keys_layout = 311, .str_state = 32, .str_length = 16 },
 };
 

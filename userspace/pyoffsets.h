@@ -24,6 +24,7 @@ struct np_pyver {
 	uint32_t type_dictoffset;     /* PyTypeObject.tp_dictoffset */
 	uint32_t dict_keys;           /* PyDictObject.ma_keys */
 	uint32_t dict_values;         /* PyDictObject.ma_values */
+	uint32_t dict_values_header;  /* bytes before PyDictValues.values[] (3.13: 8) */
 	int keys_layout;              /* 310 or 311 (3.11 and later) */
 	uint32_t str_state;           /* PyASCIIObject.state */
 	uint32_t str_length;          /* PyASCIIObject.length */

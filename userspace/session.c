@@ -108,7 +108,11 @@ int np_session_add(struct np_session *s, pid_t pid, bool from_run)
 	int rank = -1;
 	if (np_proc_getenv(pid, "RANK", rank_s, sizeof(rank_s)) == 0)
 		rank = atoi(rank_s);
-	np_collector_add_proc(&s->col, &info, rank);
+	if (!np_collector_add_proc(&s->col, &info, rank)) {
+		np_probes_remove(s->probes, pid);
+		np_warn("not tracing pid %d: too many processes", pid);
+		return -ENOSPC;
+	}
 	if (from_run)
 		np_info("tracing pid %d%s%s: python %d.%d, torch %s", pid,
 			rank >= 0 ? " rank " : "", rank >= 0 ? rank_s : "", info.py_major,

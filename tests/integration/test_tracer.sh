@@ -106,6 +106,15 @@ if $PY -c 'import torch' 2>/dev/null; then
 		ok "run follows a launcher's rank processes"
 	else cat "$T/np.err" "$T/job.out" >> "$T/chk"; bad "run follows ranks" "$T/chk"; fi
 
+	# the fallback for kernels without uprobe sessions gives the same picture
+	out=$T/nosession
+	if $NP run -q --no-session -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 > /dev/null 2> "$T/np.err" &&
+	   grep -q '"probe_mode":"uprobe+uretprobe"' "$out/events.jsonl" &&
+	   $PY $IT/check_events.py "$out/events.jsonl" --mode run --steps 3 --batches 2 \
+		--module layers.1.norm --backward-module layers.1.fc > "$T/chk" 2>&1; then
+		ok "run --no-session: entry+return probes give the same steps and modules"
+	else cat "$T/np.err" >> "$T/chk"; bad "run --no-session" "$T/chk"; fi
+
 	# nanprof killed with SIGKILL while attached: the job carries on
 	rm -f "$T/ready"
 	$PY $IT/workload.py --steps 100 --sleep 0.02 --ready-file "$T/ready" > "$T/live.out" 2>&1 &
