@@ -21,7 +21,6 @@ enum np_event_kind {
 	NP_EV_BWD_ENTER,      /* autograd Engine::execute began */
 	NP_EV_BWD_EXIT,
 	NP_EV_NODE_ENTER,     /* Engine::evaluate_function(node) began */
-	NP_EV_NODE_EXIT,
 	NP_EV_PROC_EXIT,      /* a traced process exited */
 	NP_EV_KIND_MAX,
 };
@@ -46,7 +45,6 @@ enum np_counter {
 	NP_CNT_RINGBUF_FULL = 0,  /* events lost: ring buffer full */
 	NP_CNT_STACK_OVERFLOW,    /* module nesting deeper than NP_MAX_STACK */
 	NP_CNT_READ_FAIL,         /* bpf_probe_read_user failed */
-	NP_CNT_NODE_MAP_FULL,     /* node->module map update failed */
 	NP_CNT_PY_ENTRIES,        /* _PyEval_EvalFrameDefault hits (cost gauge) */
 	NP_CNT_MAX,
 };
@@ -65,12 +63,18 @@ struct np_py_offsets {
 };
 _Static_assert(sizeof(struct np_py_offsets) == 32, "np_py_offsets ABI");
 
-/* Offsets into libtorch objects. */
+/* Where libtorch keeps what BPF reads: the value of the `torch` map,
+ * written once libtorch is loaded (apart from `procs`, whose context BPF
+ * updates all the time). */
 struct np_torch_offsets {
-	__u32 node_seq_nr;       /* torch::autograd::Node::sequence_nr_ */
+	__u32 node_seq_nr;       /* offset of Node::sequence_nr_ (userspace/insn.h) */
 	__u32 pad;
+	__u64 tls_module;        /* TLS module id of libtorch_cpu (0: unknown) */
+	__u64 tls_offset;        /* at::sequence_number's counter in its TLS block */
 };
-_Static_assert(sizeof(struct np_torch_offsets) == 8, "np_torch_offsets ABI");
+_Static_assert(sizeof(struct np_torch_offsets) == 24, "np_torch_offsets ABI");
+
+#define NP_SEQ_UNKNOWN (~0ULL)
 
 /* Per-process training context, kept by BPF and stamped on every event. */
 struct np_proc_ctx {
@@ -86,9 +90,8 @@ _Static_assert(sizeof(struct np_proc_ctx) == 24, "np_proc_ctx ABI");
 struct np_proc_entry {
 	struct np_proc_ctx ctx;
 	struct np_py_offsets py;
-	struct np_torch_offsets torch;
 };
-_Static_assert(sizeof(struct np_proc_entry) == 64, "np_proc_entry ABI");
+_Static_assert(sizeof(struct np_proc_entry) == 56, "np_proc_entry ABI");
 
 struct np_frame {
 	__u64 self;        /* the nn.Module object */
@@ -114,8 +117,10 @@ struct np_event {
 	__u32 pad;
 	__u64 a;           /* MOD_*: module object; NODE_*: Node*; TYPE_NAME, OPT_ENTER: type */
 	__u64 b;           /* MOD_ENTER: its type; NODE_*: vtable; OPT_ENTER: optimizer */
-	__u64 c;           /* MOD_ENTER: parent module (0 at root); NODE_*: forward module */
-	__u64 d;           /* NODE_*: sequence_nr */
+	__u64 c;           /* MOD_ENTER: parent module (0 at root) */
+	__u64 d;           /* MOD_*: the thread's next autograd sequence number
+			    * (NP_SEQ_UNKNOWN if unreadable); NODE_ENTER: the
+			    * node's sequence_nr */
 	char name[NP_TYPE_NAME_LEN]; /* TYPE_NAME only */
 };
 _Static_assert(sizeof(struct np_event) == 136, "np_event ABI");

@@ -4,13 +4,16 @@
  * Probes (all attached per process by userspace/probes.c):
  *   _PyEval_EvalFrameDefault   nn.Module calls and optimizer.step()
  *   Engine::execute            the backward pass
- *   Engine::evaluate_function  each autograd node run in backward
- *   impl::set_gradient_edge    each autograd node created in forward
+ *   Engine::evaluate_function  each autograd node run in backward (entry)
  *
- * Each probe but set_gradient_edge (entry only) exists as a "session"
- * program (one program on entry and return, return only when the entry
- * asks for it; Linux >= 6.13) and as an entry/return pair for older
- * kernels.  Both call the same helpers below.
+ * Which module's forward created a node needs no probe on node creation:
+ * module entry and exit read the thread's autograd sequence counter (a
+ * libtorch thread_local), which brackets the sequence numbers of the nodes
+ * created inside; each node carries its own.  Userspace matches them.
+ *
+ * The first two exist as "session" programs (one program on entry and
+ * return, return only when the entry asks for it; Linux >= 6.13) and as
+ * entry/return pairs for older kernels.  Both call the same helpers.
  * The costly part is the trap itself (about 1 us here), so entry work is
  * kept to a cache lookup for the common case: a Python frame that is
  * neither a module call nor an optimizer step.
@@ -18,6 +21,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "nanprof.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -34,15 +38,18 @@ struct {
 	__type(value, struct np_proc);
 } procs SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NP_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct np_torch_offsets);
+} torch SEC(".maps");
+
 /* Per-thread module stack (and where the current optimizer step began). */
 struct np_thread {
 	struct np_thread_ctx ctx;
 	__u64 sp[NP_MAX_STACK];   /* stack pointer at each frame's entry */
 	__u64 opt_sp;             /* stack pointer at the outermost step entry */
-	__u64 node;               /* autograd node being evaluated */
-	__u64 node_vtable;
-	__u64 node_module;
-	__u64 node_seq;
 };
 
 struct {
@@ -90,20 +97,6 @@ struct {
 } seen_types SEC(".maps");
 
 
-struct node_origin {
-	__u64 module;   /* module whose forward created the node, 0 if none */
-	__u64 type;
-};
-
-/* Autograd node -> forward module that created it.  LRU: nodes die with
- * their graph, and a reused address is overwritten at its next creation. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 262144);
-	__type(key, struct node_key);
-	__type(value, struct node_origin);
-} node_origins SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);   /* resized by userspace (--ring-mb) */
@@ -129,6 +122,29 @@ static __always_inline __u64 read_ptr(__u64 addr)
 	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
 		count(NP_CNT_READ_FAIL);
 	return v;
+}
+
+/* The calling thread's next autograd sequence number (libtorch's
+ * thread_local at::sequence_number), through glibc's DTV:
+ * fs:8 -> dtv; dtv[module].val -> TLS block; + offset -> the counter.
+ * NP_SEQ_UNKNOWN before libtorch is loaded or while the thread has not
+ * touched its TLS block yet. */
+static __always_inline __u64 read_seq(__u32 tgid)
+{
+	struct np_torch_offsets *to = bpf_map_lookup_elem(&torch, &tgid);
+	__u64 mod = to ? to->tls_module : 0;
+	if (!to || !mod)
+		return NP_SEQ_UNKNOWN;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 fs = BPF_CORE_READ(task, thread.fsbase);
+	__u64 dtv = 0, len = 0, block = 0, seq = 0;
+	if (bpf_probe_read_user(&dtv, 8, (void *)(fs + 8)) || !dtv ||
+	    bpf_probe_read_user(&len, 8, (void *)(dtv - 16)) || mod > len ||
+	    bpf_probe_read_user(&block, 8, (void *)(dtv + 16 * mod)) ||
+	    !block || block == (__u64)-1 ||
+	    bpf_probe_read_user(&seq, 8, (void *)(block + to->tls_offset)))
+		return NP_SEQ_UNKNOWN;
+	return seq;
 }
 
 static __always_inline struct np_thread *thread_get(__u32 tid, bool create)
@@ -346,6 +362,7 @@ static __always_inline int py_eval_enter(struct pt_regs *ctx)
 		e->a = self;
 		e->b = type;
 		e->c = parent;
+		e->d = read_seq(tgid);
 		event_send_module(e, tgid);
 	}
 	return 0;
@@ -395,6 +412,7 @@ static __always_inline int py_eval_exit(struct pt_regs *ctx)
 	struct np_event *e = event_new(NP_EV_MOD_EXIT, p, t);
 	if (e) {
 		e->a = t->ctx.frames[top].self;
+		e->d = read_seq(tgid);
 		e->depth = top;
 		event_send(e);
 	}
@@ -435,79 +453,35 @@ static __always_inline int bwd_exit(void)
 	return 0;
 }
 
-/* Engine::evaluate_function(this, graph_task, Node *func, inputs, queue). */
-static __always_inline int node_enter(struct pt_regs *ctx)
+static __always_inline __u64 node_seq(__u64 node, struct np_torch_offsets *to)
+{
+	__u64 seq;
+	if (!to || bpf_probe_read_user(&seq, sizeof(seq), (void *)(node + to->node_seq_nr)))
+		return NP_SEQ_UNKNOWN;
+	return seq;
+}
+
+/* Engine::evaluate_function(this, graph_task, Node *func, inputs, queue):
+ * entry only; a node ends where the next one on its thread begins, or
+ * with the backward pass (saves a return trap per node). */
+SEC("uprobe")
+int BPF_KPROBE(np_node_entry)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u32 tgid = id >> 32;
 	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
-		return 1;
-	struct np_thread *t = thread_get(tid, true);
-	if (!t)
-		return 1;
+		return 0;
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
+	struct np_torch_offsets *to = bpf_map_lookup_elem(&torch, &tgid);
 	__u64 node = PT_REGS_PARM3(ctx);
-	struct node_key k = { .node = node, .tgid = tgid };
-	struct node_origin *o = bpf_map_lookup_elem(&node_origins, &k);
-	t->node = node;
-	t->node_vtable = read_ptr(node);
-	t->node_module = o ? o->module : 0;
-	t->node_seq = read_ptr(node + p->torch.node_seq_nr);
 	struct np_event *e = event_new(NP_EV_NODE_ENTER, p, t);
 	if (e) {
 		e->a = node;
-		e->b = t->node_vtable;
-		e->c = t->node_module;
-		e->d = t->node_seq;
+		e->b = read_ptr(node);
+		e->d = node_seq(node, to);
 		event_send(e);
 	}
-	return 0;
-}
-
-static __always_inline int node_exit(void)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
-	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	if (!p || !t || !t->node)
-		return 0;
-	struct np_event *e = event_new(NP_EV_NODE_EXIT, p, t);
-	if (e) {
-		e->a = t->node;
-		e->b = t->node_vtable;
-		e->c = t->node_module;
-		e->d = t->node_seq;
-		event_send(e);
-	}
-	t->node = 0;
-	return 0;
-}
-
-/* impl::set_gradient_edge(const Tensor&, Edge edge): Edge is passed by
- * reference to a copy; its first word is the Node*.  Remember which
- * module's forward created the node. */
-SEC("uprobe")
-int BPF_KPROBE(np_set_edge)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct node_key k = { .node = read_ptr(PT_REGS_PARM2(ctx)), .tgid = tgid };
-	if (!k.node)
-		return 0;
-	struct node_origin o = {};
-	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	if (t) {
-		__u32 d = t->ctx.depth;
-		if (d > NP_MAX_STACK)
-			d = NP_MAX_STACK;
-		if (d > 0 && d - 1 < NP_MAX_STACK) {
-			o.module = t->ctx.frames[d - 1].self;
-			o.type = t->ctx.frames[d - 1].type;
-		}
-	}
-	if (bpf_map_update_elem(&node_origins, &k, &o, BPF_ANY))
-		count(NP_CNT_NODE_MAP_FULL);
 	return 0;
 }
 
@@ -530,13 +504,6 @@ int np_bwd_session(struct pt_regs *ctx)
 	return bwd_enter();
 }
 
-SEC("kprobe.multi")
-int np_node_session(struct pt_regs *ctx)
-{
-	if (bpf_session_is_return())
-		return node_exit();
-	return node_enter(ctx);
-}
 
 /* Fallback pairs for kernels without uprobe sessions. */
 SEC("uprobe")
@@ -547,10 +514,6 @@ SEC("uprobe")
 int BPF_KPROBE(np_bwd_entry) { bwd_enter(); return 0; }
 SEC("uretprobe")
 int BPF_KPROBE(np_bwd_return) { return bwd_exit(); }
-SEC("uprobe")
-int BPF_KPROBE(np_node_entry) { node_enter(ctx); return 0; }
-SEC("uretprobe")
-int BPF_KPROBE(np_node_return) { return node_exit(); }
 
 /* A traced process is gone: tell userspace, forget it. */
 SEC("raw_tp/sched_process_exit")
@@ -568,5 +531,6 @@ int np_proc_exit(void *ctx)
 	if (e)
 		event_send(e);
 	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&torch, &tgid);
 	return 0;
 }

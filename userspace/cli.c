@@ -119,10 +119,10 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 			const char *help)
 {
 	defaults(o);
-	optind = 1;
+	optind = 0;   /* 0, not 1: glibc then also forgets a half-read cluster */
 	opterr = 0;
 	/* '+': stop at the first non-option, so CMD's own options are CMD's */
-	const char *short_opts = attach ? "+o:d:vqh" : "+o:vqh";
+	const char *short_opts = attach ? "+:o:d:vqh" : "+:o:vqh";
 	int c;
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		switch (c) {
@@ -131,9 +131,13 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 			break;
 		case 'd': {
 			char *end;
+			if (!attach) {
+				np_err("unknown option '--duration' (see --help)");
+				return -EINVAL;
+			}
 			errno = 0;
 			o->duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->duration > 0)) {
+			if (errno || end == optarg || *end || !(o->duration > 0) || !(o->duration <= 1e9)) {
 				np_err("invalid --duration '%s': expected seconds > 0", optarg);
 				return -EINVAL;
 			}

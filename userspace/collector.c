@@ -59,7 +59,7 @@ int np_collector_init(struct np_collector *c, const struct np_collector_opts *o)
 	c->o = *o;
 	c->names.max = 1 << 20;
 	if (np_map_init(&c->names.index, c->names.max) ||
-	    np_map_init(&c->module_names, 1 << 20) || np_map_init(&c->self_names, 1 << 20) ||
+	    np_map_init(&c->module_names, 1 << 20) ||
 	    np_map_init(&c->type_names, 1 << 18) || np_map_init(&c->node_types, 1 << 16))
 		return -ENOMEM;
 	c->procs = calloc(o->max_procs, sizeof(*c->procs));
@@ -78,15 +78,14 @@ void np_collector_free(struct np_collector *c)
 		free(p->window);
 		free(p->steps);
 		free(p->threads);
+		free(p->spans);
 	}
 	free(c->procs);
-	np_elf_close(c->torch_elf);
 	for (uint32_t i = 0; i < c->names.len; i++)
 		free(c->names.s[i]);
 	free(c->names.s);
 	np_map_free(&c->names.index);
 	np_map_free(&c->module_names);
-	np_map_free(&c->self_names);
 	np_map_free(&c->type_names);
 	np_map_free(&c->node_types);
 }
@@ -117,9 +116,11 @@ struct np_proc_state *np_collector_add_proc(struct np_collector *c,
 	memset(p, 0, sizeof(*p));
 	p->window = calloc(c->o.window, sizeof(*p->window));
 	p->threads = calloc(c->o.max_threads, sizeof(*p->threads));
-	if (!p->window || !p->threads) {
+	p->spans = malloc(NP_MAX_SPANS * sizeof(*p->spans));
+	if (!p->window || !p->threads || !p->spans) {
 		free(p->window);
 		free(p->threads);
+		free(p->spans);
 		c->procs_dropped++;
 		return NULL;
 	}
@@ -223,6 +224,13 @@ static void close_step(struct np_collector *c, struct np_proc_state *p, uint64_t
 		else
 			p->steps_dropped++;
 	}
+	/* the step's backward is over: its forward spans are not needed any
+	 * more, unless a module call is still open (then keep them all) */
+	bool open = false;
+	for (uint32_t k = 0; k < p->nthreads; k++)
+		open |= p->threads[k].depth > 0;
+	if (!open)
+		p->nspans = 0;
 	uint64_t next = p->cur.step + 1;
 	memset(&p->cur, 0, sizeof(p->cur));
 	p->cur.step = next;
@@ -260,7 +268,7 @@ static void close_group(struct np_collector *c, struct np_proc_state *p,
 		return;
 	t->group_open = false;
 	struct np_rec r = { .kind = NP_REC_MODULE_BWD, .phase = NP_PHASE_BACKWARD, .tid = t->tid,
-			    .batch = p->batch, .name = t->group_name, .type = t->group_type,
+			    .batch = p->batch, .name = t->group_name, .module_type = t->group_type,
 			    .step = p->cur.step, .t0 = t->group_t0, .t1 = t->group_t1 };
 	add_rec(c, p, &r);
 }
@@ -306,16 +314,11 @@ static uint32_t node_type(struct np_collector *c, struct np_proc_state *p, uint6
 	uint64_t id;
 	if (np_map_get(&c->node_types, (uint64_t)p->pid, vtable, &id) == 0)
 		return (uint32_t)id;
-	/* one symbol index per library file, shared by all ranks: building
-	 * it for libtorch_cpu takes a while */
-	if (p->info.torch_lib[0] && strcmp(c->torch_path, p->info.torch_lib) != 0) {
-		np_elf_close(c->torch_elf);
-		snprintf(c->torch_path, sizeof(c->torch_path), "%s", p->info.torch_lib);
-		c->torch_elf = np_elf_open(p->info.torch_lib);
-	}
+	/* the probes' index of libtorch's symbols: building one here, in the
+	 * middle of draining, would let short ranks exit unnamed */
 	char name[128] = "Node";
-	const char *sym = c->torch_elf && vtable > p->info.torch_base
-		? np_elf_sym_at(c->torch_elf, vtable - p->info.torch_base, "_ZTV") : NULL;
+	const char *sym = p->info.torch_elf && vtable > p->info.torch_base
+		? np_elf_sym_at(p->info.torch_elf, vtable - p->info.torch_base, "_ZTV") : NULL;
 	if (sym) {
 		/* _ZTVN5torch8autograd9generated14AddmmBackward0E: last component */
 		const char *s = sym + 4;
@@ -342,14 +345,24 @@ static void on_mod_enter(struct np_collector *c, struct np_proc_state *p,
 {
 	uint32_t type = type_name(c, p->pid, e->b);
 	uint32_t name = module_name(c, p, t, e->c, e->a, type);
-	np_map_put(&c->self_names, (uint64_t)p->pid, e->a, name);
 	if (e->phase == NP_PHASE_FORWARD && t->depth == 0 && !p->fwd_open) {
 		p->fwd_open = true;
 		p->fwd_t0 = p->fwd_t1 = e->ts_ns;
 	}
+	uint32_t span = NP_NO_SPAN;
+	if (e->d != NP_SEQ_UNKNOWN && p->nspans < NP_MAX_SPANS) {
+		span = p->nspans++;
+		p->spans[span] = (struct np_seq_span){
+			.lo = e->d, .hi = NP_SEQ_UNKNOWN, .name = name, .type = type,
+			.parent = t->depth && t->depth <= NP_MAX_OPEN ? t->stack[t->depth - 1].span
+								      : NP_NO_SPAN };
+	} else if (e->d != NP_SEQ_UNKNOWN) {
+		p->spans_dropped++;
+	}
 	if (t->depth < NP_MAX_OPEN)
 		t->stack[t->depth] = (struct np_open_frame){ e->a, e->ts_ns, name, type,
-							     e->step, e->batch, (uint8_t)e->phase };
+							     e->step, e->batch, (uint8_t)e->phase,
+							     span };
 	t->depth++;
 	p->module_calls++;
 	p->cur.module_calls++;
@@ -366,6 +379,8 @@ static void on_mod_exit(struct np_collector *c, struct np_proc_state *p,
 	if (d >= NP_MAX_OPEN)
 		return;
 	struct np_open_frame *f = &t->stack[d];
+	if (f->span != NP_NO_SPAN && f->span < p->nspans)
+		p->spans[f->span].hi = e->d;
 	struct np_rec r = { .kind = NP_REC_MODULE, .phase = f->phase, .depth = (uint16_t)d,
 			    .tid = t->tid, .batch = f->batch, .name = f->name, .type = f->type,
 			    .step = f->step, .t0 = f->t0, .t1 = e->ts_ns };
@@ -374,42 +389,78 @@ static void on_mod_exit(struct np_collector *c, struct np_proc_state *p,
 		p->fwd_t1 = e->ts_ns;
 }
 
-static void on_node(struct np_collector *c, struct np_proc_state *p,
-		    struct np_thread_state *t, const struct np_event *e, bool enter)
+/* ---- backward: nodes and the forward modules that created them ---- */
+
+/* The innermost module whose forward created the node with sequence
+ * number seq: the last span begun at or before seq, or the first of its
+ * ancestors still open at seq (spans nest, so one of them holds it). */
+static int module_of_seq(const struct np_proc_state *p, uint64_t seq, uint32_t *name,
+			 uint32_t *type)
 {
-	if (enter) {
-		uint64_t mod_name = 0;
-		if (e->c)
-			np_map_get(&c->self_names, (uint64_t)p->pid, e->c, &mod_name);
-		/* nodes of no forward module (AccumulateGrad of a parameter) do
-		 * not split the group of the module around them */
-		if (!t->group_open || (e->c && t->group_module != e->c)) {
-			close_group(c, p, t);
-			t->group_open = true;
-			t->group_module = e->c;
-			t->group_t0 = e->ts_ns;
-			t->group_name = e->c ? (uint32_t)mod_name : np_intern(c, "<no module>");
-			t->group_type = 0;
-		}
-		t->in_node = true;
-		t->node_t0 = e->ts_ns;
-		t->node_module = e->c;
-		t->node_name = e->c ? (uint32_t)mod_name : np_intern(c, "<none>");
-		t->node_seq = e->d;
-		t->node_vt = e->b;
-		return;
+	if (seq == NP_SEQ_UNKNOWN || p->nspans == 0)
+		return -ENOENT;
+	uint32_t lo = 0, hi = p->nspans;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (p->spans[mid].lo <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	for (uint32_t k = lo; k-- > 0;) {
+		const struct np_seq_span *sp = &p->spans[k];
+		if (seq < sp->hi) {
+			*name = sp->name;
+			*type = sp->type;
+			return 0;
+		}
+		if (sp->parent == NP_NO_SPAN)
+			break;
+		k = sp->parent + 1;   /* the loop's k-- lands on the parent */
+	}
+	return -ENOENT;
+}
+
+/* A node ends where the next one on its thread begins, or at the end of
+ * the backward pass: the probe sees node entries only. */
+static void close_node(struct np_collector *c, struct np_proc_state *p,
+		       struct np_thread_state *t, uint64_t ts)
+{
 	if (!t->in_node)
 		return;
 	t->in_node = false;
-	t->group_t1 = e->ts_ns;
+	t->group_t1 = ts;
 	struct np_rec r = { .kind = NP_REC_NODE, .phase = NP_PHASE_BACKWARD, .tid = t->tid,
-			    .batch = p->batch,
-			    .name = t->node_name, .type = node_type(c, p, t->node_vt),
-			    .step = p->cur.step, .t0 = t->node_t0, .t1 = e->ts_ns, .seq = t->node_seq };
+			    .batch = p->batch, .name = t->node_name,
+			    .type = node_type(c, p, t->node_vt), .module_type = t->node_module_type,
+			    .step = p->cur.step,
+			    .t0 = t->node_t0, .t1 = ts, .seq = t->node_seq };
 	add_rec(c, p, &r);
 	p->nodes++;
 	p->cur.nodes++;
+}
+
+static void on_node(struct np_collector *c, struct np_proc_state *p,
+		    struct np_thread_state *t, const struct np_event *e)
+{
+	close_node(c, p, t, e->ts_ns);
+	uint32_t name, type = 0;
+	bool known = module_of_seq(p, e->d, &name, &type) == 0;
+	/* nodes of no forward module (AccumulateGrad of a parameter) do
+	 * not split the group of the module around them */
+	if (!t->group_open || (known && t->group_name != name)) {
+		close_group(c, p, t);
+		t->group_open = true;
+		t->group_t0 = e->ts_ns;
+		t->group_name = known ? name : np_intern(c, "<no module>");
+		t->group_type = known ? type : 0;
+	}
+	t->in_node = true;
+	t->node_t0 = e->ts_ns;
+	t->node_name = known ? name : np_intern(c, "<none>");
+	t->node_module_type = known ? type : 0;
+	t->node_seq = e->d;
+	t->node_vt = e->b;
 }
 
 void np_collector_event(struct np_collector *c, const struct np_event *e)
@@ -459,14 +510,15 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 		break;
 	case NP_EV_BWD_EXIT:
 		/* nodes may run on libtorch's device threads, not the caller's */
-		for (uint32_t k = 0; k < p->nthreads; k++)
+		for (uint32_t k = 0; k < p->nthreads; k++) {
+			close_node(c, p, &p->threads[k], e->ts_ns);
 			close_group(c, p, &p->threads[k]);
+		}
 		if (p->bwd_depth && --p->bwd_depth == 0)
 			phase_rec(c, p, e->tid, NP_PHASE_BACKWARD, p->bwd_t0, e->ts_ns);
 		break;
 	case NP_EV_NODE_ENTER:
-	case NP_EV_NODE_EXIT:
-		on_node(c, p, t, e, e->kind == NP_EV_NODE_ENTER);
+		on_node(c, p, t, e);
 		break;
 	case NP_EV_OPT_ENTER:
 		close_forward(c, p, e->tid);
@@ -488,8 +540,10 @@ void np_collector_finish(struct np_collector *c)
 		if (!p->first_ts)
 			continue;
 		close_forward(c, p, (uint32_t)p->pid);
-		for (uint32_t k = 0; k < p->nthreads; k++)
+		for (uint32_t k = 0; k < p->nthreads; k++) {
+			close_node(c, p, &p->threads[k], p->last_ts);
 			close_group(c, p, &p->threads[k]);
+		}
 		/* keep the step in progress only if something happened in it */
 		if (p->cur.module_calls || p->cur.nodes || p->bucket_open)
 			close_step(c, p, p->last_ts, false);

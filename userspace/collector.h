@@ -21,11 +21,8 @@ struct np_collector {
 	struct np_collector_opts o;
 	struct np_strtab names;
 	struct np_map module_names;   /* (pid, parent, self) -> name id */
-	struct np_map self_names;     /* (pid, self) -> name id, for backward */
 	struct np_map type_names;     /* (pid, type) -> name id */
 	struct np_map node_types;     /* (pid, vtable) -> name id */
-	struct np_elf *torch_elf;     /* names autograd nodes by vtable */
-	char torch_path[512];
 	struct np_proc_state *procs;
 	uint32_t nprocs;
 	uint64_t events, procs_dropped, unknown_events;

@@ -18,6 +18,7 @@ struct np_elf {
 	Elf *elf;
 	struct np_sym *syms;   /* sorted by address */
 	size_t nsyms;
+	uint64_t max_size;      /* largest st_size, bounds np_elf_sym_at's walk */
 	GElf_Phdr *phdrs;
 	size_t nphdrs;
 };
@@ -49,6 +50,8 @@ static int index_section(struct np_elf *e, Elf_Scn *scn, GElf_Shdr *sh)
 		if (!name || !*name)
 			continue;
 		e->syms[e->nsyms++] = (struct np_sym){ s.st_value, s.st_size, name };
+		if (s.st_size > e->max_size)
+			e->max_size = s.st_size;
 	}
 	return 0;
 }
@@ -161,8 +164,12 @@ const char *np_elf_sym_at(const struct np_elf *e, uint64_t vaddr, const char *pr
 	size_t plen = prefix ? strlen(prefix) : 0;
 	for (size_t i = lo; i-- > 0;) {
 		const struct np_sym *s = &e->syms[i];
-		if (vaddr >= s->addr + (s->size ? s->size : 1))
+		/* symbols may nest (or alias with size 0): skip those that end
+		 * before vaddr, stop once none could reach it */
+		if (vaddr - s->addr >= (e->max_size ? e->max_size : 1))
 			break;
+		if (vaddr >= s->addr + (s->size ? s->size : 1))
+			continue;
 		if (!prefix || strncmp(s->name, prefix, plen) == 0)
 			return s->name;
 	}

@@ -34,7 +34,7 @@ struct np_rec {
 	uint32_t batch;
 	uint32_t name;       /* module path (MODULE, NODE, MODULE_BWD); "" = root */
 	uint32_t type;       /* class name (module or autograd node) */
-	uint32_t pad;
+	uint32_t module_type;/* NODE, MODULE_BWD: class of the forward module */
 	uint64_t step;
 	uint64_t t0, t1;     /* ns, CLOCK_MONOTONIC */
 	uint64_t seq;        /* NODE: sequence_nr */
@@ -60,6 +60,17 @@ struct np_bucket {       /* detail of one step */
 };
 
 #define NP_MAX_OPEN 64
+#define NP_MAX_SPANS (1u << 18)    /* module calls per step with a known sequence */
+#define NP_NO_SPAN UINT32_MAX
+
+/* The autograd sequence numbers [lo, hi) handed out during one module
+ * call's forward: the nodes that call created. */
+struct np_seq_span {
+	uint64_t lo, hi;           /* hi = NP_SEQ_UNKNOWN while open */
+	uint32_t name, type;
+	uint32_t parent;           /* enclosing call's span, or NP_NO_SPAN */
+	uint32_t pad;
+};
 
 struct np_open_frame {
 	uint64_t self, t0;
@@ -67,6 +78,7 @@ struct np_open_frame {
 	uint64_t step;
 	uint32_t batch;
 	uint8_t phase;
+	uint32_t span;             /* its np_seq_span, or NP_NO_SPAN */
 };
 
 struct np_thread_state {
@@ -75,11 +87,11 @@ struct np_thread_state {
 	struct np_open_frame stack[NP_MAX_OPEN];
 	uint32_t depth;
 	/* backward */
-	uint64_t node_t0, node, node_vt, node_module, node_seq;
-	uint32_t node_name;
+	uint64_t node_t0, node_vt, node_seq;
+	uint32_t node_name, node_module_type;
 	bool in_node;
 	bool group_open;
-	uint64_t group_module, group_t0, group_t1;
+	uint64_t group_t0, group_t1;
 	uint32_t group_name, group_type;
 };
 
@@ -109,6 +121,10 @@ struct np_proc_state {
 	uint32_t nthreads;
 	uint64_t module_calls, nodes, records_dropped;
 	uint64_t threads_dropped, events_dropped;   /* threads over --max-threads */
+	/* forward spans of the step in progress, in order of entry */
+	struct np_seq_span *spans;
+	uint32_t nspans;
+	uint64_t spans_dropped;
 };
 
 #endif

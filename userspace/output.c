@@ -11,7 +11,6 @@ static const char *const counter_names[NP_CNT_MAX] = {
 	[NP_CNT_RINGBUF_FULL] = "ringbuf_full",
 	[NP_CNT_STACK_OVERFLOW] = "stack_overflow",
 	[NP_CNT_READ_FAIL] = "read_fail",
-	[NP_CNT_NODE_MAP_FULL] = "node_map_full",
 	[NP_CNT_PY_ENTRIES] = "python_frames_probed",
 };
 
@@ -108,8 +107,8 @@ static void write_rec(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_string_field(w, "phase", np_phase_name(r->phase));
 	if (r->kind != NP_REC_PHASE) {
 		np_jsonw_string_field(w, "module", np_name(c, r->name));
-		if (r->kind == NP_REC_MODULE)
-			np_jsonw_string_field(w, "module_type", np_name(c, r->type));
+		np_jsonw_string_field(w, "module_type", np_name(c, r->kind == NP_REC_MODULE ? r->type
+									       : r->module_type));
 		if (r->kind == NP_REC_MODULE)
 			np_jsonw_uint_field(w, "depth", r->depth);
 		if (r->kind == NP_REC_NODE) {
@@ -153,7 +152,9 @@ int np_write_events(const struct np_collector *c, const struct np_session_info *
 	np_jsonw_int_field(w, "exit_status", s->exit_status);
 	np_jsonw_uint_field(w, "events", c->events);
 	uint64_t steps_dropped = 0, recs_dropped = 0, threads_dropped = 0, events_dropped = 0;
+	uint64_t spans_dropped = 0;
 	for (uint32_t i = 0; i < c->nprocs; i++) {
+		spans_dropped += c->procs[i].spans_dropped;
 		steps_dropped += c->procs[i].steps_dropped;
 		recs_dropped += c->procs[i].records_dropped;
 		threads_dropped += c->procs[i].threads_dropped;
@@ -164,6 +165,7 @@ int np_write_events(const struct np_collector *c, const struct np_session_info *
 	np_jsonw_uint_field(w, "processes_dropped", c->procs_dropped);
 	np_jsonw_uint_field(w, "threads_dropped", threads_dropped);
 	np_jsonw_uint_field(w, "thread_events_dropped", events_dropped);
+	np_jsonw_uint_field(w, "module_spans_dropped", spans_dropped);
 	np_jsonw_uint_field(w, "names_dropped", c->names.dropped);
 	for (int k = 0; k < NP_CNT_MAX; k++)
 		np_jsonw_uint_field(w, counter_names[k], s->counters[k]);
@@ -253,8 +255,10 @@ static void trace_rec(struct np_trace *t, const struct np_collector *c,
 		cat = "module";
 		break;
 	case NP_REC_MODULE_BWD:
-		snprintf(name, sizeof(name), "%s (backward)", *mod ? mod : "<root>");
+		snprintf(name, sizeof(name), "%s (backward)", *mod ? mod : np_name(c, r->module_type));
 		a[n++] = (struct np_trace_arg){ .key = "module", .kind = NP_ARG_STR, .s = mod };
+		a[n++] = (struct np_trace_arg){ .key = "module_type", .kind = NP_ARG_STR,
+						.s = np_name(c, r->module_type) };
 		cat = "module_backward";
 		break;
 	case NP_REC_NODE:

@@ -13,6 +13,8 @@
 #include "probes.h"
 #include "proc.h"
 #include "pyoffsets.h"
+#include "pymem.h"
+#include "insn.h"
 #include "tracer.skel.h"
 
 /* UAPI values newer than the system's linux/bpf.h (enum bpf_attach_type). */
@@ -22,7 +24,8 @@
 #define SYM_PY_EVAL     "_PyEval_EvalFrameDefault"
 #define SYM_ENGINE_EXEC "_ZN5torch8autograd6Engine7executeERKSt6vector"
 #define SYM_EVAL_FN     "_ZN5torch8autograd6Engine17evaluate_functionE"
-#define SYM_SET_EDGE    "_ZN5torch8autograd4impl17set_gradient_edgeE"
+#define SYM_SEQ_PEEK    "_ZN2at15sequence_number4peekEv"
+#define SYM_PY_SEQ_NR   "_ZN5torch8autograd26THPCppFunction_sequence_nrEP7_objectS2_"
 
 #define MAX_LINKS 8
 
@@ -37,7 +40,12 @@ struct proc_links {
  * libtorch_cpu's symbols takes long enough for a short rank to finish. */
 struct torch_syms {
 	char path[512];
-	uint64_t bias, exec_off, evfn_off, edge_off;
+	struct np_elf *elf;        /* kept open: names autograd nodes by vtable */
+	uint64_t bias, exec_off, evfn_off;
+	struct np_tls_ref seq;     /* the autograd sequence counter */
+	int seq_err;
+	char py_path[512];         /* libtorch_python, for Node::sequence_nr_ */
+	int node_seq_off;
 };
 
 struct np_probes {
@@ -76,16 +84,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 static void set_session_mode(struct tracer_bpf *s, bool session)
 {
-	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_bwd_session,
-				       s->progs.np_node_session };
+	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_bwd_session };
 	struct bpf_program *pair[] = { s->progs.np_py_eval_entry, s->progs.np_py_eval_return,
-				       s->progs.np_bwd_entry, s->progs.np_bwd_return,
-				       s->progs.np_node_entry, s->progs.np_node_return };
-	for (size_t i = 0; i < 3; i++) {
+				       s->progs.np_bwd_entry, s->progs.np_bwd_return };
+	for (size_t i = 0; i < 2; i++) {
 		bpf_program__set_autoload(sess[i], session);
 		bpf_program__set_expected_attach_type(sess[i], NP_BPF_TRACE_UPROBE_SESSION);
 	}
-	for (size_t i = 0; i < 6; i++)
+	for (size_t i = 0; i < 4; i++)
 		bpf_program__set_autoload(pair[i], !session);
 }
 
@@ -270,6 +276,33 @@ static void torch_version_of(const char *lib, char *buf, size_t len)
 	snprintf(buf, len, "%s", so ? so + 4 : "unknown");
 }
 
+/* Node::sequence_nr_ is at +24 up to torch 1.x (verified on 1.13) and
+ * moved with Node's base class later (+16 in 2.13): read it out of
+ * libtorch_python's accessor when it has one. */
+static uint32_t node_seq_offset(struct torch_syms *ts, pid_t pid)
+{
+	struct np_mapping m;
+	if (np_proc_find_mapping(pid, "libtorch_python.so", &m))
+		return 24;
+	if (strcmp(ts->py_path, m.path) != 0) {
+		snprintf(ts->py_path, sizeof(ts->py_path), "%s", m.path);
+		ts->node_seq_off = 24;
+		struct np_elf *e = np_elf_open(m.path);
+		uint64_t fn = e ? np_elf_sym_addr(e, SYM_PY_SEQ_NR, 0) : 0;
+		uint8_t code[16];
+		if (fn && np_elf_read(e, fn, code, sizeof(code)) == 0) {
+			int off = np_seq_offset_decode(code, sizeof(code));
+			if (off > 0)
+				ts->node_seq_off = off;
+			else
+				np_warn("%s: unexpected code in THPCppFunction_sequence_nr; "
+					"assuming Node::sequence_nr_ at +24", m.path);
+		}
+		np_elf_close(e);
+	}
+	return (uint32_t)ts->node_seq_off;
+}
+
 int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 {
 	if (info->torch_attached)
@@ -290,15 +323,34 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 			np_warn("cannot read %s: %s", m.path, strerror(-err));
 			return err;
 		}
+		np_elf_close(ts->elf);
+		ts->elf = e;
 		snprintf(ts->path, sizeof(ts->path), "%s", m.path);
 		ts->bias = np_elf_load_bias(e);
 		ts->exec_off = sym_offset(e, SYM_ENGINE_EXEC, 1);
 		ts->evfn_off = sym_offset(e, SYM_EVAL_FN, 1);
-		ts->edge_off = sym_offset(e, SYM_SET_EDGE, 1);
-		np_elf_close(e);
+		uint8_t code[64];
+		uint64_t peek = np_elf_sym_addr(e, SYM_SEQ_PEEK, 0);
+		ts->seq_err = !peek ? -ENOENT : np_elf_read(e, peek, code, sizeof(code));
+		if (!ts->seq_err)
+			ts->seq_err = np_tls_decode(code, sizeof(code), peek, &ts->seq);
 	}
+	info->torch_elf = ts->elf;
 	info->torch_base = m.start - ts->bias;
-	uint64_t exec_off = ts->exec_off, evfn_off = ts->evfn_off, edge_off = ts->edge_off;
+	uint64_t exec_off = ts->exec_off, evfn_off = ts->evfn_off;
+	struct np_torch_offsets to = { .node_seq_nr = node_seq_offset(ts, pid) };
+	uint64_t ti[2];   /* {ti_module, ti_offset}, relocated by ld.so */
+	if (!ts->seq_err &&
+	    np_pymem_read_pid((void *)(intptr_t)pid, info->torch_base + ts->seq.tls_index_vaddr,
+			      ti, sizeof(ti)) == 0 && ti[0]) {
+		to.tls_module = ti[0];
+		to.tls_offset = ti[1] + (uint64_t)ts->seq.disp;
+	} else {
+		np_warn("cannot locate libtorch's autograd sequence counter in pid %d: "
+			"backward nodes will not be tied to modules", pid);
+	}
+	bpf_map__update_elem(p->skel->maps.torch, &(__u32){ (__u32)pid }, sizeof(__u32), &to,
+			     sizeof(to), BPF_ANY);
 	struct tracer_bpf *s = p->skel;
 	int err = 0;
 	size_t used = strlen(info->probes);
@@ -306,18 +358,14 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 					     s->progs.np_bwd_entry, s->progs.np_bwd_return)))
 		used += snprintf(info->probes + used, sizeof(info->probes) - used, ",Engine::execute");
 	if (!err && evfn_off &&
-	    !(err = attach_probe(p, l, m.path, evfn_off, s->progs.np_node_session,
-				 s->progs.np_node_entry, s->progs.np_node_return)))
-		used += snprintf(info->probes + used, sizeof(info->probes) - used,
-				 ",Engine::evaluate_function");
-	if (!err && edge_off &&
-	    !(err = attach_probe(p, l, m.path, edge_off, NULL, s->progs.np_set_edge, NULL)))
-		snprintf(info->probes + used, sizeof(info->probes) - used, ",set_gradient_edge");
+	    !(err = attach_probe(p, l, m.path, evfn_off, NULL, s->progs.np_node_entry, NULL)))
+		snprintf(info->probes + used, sizeof(info->probes) - used,
+			 ",Engine::evaluate_function");
 	if (err) {
 		np_warn("cannot attach libtorch probes to pid %d: %s", pid, strerror(-err));
 		return err;
 	}
-	if (!exec_off || !evfn_off || !edge_off)
+	if (!exec_off || !evfn_off)
 		np_warn("%s lacks some autograd symbols: backward attribution is partial", m.path);
 	info->torch_attached = true;
 	return 1;
@@ -341,7 +389,7 @@ int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 	if (!v->verified)
 		np_warn("python %d.%d offsets are not verified on a live interpreter: "
 			"module names may be missing", v->major, v->minor);
-	struct np_proc_entry entry = { .py = v->bpf, .torch = { .node_seq_nr = 24 } };
+	struct np_proc_entry entry = { .py = v->bpf };
 	if (bpf_map__update_elem(p->skel->maps.procs, &(__u32){ (__u32)pid }, sizeof(__u32),
 				 &entry, sizeof(entry), BPF_ANY)) {
 		err = -errno;
@@ -377,6 +425,7 @@ void np_probes_remove(struct np_probes *p, pid_t pid)
 		memset(l, 0, sizeof(*l));
 	}
 	bpf_map__delete_elem(p->skel->maps.procs, &(__u32){ (__u32)pid }, sizeof(__u32), 0);
+	bpf_map__delete_elem(p->skel->maps.torch, &(__u32){ (__u32)pid }, sizeof(__u32), 0);
 }
 
 int np_probes_wakeup_fd(const struct np_probes *p)
@@ -415,6 +464,7 @@ void np_probes_close(struct np_probes *p)
 	for (int i = 0; i < NP_MAX_PROCS; i++)
 		if (p->procs[i].pid && p->skel)
 			np_probes_remove(p, p->procs[i].pid);
+	np_elf_close(p->torch_cache.elf);
 	ring_buffer__free(p->rb);
 	bpf_link__destroy(p->exit_link);
 	tracer_bpf__destroy(p->skel);

@@ -8,6 +8,8 @@
 #include <linux/types.h>
 #include "../bpf/nanprof.h"
 
+struct np_elf;
+
 struct np_probes;
 
 typedef void (*np_event_fn)(const struct np_event *e, void *ctx);
@@ -29,6 +31,7 @@ struct np_proc_info {
 	char torch_version[64];
 	bool py_attached, torch_attached;
 	uint64_t torch_base;       /* runtime address of libtorch_cpu's vaddr 0 */
+	const struct np_elf *torch_elf;  /* its symbols; owned by the probes */
 	char probes[256];          /* names of the probes attached, for the session event */
 };
 

@@ -162,10 +162,10 @@ int np_session_close(struct np_session *s, int exit_status)
 		np_probes_remove(s->probes, s->col.procs[i].pid);
 	np_probes_poll(s->probes);
 	np_probes_counters(s->probes, s->info.counters);
-	np_probes_close(s->probes);
-	s->probes = NULL;
 	s->info.end_ns = np_now_ns();
 	s->info.exit_status = exit_status;
+	/* detached above; the probes object still holds libtorch's symbols,
+	 * which name the nodes closed here */
 	np_collector_finish(&s->col);
 
 	char path[PATH_MAX + 32];
@@ -196,5 +196,7 @@ int np_session_close(struct np_session *s, int exit_status)
 		fprintf(stderr, "  outputs: %s/{events.jsonl,trace.json,summary.txt}\n", s->out_dir);
 	}
 	np_collector_free(&s->col);
+	np_probes_close(s->probes);
+	s->probes = NULL;
 	return err;
 }

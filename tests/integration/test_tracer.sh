@@ -40,7 +40,7 @@ for PY in python3 /usr/bin/python3; do
 
 	# run: every step, module, phase, and backward attributed to modules
 	out=$T/run-$tag
-	if $NP run -q -o "$out" -- $PY $IT/workload.py --steps 6 > "$T/job.out" 2> "$T/np.err" &&
+	if $NP run -q -o "$out" -- $PY $IT/workload.py --steps 6 --sleep 0.02 > "$T/job.out" 2> "$T/np.err" &&
 	   grep -q "finished 6 steps" "$T/job.out" &&
 	   $PY $IT/check_events.py "$out/events.jsonl" --mode run --steps 6 --batches 1 \
 		--module "" --module inp --module layers.0 --module layers.1.norm --module head \
@@ -54,13 +54,13 @@ for PY in python3 /usr/bin/python3; do
 	fi
 
 	# the job prints the same loss with and without nanprof
-	$PY $IT/workload.py --steps 6 > "$T/plain.out" 2>/dev/null
+	$PY $IT/workload.py --steps 6 --sleep 0.02 > "$T/plain.out" 2>/dev/null
 	if cmp -s "$T/plain.out" "$T/job.out"; then ok "run $tag: job output unchanged"
 	else diff "$T/plain.out" "$T/job.out" > "$T/d"; bad "run $tag: job output unchanged" "$T/d"; fi
 
 	# gradient accumulation: two batches in each step
 	out=$T/accum-$tag
-	if $NP run -q -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 > /dev/null 2> "$T/np.err" &&
+	if $NP run -q -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 --sleep 0.02 > /dev/null 2> "$T/np.err" &&
 	   $PY $IT/check_events.py "$out/events.jsonl" --steps 3 --batches 2 > "$T/chk" 2>&1; then
 		ok "run $tag: gradient accumulation gives batch 0 and 1"
 	else cat "$T/np.err" >> "$T/chk"; bad "run $tag: accumulation" "$T/chk"; fi
@@ -108,7 +108,7 @@ if $PY -c 'import torch' 2>/dev/null; then
 
 	# the fallback for kernels without uprobe sessions gives the same picture
 	out=$T/nosession
-	if $NP run -q --no-session -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 > /dev/null 2> "$T/np.err" &&
+	if $NP run -q --no-session -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 --sleep 0.02 > /dev/null 2> "$T/np.err" &&
 	   grep -q '"probe_mode":"uprobe+uretprobe"' "$out/events.jsonl" &&
 	   $PY $IT/check_events.py "$out/events.jsonl" --mode run --steps 3 --batches 2 \
 		--module layers.1.norm --backward-module layers.1.fc > "$T/chk" 2>&1; then
