@@ -46,6 +46,7 @@ enum np_counter {
 	NP_CNT_STACK_OVERFLOW,    /* module nesting deeper than NP_MAX_STACK */
 	NP_CNT_READ_FAIL,         /* bpf_probe_read_user failed */
 	NP_CNT_PY_ENTRIES,        /* _PyEval_EvalFrameDefault hits (cost gauge) */
+	NP_CNT_CODE_MAP_FULL,     /* code objects not cached: classified per call */
 	NP_CNT_MAX,
 };
 

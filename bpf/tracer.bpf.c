@@ -24,6 +24,8 @@
 #include <bpf/bpf_core_read.h>
 #include "nanprof.h"
 
+#define E2BIG 7
+
 char LICENSE[] SEC("license") = "GPL";
 
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -80,9 +82,11 @@ struct code_key {
 };
 
 /* What each code object is (enum np_code_kind), so that the usual frame
- * costs one lookup. */
+ * costs one lookup.  A plain preallocated hash: its lookup is the
+ * cheapest, and a job has far fewer code objects than this; when it is
+ * full, new code objects are classified at each call (counted). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct code_key);
 	__type(value, __u32);
@@ -309,7 +313,8 @@ static __always_inline int py_eval_enter(struct pt_regs *ctx)
 		kind = *kindp;
 	} else {
 		kind = classify_code(&p->py, code, frame);
-		bpf_map_update_elem(&code_kinds, &k, &kind, BPF_ANY);
+		if (bpf_map_update_elem(&code_kinds, &k, &kind, BPF_NOEXIST) == -E2BIG)
+			count(NP_CNT_CODE_MAP_FULL);
 	}
 	if (kind == NP_CODE_OTHER)
 		return 1;

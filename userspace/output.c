@@ -12,6 +12,7 @@ static const char *const counter_names[NP_CNT_MAX] = {
 	[NP_CNT_STACK_OVERFLOW] = "stack_overflow",
 	[NP_CNT_READ_FAIL] = "read_fail",
 	[NP_CNT_PY_ENTRIES] = "python_frames_probed",
+	[NP_CNT_CODE_MAP_FULL] = "code_cache_full",
 };
 
 const char *np_phase_name(unsigned phase)
