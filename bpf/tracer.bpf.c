@@ -31,13 +31,11 @@ char LICENSE[] SEC("license") = "GPL";
 extern bool bpf_session_is_return(void) __ksym __weak;
 
 /* Per traced process: context, and the layout of its interpreter. */
-#define np_proc np_proc_entry
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, NP_MAX_PROCS);
 	__type(key, __u32);
-	__type(value, struct np_proc);
+	__type(value, struct np_proc_entry);
 } procs SEC(".maps");
 
 struct {
@@ -69,8 +67,8 @@ struct {
 	__type(value, struct np_thread);
 } thread_zero SEC(".maps");
 
-struct node_key {
-	__u64 node;
+struct pair_key {
+	__u64 pair;     /* caller module and module, hashed */
 	__u32 tgid;
 	__u32 pad;
 };
@@ -164,7 +162,7 @@ static __always_inline struct np_thread *thread_get(__u32 tid, bool create)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
-static __always_inline __u16 phase_of(struct np_proc *p, struct np_thread *t)
+static __always_inline __u16 phase_of(struct np_proc_entry *p, struct np_thread *t)
 {
 	if (p->ctx.opt_depth)
 		return NP_PHASE_OPTIMIZER;
@@ -175,7 +173,7 @@ static __always_inline __u16 phase_of(struct np_proc *p, struct np_thread *t)
 	return NP_PHASE_NONE;
 }
 
-static __always_inline struct np_event *event_new(__u32 kind, struct np_proc *p,
+static __always_inline struct np_event *event_new(__u32 kind, struct np_proc_entry *p,
 						   struct np_thread *t)
 {
 	struct np_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -208,7 +206,7 @@ static __always_inline void event_send(struct np_event *e)
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct node_key);
+	__type(key, struct pair_key);
 	__type(value, __u8);
 } seen_pairs SEC(".maps");
 
@@ -217,7 +215,7 @@ struct {
  * happen while the process is alive, even for a job of a few steps. */
 static __always_inline void event_send_module(struct np_event *e, __u32 tgid)
 {
-	struct node_key k = { .node = e->a * 31 + e->c, .tgid = tgid };
+	struct pair_key k = { .pair = e->a * 31 + e->c, .tgid = tgid };
 	__u8 one = 1;
 	if (bpf_map_lookup_elem(&seen_pairs, &k)) {
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
@@ -277,7 +275,7 @@ static __always_inline __u32 classify_code(struct np_py_offsets *o, __u64 code,
 	return NP_CODE_OTHER;
 }
 
-static __always_inline void send_type_name(struct np_proc *p, struct np_thread *t,
+static __always_inline void send_type_name(struct np_proc_entry *p, struct np_thread *t,
 					   __u32 tgid, __u64 type)
 {
 	struct code_key k = { .code = type, .tgid = tgid };
@@ -301,7 +299,7 @@ static __always_inline int py_eval_enter(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	count(NP_CNT_PY_ENTRIES);
-	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 1;
 	__u64 frame = PT_REGS_PARM2(ctx);
@@ -382,7 +380,7 @@ static __always_inline int py_eval_exit(struct pt_regs *ctx)
 	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	if (!t)
 		return 0;
-	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 0;
 	__u64 sp = PT_REGS_SP(ctx) - 8;
@@ -429,7 +427,7 @@ static __always_inline int bwd_enter(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
-	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 1;
 	p->ctx.bwd_depth++;
@@ -444,7 +442,7 @@ static __always_inline int bwd_exit(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
-	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 0;
 	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
@@ -474,7 +472,7 @@ int BPF_KPROBE(np_node_entry)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
-	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 0;
 	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
@@ -529,7 +527,7 @@ int np_proc_exit(void *ctx)
 	bpf_map_delete_elem(&threads, &tid);
 	if (tgid != tid)
 		return 0;
-	struct np_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 0;
 	struct np_event *e = event_new(NP_EV_PROC_EXIT, p, NULL);

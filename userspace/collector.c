@@ -60,7 +60,8 @@ int np_collector_init(struct np_collector *c, const struct np_collector_opts *o)
 	c->names.max = 1 << 20;
 	if (np_map_init(&c->names.index, c->names.max) ||
 	    np_map_init(&c->module_names, 1 << 20) ||
-	    np_map_init(&c->type_names, 1 << 18) || np_map_init(&c->node_types, 1 << 16))
+	    np_map_init(&c->type_names, 1 << 18) || np_map_init(&c->node_types, 1 << 16) ||
+	    np_map_init(&c->dropped_threads, 1 << 16))
 		return -ENOMEM;
 	c->procs = calloc(o->max_procs, sizeof(*c->procs));
 	if (!c->procs)
@@ -88,6 +89,7 @@ void np_collector_free(struct np_collector *c)
 	np_map_free(&c->module_names);
 	np_map_free(&c->type_names);
 	np_map_free(&c->node_types);
+	np_map_free(&c->dropped_threads);
 }
 
 /* ---- processes and threads ---- */
@@ -142,7 +144,12 @@ static struct np_thread_state *thread_of(struct np_collector *c, struct np_proc_
 		if (p->threads[i].tid == tid)
 			return &p->threads[i];
 	if (p->nthreads >= c->o.max_threads) {
-		p->threads_dropped++;   /* their events are counted as dropped */
+		/* count each thread once; its events are counted as dropped */
+		uint64_t seen;
+		if (np_map_get(&c->dropped_threads, (uint64_t)p->pid, tid, &seen)) {
+			p->threads_dropped++;
+			np_map_put(&c->dropped_threads, (uint64_t)p->pid, tid, 1);
+		}
 		return NULL;
 	}
 	struct np_thread_state *t = &p->threads[p->nthreads++];
@@ -295,7 +302,7 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 	uint64_t key2 = parent * 31 + self;
 	if (np_map_get(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, &id) == 0)
 		return (uint32_t)id;
-	const char *pname = t->depth ? np_name(c, t->stack[t->depth - 1].name) : "";
+	const char *pname = t->depth && t->depth <= NP_MAX_OPEN ? np_name(c, t->stack[t->depth - 1].name) : "";
 	char path[384], full[512];
 	int err = p->mem.v ? np_py_module_path(&p->mem, parent, self, 3, path, sizeof(path))
 			   : -ENOTSUP;
@@ -343,6 +350,9 @@ static uint32_t node_type(struct np_collector *c, struct np_proc_state *p, uint6
 static void on_mod_enter(struct np_collector *c, struct np_proc_state *p,
 			 struct np_thread_state *t, const struct np_event *e)
 {
+	/* BPF depth of the new frame tells where we are: resync after lost exits */
+	if (e->depth && e->depth - 1u < t->depth)
+		t->depth = e->depth - 1u;
 	uint32_t type = type_name(c, p->pid, e->b);
 	uint32_t name = module_name(c, p, t, e->c, e->a, type);
 	if (e->phase == NP_PHASE_FORWARD && t->depth == 0 && !p->fwd_open) {
@@ -525,7 +535,10 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 		p->opt_t0 = e->ts_ns;
 		break;
 	case NP_EV_OPT_EXIT:
-		phase_rec(c, p, e->tid, NP_PHASE_OPTIMIZER, p->opt_t0, e->ts_ns);
+		/* no phase if its entry was lost (ring buffer full) */
+		if (p->opt_t0)
+			phase_rec(c, p, e->tid, NP_PHASE_OPTIMIZER, p->opt_t0, e->ts_ns);
+		p->opt_t0 = 0;
 		close_step(c, p, e->ts_ns, true);
 		break;
 	default:

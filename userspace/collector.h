@@ -23,6 +23,7 @@ struct np_collector {
 	struct np_map module_names;   /* (pid, parent, self) -> name id */
 	struct np_map type_names;     /* (pid, type) -> name id */
 	struct np_map node_types;     /* (pid, vtable) -> name id */
+	struct np_map dropped_threads;/* (pid, tid) of threads over max_threads */
 	struct np_proc_state *procs;
 	uint32_t nprocs;
 	uint64_t events, procs_dropped, unknown_events;

@@ -28,6 +28,7 @@
 #define SYM_PY_SEQ_NR   "_ZN5torch8autograd26THPCppFunction_sequence_nrEP7_objectS2_"
 
 #define MAX_LINKS 8
+#define NP_MAX_TORCH_LIBS 8
 
 struct proc_links {
 	pid_t pid;
@@ -49,7 +50,9 @@ struct torch_syms {
 };
 
 struct np_probes {
-	struct torch_syms torch_cache;
+	/* one entry per libtorch file seen (two Pythons may load two);
+	 * entries stay open while any traced process may point at them */
+	struct torch_syms torch_cache[NP_MAX_TORCH_LIBS];
 	struct tracer_bpf *skel;
 	struct ring_buffer *rb;
 	bool session;
@@ -315,15 +318,22 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 		return -ENOSPC;
 	snprintf(info->torch_lib, sizeof(info->torch_lib), "%s", m.path);
 	torch_version_of(m.path, info->torch_version, sizeof(info->torch_version));
-	struct torch_syms *ts = &p->torch_cache;
-	if (strcmp(ts->path, m.path) != 0) {
+	struct torch_syms *ts = NULL;
+	for (int i = 0; i < NP_MAX_TORCH_LIBS && !ts; i++)
+		if (!p->torch_cache[i].elf || strcmp(p->torch_cache[i].path, m.path) == 0)
+			ts = &p->torch_cache[i];
+	if (!ts) {
+		np_warn("pid %d: more than %d different libtorch files: not traced in backward",
+			pid, NP_MAX_TORCH_LIBS);
+		return -ENOSPC;
+	}
+	if (!ts->elf) {
 		struct np_elf *e = np_elf_open(m.path);
 		if (!e) {
 			int err = -errno;
 			np_warn("cannot read %s: %s", m.path, strerror(-err));
 			return err;
 		}
-		np_elf_close(ts->elf);
 		ts->elf = e;
 		snprintf(ts->path, sizeof(ts->path), "%s", m.path);
 		ts->bias = np_elf_load_bias(e);
@@ -464,7 +474,8 @@ void np_probes_close(struct np_probes *p)
 	for (int i = 0; i < NP_MAX_PROCS; i++)
 		if (p->procs[i].pid && p->skel)
 			np_probes_remove(p, p->procs[i].pid);
-	np_elf_close(p->torch_cache.elf);
+	for (int i = 0; i < NP_MAX_TORCH_LIBS; i++)
+		np_elf_close(p->torch_cache[i].elf);
 	ring_buffer__free(p->rb);
 	bpf_link__destroy(p->exit_link);
 	tracer_bpf__destroy(p->skel);
