@@ -61,15 +61,17 @@ out:
 	errno = saved;
 }
 
+/* libtorch_python: torch's Python bindings, loaded with torch._C after
+ * libtorch_cpu (its dependency), so both are mapped once it is. */
 static int find_torch(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
 	base = base ? base + 1 : info->dlpi_name;
-	return base && strncmp(base, "libtorch_cpu.so", 15) == 0;
+	return base && strncmp(base, "libtorch_python.so", 18) == 0;
 }
 
-/* Python loads torch with dlopen(full path), and libtorch_cpu comes in as
- * a dependency: check after each dlopen until it is there. */
+/* Python loads torch with dlopen(full path), and libtorch comes in as its
+ * dependency: check after each dlopen until it is there. */
 __attribute__((visibility("default")))
 void *dlopen(const char *file, int mode)
 {

@@ -18,7 +18,7 @@
 
 enum np_agent_msg_kind {
 	NP_AGENT_HELLO = 1,   /* before main(): all startup libraries mapped */
-	NP_AGENT_LIBTORCH,    /* libtorch_cpu has just been loaded by dlopen */
+	NP_AGENT_LIBTORCH,    /* libtorch (and its Python bindings) just loaded */
 };
 
 struct np_agent_msg {

@@ -40,12 +40,19 @@ enum np_code_kind {
 	NP_CODE_OPT_STEP,      /* <Optimizer subclass>.step */
 };
 
+/* What a Python type is to the slot_tp_call probe; cached per type. */
+enum np_type_kind {
+	NP_TYPE_OTHER = 1,
+	NP_TYPE_MODULE,        /* a subclass of torch.nn.Module */
+	NP_TYPE_TORCH_OP,      /* torch.ops callables (OpOverload, ...) */
+};
+
 /* Failure and overflow counters, one per-CPU array slot each. */
 enum np_counter {
 	NP_CNT_RINGBUF_FULL = 0,  /* events lost: ring buffer full */
 	NP_CNT_STACK_OVERFLOW,    /* module nesting deeper than NP_MAX_STACK */
 	NP_CNT_READ_FAIL,         /* bpf_probe_read_user failed */
-	NP_CNT_PY_ENTRIES,        /* _PyEval_EvalFrameDefault hits (cost gauge) */
+	NP_CNT_PY_ENTRIES,        /* Python probe hits (cost gauge) */
 	NP_CNT_CODE_MAP_FULL,     /* code objects not cached: classified per call */
 	NP_CNT_MAX,
 };
@@ -60,7 +67,7 @@ struct np_py_offsets {
 	__u32 obj_type;          /* PyObject.ob_type */
 	__u32 type_name;         /* PyTypeObject.tp_name (const char *) */
 	__u32 type_base;         /* PyTypeObject.tp_base */
-	__u32 pad;
+	__u32 tuple_item;        /* PyTupleObject.ob_item[0] */
 };
 _Static_assert(sizeof(struct np_py_offsets) == 32, "np_py_offsets ABI");
 

@@ -2,7 +2,8 @@
 /* tracer.bpf.c - training context from CPython and libtorch, from outside.
  *
  * Probes (all attached per process by userspace/probes.c):
- *   _PyEval_EvalFrameDefault   nn.Module calls and optimizer.step()
+ *   slot_tp_call               nn.Module calls and optimizer.step(), or
+ *   _PyEval_EvalFrameDefault   the same where slot_tp_call is not found
  *   Engine::execute            the backward pass
  *   Engine::evaluate_function  each autograd node run in backward (entry)
  *
@@ -50,6 +51,7 @@ struct np_thread {
 	struct np_thread_ctx ctx;
 	__u64 sp[NP_MAX_STACK];   /* stack pointer at each frame's entry */
 	__u64 opt_sp;             /* stack pointer at the outermost step entry */
+	__u64 step_record;        /* slot_tp_call form: the open step's record */
 };
 
 struct {
@@ -89,6 +91,14 @@ struct {
 	__type(key, struct code_key);
 	__type(value, __u32);
 } code_kinds SEC(".maps");
+
+/* What each Python type is (enum np_type_kind), for slot_tp_call. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct code_key);
+	__type(value, __u32);
+} type_kinds SEC(".maps");
 
 /* Types whose name userspace has been sent. */
 struct {
@@ -229,7 +239,7 @@ static __always_inline void event_send_module(struct np_event *e, __u32 tgid)
  * length n (including its NUL). */
 static __always_inline bool user_str_is(__u64 addr, const char *lit, int n)
 {
-	char buf[16] = {};
+	char buf[24] = {};
 	if (n > (int)sizeof(buf))
 		return false;
 	if (bpf_probe_read_user(buf, n, (void *)addr))
@@ -292,8 +302,100 @@ static __always_inline void send_type_name(struct np_proc_entry *p, struct np_th
 	bpf_map_update_elem(&seen_types, &k, &one, BPF_ANY);
 }
 
-/* Entry of _PyEval_EvalFrameDefault(tstate, frame, throwflag).
- * Returns 0 when the return must be seen (session semantics). */
+/* optimizer.step() began on this thread (a nested one is not counted). */
+static __always_inline void step_begin(struct np_proc_entry *p, struct np_thread *t,
+				       __u32 tgid, __u64 type, __u64 self)
+{
+	p->ctx.opt_depth++;
+	if (type)
+		send_type_name(p, t, tgid, type);
+	struct np_event *e = event_new(NP_EV_OPT_ENTER, p, t);
+	if (e) {
+		e->a = type;
+		e->b = self;
+		event_send(e);
+	}
+}
+
+/* optimizer.step() returned: step N is over, what follows is step N+1. */
+static __always_inline void step_end(struct np_proc_entry *p, struct np_thread *t)
+{
+	if (p->ctx.opt_depth)
+		p->ctx.opt_depth--;
+	struct np_event *e = event_new(NP_EV_OPT_EXIT, p, t);
+	if (e)
+		event_send(e);
+	p->ctx.step++;
+	p->ctx.batch = 0;
+	p->ctx.saw_backward = 0;
+}
+
+/* An nn.Module call began: push it.  Returns 0 when its return must be
+ * seen (session semantics). */
+static __always_inline int module_push(struct np_proc_entry *p, struct np_thread *t,
+				       __u32 tgid, __u64 self, __u64 type, __u64 sp)
+{
+	__u32 d = t->ctx.depth;
+	if (d == 0 && !p->ctx.bwd_depth && !p->ctx.opt_depth && p->ctx.saw_backward) {
+		/* first forward after a backward in the same step: next batch */
+		p->ctx.batch++;
+		p->ctx.saw_backward = 0;
+	}
+	if (d >= NP_MAX_STACK) {
+		count(NP_CNT_STACK_OVERFLOW);
+		t->ctx.depth = d + 1;
+		return 1;   /* too deep: no return, so no pop; depth is fixed up
+			     * when the frame below returns (see module_pop) */
+	}
+	__u64 parent = 0;
+	if (d > 0 && d - 1 < NP_MAX_STACK)
+		parent = t->ctx.frames[d - 1].self;
+	t->ctx.frames[d].self = self;
+	t->ctx.frames[d].type = type;
+	t->sp[d] = sp;
+	t->ctx.depth = d + 1;
+	send_type_name(p, t, tgid, type);
+	struct np_event *e = event_new(NP_EV_MOD_ENTER, p, t);
+	if (e) {
+		e->a = self;
+		e->b = type;
+		e->c = parent;
+		e->d = read_seq(tgid);
+		event_send_module(e, tgid);
+	}
+	return 0;
+}
+
+/* A return whose stack pointer (entry sp + 8 after ret) matches the top
+ * module frame pops it; any other return (fallback mode) is ignored. */
+static __always_inline void module_pop(struct np_proc_entry *p, struct np_thread *t,
+				       __u32 tgid, __u64 sp)
+{
+	__u32 d = t->ctx.depth;
+	if (d == 0)
+		return;
+	if (d > NP_MAX_STACK) {
+		/* Frames past the stack limit were not recorded; the first
+		 * recorded one to return resets the depth to its own. */
+		d = NP_MAX_STACK;
+	}
+	__u32 top = d - 1;
+	if (top >= NP_MAX_STACK || t->sp[top] != sp)
+		return;
+	t->ctx.depth = top;
+	struct np_event *e = event_new(NP_EV_MOD_EXIT, p, t);
+	if (e) {
+		e->a = t->ctx.frames[top].self;
+		e->d = read_seq(tgid);
+		e->depth = top;
+		event_send(e);
+	}
+}
+
+/* ---- Python probe, general form: _PyEval_EvalFrameDefault ----
+ * Every Python frame entered from C: module calls enter through tp_call,
+ * optimizer steps through the wrappers' f(*args, **kwargs). */
+
 static __always_inline int py_eval_enter(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -328,97 +430,114 @@ static __always_inline int py_eval_enter(struct pt_regs *ctx)
 		if (t->opt_sp)        /* a step inside a step: count the outer */
 			return 1;
 		t->opt_sp = sp;
-		p->ctx.opt_depth++;
-		send_type_name(p, t, tgid, type);
-		struct np_event *e = event_new(NP_EV_OPT_ENTER, p, t);
-		if (e) {
-			e->a = type;
-			e->b = self;
-			event_send(e);
-		}
+		step_begin(p, t, tgid, type, self);
 		return 0;
 	}
-
-	/* A module call. */
-	__u32 d = t->ctx.depth;
-	if (d == 0 && !p->ctx.bwd_depth && !p->ctx.opt_depth && p->ctx.saw_backward) {
-		/* first forward after a backward in the same step: next batch */
-		p->ctx.batch++;
-		p->ctx.saw_backward = 0;
-	}
-	if (d >= NP_MAX_STACK) {
-		count(NP_CNT_STACK_OVERFLOW);
-		t->ctx.depth = d + 1;
-		return 1;   /* too deep: no return, so no pop; depth is fixed up
-			     * when the frame below returns (see py_eval_exit) */
-	}
-	__u64 parent = 0;
-	if (d > 0 && d - 1 < NP_MAX_STACK)
-		parent = t->ctx.frames[d - 1].self;
-	t->ctx.frames[d].self = self;
-	t->ctx.frames[d].type = type;
-	t->sp[d] = sp;
-	t->ctx.depth = d + 1;
-	send_type_name(p, t, tgid, type);
-	struct np_event *e = event_new(NP_EV_MOD_ENTER, p, t);
-	if (e) {
-		e->a = self;
-		e->b = type;
-		e->c = parent;
-		e->d = read_seq(tgid);
-		event_send_module(e, tgid);
-	}
-	return 0;
+	return module_push(p, t, tgid, self, type, sp);
 }
 
-/* Return of a frame whose entry returned 0 (session) or of every frame
- * (fallback): match it by stack pointer, which is entry sp + 8 after ret. */
 static __always_inline int py_eval_exit(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t)
-		return 0;
 	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
-	if (!p)
+	if (!t || !p)
 		return 0;
 	__u64 sp = PT_REGS_SP(ctx) - 8;
-
 	if (t->opt_sp && t->opt_sp == sp) {
 		t->opt_sp = 0;
-		if (p->ctx.opt_depth)
-			p->ctx.opt_depth--;
-		struct np_event *e = event_new(NP_EV_OPT_EXIT, p, t);
-		if (e)
-			event_send(e);
-		/* Step N is over: everything from here on is step N+1. */
-		p->ctx.step++;
-		p->ctx.batch = 0;
-		p->ctx.saw_backward = 0;
+		step_end(p, t);
 		return 0;
 	}
+	module_pop(p, t, tgid, sp);
+	return 0;
+}
 
-	__u32 d = t->ctx.depth;
-	if (d == 0) {
+/* ---- Python probe, fast form: slot_tp_call(self, args, kwds) ----
+ * CPython calls an instance of a Python class with __call__ through
+ * slot_tp_call: every nn.Module call, and the torch.ops calls with which
+ * torch.autograd.profiler.record_function enters and exits.  Optimizer
+ * steps are record_function("Optimizer.step#<Class>.step") blocks (torch
+ * 1.13 and 2.x): the enter op's argument is that name, it returns the
+ * record, and the exit op gets that record back.  About 1 hit per module
+ * call and 4 per step, where _PyEval_EvalFrameDefault takes ~4 and ~30. */
+
+static __always_inline __u32 classify_type(struct np_py_offsets *o, __u64 type)
+{
+	if (type_derives(o, type, "Module", 7))
+		return NP_TYPE_MODULE;
+	__u64 name = read_ptr(type + o->type_name);
+	if (user_str_is(name, "OpOverloadPacket", 17) || user_str_is(name, "OpOverload", 11) ||
+	    user_str_is(name, "TorchBindOpOverload", 20))
+		return NP_TYPE_TORCH_OP;
+	return NP_TYPE_OTHER;
+}
+
+static __always_inline int call_enter(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	count(NP_CNT_PY_ENTRIES);
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 1;
+	__u64 self = PT_REGS_PARM1(ctx);
+	__u64 type = read_ptr(self + p->py.obj_type);
+	struct code_key k = { .code = type, .tgid = tgid };
+	__u32 *kindp = bpf_map_lookup_elem(&type_kinds, &k);
+	__u32 kind;
+	if (kindp) {
+		kind = *kindp;
+	} else {
+		kind = classify_type(&p->py, type);
+		bpf_map_update_elem(&type_kinds, &k, &kind, BPF_ANY);
+	}
+	if (kind == NP_TYPE_OTHER)
+		return 1;
+	struct np_thread *t = thread_get(tid, true);
+	if (!t)
+		return 1;
+	__u64 sp = PT_REGS_SP(ctx);
+	if (kind == NP_TYPE_MODULE)
+		return module_push(p, t, tgid, self, type, sp);
+
+	/* a torch.ops call: the optimizer's record_function enter or exit? */
+	__u64 args = PT_REGS_PARM2(ctx);
+	__u64 arg0 = read_ptr(args + p->py.tuple_item);
+	if (t->step_record) {
+		if (arg0 == t->step_record) {   /* the exit of the open step */
+			t->step_record = 0;
+			step_end(p, t);
+		}
+		return 1;
+	}
+	if (t->opt_sp || !user_str_is(read_ptr(read_ptr(arg0 + p->py.obj_type) + p->py.type_name),
+				      "str", 4))
+		return 1;
+	if (!user_str_is(arg0 + p->py.str_ascii_data, "Optimizer.step#", 15))
+		return 1;
+	t->opt_sp = sp;   /* see its return: the record it hands back */
+	return 0;
+}
+
+static __always_inline int call_exit(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!t || !p)
+		return 0;
+	__u64 sp = PT_REGS_SP(ctx) - 8;
+	if (t->opt_sp && t->opt_sp == sp) {
+		t->opt_sp = 0;
+		t->step_record = PT_REGS_RC(ctx);
+		if (t->step_record)
+			step_begin(p, t, tgid, 0, 0);
 		return 0;
 	}
-	if (d > NP_MAX_STACK) {
-		/* Frames past the stack limit were not recorded; the first
-		 * recorded one to return resets the depth to its own. */
-		d = NP_MAX_STACK;
-	}
-	__u32 top = d - 1;
-	if (top >= NP_MAX_STACK || t->sp[top] != sp)
-		return 0;   /* not a module frame (fallback mode) */
-	t->ctx.depth = top;
-	struct np_event *e = event_new(NP_EV_MOD_EXIT, p, t);
-	if (e) {
-		e->a = t->ctx.frames[top].self;
-		e->d = read_seq(tgid);
-		e->depth = top;
-		event_send(e);
-	}
+	module_pop(p, t, tgid, sp);
 	return 0;
 }
 
@@ -500,6 +619,14 @@ int np_py_eval_session(struct pt_regs *ctx)
 }
 
 SEC("kprobe.multi")
+int np_call_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return())
+		return call_exit(ctx);
+	return call_enter(ctx);
+}
+
+SEC("kprobe.multi")
 int np_bwd_session(struct pt_regs *ctx)
 {
 	if (bpf_session_is_return())
@@ -513,6 +640,10 @@ SEC("uprobe")
 int BPF_KPROBE(np_py_eval_entry) { py_eval_enter(ctx); return 0; }
 SEC("uretprobe")
 int BPF_KPROBE(np_py_eval_return) { return py_eval_exit(ctx); }
+SEC("uprobe")
+int BPF_KPROBE(np_call_entry) { call_enter(ctx); return 0; }
+SEC("uretprobe")
+int BPF_KPROBE(np_call_return) { return call_exit(ctx); }
 SEC("uprobe")
 int BPF_KPROBE(np_bwd_entry) { bwd_enter(); return 0; }
 SEC("uretprobe")

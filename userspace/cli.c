@@ -22,6 +22,10 @@ static const char run_help[] =
 "      --max-records N  detail records per step and process (default 50000)\n"
 "      --ring-mb N      BPF ring buffer size in MiB (default 16)\n"
 "      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
+"      --python-probe P where the Python probe goes: auto (default), call\n"
+"                       (CPython's slot_tp_call: one hit per module call) or\n"
+"                       eval (_PyEval_EvalFrameDefault: works everywhere, costs\n"
+"                       about 4x more hits)\n"
 "  -v, --verbose        debug messages, libbpf's included\n"
 "  -q, --quiet          no summary on stderr\n"
 "  -h, --help           this help\n"
@@ -45,6 +49,7 @@ static const char attach_help[] =
 "      --max-records N  detail records per step and process (default 50000)\n"
 "      --ring-mb N      BPF ring buffer size in MiB (default 16)\n"
 "      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
+"      --python-probe P auto (default), call or eval (see nanprof run --help)\n"
 "  -v, --verbose        more messages\n"
 "  -q, --quiet          no summary on stderr\n"
 "  -h, --help           this help\n"
@@ -91,7 +96,7 @@ static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max
 	return 0;
 }
 
-enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION };
+enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION, OPT_PYTHON_PROBE };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -100,6 +105,7 @@ static const struct option long_opts[] = {
 	{ "max-records", required_argument, NULL, OPT_MAX_RECORDS },
 	{ "ring-mb", required_argument, NULL, OPT_RING_MB },
 	{ "no-session", no_argument, NULL, OPT_NO_SESSION },
+	{ "python-probe", required_argument, NULL, OPT_PYTHON_PROBE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -162,6 +168,18 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 			break;
 		case OPT_NO_SESSION:
 			o->no_session = true;
+			break;
+		case OPT_PYTHON_PROBE:
+			if (!strcmp(optarg, "auto"))
+				o->python_probe = 0;
+			else if (!strcmp(optarg, "call"))
+				o->python_probe = 1;
+			else if (!strcmp(optarg, "eval"))
+				o->python_probe = 2;
+			else {
+				np_err("invalid --python-probe '%s': expected auto, call or eval", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'v':
 			o->verbose++;

@@ -139,6 +139,25 @@ uint64_t np_elf_load_bias(const struct np_elf *e)
 	return 0;
 }
 
+int np_elf_section(const struct np_elf *e, const char *name, uint64_t *vaddr, uint64_t *size)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		return -ENOENT;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(e->elf, shstrndx, sh.sh_name)) &&
+		    strcmp(n, name) == 0 && sh.sh_addr) {
+			*vaddr = sh.sh_addr;
+			*size = sh.sh_size;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int np_elf_read(const struct np_elf *e, uint64_t vaddr, void *buf, size_t size)
 {
 	uint64_t off = np_elf_vaddr_to_offset(e, vaddr);

@@ -23,6 +23,9 @@ uint64_t np_elf_vaddr_to_offset(const struct np_elf *e, uint64_t vaddr);
  * is map_start - np_elf_load_bias(e) + vaddr. */
 uint64_t np_elf_load_bias(const struct np_elf *e);
 
+/* Address and size of the section with this name.  0 or -ENOENT. */
+int np_elf_section(const struct np_elf *e, const char *name, uint64_t *vaddr, uint64_t *size);
+
 /* Reads size bytes at a virtual address from the file.  0 or -errno. */
 int np_elf_read(const struct np_elf *e, uint64_t vaddr, void *buf, size_t size);
 

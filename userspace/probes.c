@@ -14,6 +14,7 @@
 #include "proc.h"
 #include "pyoffsets.h"
 #include "pymem.h"
+#include "pyslots.h"
 #include "insn.h"
 #include "tracer.skel.h"
 
@@ -56,6 +57,7 @@ struct np_probes {
 	struct tracer_bpf *skel;
 	struct ring_buffer *rb;
 	bool session;
+	enum np_py_probe py_probe;
 	np_event_fn on_event;
 	void *ctx;
 	struct bpf_link *exit_link;
@@ -87,14 +89,16 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 static void set_session_mode(struct tracer_bpf *s, bool session)
 {
-	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_bwd_session };
+	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_call_session,
+				       s->progs.np_bwd_session };
 	struct bpf_program *pair[] = { s->progs.np_py_eval_entry, s->progs.np_py_eval_return,
+				       s->progs.np_call_entry, s->progs.np_call_return,
 				       s->progs.np_bwd_entry, s->progs.np_bwd_return };
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(sess) / sizeof(sess[0]); i++) {
 		bpf_program__set_autoload(sess[i], session);
 		bpf_program__set_expected_attach_type(sess[i], NP_BPF_TRACE_UPROBE_SESSION);
 	}
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < sizeof(pair) / sizeof(pair[0]); i++)
 		bpf_program__set_autoload(pair[i], !session);
 }
 
@@ -121,6 +125,7 @@ int np_probes_open(struct np_probes **out, const struct np_probes_opts *o)
 		return -ENOMEM;
 	p->on_event = o->on_event;
 	p->ctx = o->ctx;
+	p->py_probe = o->py_probe;
 	int err = -EINVAL;
 	if (!o->no_session) {
 		err = load(p, o, true);
@@ -234,17 +239,35 @@ static uint64_t sym_offset(struct np_elf *e, const char *sym, int prefix)
 
 /* Finds the file holding the interpreter loop: libpython if the process
  * maps one, else the executable (a statically linked python). */
-static int find_python(pid_t pid, struct np_proc_info *info, uint64_t *offset)
+/* Finds the file holding the interpreter loop (libpython if the process
+ * maps one, else the executable: a statically linked python), the offset
+ * of _PyEval_EvalFrameDefault in it and, when it can be found, of
+ * slot_tp_call (*call_off, 0 if not). */
+static int find_python(pid_t pid, struct np_proc_info *info, uint64_t *offset,
+		       uint64_t *call_off)
 {
 	struct np_mapping m;
-	if (np_proc_find_mapping(pid, "libpython3.", &m) == 0)
+	if (np_proc_find_mapping(pid, "libpython3.", &m) == 0) {
 		snprintf(info->python, sizeof(info->python), "%s", m.path);
-	else if (np_proc_exe(pid, info->python, sizeof(info->python)))
-		return -ENOEXEC;
+	} else {
+		char exe[512];
+		const char *base;
+		if (np_proc_exe(pid, exe, sizeof(exe)))
+			return -ENOEXEC;
+		base = strrchr(exe, '/');
+		if (np_proc_find_mapping(pid, base ? base + 1 : exe, &m))
+			return -ENOEXEC;
+		snprintf(info->python, sizeof(info->python), "%s", m.path);
+	}
 	struct np_elf *e = np_elf_open(info->python);
 	if (!e)
 		return -ENOEXEC;
 	*offset = sym_offset(e, SYM_PY_EVAL, 0);
+	uint64_t call = 0;
+	*call_off = 0;
+	if (*offset && np_find_slot_tp_call(e, m.start - np_elf_load_bias(e), np_pymem_read_pid,
+					    (void *)(intptr_t)pid, &call) == 0)
+		*call_off = np_elf_vaddr_to_offset(e, call);
 	/* 3.11+ exports its version: Py_Version = 0xMMmmppRS */
 	uint64_t vaddr = np_elf_sym_addr(e, "Py_Version", 0);
 	uint32_t hex = 0;
@@ -282,11 +305,9 @@ static void torch_version_of(const char *lib, char *buf, size_t len)
 /* Node::sequence_nr_ is at +24 up to torch 1.x (verified on 1.13) and
  * moved with Node's base class later (+16 in 2.13): read it out of
  * libtorch_python's accessor when it has one. */
-static uint32_t node_seq_offset(struct torch_syms *ts, pid_t pid)
+static uint32_t node_seq_offset(struct torch_syms *ts, const struct np_mapping *pym)
 {
-	struct np_mapping m;
-	if (np_proc_find_mapping(pid, "libtorch_python.so", &m))
-		return 24;
+	const struct np_mapping m = *pym;
 	if (strcmp(ts->py_path, m.path) != 0) {
 		snprintf(ts->py_path, sizeof(ts->py_path), "%s", m.path);
 		ts->node_seq_off = 24;
@@ -310,8 +331,12 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 {
 	if (info->torch_attached)
 		return 0;
-	struct np_mapping m;
-	if (np_proc_find_mapping(pid, "libtorch_cpu.so", &m))
+	/* both halves: libtorch_python decides Node's layout, and without
+	 * it there is no Python training to see; import maps it right after
+	 * libtorch_cpu, so wait for it */
+	struct np_mapping m, pym;
+	if (np_proc_find_mapping(pid, "libtorch_cpu.so", &m) ||
+	    np_proc_find_mapping(pid, "libtorch_python.so", &pym))
 		return 0;
 	struct proc_links *l = links_of(p, pid, true);
 	if (!l)
@@ -348,7 +373,7 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	info->torch_elf = ts->elf;
 	info->torch_base = m.start - ts->bias;
 	uint64_t exec_off = ts->exec_off, evfn_off = ts->evfn_off;
-	struct np_torch_offsets to = { .node_seq_nr = node_seq_offset(ts, pid) };
+	struct np_torch_offsets to = { .node_seq_nr = node_seq_offset(ts, &pym) };
 	uint64_t ti[2];   /* {ti_module, ti_offset}, relocated by ld.so */
 	if (!ts->seq_err &&
 	    np_pymem_read_pid((void *)(intptr_t)pid, info->torch_base + ts->seq.tls_index_vaddr,
@@ -385,10 +410,15 @@ int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->pid = pid;
-	uint64_t eval_off = 0;
-	int err = find_python(pid, info, &eval_off);
+	uint64_t eval_off = 0, call_off = 0;
+	int err = find_python(pid, info, &eval_off, &call_off);
 	if (err)
 		return err;
+	bool use_call = p->py_probe != NP_PY_PROBE_EVAL && call_off;
+	if (p->py_probe == NP_PY_PROBE_CALL && !call_off) {
+		np_err("cannot find slot_tp_call in %s (try --python-probe eval)", info->python);
+		return -ENOENT;
+	}
 	const struct np_pyver *v = np_pyver_find(info->py_major, info->py_minor);
 	if (!v) {
 		np_err("pid %d runs python %d.%d, which nanprof cannot read (known: %s)",
@@ -411,15 +441,19 @@ int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 	if (!l)
 		return -ENOSPC;
 	struct tracer_bpf *s = p->skel;
-	err = attach_probe(p, l, info->python, eval_off, s->progs.np_py_eval_session,
-			   s->progs.np_py_eval_entry, s->progs.np_py_eval_return);
+	if (use_call)
+		err = attach_probe(p, l, info->python, call_off, s->progs.np_call_session,
+				   s->progs.np_call_entry, s->progs.np_call_return);
+	else
+		err = attach_probe(p, l, info->python, eval_off, s->progs.np_py_eval_session,
+				   s->progs.np_py_eval_entry, s->progs.np_py_eval_return);
 	if (err) {
 		np_err("cannot attach uprobe to %s in pid %d: %s", info->python, pid, strerror(-err));
 		np_probes_remove(p, pid);
 		return err;
 	}
 	info->py_attached = true;
-	snprintf(info->probes, sizeof(info->probes), "%s", SYM_PY_EVAL);
+	snprintf(info->probes, sizeof(info->probes), "%s", use_call ? "slot_tp_call" : SYM_PY_EVAL);
 	err = np_probes_add_torch(p, pid, info);
 	return err < 0 ? err : 0;
 }

@@ -14,7 +14,15 @@ struct np_probes;
 
 typedef void (*np_event_fn)(const struct np_event *e, void *ctx);
 
+/* Which CPython function the Python probe goes on. */
+enum np_py_probe {
+	NP_PY_PROBE_AUTO = 0,  /* slot_tp_call where it can be found, else eval */
+	NP_PY_PROBE_CALL,      /* slot_tp_call: one hit per module call */
+	NP_PY_PROBE_EVAL,      /* _PyEval_EvalFrameDefault: every frame entered from C */
+};
+
 struct np_probes_opts {
+	enum np_py_probe py_probe;
 	unsigned ring_mb;        /* BPF ring buffer size, MiB */
 	bool no_session;         /* use entry+return probes even if sessions work */
 	np_event_fn on_event;

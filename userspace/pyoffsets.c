@@ -3,9 +3,9 @@
 #include <string.h>
 #include "pyoffsets.h"
 
-/* PyObject/PyTypeObject fields have not moved since 3.8: ob_type 8,
- * tp_name 24, tp_base 256, tp_dictoffset 288. */
-#define TYPE_FIELDS .obj_type = 8, .type_name = 24, .type_base = 256
+/* PyObject/PyTypeObject/PyTupleObject fields have not moved since 3.8:
+ * ob_type 8, tp_name 24, tp_base 256, tp_dictoffset 288, ob_item 24. */
+#define TYPE_FIELDS .obj_type = 8, .type_name = 24, .type_base = 256, .tuple_item = 24
 
 static const struct np_pyver table[] = {
 	{ 3, 10, 0,

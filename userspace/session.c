@@ -34,7 +34,8 @@ int np_session_open(struct np_session *s, const struct np_opts *o, const char *m
 		return -ENOMEM;
 	}
 	s->col.attach_mode = strcmp(mode, "attach") == 0;
-	struct np_probes_opts po = { .ring_mb = o->ring_mb, .no_session = o->no_session,
+	struct np_probes_opts po = { .py_probe = (enum np_py_probe)o->python_probe,
+				     .ring_mb = o->ring_mb, .no_session = o->no_session,
 				     .on_event = on_event, .ctx = &s->col };
 	int err = np_probes_open(&s->probes, &po);
 	if (err)

@@ -53,6 +53,21 @@ for PY in python3 /usr/bin/python3; do
 		cat "$T/np.err" >> "$T/chk"; bad "run $tag" "$T/chk"
 	fi
 
+	# the fast Python probe was found: by symbol on pyenv's libpython, in
+	# CPython's slotdefs table on Debian's stripped python3.11
+	if grep -q '"probes":\["slot_tp_call"' "$out/events.jsonl"; then
+		ok "run $tag: slot_tp_call found and used"
+	else grep '"type":"process"' "$out/events.jsonl" > "$T/d"; bad "run $tag: slot_tp_call" "$T/d"; fi
+
+	# the general Python probe gives the same picture
+	out=$T/eval-$tag
+	if $NP run -q --python-probe eval -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 --sleep 0.02 > /dev/null 2> "$T/np.err" &&
+	   grep -q '"probes":\["_PyEval_EvalFrameDefault"' "$out/events.jsonl" &&
+	   $PY $IT/check_events.py "$out/events.jsonl" --mode run --steps 3 --batches 2 \
+		--module layers.1.norm --backward-module layers.1.fc --backward-module inp > "$T/chk" 2>&1; then
+		ok "run $tag --python-probe eval: same steps, modules, backward"
+	else cat "$T/np.err" >> "$T/chk"; bad "run $tag --python-probe eval" "$T/chk"; fi
+
 	# the job prints the same loss with and without nanprof
 	$PY $IT/workload.py --steps 6 --sleep 0.02 > "$T/plain.out" 2>/dev/null
 	if cmp -s "$T/plain.out" "$T/job.out"; then ok "run $tag: job output unchanged"
