@@ -64,7 +64,7 @@ Test(pyoffsets, py311_matches_facts)
 	cr_expect_eq(v->str_length, 16);
 	cr_expect_eq(v->str_state, 32);
 	cr_expect_eq(v->dict_values_header, 0);
-	cr_expect_eq(v->bpf.pad, 0);
+	cr_expect_eq(v->bpf.tuple_item, 24);   /* PyTupleObject.ob_item */
 }
 
 Test(pyoffsets, py312_py313_match_facts)
