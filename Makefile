@@ -79,10 +79,10 @@ $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
 unit: $(UNIT_BINS)
 	$(Q)bash tests/run_unit.sh $(UNIT_BINS)
 
-integration: all
+integration: all static
 	$(Q)bash tests/run_integration.sh
 
-test: all unit integration
+test: all static unit integration
 
 clean:
 	rm -rf $(OUTPUT) nanprof nanprof-static libnanprof_agent.so

@@ -130,6 +130,20 @@ if $PY -c 'import torch' 2>/dev/null; then
 		ok "run --no-session: entry+return probes give the same steps and modules"
 	else cat "$T/np.err" >> "$T/chk"; bad "run --no-session" "$T/chk"; fi
 
+	# the statically linked build (for GPU hosts without libbpf) runs with
+	# an empty environment
+	if [ -x ./nanprof-static ]; then
+		out=$T/static
+		if env -i PATH=/usr/bin:/bin ./nanprof-static run -q -o "$out" -- \
+			$($PY -c "import sys; print(sys.executable)") $IT/workload.py --steps 3 --sleep 0.02 > /dev/null 2> "$T/np.err" &&
+		   $PY $IT/check_events.py "$out/events.jsonl" --mode run --steps 3 \
+			--module layers.1.norm --backward-module layers.1.fc > "$T/chk" 2>&1; then
+			ok "nanprof-static under env -i: same steps, modules, backward"
+		else cat "$T/np.err" >> "$T/chk"; bad "nanprof-static" "$T/chk"; fi
+	else
+		skp "nanprof-static" "not built (make static)"
+	fi
+
 	# nanprof killed with SIGKILL while attached: the job carries on
 	rm -f "$T/ready"
 	$PY $IT/workload.py --steps 100 --sleep 0.02 --ready-file "$T/ready" > "$T/live.out" 2>&1 &
