@@ -35,6 +35,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all static test unit integration clean
 .DELETE_ON_ERROR:
+# keep the generated skeleton and BPF object between builds
+.SECONDARY:
 
 all: nanprof libnanprof_agent.so
 

@@ -36,14 +36,18 @@ static const char run_help[] =
 "  RANK=0 nanprof run -- python3 launch.py   # a launcher and its ranks\n";
 
 static const char attach_help[] =
-"usage: nanprof attach [-o DIR] [--duration SEC] [options] PID\n"
+"usage: nanprof attach [-o DIR] [--duration SEC] [options] PID...\n"
+"       nanprof attach [-o DIR] [--duration SEC] [options] --children PID\n"
 "\n"
-"Attach to a running Python training process.  Tracing ends on Ctrl-C,\n"
-"SIGTERM, the target's exit or after --duration; the target then runs\n"
-"exactly as before.  Steps are counted from the moment of attaching.\n"
+"Attach to running Python training processes: the pids given, or every\n"
+"Python process that descends from a launcher (--children), including\n"
+"ranks it starts later.  Tracing ends on Ctrl-C, SIGTERM, --duration, or\n"
+"when every target has exited; the targets then run exactly as before.\n"
+"Steps are counted from the moment of attaching.\n"
 "\n"
 "Options:\n"
-"  -o, --output DIR     output directory (default ./nanprof-<PID>)\n"
+"  -o, --output DIR     output directory (default ./nanprof-<first PID>)\n"
+"      --children PID   trace the Python descendants of PID (a launcher)\n"
 "  -d, --duration SEC   stop after SEC seconds (default: until stopped)\n"
 "      --window N       steps kept in full detail (default 20)\n"
 "      --max-records N  detail records per step and process (default 50000)\n"
@@ -56,7 +60,8 @@ static const char attach_help[] =
 "\n"
 "Examples:\n"
 "  nanprof attach 12345\n"
-"  nanprof attach --duration 30 -o /tmp/np $(pgrep -f train.py)\n";
+"  nanprof attach --duration 30 -o /tmp/np $(pgrep -f train.py)\n"
+"  nanprof attach --children $(pgrep -f torchrun)   # every rank\n";
 
 void np_usage_main(void)
 {
@@ -96,7 +101,8 @@ static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max
 	return 0;
 }
 
-enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION, OPT_PYTHON_PROBE };
+enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION, OPT_PYTHON_PROBE,
+       OPT_CHILDREN };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -106,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "ring-mb", required_argument, NULL, OPT_RING_MB },
 	{ "no-session", no_argument, NULL, OPT_NO_SESSION },
 	{ "python-probe", required_argument, NULL, OPT_PYTHON_PROBE },
+	{ "children", required_argument, NULL, OPT_CHILDREN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -169,6 +176,17 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 		case OPT_NO_SESSION:
 			o->no_session = true;
 			break;
+		case OPT_CHILDREN: {
+			unsigned pid;
+			if (!attach) {
+				np_err("unknown option '--children' (see --help)");
+				return -EINVAL;
+			}
+			if (parse_uint("--children", optarg, 1, INT_MAX, &pid))
+				return -EINVAL;
+			o->children_of = (pid_t)pid;
+			break;
+		}
 		case OPT_PYTHON_PROBE:
 			if (!strcmp(optarg, "auto"))
 				o->python_probe = 0;
@@ -226,17 +244,24 @@ int np_parse_attach(int argc, char **argv, struct np_opts *o)
 	int err = parse_common(argc, argv, o, true, attach_help);
 	if (err)
 		return err;
-	if (optind >= argc) {
-		np_err("missing pid: nanprof attach [options] PID");
+	if (optind >= argc && !o->children_of) {
+		np_err("missing pid: nanprof attach [options] PID... or --children PID");
 		return -EINVAL;
 	}
-	if (optind + 1 < argc) {
-		np_err("unexpected argument '%s': attach takes one pid", argv[optind + 1]);
-		return -EINVAL;
+	for (int i = optind; i < argc; i++) {
+		unsigned pid;
+		if (i > optind && argv[i][0] == '-') {
+			np_err("unexpected argument '%s': options go before the pids", argv[i]);
+			return -EINVAL;
+		}
+		if (o->npids >= NP_MAX_ATTACH) {
+			np_err("too many pids: at most %d", NP_MAX_ATTACH);
+			return -EINVAL;
+		}
+		if (parse_uint("pid", argv[i], 1, INT_MAX, &pid))
+			return -EINVAL;
+		o->pids[o->npids++] = (pid_t)pid;
 	}
-	unsigned pid;
-	if (parse_uint("pid", argv[optind], 1, INT_MAX, &pid))
-		return -EINVAL;
-	o->pid = (pid_t)pid;
+	o->pid = o->npids ? o->pids[0] : o->children_of;
 	return 0;
 }

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#define NP_MAX_ATTACH 256
+
 struct np_opts {
 	const char *out_dir;      /* -o; NULL = ./nanprof-<pid> */
 	unsigned window;          /* --window: steps kept in full detail */
@@ -15,7 +17,10 @@ struct np_opts {
 	int python_probe;         /* --python-probe: enum np_py_probe */
 	int verbose;              /* -v (repeatable) */
 	bool quiet;               /* -q */
-	pid_t pid;                /* attach */
+	pid_t pid;                /* attach: the first pid (pids[0]) */
+	pid_t pids[NP_MAX_ATTACH];/* attach: every pid given */
+	unsigned npids;
+	pid_t children_of;        /* attach --children: a launcher's pid, 0 if none */
 	char **cmd;               /* run: the command after -- */
 };
 

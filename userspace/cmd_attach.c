@@ -1,5 +1,6 @@
-/* cmd_attach.c - `nanprof attach PID`: trace a live process until Ctrl-C,
- * SIGTERM, --duration or its exit, then leave it exactly as it was. */
+/* cmd_attach.c - `nanprof attach PID... | --children PID`: trace live
+ * processes until Ctrl-C, SIGTERM, --duration or their exit, then leave
+ * them exactly as they were. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -39,6 +40,27 @@ static int check_target(pid_t pid)
 	return 0;
 }
 
+/* Adds the launcher's Python descendants not traced yet; how many. */
+static int follow_children(struct np_session *s, pid_t launcher)
+{
+	pid_t kids[NP_MAX_ATTACH];
+	int n = np_proc_descendants(launcher, kids, NP_MAX_ATTACH), added = 0;
+	for (int i = 0; i < n; i++)
+		if (!np_collector_proc(&s->col, kids[i]) && np_session_add(s, kids[i], true) == 0)
+			added++;
+	return added;
+}
+
+static bool any_alive(struct np_session *s, pid_t launcher)
+{
+	if (launcher && np_proc_alive(launcher))
+		return true;
+	for (uint32_t i = 0; i < s->col.nprocs; i++)
+		if (!s->col.procs[i].exited && np_proc_alive(s->col.procs[i].pid))
+			return true;
+	return false;
+}
+
 int np_cmd_attach(int argc, char **argv)
 {
 	struct np_opts o;
@@ -46,7 +68,10 @@ int np_cmd_attach(int argc, char **argv)
 	if (err)
 		return err > 0 ? 0 : 2;
 	np_log_level = o.verbose ? NP_LOG_DEBUG : NP_LOG_INFO;
-	if (check_target(o.pid))
+	for (unsigned i = 0; i < o.npids; i++)
+		if (check_target(o.pids[i]))
+			return 1;
+	if (o.children_of && check_target(o.children_of))
 		return 1;
 
 	sigset_t mask;
@@ -62,18 +87,36 @@ int np_cmd_attach(int argc, char **argv)
 		np_session_abort(&s);
 		return 1;
 	}
-	snprintf(s.command, sizeof(s.command), "attach %d", o.pid);
-	if (np_session_add(&s, o.pid, false) || np_session_output_dir(&s, o.pid)) {
+	size_t used = snprintf(s.command, sizeof(s.command), "attach");
+	if (o.children_of)
+		used += snprintf(s.command + used, sizeof(s.command) - used, " --children %d",
+				 o.children_of);
+	for (unsigned i = 0; i < o.npids && used < sizeof(s.command); i++)
+		used += snprintf(s.command + used, sizeof(s.command) - used, " %d", o.pids[i]);
+	for (unsigned i = 0; i < o.npids; i++)
+		if (np_session_add(&s, o.pids[i], false)) {
+			np_session_abort(&s);
+			return 1;
+		}
+	if (np_session_output_dir(&s, o.pid)) {
 		np_session_abort(&s);
 		return 1;
 	}
-	const struct np_proc_state *ps0 = np_collector_proc(&s.col, o.pid);
-	np_info("attached to pid %d (python %d.%d, torch %s); Ctrl-C to stop%s", o.pid,
-		ps0->info.py_major, ps0->info.py_minor,
-		ps0->info.torch_attached ? ps0->info.torch_version : "not loaded yet",
-		o.duration > 0 ? " (or wait for --duration)" : "");
+	if (o.children_of && follow_children(&s, o.children_of) == 0)
+		np_info("no python process under pid %d yet: waiting for its ranks", o.children_of);
+	if (o.npids == 1 && !o.children_of) {
+		const struct np_proc_state *ps0 = np_collector_proc(&s.col, o.pid);
+		np_info("attached to pid %d (python %d.%d, torch %s); Ctrl-C to stop%s", o.pid,
+			ps0->info.py_major, ps0->info.py_minor,
+			ps0->info.torch_attached ? ps0->info.torch_version : "not loaded yet",
+			o.duration > 0 ? " (or wait for --duration)" : "");
+	} else {
+		np_info("attached to %u processes; Ctrl-C to stop%s", s.col.nprocs,
+			o.duration > 0 ? " (or wait for --duration)" : "");
+	}
 
 	uint64_t deadline = o.duration > 0 ? np_now_ns() + (uint64_t)(o.duration * 1e9) : 0;
+	uint64_t next_scan = np_now_ns() + 1000000000ULL;
 	const char *why = "stopped";
 	for (;;) {
 		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
@@ -86,17 +129,22 @@ int np_cmd_attach(int argc, char **argv)
 			}
 		}
 		np_session_tick(&s);
-		struct np_proc_state *ps = np_collector_proc(&s.col, o.pid);
-		if ((ps && ps->exited) || !np_proc_alive(o.pid)) {
-			why = "target exited";
+		uint64_t now = np_now_ns();
+		if (o.children_of && now >= next_scan) {   /* ranks started since */
+			follow_children(&s, o.children_of);
+			next_scan = now + 1000000000ULL;
+		}
+		if (!any_alive(&s, o.children_of)) {
+			why = o.npids + (o.children_of ? 1 : 0) > 1 || o.children_of
+				? "targets exited" : "target exited";
 			break;
 		}
-		if (deadline && np_now_ns() >= deadline) {
+		if (deadline && now >= deadline) {
 			why = "duration reached";
 			break;
 		}
 	}
-	np_info("%s: detaching from pid %d", why, o.pid);
+	np_info("%s: detaching", why);
 	err = np_session_close(&s, -1);
 	close(sfd);
 	return err ? 1 : 0;

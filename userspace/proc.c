@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 #include "proc.h"
 
@@ -179,4 +180,67 @@ bool np_proc_alive(pid_t pid)
 	buf[n] = 0;
 	const char *rp = strrchr(buf, ')');
 	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	size_t n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file(path, buf, sizeof(buf) - 1, &n))
+		return -1;
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');   /* comm may hold spaces */
+	int ppid;
+	char state;
+	if (!rp || sscanf(rp + 1, " %c %d", &state, &ppid) != 2 || state == 'Z')
+		return -1;
+	return ppid;
+}
+
+int np_proc_descendants(pid_t root, pid_t *out, int max)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return -errno;
+	/* one pass for (pid, ppid) pairs, then grow the set until it stops */
+	enum { CAP = 65536 };
+	pid_t *pids = malloc(sizeof(pid_t) * CAP * 2), *ppids;
+	if (!pids) {
+		closedir(d);
+		return -ENOMEM;
+	}
+	ppids = pids + CAP;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < CAP) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		pid_t pp = parent_of((pid_t)pid);
+		if (pp < 0)
+			continue;
+		pids[n] = (pid_t)pid;
+		ppids[n++] = pp;
+	}
+	closedir(d);
+	int found = 0;
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (int i = 0; i < n; i++) {
+			bool parent_in = ppids[i] == root;
+			for (int k = 0; k < found && !parent_in; k++)
+				parent_in = ppids[i] == out[k];
+			bool already = false;
+			for (int k = 0; k < found && !already; k++)
+				already = pids[i] == out[k];
+			if (parent_in && !already && found < max) {
+				out[found++] = pids[i];
+				grew = true;
+			}
+		}
+	}
+	free(pids);
+	return found;
 }

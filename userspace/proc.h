@@ -39,6 +39,11 @@ int64_t np_proc_uid(pid_t pid);
 /* True while the process exists and is not a zombie. */
 bool np_proc_alive(pid_t pid);
 
+/* Every live descendant of root (children, their children, ...), found
+ * through the parent pid in /proc/N/stat; at most max.  The count, or
+ * -errno. */
+int np_proc_descendants(pid_t root, pid_t *out, int max);
+
 /* Names the thread (comm of /proc/PID/task/TID), "" if gone. */
 void np_proc_thread_name(pid_t pid, pid_t tid, char *buf, size_t len);
 

@@ -93,12 +93,12 @@ int np_session_output_dir(struct np_session *s, pid_t pid)
 	return err;
 }
 
-int np_session_add(struct np_session *s, pid_t pid, bool from_run)
+int np_session_add(struct np_session *s, pid_t pid, bool followed)
 {
 	struct np_proc_info info;
 	int err = np_probes_add(s->probes, pid, &info);
 	if (err == -ENOEXEC) {
-		if (!from_run)
+		if (!followed)
 			np_err("pid %d is not a python process (no _PyEval_EvalFrameDefault in "
 			       "its executable or a libpython)", pid);
 		return err;
@@ -114,7 +114,7 @@ int np_session_add(struct np_session *s, pid_t pid, bool from_run)
 		np_warn("not tracing pid %d: too many processes", pid);
 		return -ENOSPC;
 	}
-	if (from_run)
+	if (followed)
 		np_info("tracing pid %d%s%s: python %d.%d, torch %s", pid,
 			rank >= 0 ? " rank " : "", rank >= 0 ? rank_s : "", info.py_major,
 			info.py_minor, info.torch_attached ? info.torch_version : "not loaded yet");

@@ -27,10 +27,11 @@ int np_session_open(struct np_session *s, const struct np_opts *o, const char *m
 int np_session_output_dir(struct np_session *s, pid_t pid);
 
 /* Traces a process; rank from its RANK variable.  -ENOEXEC when it runs no
- * Python: for `run` (from_run), which sees every process it starts, that
- * is silent and each traced process is announced; for attach it is an
- * error and nothing else is printed. */
-int np_session_add(struct np_session *s, pid_t pid, bool from_run);
+ * Python.  For a process found by following a job (`run`, `attach
+ * --children`: followed), which may be any program, that is silent and
+ * each traced process is announced; for a pid the user named it is an
+ * error, and nothing else is printed. */
+int np_session_add(struct np_session *s, pid_t pid, bool followed);
 
 /* Attaches libtorch probes to processes that have loaded it since. */
 void np_session_check_torch(struct np_session *s, pid_t pid);

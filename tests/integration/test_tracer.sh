@@ -121,6 +121,30 @@ if $PY -c 'import torch' 2>/dev/null; then
 		ok "run follows a launcher's rank processes"
 	else cat "$T/np.err" "$T/job.out" >> "$T/chk"; bad "run follows ranks" "$T/chk"; fi
 
+	# attach to every rank of a running launcher, and to pids named one by one
+	rm -f "$T/chk"
+	$PY $IT/launcher.py 2 100 > "$T/job.out" 2>&1 &
+	launcher=$!
+	sleep 3
+	if $NP attach -q -o "$T/children" --children $launcher 2> "$T/np.err" &&
+	   wait $launcher && [ "$(grep -c 'finished 100 steps' "$T/job.out")" -eq 2 ] &&
+	   grep -q "targets exited" "$T/np.err" &&
+	   $PY $IT/check_events.py "$T/children/events.jsonl" --mode attach --min-steps 3 \
+		--ranks 0,1 --module layers.1.norm --backward-module layers.1.fc > "$T/chk" 2>&1; then
+		ok "attach --children: every rank of a launcher, until they exit"
+	else cat "$T/np.err" "$T/job.out" >> "$T/chk"; bad "attach --children" "$T/chk"; fi
+	rm -f "$T/chk"
+	$PY $IT/launcher.py 2 100 > "$T/job.out" 2>&1 &
+	launcher=$!
+	sleep 3
+	ranks=$(pgrep -f "workload.py --steps 100" | tr '\n' ' ')
+	if $NP attach -q -o "$T/pids" --duration 1.5 $ranks 2> "$T/np.err" &&
+	   wait $launcher && [ "$(grep -c 'finished 100 steps' "$T/job.out")" -eq 2 ] &&
+	   $PY $IT/check_events.py "$T/pids/events.jsonl" --mode attach --min-steps 3 \
+		--ranks 0,1 --module layers.1.norm > "$T/chk" 2>&1; then
+		ok "attach PID PID: both ranks traced, then run on to the end"
+	else echo "ranks: $ranks" >> "$T/chk"; cat "$T/np.err" "$T/job.out" >> "$T/chk"; bad "attach PID PID" "$T/chk"; fi
+
 	# the fallback for kernels without uprobe sessions gives the same picture
 	out=$T/nosession
 	if $NP run -q --no-session -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 --sleep 0.02 > /dev/null 2> "$T/np.err" &&

@@ -470,11 +470,37 @@ Test(cli_attach, missing_or_extra_pid)
 	expect_error("missing pid", NULL);
 	cr_expect_eq(ATTACH(&o, "attach", "-o", "d"), -EINVAL);
 	expect_error("missing pid", NULL);
-	cr_expect_eq(ATTACH(&o, "attach", "12", "13"), -EINVAL);
-	expect_error("unexpected argument", "'13'");
-	/* options stop at the pid */
+	/* options stop at the first pid */
 	cr_expect_eq(ATTACH(&o, "attach", "12", "-v"), -EINVAL);
 	expect_error("unexpected argument", "'-v'");
+}
+
+Test(cli_attach, several_pids)
+{
+	struct np_opts o;
+
+	cr_assert_eq(ATTACH(&o, "attach", "-o", "d", "12", "13", "14"), 0);
+	cr_expect_eq(o.npids, 3);
+	cr_expect_eq(o.pids[0], 12);
+	cr_expect_eq(o.pids[2], 14);
+	cr_expect_eq(o.pid, 12);
+	cr_expect_eq(o.children_of, 0);
+	cr_expect_eq(ATTACH(&o, "attach", "12", "x"), -EINVAL);
+	expect_error("invalid pid", "'x'");
+}
+
+Test(cli_attach, children_of_a_launcher)
+{
+	struct np_opts o;
+
+	cr_assert_eq(ATTACH(&o, "attach", "--children", "77"), 0);
+	cr_expect_eq(o.children_of, 77);
+	cr_expect_eq(o.npids, 0);
+	cr_expect_eq(o.pid, 77);
+	cr_expect_eq(ATTACH(&o, "attach", "--children", "0"), -EINVAL);
+	expect_error("invalid --children", NULL);
+	cr_expect_eq(RUN(&o, "run", "--children", "5", "--", "x"), -EINVAL);
+	expect_error("unknown option", "--children");
 }
 
 Test(cli_attach, bad_duration)
