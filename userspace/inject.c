@@ -1,0 +1,161 @@
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "elfsym.h"
+#include "inject.h"
+#include "proc.h"
+
+#define RED_ZONE 128
+#define XSTATE_MAX 16384   /* XSAVE area: AVX-512 needs about 2.7 KiB */
+
+/* Runtime address of dlopen in pid: libc.so.6's mapping + its symbol. */
+static int dlopen_addr(pid_t pid, uint64_t *addr)
+{
+	struct np_mapping m;
+	if (np_proc_find_mapping(pid, "libc.so.6", &m))
+		return -ENOENT;
+	struct np_elf *e = np_elf_open(m.path);
+	if (!e)
+		return -ENOENT;
+	uint64_t v = np_elf_sym_addr(e, "dlopen", 0);
+	uint64_t bias = np_elf_load_bias(e);
+	np_elf_close(e);
+	if (!v)
+		return -ENOENT;
+	*addr = m.start - bias + v;
+	return 0;
+}
+
+/* Waits for the tracee to stop, at most timeout_ms.  0, -ETIMEDOUT, or
+ * -ESRCH if it died. */
+static int wait_stop(pid_t tid, int timeout_ms, int *status)
+{
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+		if (r == tid)
+			return WIFSTOPPED(*status) ? 0 : -ESRCH;
+		if (r < 0)
+			return -errno;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (ms >= timeout_ms)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+}
+
+static int poke_bytes(pid_t tid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len }, remote = { (void *)addr, len };
+	/* process_vm_writev works on the stack (writable), unlike text */
+	return process_vm_writev(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -errno;
+}
+
+static int peek_bytes(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -errno;
+}
+
+int np_inject_dlopen(pid_t pid, pid_t tid, const char *path, int timeout_ms,
+		     uint64_t *handle)
+{
+	uint64_t fn;
+	int err = dlopen_addr(pid, &fn);
+	if (err)
+		return err;
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+		return errno == EPERM ? -EPERM : -errno;
+	int status, pending = 0;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || (err = wait_stop(tid, timeout_ms, &status))) {
+		err = err ? err : -errno;
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return err;
+	}
+
+	/* save everything the call may change */
+	struct user_regs_struct saved, regs;
+	static uint8_t xstate[XSTATE_MAX];
+	struct iovec xv = { xstate, sizeof(xstate) };
+	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) ||
+	    ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &xv)) {
+		err = -errno;
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return err;
+	}
+	size_t xlen = xv.iov_len;
+
+	/* the path below the red zone, then the return address 0 */
+	size_t plen = strlen(path) + 1;
+	uint64_t sp = saved.rsp - RED_ZONE - plen;
+	sp &= ~15ULL;
+	uint64_t str = sp;
+	uint8_t old_stack[4096 + 64];
+	uint64_t low = str - 64;   /* room for the return address */
+	size_t span = saved.rsp - low;
+	if (span > sizeof(old_stack) || peek_bytes(tid, low, old_stack, span)) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return -EFAULT;
+	}
+	uint64_t ret_slot = (str - 8) & ~15ULL;   /* 16-aligned ... */
+	ret_slot -= 8;                             /* ... minus 8: rsp = 8 mod 16 at entry */
+	uint64_t zero = 0;
+	if ((err = poke_bytes(tid, str, path, plen)) ||
+	    (err = poke_bytes(tid, ret_slot, &zero, sizeof(zero)))) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return err;
+	}
+	regs = saved;
+	regs.rip = fn;
+	regs.rdi = str;
+	regs.rsi = RTLD_NOW;
+	regs.rsp = ret_slot;
+	regs.rax = 0;
+	regs.orig_rax = (uint64_t)-1;   /* do not restart an interrupted syscall over us */
+	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) || ptrace(PTRACE_CONT, tid, 0, 0)) {
+		err = -errno;
+		goto restore;
+	}
+	/* run until the return to address 0 faults; a signal that arrives
+	 * meanwhile is held back and delivered at detach, after the restore */
+	for (;;) {
+		if ((err = wait_stop(tid, timeout_ms, &status))) {
+			if (err == -ETIMEDOUT)
+				ptrace(PTRACE_DETACH, tid, 0, 0);
+			return err;
+		}
+		int sig = WSTOPSIG(status);
+		struct user_regs_struct now;
+		if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, tid, 0, &now) == 0 && now.rip == 0) {
+			*handle = now.rax;
+			break;
+		}
+		if ((status >> 16) != PTRACE_EVENT_STOP)
+			pending = sig;
+		if (ptrace(PTRACE_CONT, tid, 0, 0)) {
+			err = -errno;
+			goto restore;
+		}
+	}
+	err = *handle ? 0 : -ELIBBAD;
+restore:
+	poke_bytes(tid, low, old_stack, span);
+	xv.iov_len = xlen;
+	ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &xv);
+	ptrace(PTRACE_SETREGS, tid, 0, &saved);
+	ptrace(PTRACE_DETACH, tid, 0, (void *)(intptr_t)pending);
+	return err;
+}

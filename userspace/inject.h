@@ -1,0 +1,28 @@
+/* inject.h - loading a shared library into a running process with ptrace
+ * (x86-64, glibc >= 2.34, where dlopen is exported by libc.so.6).
+ *
+ * One thread is seized and interrupted; its registers and extended state
+ * are saved; it is made to call dlopen(path, RTLD_NOW) with a return
+ * address of 0 and the stack 8 mod 16 below the red zone, so the call
+ * ends in a SIGSEGV at address 0; then everything is restored and the
+ * thread detached.  The library's constructor runs on that thread and
+ * must hand any real work to a thread of its own: the hijacked one may
+ * hold locks.  This is groundwork for the in-process agent (issue #3);
+ * see shared/design/facts.md for the sequence and its traps.
+ */
+#ifndef NP_INJECT_H
+#define NP_INJECT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Loads path into pid on thread tid (pid itself for the main thread).
+ * On success returns 0 and the dlopen handle in *handle (never 0).
+ * -ENOENT: no such process, or no dlopen in its libc; -ESRCH: no such
+ * thread; -EPERM: not allowed to trace it; -ELIBBAD: dlopen returned NULL; -ETIMEDOUT:
+ * the call did not come back within timeout_ms (the thread is then left
+ * detached inside dlopen: nothing safe can be done about that). */
+int np_inject_dlopen(pid_t pid, pid_t tid, const char *path, int timeout_ms,
+		     uint64_t *handle);
+
+#endif
