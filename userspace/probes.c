@@ -237,8 +237,6 @@ static uint64_t sym_offset(struct np_elf *e, const char *sym, int prefix)
 	return vaddr ? np_elf_vaddr_to_offset(e, vaddr) : 0;
 }
 
-/* Finds the file holding the interpreter loop: libpython if the process
- * maps one, else the executable (a statically linked python). */
 /* Finds the file holding the interpreter loop (libpython if the process
  * maps one, else the executable: a statically linked python), the offset
  * of _PyEval_EvalFrameDefault in it and, when it can be found, of
