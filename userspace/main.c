@@ -13,6 +13,7 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{ "run", np_cmd_run },
 	{ "attach", np_cmd_attach },
+	{ "merge", np_cmd_merge },
 };
 
 int main(int argc, char **argv)

@@ -21,6 +21,8 @@ def main():
     ap.add_argument("--batches", type=int)
     ap.add_argument("--ranks")
     ap.add_argument("--mode")
+    ap.add_argument("--sessions", type=int, default=1,
+                    help="session (and end) records expected: several in a merged file")
     args = ap.parse_args()
 
     errors = []
@@ -39,12 +41,12 @@ def main():
     for r in recs:
         by.setdefault(r.get("type"), []).append(r)
     sess = by.get("session", [])
-    if len(sess) != 1:
-        errors.append("expected one session record, got %d" % len(sess))
-    elif args.mode and sess[0]["mode"] != args.mode:
-        errors.append("mode %s, expected %s" % (sess[0]["mode"], args.mode))
-    if len(by.get("end", [])) != 1:
-        errors.append("expected one end record")
+    if len(sess) != args.sessions:
+        errors.append("expected %d session records, got %d" % (args.sessions, len(sess)))
+    elif args.mode and any(x["mode"] != args.mode for x in sess):
+        errors.append("mode %s, expected %s" % ([x["mode"] for x in sess], args.mode))
+    if len(by.get("end", [])) != args.sessions:
+        errors.append("expected %d end records" % args.sessions)
     procs = by.get("process", [])
     traced = [p for p in procs if any(s["pid"] == p["pid"] for s in by.get("step", []))]
     if not traced:

@@ -145,6 +145,21 @@ if $PY -c 'import torch' 2>/dev/null; then
 		ok "attach PID PID: both ranks traced, then run on to the end"
 	else echo "ranks: $ranks" >> "$T/chk"; cat "$T/np.err" "$T/job.out" >> "$T/chk"; bad "attach PID PID" "$T/chk"; fi
 
+	# one run per "machine", merged: aligned by step, pids kept apart
+	if RANK=0 $NP run -q -o "$T/m0" -- $PY $IT/workload.py --steps 5 --sleep 0.02 > /dev/null 2>&1 &&
+	   sleep 1 && RANK=1 $NP run -q -o "$T/m1" -- $PY $IT/workload.py --steps 5 --sleep 0.02 > /dev/null 2>&1 &&
+	   $NP merge -o "$T/merged" "$T/m0" "$T/m1" 2> "$T/np.err" &&
+	   grep -q "aligned at the start of step 0" "$T/np.err" &&
+	   $PY $IT/check_events.py "$T/merged/events.jsonl" --sessions 2 --steps 5 --ranks 0,1 \
+		--module layers.1.norm --backward-module layers.1.fc > "$T/chk" 2>&1 &&
+	   $PY $IT/check_trace.py "$T/merged/trace.json" --require-name layers.1.norm >> "$T/chk" 2>&1 &&
+	   [ "$(grep '"name":"step 0"' "$T/merged/trace.json" | grep -o '"ts":[0-9.]*' | sort -u | wc -l)" -eq 1 ] &&
+	   $NP merge -o "$T/twice" "$T/m0" "$T/m0" 2>> "$T/np.err" &&
+	   [ "$(grep -o '"type":"process","pid":[0-9]*' "$T/twice/events.jsonl" | sort -u | wc -l)" -eq 2 ]; then
+		ok "merge: two runs in one trace, step 0 aligned, clashing pids renumbered"
+	else cat "$T/np.err" >> "$T/chk"; bad "merge" "$T/chk"; fi
+	$NP merge -o "$T/x" "$T/nonexistent" 2> "$T/e"; one_line_error "merge: missing input" "cannot read" $? "$T/e"
+
 	# the fallback for kernels without uprobe sessions gives the same picture
 	out=$T/nosession
 	if $NP run -q --no-session -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 --sleep 0.02 > /dev/null 2> "$T/np.err" &&
