@@ -8,7 +8,7 @@
 #define TYPE_FIELDS .obj_type = 8, .type_name = 24, .type_base = 256, .tuple_item = 24
 
 static const struct np_pyver table[] = {
-	{ 3, 10, 0,
+	{ 3, 10, 1,
 	  { .frame_code = 32, .frame_localsplus = 352, .code_name = 112,
 	    .str_ascii_data = 48, TYPE_FIELDS },
 	  .managed_dict = 0, .type_dictoffset = 288, .dict_keys = 32, .dict_values = 40,
@@ -18,13 +18,13 @@ static const struct np_pyver table[] = {
 	    .str_ascii_data = 48, TYPE_FIELDS },
 	  .managed_dict = 1, .type_dictoffset = 288, .dict_keys = 32, .dict_values = 40,
 	  .keys_layout = 311, .str_state = 32, .str_length = 16 },
-	{ 3, 12, 0,
+	{ 3, 12, 1,
 	  { .frame_code = 0, .frame_localsplus = 72, .code_name = 120,
 	    .str_ascii_data = 40, TYPE_FIELDS },
 	  .managed_dict = 1, .dict_values_tagged = 1, .type_dictoffset = 288,
 	  .dict_keys = 32, .dict_values = 40, .keys_layout = 311, .str_state = 32,
 	  .str_length = 16 },
-	{ 3, 13, 0,
+	{ 3, 13, 1,
 	  { .frame_code = 0, .frame_localsplus = 72, .code_name = 120,
 	    .str_ascii_data = 40, TYPE_FIELDS },
 	  .managed_dict = 1, .type_dictoffset = 288, .dict_keys = 32, .dict_values = 40, .dict_values_header = 8,
