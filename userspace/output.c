@@ -338,6 +338,9 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 				(unsigned long long)p->events_dropped,
 				(unsigned long long)p->threads_dropped);
 	}
+	if (c->nprocs == 0)
+		fprintf(f, "  warning: no python process was traced%s\n",
+			strcmp(s->mode, "run") == 0 ? " (does the command run python?)" : "");
 	uint64_t lost = s->counters[NP_CNT_RINGBUF_FULL];
 	if (lost)
 		fprintf(f, "  warning: %llu events lost (ring buffer full; try --ring-mb)\n",
