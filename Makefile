@@ -30,10 +30,13 @@ USER_SRCS := $(wildcard userspace/*.c) $(wildcard viz/*.c)
 LIB_SRCS  := $(filter-out userspace/main.c,$(USER_SRCS))
 LIB_OBJS  := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 MAIN_OBJ  := $(OUTPUT)/userspace/main.o
+# the agent's checks: built into the agent, and unit-tested like the rest
+AGENT_LIB_SRCS := agent/cpu_check.c
+AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all static test unit integration clean
+.PHONY: all static test unit integration clean bench-check
 .DELETE_ON_ERROR:
 # keep the generated skeleton and BPF object between builds
 .SECONDARY:
@@ -69,11 +72,16 @@ nanprof-static: $(LIB_OBJS) $(MAIN_OBJ)
 
 # The agent is preloaded into the training process: no dependencies
 # beyond libc, so it loads anywhere (see agent/agent.c).
-libnanprof_agent.so: agent/agent.c agent/agent_proto.h
+libnanprof_agent.so: agent/agent.c agent/agent_proto.h $(AGENT_LIB_SRCS) agent/cpu_check.h kernels/finite.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden $< -ldl -o $@
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden agent/agent.c $(AGENT_LIB_SRCS) -ldl -o $@
 
-$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS)
+$(OUTPUT)/agent/%.o: agent/%.c agent/cpu_check.h kernels/finite.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(AGENT_LIB_OBJS)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $^ $(LDLIBS) -lcriterion -o $@
@@ -85,6 +93,14 @@ integration: all static
 	$(Q)bash tests/run_integration.sh
 
 test: all static unit integration
+
+# throughput of the agent's CPU finite check (docs/benchmarks.md)
+bench-check: $(OUTPUT)/bench_cpu_check
+	$(Q)$<
+
+$(OUTPUT)/bench_cpu_check: bench/bench_cpu_check.c $(AGENT_LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 clean:
 	rm -rf $(OUTPUT) nanprof nanprof-static libnanprof_agent.so
