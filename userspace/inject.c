@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,38 @@ static int dlopen_addr(pid_t pid, uint64_t *addr)
 		return -ENOENT;
 	*addr = m.start - bias + v;
 	return 0;
+}
+
+#define MAX_RANGES 64
+
+/* Is the stopped thread at a point where calling dlopen is safe?  Not
+ * while it runs inside libc or the dynamic loader: it may be in the middle
+ * of malloc (which takes no lock at all in a single-threaded process) or
+ * hold the loader's lock.  Blocked in a system call that malloc never
+ * makes is fine: sleeping, polling, waiting on a futex or reading. */
+static bool safe_point(pid_t pid, const struct user_regs_struct *r)
+{
+	static const long blocking[] = { 0 /* read */, 7 /* poll */, 23 /* select */,
+					 35 /* nanosleep */, 43 /* accept */, 45 /* recvfrom */,
+					 61 /* wait4 */, 202 /* futex */, 230 /* clock_nanosleep */,
+					 232 /* epoll_wait */, 270 /* pselect6 */, 271 /* ppoll */,
+					 281 /* epoll_pwait */, 288 /* accept4 */, 441 /* epoll_pwait2 */ };
+	uint64_t ranges[MAX_RANGES][2];
+	int n = np_proc_file_ranges(pid, "libc.so", ranges, MAX_RANGES / 2);
+	if (n < 0)
+		return false;
+	int m = np_proc_file_ranges(pid, "ld-linux", ranges + n, MAX_RANGES - n);
+	if (m > 0)
+		n += m;
+	bool inside = false;
+	for (int i = 0; i < n && !inside; i++)
+		inside = r->rip >= ranges[i][0] && r->rip < ranges[i][1];
+	if (!inside)
+		return true;
+	for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
+		if ((long)r->orig_rax == blocking[i])
+			return true;
+	return false;
 }
 
 /* Waits for the tracee to stop, at most timeout_ms.  0, -ETIMEDOUT, or
@@ -80,18 +113,35 @@ int np_inject_dlopen(pid_t pid, pid_t tid, const char *path, int timeout_ms,
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0))
 		return errno == EPERM ? -EPERM : -errno;
 	int status, pending = 0;
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || (err = wait_stop(tid, timeout_ms, &status))) {
-		err = err ? err : -errno;
-		ptrace(PTRACE_DETACH, tid, 0, 0);
-		return err;
+	struct user_regs_struct saved, regs;
+	/* stop it at a safe point: interrupt, look, let it run on a little */
+	for (int tries = 0;; tries++) {
+		if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) || (err = wait_stop(tid, timeout_ms, &status))) {
+			err = err ? err : -errno;
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			return err;
+		}
+		if ((status >> 16) != PTRACE_EVENT_STOP && WSTOPSIG(status) != SIGTRAP)
+			pending = WSTOPSIG(status);   /* a signal came first: keep it */
+		if (ptrace(PTRACE_GETREGS, tid, 0, &saved)) {
+			err = -errno;
+			ptrace(PTRACE_DETACH, tid, 0, (void *)(intptr_t)pending);
+			return err;
+		}
+		if (safe_point(pid, &saved))
+			break;
+		if (tries * 2 >= timeout_ms || ptrace(PTRACE_CONT, tid, 0, (void *)(intptr_t)pending)) {
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			return -ETIMEDOUT;
+		}
+		pending = 0;
+		usleep(2000);
 	}
 
 	/* save everything the call may change */
-	struct user_regs_struct saved, regs;
 	static uint8_t xstate[XSTATE_MAX];
 	struct iovec xv = { xstate, sizeof(xstate) };
-	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) ||
-	    ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &xv)) {
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &xv)) {
 		err = -errno;
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return err;

@@ -1,8 +1,11 @@
 /* inject.h - loading a shared library into a running process with ptrace
  * (x86-64, glibc >= 2.34, where dlopen is exported by libc.so.6).
  *
- * One thread is seized and interrupted; its registers and extended state
- * are saved; it is made to call dlopen(path, RTLD_NOW) with a return
+ * One thread is seized and interrupted, at a safe point: not inside libc
+ * or the dynamic loader (it might be in the middle of malloc, which takes
+ * no lock in a single-threaded process), unless blocked in a system call
+ * that malloc never makes; otherwise it runs on and is interrupted again.
+ * Its registers and extended state are saved; it is made to call dlopen(path, RTLD_NOW) with a return
  * address of 0 and the stack 8 mod 16 below the red zone, so the call
  * ends in a SIGSEGV at address 0; then everything is restored and the
  * thread detached.  The library's constructor runs on that thread and
@@ -20,8 +23,9 @@
  * On success returns 0 and the dlopen handle in *handle (never 0).
  * -ENOENT: no such process, or no dlopen in its libc; -ESRCH: no such
  * thread; -EPERM: not allowed to trace it; -ELIBBAD: dlopen returned NULL; -ETIMEDOUT:
- * the call did not come back within timeout_ms (the thread is then left
- * detached inside dlopen: nothing safe can be done about that). */
+ * no safe point came, or the call did not come back, within timeout_ms
+ * (in the second case the thread is left detached inside dlopen: nothing
+ * safe can be done about that). */
 int np_inject_dlopen(pid_t pid, pid_t tid, const char *path, int timeout_ms,
 		     uint64_t *handle);
 

@@ -244,3 +244,31 @@ int np_proc_descendants(pid_t root, pid_t *out, int max)
 	free(pids);
 	return found;
 }
+
+int np_proc_file_ranges(pid_t pid, const char *prefix, uint64_t (*ranges)[2], int max)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	char line[1024];
+	size_t plen = strlen(prefix);
+	int n = 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		uint64_t start, end;
+		int pos = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %*s %*s %n", &start, &end, &pos) < 2 ||
+		    pos == 0)
+			continue;
+		char *file = line + pos, *base = strrchr(file, '/');
+		base = base ? base + 1 : file;
+		if (file[0] == '/' && strncmp(base, prefix, plen) == 0) {
+			ranges[n][0] = start;
+			ranges[n][1] = end;
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}

@@ -39,6 +39,10 @@ int64_t np_proc_uid(pid_t pid);
 /* True while the process exists and is not a zombie. */
 bool np_proc_alive(pid_t pid);
 
+/* Address ranges [start, end) of every mapping of files whose basename
+ * starts with prefix (all segments).  The count, or -errno. */
+int np_proc_file_ranges(pid_t pid, const char *prefix, uint64_t (*ranges)[2], int max);
+
 /* Every live descendant of root (children, their children, ...), found
  * through the parent pid in /proc/N/stat; at most max.  The count, or
  * -errno. */

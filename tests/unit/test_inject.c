@@ -93,6 +93,42 @@ Test(inject, into_a_computing_python, .timeout = 60)
 	finish(pid, fd, "2499975000.0\n");
 }
 
+/* A job that spends its time in libc (allocating and zeroing large
+ * bytearrays through malloc, beyond Python's own allocator): injection
+ * must wait for a safe point, or the dlopen inside it can corrupt the
+ * heap (seen in CI before the safe-point check: "malloc assertion failure
+ * in sysmalloc").  Safe points are rare there, so each injection may take
+ * a while; the job runs until told to stop. */
+Test(inject, into_a_python_busy_in_malloc, .timeout = 90)
+{
+	need_python_and_agent();
+	char stop[] = "/tmp/nanprof-inject-stop.XXXXXX";
+	int sfd = mkstemp(stop);
+	cr_assert(sfd >= 0);
+	close(sfd);
+	unlink(stop);
+	char code[512];
+	snprintf(code, sizeof(code),
+		 "import os, time\n"
+		 "t = time.time()\n"
+		 "while time.time() - t < 60 and not os.path.exists('%s'):\n"
+		 "    x = [bytearray(150000 + i) for i in range(30)]\n"
+		 "print('ok')\n", stop);
+	int fd;
+	pid_t pid = start_python(code, &fd);
+	usleep(400000);
+	for (int i = 0; i < 15; i++) {
+		uint64_t h;
+		int err = np_inject_dlopen(pid, pid, agent, 10000, &h);
+		cr_assert_eq(err, 0, "injection %d: %s", i, strerror(-err));
+	}
+	FILE *f = fopen(stop, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	finish(pid, fd, "ok\n");
+	unlink(stop);
+}
+
 /* A thread asleep in a system call: the call is restarted afterwards and
  * the job's own timing and output are unchanged. */
 Test(inject, into_a_sleeping_python, .timeout = 60)
