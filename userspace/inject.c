@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -45,13 +47,22 @@ static int dlopen_addr(pid_t pid, uint64_t *addr)
  * of malloc (which takes no lock at all in a single-threaded process) or
  * hold the loader's lock.  Blocked in a system call that malloc never
  * makes is fine: sleeping, polling, waiting on a futex or reading. */
-static bool safe_point(pid_t pid, const struct user_regs_struct *r)
-{
-	static const long blocking[] = { 0 /* read */, 7 /* poll */, 23 /* select */,
+static const long blocking[] = { 0 /* read */, 7 /* poll */, 23 /* select */,
 					 35 /* nanosleep */, 43 /* accept */, 45 /* recvfrom */,
 					 61 /* wait4 */, 202 /* futex */, 230 /* clock_nanosleep */,
 					 232 /* epoll_wait */, 270 /* pselect6 */, 271 /* ppoll */,
 					 281 /* epoll_pwait */, 288 /* accept4 */, 441 /* epoll_pwait2 */ };
+
+static bool blocking_syscall(long nr)
+{
+	for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
+		if (nr == blocking[i])
+			return true;
+	return false;
+}
+
+static bool safe_point(pid_t pid, const struct user_regs_struct *r)
+{
 	uint64_t ranges[MAX_RANGES][2];
 	int n = np_proc_file_ranges(pid, "libc.so", ranges, MAX_RANGES / 2);
 	if (n < 0)
@@ -62,12 +73,37 @@ static bool safe_point(pid_t pid, const struct user_regs_struct *r)
 	bool inside = false;
 	for (int i = 0; i < n && !inside; i++)
 		inside = r->rip >= ranges[i][0] && r->rip < ranges[i][1];
-	if (!inside)
-		return true;
-	for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]); i++)
-		if ((long)r->orig_rax == blocking[i])
-			return true;
-	return false;
+	return !inside || blocking_syscall((long)r->orig_rax);
+}
+
+pid_t np_inject_pick_thread(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return pid;
+	pid_t pick = pid;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid <= 0 || tid == pid)
+			continue;
+		char sc[96], buf[64] = "";
+		snprintf(sc, sizeof(sc), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+		FILE *f = fopen(sc, "re");
+		if (!f)
+			continue;
+		bool idle = fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9' &&
+			    blocking_syscall(strtol(buf, NULL, 10));
+		fclose(f);
+		if (idle) {
+			pick = tid;
+			break;
+		}
+	}
+	closedir(d);
+	return pick;
 }
 
 /* Waits for the tracee to stop, at most timeout_ms.  0, -ETIMEDOUT, or

@@ -29,4 +29,10 @@
 int np_inject_dlopen(pid_t pid, pid_t tid, const char *path, int timeout_ms,
 		     uint64_t *handle);
 
+/* A thread of pid to hijack: one blocked in a system call malloc never
+ * makes (an idle worker waiting on a futex, a poller), so that neither the
+ * training thread is paused nor a safe point waited for; else pid itself
+ * (the main thread).  Needs ptrace access to read /proc/PID/task/TID/syscall. */
+pid_t np_inject_pick_thread(pid_t pid);
+
 #endif

@@ -79,6 +79,7 @@ Test(inject, into_a_computing_python, .timeout = 60)
 	pid_t pid = start_python(code, &fd);
 	usleep(500000);
 	cr_assert(!mapped(pid, "libnanprof_agent.so"));
+	cr_expect_eq(np_inject_pick_thread(pid), pid, "one thread only: the main one");
 	uint64_t first = 0;
 	for (int i = 0; i < 20; i++) {
 		uint64_t h = 0;
@@ -188,6 +189,29 @@ Test(inject, into_torch_training_numerics_unchanged, .timeout = 120)
 		usleep(50000);
 	}
 	finish(pid, fds[0], plain);
+}
+
+/* With an idle thread (blocked on a futex), that thread is the one
+ * hijacked: the main thread, which trains, is not paused. */
+Test(inject, picks_an_idle_thread, .timeout = 60)
+{
+	need_python_and_agent();
+	const char *code =
+		"import threading, time\n"
+		"ev = threading.Event()\n"
+		"th = threading.Thread(target=ev.wait); th.start()\n"
+		"t = time.time(); x = 0\n"
+		"while time.time() - t < 2: x += 1\n"
+		"ev.set(); th.join(); print('done')\n";
+	int fd;
+	pid_t pid = start_python(code, &fd);
+	usleep(500000);
+	pid_t tid = np_inject_pick_thread(pid);
+	cr_expect_neq(tid, pid, "the idle thread, not the busy main thread");
+	uint64_t h;
+	cr_assert_eq(np_inject_dlopen(pid, tid, agent, 5000, &h), 0);
+	cr_expect(mapped(pid, "libnanprof_agent.so"));
+	finish(pid, fd, "done\n");
 }
 
 Test(inject, errors)
