@@ -70,8 +70,11 @@ static void serve_agent(struct np_session *s, int lfd)
 		    m.magic == NP_AGENT_MAGIC) {
 			pid_t pid = (pid_t)m.pid;
 			if (m.kind == NP_AGENT_HELLO) {
-				if (!np_collector_proc(&s->col, pid))
-					np_session_add(s, pid, true);
+				struct np_proc_state *ps = np_collector_proc(&s->col, pid);
+				if (!ps && np_session_add(s, pid, true) == 0)
+					ps = np_collector_proc(&s->col, pid);
+				if (ps)
+					ps->agent = true;
 			} else if (m.kind == NP_AGENT_LIBTORCH) {
 				np_session_check_torch(s, pid);
 			}

@@ -101,6 +101,7 @@ struct np_proc_state {
 	struct np_proc_info info;
 	struct np_pymem mem;
 	bool exited;
+	bool agent;                  /* run: its agent reports when torch is loaded */
 	uint64_t first_ts, last_ts;
 	/* current step */
 	struct np_step_stats cur;

@@ -30,6 +30,7 @@
 
 #define MAX_LINKS 8
 #define NP_MAX_TORCH_LIBS 8
+#define NP_SEQ_TRIES 20        /* tls_index still 0 after this many looks */
 
 struct proc_links {
 	pid_t pid;
@@ -279,23 +280,37 @@ static int find_python(pid_t pid, struct np_proc_info *info, uint64_t *offset,
 	return *offset ? 0 : -ENOEXEC;
 }
 
-static void torch_version_of(const char *lib, char *buf, size_t len)
+/* __version__ from torch/version.py, in the directory of torch._C. */
+static int version_py(const char *torch_dir, char *buf, size_t len)
 {
-	/* pip: .../torch/lib/libtorch_cpu.so next to .../torch/version.py */
-	char path[600], dir[512];
-	snprintf(dir, sizeof(dir), "%s", lib);
-	snprintf(path, sizeof(path), "%s/../version.py", dirname(dir));
+	char path[600];
+	snprintf(path, sizeof(path), "%s/version.py", torch_dir);
 	FILE *f = fopen(path, "r");
-	if (f) {
-		char line[256];
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "__version__ = '%63[^']'", buf) == 1) {
-				fclose(f);
-				return;
-			}
-		fclose(f);
+	if (!f)
+		return -ENOENT;
+	char line[256], v[64];
+	int err = -ENOENT;
+	while (err && fgets(line, sizeof(line), f))
+		if (sscanf(line, "__version__ = '%63[^']'", v) == 1) {
+			snprintf(buf, len, "%s", v);
+			err = 0;
+		}
+	fclose(f);
+	return err;
+}
+
+/* The torch version the process runs: torch/version.py next to the
+ * torch._C extension it mapped (pip and Debian alike), else the
+ * library's own .so.X.Y suffix (Debian's libtorch_cpu.so.1.13). */
+static void torch_version_of(pid_t pid, const char *lib, char *buf, size_t len)
+{
+	struct np_mapping c;
+	if (np_proc_find_mapping(pid, "_C.cpython", &c) == 0) {
+		char dir[512];
+		snprintf(dir, sizeof(dir), "%s", c.path);
+		if (version_py(dirname(dir), buf, len) == 0)
+			return;
 	}
-	/* Debian: libtorch_cpu.so.1.13 */
 	const char *so = strstr(lib, ".so.");
 	snprintf(buf, len, "%s", so ? so + 4 : "unknown");
 }
@@ -325,10 +340,49 @@ static uint32_t node_seq_offset(struct torch_syms *ts, const struct np_mapping *
 	return (uint32_t)ts->node_seq_off;
 }
 
+/* Reads libtorch's relocated tls_index for the sequence counter and hands
+ * it to BPF.  The dynamic loader fills it in while it loads libtorch, so
+ * a look during the load finds 0: then it stays pending and is tried
+ * again (np_probes_add_torch), and only a lasting failure is reported. */
+static void torch_seq_locate(struct np_probes *p, pid_t pid, struct np_proc_info *info,
+			     const struct torch_syms *ts, uint32_t node_seq_off)
+{
+	struct np_torch_offsets to = { .node_seq_nr = node_seq_off };
+	uint64_t ti[2];   /* {ti_module, ti_offset} */
+	if (!ts->seq_err &&
+	    np_pymem_read_pid((void *)(intptr_t)pid, info->torch_base + ts->seq.tls_index_vaddr,
+			      ti, sizeof(ti)) == 0 && ti[0]) {
+		to.tls_module = ti[0];
+		to.tls_offset = ti[1] + (uint64_t)ts->seq.disp;
+		info->torch_seq_pending = false;
+	} else if (ts->seq_err || ++info->torch_seq_tries >= NP_SEQ_TRIES) {
+		info->torch_seq_pending = false;
+		np_warn("cannot locate libtorch's autograd sequence counter in pid %d: "
+			"backward nodes will not be tied to modules", pid);
+	} else {
+		info->torch_seq_pending = true;
+	}
+	info->torch_seq_off = node_seq_off;
+	bpf_map__update_elem(p->skel->maps.torch, &(__u32){ (__u32)pid }, sizeof(__u32), &to,
+			     sizeof(to), BPF_ANY);
+}
+
+static struct torch_syms *torch_cache_of(struct np_probes *p, const char *path)
+{
+	for (int i = 0; i < NP_MAX_TORCH_LIBS; i++)
+		if (p->torch_cache[i].elf && strcmp(p->torch_cache[i].path, path) == 0)
+			return &p->torch_cache[i];
+	return NULL;
+}
+
 int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 {
-	if (info->torch_attached)
+	if (info->torch_attached) {
+		struct torch_syms *ts = torch_cache_of(p, info->torch_lib);
+		if (info->torch_seq_pending && ts)
+			torch_seq_locate(p, pid, info, ts, info->torch_seq_off);
 		return 0;
+	}
 	/* both halves: libtorch_python decides Node's layout, and without
 	 * it there is no Python training to see; import maps it right after
 	 * libtorch_cpu, so wait for it */
@@ -340,7 +394,7 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	if (!l)
 		return -ENOSPC;
 	snprintf(info->torch_lib, sizeof(info->torch_lib), "%s", m.path);
-	torch_version_of(m.path, info->torch_version, sizeof(info->torch_version));
+	torch_version_of(pid, m.path, info->torch_version, sizeof(info->torch_version));
 	struct torch_syms *ts = NULL;
 	for (int i = 0; i < NP_MAX_TORCH_LIBS && !ts; i++)
 		if (!p->torch_cache[i].elf || strcmp(p->torch_cache[i].path, m.path) == 0)
@@ -371,19 +425,7 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	info->torch_elf = ts->elf;
 	info->torch_base = m.start - ts->bias;
 	uint64_t exec_off = ts->exec_off, evfn_off = ts->evfn_off;
-	struct np_torch_offsets to = { .node_seq_nr = node_seq_offset(ts, &pym) };
-	uint64_t ti[2];   /* {ti_module, ti_offset}, relocated by ld.so */
-	if (!ts->seq_err &&
-	    np_pymem_read_pid((void *)(intptr_t)pid, info->torch_base + ts->seq.tls_index_vaddr,
-			      ti, sizeof(ti)) == 0 && ti[0]) {
-		to.tls_module = ti[0];
-		to.tls_offset = ti[1] + (uint64_t)ts->seq.disp;
-	} else {
-		np_warn("cannot locate libtorch's autograd sequence counter in pid %d: "
-			"backward nodes will not be tied to modules", pid);
-	}
-	bpf_map__update_elem(p->skel->maps.torch, &(__u32){ (__u32)pid }, sizeof(__u32), &to,
-			     sizeof(to), BPF_ANY);
+	torch_seq_locate(p, pid, info, ts, node_seq_offset(ts, &pym));
 	struct tracer_bpf *s = p->skel;
 	int err = 0;
 	size_t used = strlen(info->probes);

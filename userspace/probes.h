@@ -38,6 +38,9 @@ struct np_proc_info {
 	char torch_lib[512];       /* libtorch_cpu, "" until loaded */
 	char torch_version[64];
 	bool py_attached, torch_attached;
+	bool torch_seq_pending;    /* libtorch's tls_index not relocated yet: retry */
+	int torch_seq_tries;
+	uint32_t torch_seq_off;    /* Node::sequence_nr_ offset in use */
 	uint64_t torch_base;       /* runtime address of libtorch_cpu's vaddr 0 */
 	const struct np_elf *torch_elf;  /* its symbols; owned by the probes */
 	char probes[256];          /* names of the probes attached, for the session event */
@@ -56,7 +59,8 @@ const char *np_probes_mode(const struct np_probes *p);
 int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info);
 
 /* Attaches the libtorch probes if libtorch is mapped now and they are not
- * yet attached.  1 if attached now, 0 if nothing to do, -errno. */
+ * yet attached, or retries locating its sequence counter if that is still
+ * pending.  1 if attached now, 0 if nothing to do, -errno. */
 int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info);
 
 /* Detaches everything from one process (it may be gone already). */

@@ -124,7 +124,7 @@ int np_session_add(struct np_session *s, pid_t pid, bool followed)
 void np_session_check_torch(struct np_session *s, pid_t pid)
 {
 	struct np_proc_state *p = np_collector_proc(&s->col, pid);
-	if (!p || p->info.torch_attached || p->exited)
+	if (!p || p->exited || (p->info.torch_attached && !p->info.torch_seq_pending))
 		return;
 	if (np_probes_add_torch(s->probes, pid, &p->info) == 1)
 		np_debug("pid %d loaded torch %s: autograd probes attached", pid,
@@ -139,8 +139,14 @@ void np_session_tick(struct np_session *s)
 	if (now - s->last_torch_check_ns < 500000000ULL)
 		return;
 	s->last_torch_check_ns = now;
-	for (uint32_t i = 0; i < s->col.nprocs; i++)
-		np_session_check_torch(s, s->col.procs[i].pid);
+	for (uint32_t i = 0; i < s->col.nprocs; i++) {
+		const struct np_proc_state *p = &s->col.procs[i];
+		/* a process with the agent says when torch is loaded; a look
+		 * during its dlopen would find libtorch half relocated */
+		if (p->agent && !p->info.torch_attached)
+			continue;
+		np_session_check_torch(s, p->pid);
+	}
 }
 
 void np_session_abort(struct np_session *s)
