@@ -10,8 +10,9 @@ T=$(mktemp -d /tmp/nanprof-it.XXXXXX)
 trap 'rm -rf "$T"; jobs -p | xargs -r kill 2>/dev/null' EXIT
 pass=0 fail=0 skip=0
 
-ok()   { pass=$((pass + 1)); echo "PASS $1"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 15; }
+# each test writes its checks' output to $T/chk, emptied after every verdict
+ok()   { pass=$((pass + 1)); echo "PASS $1"; rm -f "$T/chk"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 25; rm -f "$T/chk"; }
 skp()  { skip=$((skip + 1)); echo "SKIP $1: $2"; }
 # one line on stderr, that line mentions $2, and the exit status is $3
 one_line_error() {
@@ -119,7 +120,10 @@ if $PY -c 'import torch' 2>/dev/null; then
 		--module layers.1.norm > "$T/chk" 2>&1 &&
 	   grep -q '"name":"rank 1 (pid' "$out/trace.json"; then
 		ok "run follows a launcher's rank processes"
-	else cat "$T/np.err" "$T/job.out" >> "$T/chk"; bad "run follows ranks" "$T/chk"; fi
+	else
+		$PY $IT/check_events.py "$out/events.jsonl" --steps 4 --ranks 0,1 --module layers.1.norm >> "$T/chk" 2>&1
+		cat "$T/np.err" "$T/job.out" >> "$T/chk"; bad "run follows ranks" "$T/chk"
+	fi
 
 	# attach to every rank of a running launcher, and to pids named one by one
 	rm -f "$T/chk"
