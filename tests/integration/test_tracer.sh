@@ -113,9 +113,10 @@ $PY -c 'import torch' 2>/dev/null || PY=/usr/bin/python3
 if $PY -c 'import torch' 2>/dev/null; then
 	export OMP_NUM_THREADS=1
 	# a launcher and its ranks: every process followed, ranks named
+	# (ranks share stdout: count occurrences, not lines)
 	out=$T/ranks
 	if $NP run -q -o "$out" -- $PY $IT/launcher.py 2 > "$T/job.out" 2> "$T/np.err" &&
-	   [ "$(grep -c 'finished 4 steps' "$T/job.out")" -eq 2 ] &&
+	   [ "$(grep -o 'finished 4 steps' "$T/job.out" | wc -l)" -eq 2 ] &&
 	   $PY $IT/check_events.py "$out/events.jsonl" --steps 4 --ranks 0,1 \
 		--module layers.1.norm > "$T/chk" 2>&1 &&
 	   grep -q '"name":"rank 1 (pid' "$out/trace.json"; then
@@ -131,7 +132,7 @@ if $PY -c 'import torch' 2>/dev/null; then
 	launcher=$!
 	sleep 3
 	if $NP attach -q -o "$T/children" --children $launcher 2> "$T/np.err" &&
-	   wait $launcher && [ "$(grep -c 'finished 100 steps' "$T/job.out")" -eq 2 ] &&
+	   wait $launcher && [ "$(grep -o 'finished 100 steps' "$T/job.out" | wc -l)" -eq 2 ] &&
 	   grep -q "targets exited" "$T/np.err" &&
 	   $PY $IT/check_events.py "$T/children/events.jsonl" --mode attach --min-steps 3 \
 		--ranks 0,1 --module layers.1.norm --backward-module layers.1.fc > "$T/chk" 2>&1; then
@@ -143,7 +144,7 @@ if $PY -c 'import torch' 2>/dev/null; then
 	sleep 3
 	ranks=$(pgrep -f "workload.py --steps 100" | tr '\n' ' ')
 	if $NP attach -q -o "$T/pids" --duration 1.5 $ranks 2> "$T/np.err" &&
-	   wait $launcher && [ "$(grep -c 'finished 100 steps' "$T/job.out")" -eq 2 ] &&
+	   wait $launcher && [ "$(grep -o 'finished 100 steps' "$T/job.out" | wc -l)" -eq 2 ] &&
 	   $PY $IT/check_events.py "$T/pids/events.jsonl" --mode attach --min-steps 3 \
 		--ranks 0,1 --module layers.1.norm > "$T/chk" 2>&1; then
 		ok "attach PID PID: both ranks traced, then run on to the end"

@@ -61,8 +61,10 @@ def main():
         opt.step()
         if args.sleep:
             time.sleep(args.sleep)
-    print("finished %d steps rank=%s loss=%.6f" % (args.steps, os.environ.get("RANK", "-"),
-                                                 loss.item()))
+    # one write: ranks share stdout, and with PYTHONUNBUFFERED print()
+    # writes the text and its newline separately, so lines could interleave
+    sys.stdout.write("finished %d steps rank=%s loss=%.6f\n"
+                     % (args.steps, os.environ.get("RANK", "-"), loss.item()))
     sys.stdout.flush()
 
 
