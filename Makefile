@@ -15,8 +15,8 @@ ARCH    := x86
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror=implicit-function-declaration \
 	   -Wno-unused-parameter -I$(OUTPUT) -Ibpf -Iuserspace -Iviz
-LDLIBS  := -lbpf -lelf -lz
-STATIC_LDLIBS := -static -l:libbpf.a -l:libelf.a -l:libz.a -lzstd -lpthread
+LDLIBS  := -lbpf -lelf -lz -lm
+STATIC_LDLIBS := -static -l:libbpf.a -l:libelf.a -l:libz.a -lzstd -lpthread -lm
 
 ifeq ($(V),1)
 Q =
@@ -72,9 +72,12 @@ nanprof-static: $(LIB_OBJS) $(MAIN_OBJ)
 
 # The agent is preloaded into the training process: no dependencies
 # beyond libc, so it loads anywhere (see agent/agent.c).
-libnanprof_agent.so: agent/agent.c agent/agent_proto.h $(AGENT_LIB_SRCS) agent/cpu_check.h kernels/finite.h
+# CPython is looked up at run time (agent/pyapi.c), never linked.
+AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/pyapi.c \
+	      agent/report.c $(AGENT_LIB_SRCS)
+libnanprof_agent.so: $(AGENT_SRCS) $(wildcard agent/*.h) kernels/finite.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden agent/agent.c $(AGENT_LIB_SRCS) -ldl -o $@
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden $(AGENT_SRCS) -ldl -lpthread -lm -o $@
 
 $(OUTPUT)/agent/%.o: agent/%.c agent/cpu_check.h kernels/finite.h
 	$(call msg,CC,$@)

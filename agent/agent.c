@@ -1,11 +1,14 @@
-/* agent.c - libnanprof_agent.so, preloaded by `nanprof run`.
+/* agent.c - libnanprof_agent.so: preloaded by `nanprof run`, injected
+ * by `nanprof attach`.
  *
- * Its only job here is timing: it makes each process of the job wait
- * (bounded) until nanprof has attached its probes, first before main()
- * and again right after libtorch is loaded, so no module call, backward
- * pass or optimizer step of the job is missed.  It links nothing but
- * libc and libdl, never writes to stdout, and on any failure just lets
- * the process go on.
+ * Preloaded, it first makes each process of the job wait (bounded) until
+ * nanprof has attached its probes, before main() and again right after
+ * libtorch is loaded, so no module call, backward pass or optimizer step
+ * is missed.  Then, in both modes, it starts the control thread
+ * (control.c) that puts the finite checks (hooks.c) in place once torch
+ * is imported.  It links nothing but libc, libdl and libpthread (CPython
+ * is found at run time), never writes to stdout, and on any failure just
+ * lets the process go on.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -20,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent_proto.h"
+#include "control.h"
 
 static int torch_reported;
 
@@ -92,11 +96,14 @@ void *dlopen(const char *file, int mode)
 __attribute__((constructor))
 static void agent_init(void)
 {
-	if (!getenv(NP_AGENT_ENV_SOCK))
+	if (!getenv(NP_AGENT_ENV_SOCK)) {
+		np_control_start(0);   /* injected by `nanprof attach` */
 		return;
+	}
 	/* A process that already has libtorch (a fork of a torch process
 	 * that then exec'd one) reports it at once. */
 	if (dl_iterate_phdr(find_torch, NULL))
 		torch_reported = 1;
 	handshake(NP_AGENT_HELLO);
+	np_control_start(1);
 }

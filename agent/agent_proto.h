@@ -15,10 +15,15 @@
 #define NP_AGENT_ENV_SOCK "NANPROF_SOCK"
 #define NP_AGENT_ENV_WAIT "NANPROF_WAIT_MS"
 #define NP_AGENT_DEFAULT_WAIT_MS 10000
+#define NP_AGENT_ENV_CHECKS "NANPROF_CHECKS"   /* "0": tracer only, no checks */
+/* attach: the injected agent listens here (abstract namespace) */
+#define NP_AGENT_ATTACH_FMT "nanprof-agent-%d"
 
 enum np_agent_msg_kind {
 	NP_AGENT_HELLO = 1,   /* before main(): all startup libraries mapped */
 	NP_AGENT_LIBTORCH,    /* libtorch (and its Python bindings) just loaded */
+	NP_AGENT_CHECKS,      /* the agent asks for checks (run) or is asked (attach);
+			       * the connection stays open while they are on */
 };
 
 struct np_agent_msg {

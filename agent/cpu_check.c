@@ -212,3 +212,61 @@ int np_cpu_check(enum np_dtype t, const void *p, size_t n, struct np_check_resul
 	r->max_abs = np_magnitude(t, max_mag);
 	return 0;
 }
+
+#ifdef NP_HAVE_X86
+__attribute__((target("avx2,fma")))
+static size_t avx2_sumsq_f32(const float *p, size_t n, double *acc)
+{
+	__m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(p + i);
+		__m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+		__m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+		a0 = _mm256_fmadd_pd(lo, lo, a0);
+		a1 = _mm256_fmadd_pd(hi, hi, a1);
+	}
+	double lanes[4];
+	_mm256_storeu_pd(lanes, _mm256_add_pd(a0, a1));
+	*acc += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+	return i;
+}
+#endif
+
+/* Converts one finite element to double (NaN for non-finite: callers
+ * sum clean tensors only). */
+static double value_of(enum np_dtype t, const uint8_t *p)
+{
+	uint64_t b = load_bits(t, p);
+	if (t == NP_DT_F32) {
+		float f;
+		memcpy(&f, &b, 4);
+		return f;
+	}
+	if (t == NP_DT_F64) {
+		double d;
+		memcpy(&d, &b, 8);
+		return d;
+	}
+	uint64_t sign = np_sign_bit(t);
+	double v = np_magnitude(t, b & (sign - 1));
+	return b & sign ? -v : v;
+}
+
+double np_cpu_sumsq(enum np_dtype t, const void *p, size_t n)
+{
+	if ((unsigned)t >= NP_DT_MAX)
+		return 0;
+	double acc = 0;
+	size_t i = 0;
+#ifdef NP_HAVE_X86
+	if (t == NP_DT_F32 && have_avx2())
+		i = avx2_sumsq_f32(p, n, &acc);
+#endif
+	unsigned size = np_dtype_size(t);
+	for (; i < n; i++) {
+		double v = value_of(t, (const uint8_t *)p + i * size);
+		acc += v * v;
+	}
+	return acc;
+}

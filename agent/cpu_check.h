@@ -23,6 +23,9 @@ int np_cpu_check(enum np_dtype t, const void *p, size_t n, struct np_check_resul
  * code is tested against). */
 int np_cpu_check_scalar(enum np_dtype t, const void *p, size_t n, struct np_check_result *r);
 
+/* Sum of squares of n elements, in double (for gradient norms). */
+double np_cpu_sumsq(enum np_dtype t, const void *p, size_t n);
+
 /* "avx2" or "scalar": what np_cpu_check uses on this CPU. */
 const char *np_cpu_check_impl(void);
 

@@ -1,0 +1,91 @@
+/* agent_report.h - what the agent tells nanprof about the tensors it
+ * checked.  Shared by libnanprof_agent.so and the nanprof CLI.
+ *
+ * The agent calls np_agent_report(&rec) for each record; a BPF uprobe on
+ * that function copies the NP_AGENT_REC_SIZE bytes into the same ring
+ * buffer as the tracer's events, so every record lands in order with the
+ * module calls, backward nodes and optimizer steps of its thread.  Without
+ * nanprof attached the call costs a few nanoseconds and the record is
+ * gone: reports are numbered so that nanprof can count what it missed.
+ */
+#ifndef NP_AGENT_REPORT_H
+#define NP_AGENT_REPORT_H
+
+#include <stdint.h>
+
+#define NP_AGENT_REC_SIZE 96
+#define NP_AGENT_REPORT_FN "np_agent_report"
+
+enum np_arec_kind {
+	NP_AREC_CHECK = 1,   /* a tensor that holds non-finite values */
+	NP_AREC_STATS,       /* per-module statistics of the step that ends */
+	NP_AREC_STATUS,      /* the agent installed, failed, detached */
+};
+
+/* Which tensor a CHECK record is about. */
+enum np_arec_role {
+	NP_ROLE_OUTPUT = 1,  /* a module's forward output */
+	NP_ROLE_GRAD,        /* a gradient an autograd node produced */
+	NP_ROLE_PARAM,       /* a parameter after optimizer.step() */
+	NP_ROLE_PARAM_GRAD,  /* a parameter's .grad before optimizer.step() */
+};
+
+/* The agent's own view of the phase (same values as enum np_phase). */
+enum np_arec_phase {
+	NP_APHASE_FORWARD = 1,
+	NP_APHASE_BACKWARD = 2,
+	NP_APHASE_OPTIMIZER = 3,
+};
+
+enum np_arec_flags {
+	NP_AF_SOURCE_DIRTY = 1,  /* what flowed in was already non-finite */
+	NP_AF_AFTER_STEP = 2,    /* sent after optimizer.step() returned */
+};
+
+enum np_arec_status {
+	NP_AST_INSTALLED = 1,    /* hooks in place; what = torch version */
+	NP_AST_FAILED,           /* could not install; what = why */
+	NP_AST_DISABLED,         /* an error inside the agent switched it off */
+	NP_AST_DETACHED,         /* hooks removed (nanprof went away) */
+	NP_AST_COUNTERS,         /* periodic counters */
+};
+
+struct np_arec_stat {
+	uint64_t module;         /* nn.Module object */
+	float out_max;           /* largest finite |x| of its forward outputs */
+	float pad;
+	double grad_sumsq;       /* sum of squares of its parameters' .grad */
+};
+
+struct np_agent_rec {
+	uint32_t seq;            /* per process, from 1: a gap is a lost report */
+	uint8_t kind;            /* enum np_arec_kind */
+	uint8_t role;            /* enum np_arec_role */
+	uint8_t phase;           /* enum np_arec_phase */
+	uint8_t flags;           /* enum np_arec_flags */
+	uint8_t dtype;           /* enum np_dtype (kernels/finite.h) */
+	uint8_t nstats;          /* STATS: entries used in st[] */
+	uint16_t status;         /* STATUS: enum np_arec_status */
+	uint32_t pad;
+	uint64_t module;         /* CHECK: the module (forward, parameters); 0 if none */
+	union {
+		struct {
+			uint64_t numel, nan, posinf, neginf;
+			int64_t first_bad;
+			double max_abs;
+			char what[24];   /* OUTPUT: autograd node that made it; PARAM*: name */
+		} chk;
+		struct np_arec_stat st[3];
+		struct {
+			uint64_t checked;        /* tensors checked */
+			uint64_t bytes;          /* bytes checked */
+			uint64_t skipped;        /* tensors not checked (layout, device) */
+			uint64_t dropped;        /* reports not sent (per-step bound) */
+			uint64_t overflow;       /* modules over the agent's table */
+			char what[32];
+		} cnt;
+	};
+};
+_Static_assert(sizeof(struct np_agent_rec) == NP_AGENT_REC_SIZE, "np_agent_rec ABI");
+
+#endif

@@ -1,0 +1,304 @@
+/* control.c - the agent's control thread (see control.h). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "agent_proto.h"
+#include "bootstrap.h"
+#include "control.h"
+#include "hooks.h"
+#include "pyapi.h"
+#include "report.h"
+
+enum state { IDLE, WANT_ON, ON, WANT_OFF };
+
+static volatile int state = IDLE;
+static volatile int pending;          /* a pending call is queued */
+static PyObject *ns;                  /* the bootstrap's namespace */
+static PyObject *uninstall_fn;
+static int started;
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* ---- under the GIL, on the main thread ---- */
+
+static PyObject *ns_call(const char *fn, PyObject *a, PyObject *b, PyObject *c, PyObject *d,
+			 PyObject *e, PyObject *g)
+{
+	PyObject *f = np_py.Dict_GetItemString(ns, fn);
+	if (!f)
+		return NULL;
+	return np_py.Object_CallFunctionObjArgs(f, a, b, c, d, e, g, NULL);
+}
+
+static int load_bootstrap(void)
+{
+	if (ns)
+		return 0;
+	PyObject *g = np_py.Dict_New();
+	if (!g)
+		return -1;
+	np_py.Dict_SetItemString(g, "__builtins__", np_py.Eval_GetBuiltins());
+	PyObject *r = np_py.Run_StringFlags(np_bootstrap_py, NP_PY_FILE_INPUT, g, g, NULL);
+	if (!r) {
+		np_py.DecRef(g);
+		return -1;
+	}
+	np_py.DecRef(r);
+	ns = g;
+	return 0;
+}
+
+static void install(void)
+{
+	PyObject *ready = ns_call("_nanprof_ready", NULL, NULL, NULL, NULL, NULL, NULL);
+	int ok = ready == np_py.True;
+	np_py_xdecref(ready);
+	if (!ok)
+		return;   /* torch is not (fully) imported yet: asked again later */
+	if (np_hooks_init()) {
+		np_report_status(NP_AST_FAILED, "cannot find torch.Tensor");
+		state = IDLE;
+		return;
+	}
+	PyObject *fn[6] = { np_hooks_callable("fwd"), np_hooks_callable("walk"),
+			    np_hooks_callable("opt_pre"), np_hooks_callable("opt_post"),
+			    np_hooks_callable("opt_post_wrapped"), np_hooks_callable("counters") };
+	PyObject *res = NULL;
+	if (fn[0] && fn[1] && fn[2] && fn[3] && fn[4] && fn[5])
+		res = ns_call("_nanprof_install", fn[0], fn[1], fn[2], fn[3], fn[4], fn[5]);
+	for (int i = 0; i < 6; i++)
+		np_py_xdecref(fn[i]);
+	PyObject *undo = res && np_py.Tuple_Size(res) == 2 ? np_py.Tuple_GetItem(res, 0) : NULL;
+	PyObject *msg = res && np_py.Tuple_Size(res) == 2 ? np_py.Tuple_GetItem(res, 1) : NULL;
+	const char *text = msg ? np_py.Unicode_AsUTF8(msg) : NULL;
+	if (undo && undo != np_py.None) {
+		np_py.IncRef(undo);
+		uninstall_fn = undo;
+		np_hooks_enable(1);
+		state = ON;
+		np_report_status(NP_AST_INSTALLED, text);
+	} else {
+		state = IDLE;
+		np_report_status(NP_AST_FAILED, text ? text : "bootstrap failed");
+	}
+	np_py_xdecref(res);
+}
+
+static void uninstall(void)
+{
+	np_hooks_enable(0);
+	if (uninstall_fn) {
+		PyObject *r = np_py.Object_CallObject(uninstall_fn, NULL);
+		np_py_xdecref(r);
+		np_py.DecRef(uninstall_fn);
+		uninstall_fn = NULL;
+	}
+	np_hooks_send_counters();
+	np_hooks_reset();
+	np_report_status(NP_AST_DETACHED, NULL);
+	state = IDLE;
+}
+
+/* Runs between two bytecodes of the main thread, GIL held.  Must return
+ * 0: anything else raises in the job. */
+static int on_main_thread(void *arg)
+{
+	(void)arg;
+	pending = 0;
+	if (state == WANT_ON) {
+		if (!ns && load_bootstrap())
+			state = IDLE;
+		else
+			install();
+	} else if (state == WANT_OFF) {
+		uninstall();
+	}
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+	return 0;
+}
+
+/* ---- the control thread ---- */
+
+static void ask_main_thread(void)
+{
+	if (pending || !np_py.IsInitialized())
+		return;
+	pending = 1;
+	if (np_py.AddPendingCall(on_main_thread, NULL))
+		pending = 0;   /* queue full: try again on the next tick */
+}
+
+static int find_torch(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	return base && strncmp(base + 1, "libtorch_python.so", 18) == 0;
+}
+
+/* Checks on while fd is open: install once torch is there, take the
+ * hooks out when nanprof hangs up. */
+static void serve(int fd)
+{
+	state = WANT_ON;
+	while (state == WANT_ON || state == ON) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int n = poll(&p, 1, 50);
+		if (n > 0) {
+			char buf[64];
+			if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+				break;   /* nanprof is gone */
+		}
+		if (state == WANT_ON && np_pyapi_load() == 0 && dl_iterate_phdr(find_torch, NULL))
+			ask_main_thread();
+	}
+	if (state == ON || state == WANT_ON) {
+		state = state == ON ? WANT_OFF : IDLE;
+		/* the main thread may never come back (the job is exiting):
+		 * bounded wait, the hooks do nothing once disabled anyway */
+		for (int i = 0; i < 200 && state == WANT_OFF; i++) {
+			ask_main_thread();
+			sleep_ms(10);
+		}
+	}
+}
+
+static int connect_cli(void)
+{
+	const char *path = getenv(NP_AGENT_ENV_SOCK);
+	if (!path || !*path || strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return -1;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	strcpy(addr.sun_path, path);
+	socklen_t alen = sizeof(addr);
+	if (path[0] == '@') {
+		addr.sun_path[0] = 0;
+		alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	}
+	struct np_agent_msg m = { NP_AGENT_MAGIC, NP_AGENT_CHECKS, (uint32_t)getpid(), 0 };
+	char ack;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	if (connect(fd, (struct sockaddr *)&addr, alen) ||
+	    send(fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m) ||
+	    poll(&p, 1, 10000) != 1 || recv(fd, &ack, 1, 0) != 1) {
+		close(fd);
+		return -1;
+	}
+	return fd;   /* nanprof keeps its end open while it wants checks */
+}
+
+static int listen_attach(void)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%c" NP_AGENT_ATTACH_FMT, 0,
+			 (int)getpid());
+	if (bind(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) ||
+	    listen(fd, 4)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Only root or the job's own user may switch the checks on. */
+static int trusted(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
+	       (cr.uid == 0 || cr.uid == getuid());
+}
+
+static void *control_main(void *arg)
+{
+	int run_mode = (int)(intptr_t)arg;
+	if (run_mode) {
+		int fd = connect_cli();
+		if (fd >= 0) {
+			serve(fd);
+			close(fd);
+		}
+		return NULL;
+	}
+	int lfd = listen_attach();
+	if (lfd < 0)
+		return NULL;
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break;
+		}
+		struct np_agent_msg m;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (trusted(fd) && poll(&p, 1, 2000) == 1 &&
+		    recv(fd, &m, sizeof(m), 0) == sizeof(m) && m.magic == NP_AGENT_MAGIC &&
+		    m.kind == NP_AGENT_CHECKS) {
+			char ack = 1;
+			if (send(fd, &ack, 1, MSG_NOSIGNAL) == 1)
+				serve(fd);
+		}
+		close(fd);
+	}
+	close(lfd);
+	return NULL;
+}
+
+/* A forked child (a DataLoader worker) has the hooks but not the thread
+ * and not nanprof's attention: its checks stay off. */
+static void in_child(void)
+{
+	np_hooks_enable(0);
+	started = 0;
+	state = IDLE;
+}
+
+void np_control_start(int run_mode)
+{
+	if (started)
+		return;
+	const char *off = getenv(NP_AGENT_ENV_CHECKS);
+	if (off && strcmp(off, "0") == 0)
+		return;
+	started = 1;
+	pthread_atfork(NULL, NULL, in_child);
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 256 << 10);
+	/* no signal of the job's may land on our thread */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t t;
+	if (pthread_create(&t, &a, control_main, (void *)(intptr_t)run_mode))
+		started = 0;
+	else
+		pthread_setname_np(t, "nanprof-agent");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&a);
+}

@@ -1,0 +1,600 @@
+/* hooks.c - what torch calls, and what it checks (see hooks.h).
+ *
+ * Forward: the global forward hook checks every module's outputs; only
+ * when one is non-finite does it check the inputs too, to tell an origin
+ * (inputs finite) from propagation.
+ * Backward: before each backward pass the graph is walked from its roots
+ * and a post-hook put on every node; the hook checks the gradients the
+ * node produced and, if one is non-finite, those it received.  Which
+ * module and op the node belongs to, nanprof knows from its BPF probes.
+ * Optimizer: before step() the parameters' .grad are checked and their
+ * squares summed (gradient norms); after it the parameters themselves.
+ *
+ * Tables are fixed-size; what does not fit is counted and reported.
+ */
+#include <math.h>
+#include <string.h>
+#include "hooks.h"
+#include "report.h"
+#include "tensor.h"
+
+#define MOD_SLOTS 16384          /* modules with statistics (power of 2) */
+#define PARAM_SLOTS 65536        /* parameters with a known owner */
+#define NODE_SLOTS 65536         /* nodes hooked in one backward pass */
+#define WALK_STACK 65536
+#define REPORTS_PER_STEP 64      /* non-finite reports per step */
+
+struct mod_slot {
+	uint64_t key;                /* nn.Module address; 0 = free */
+	uint32_t gen;                /* step generation of the statistics */
+	float out_max;
+	double grad_sumsq;
+};
+
+struct param_slot {
+	uint64_t key;                /* Parameter address */
+	uint64_t module;
+	char name[24];
+};
+
+static struct mod_slot mods[MOD_SLOTS];
+static struct param_slot params[PARAM_SLOTS];
+static uint64_t nodes[NODE_SLOTS];
+static uint32_t nodes_walk[NODE_SLOTS];   /* which walk the entry is of */
+static uint32_t walk_gen;
+static PyObject *walk_stack[WALK_STACK];
+static uint32_t gen = 1;                 /* bumped at each optimizer step */
+static uint32_t reports_this_step;
+static int dirty_this_step;              /* anything non-finite seen this step */
+static int enabled;
+static uint64_t dropped, overflow;
+static PyObject *accumulate_grad_type;
+static PyObject *post_hook_fn;
+
+static inline uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	return k ^ (k >> 33);
+}
+
+static struct mod_slot *mod_get(uint64_t key, int *fresh)
+{
+	uint32_t h = (uint32_t)mix(key) & (MOD_SLOTS - 1);
+	for (uint32_t i = 0; i < 64; i++, h = (h + 1) & (MOD_SLOTS - 1)) {
+		if (mods[h].key == key) {
+			*fresh = 0;
+			return &mods[h];
+		}
+		if (!mods[h].key) {
+			mods[h].key = key;
+			*fresh = 1;
+			return &mods[h];
+		}
+	}
+	overflow++;
+	return NULL;
+}
+
+static struct param_slot *param_get(uint64_t key, int create)
+{
+	uint32_t h = (uint32_t)mix(key) & (PARAM_SLOTS - 1);
+	for (uint32_t i = 0; i < 64; i++, h = (h + 1) & (PARAM_SLOTS - 1)) {
+		if (params[h].key == key)
+			return &params[h];
+		if (!params[h].key) {
+			if (!create)
+				return NULL;
+			params[h].key = key;
+			return &params[h];
+		}
+	}
+	if (create)
+		overflow++;
+	return NULL;
+}
+
+static PyObject *as_dict(PyObject *module, PyObject *attr)
+{
+	PyObject *d = np_py.Object_GetAttr(module, attr);
+	if (d && np_py_type(d) != np_py.DictType && np_py.Object_IsInstance(d, np_py.DictType) <= 0) {
+		np_py.DecRef(d);   /* an OrderedDict (old torch) is a dict subclass */
+		d = NULL;
+	}
+	if (!d)
+		np_py.Err_Clear();
+	return d;
+}
+
+/* First sight of a module: the parameters it owns, so that a gradient
+ * norm or a bad parameter can be put on it.  Children that run are seen
+ * first (hooks fire innermost first) and claim their own; what is left
+ * under this module belongs to children that never run as modules (MHA's
+ * out_proj, used functionally), and so to this one. */
+static void index_params(PyObject *module, PyObject *owner, int depth)
+{
+	PyObject *d = as_dict(module, np_n._parameters);
+	ptrdiff_t pos = 0;
+	PyObject *k, *v;
+	while (d && np_py.Dict_Next(d, &pos, &k, &v)) {
+		if (!np_is_tensor(v))
+			continue;
+		struct param_slot *s = param_get((uint64_t)(uintptr_t)v, 1);
+		if (!s || s->module)
+			continue;   /* shared, or a child's: the first claim holds */
+		s->module = (uint64_t)(uintptr_t)owner;
+		const char *n = np_py.Unicode_AsUTF8(k);
+		strncpy(s->name, n ? n : "?", sizeof(s->name) - 1);
+	}
+	np_py_xdecref(d);
+	if (depth < 8 && (d = as_dict(module, np_n._modules))) {
+		pos = 0;
+		while (np_py.Dict_Next(d, &pos, &k, &v))
+			if (v != np_py.None)
+				index_params(v, owner, depth + 1);
+		np_py.DecRef(d);
+	}
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+}
+
+static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t module,
+		       const struct np_tensor_check *c, const char *what)
+{
+	dirty_this_step = 1;
+	if (reports_this_step >= REPORTS_PER_STEP) {
+		dropped++;
+		return;
+	}
+	reports_this_step++;
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = role;
+	r.phase = phase;
+	r.flags = flags;
+	r.dtype = c->dtype;
+	r.module = module;
+	r.chk.numel = c->numel;
+	r.chk.nan = c->r.nan;
+	r.chk.posinf = c->r.posinf;
+	r.chk.neginf = c->r.neginf;
+	r.chk.first_bad = c->r.first_bad;
+	r.chk.max_abs = c->r.max_abs;
+	if (what)
+		strncpy(r.chk.what, what, sizeof(r.chk.what) - 1);
+	np_report_send(&r);
+}
+
+static inline int bad(const struct np_tensor_check *c)
+{
+	return c->r.nan || c->r.posinf || c->r.neginf;
+}
+
+/* ---- visiting tensors ---- */
+
+struct scan {
+	double max_abs;              /* over finite values of clean tensors */
+	int dirty;
+	struct np_tensor_check first;   /* the first non-finite tensor */
+	PyObject *first_obj;            /* borrowed, valid during the hook */
+};
+
+static void scan_one(PyObject *t, void *arg)
+{
+	struct scan *s = arg;
+	struct np_tensor_check c;
+	if (np_tensor_check(t, &c) != 1)
+		return;
+	if (c.r.max_abs > s->max_abs)
+		s->max_abs = c.r.max_abs;
+	if (bad(&c) && !s->dirty++) {
+		s->first = c;
+		s->first_obj = t;
+	}
+}
+
+static int any_dirty(PyObject *o)
+{
+	struct scan s = { 0 };
+	np_tensor_visit(o, scan_one, &s);
+	return s.dirty > 0;
+}
+
+/* ---- forward ---- */
+
+/* hook(module, input, output) */
+static PyObject *fwd_hook(PyObject *self, PyObject *args)
+{
+	(void)self;
+	if (!enabled || np_py.Tuple_Size(args) != 3)
+		goto out;
+	PyObject *module = np_py.Tuple_GetItem(args, 0);
+	int fresh = 0;
+	struct mod_slot *m = mod_get((uint64_t)(uintptr_t)module, &fresh);
+	if (fresh)
+		index_params(module, module, 0);
+	struct scan s = { 0 };
+	np_tensor_visit(np_py.Tuple_GetItem(args, 2), scan_one, &s);
+	if (m) {
+		if (m->gen != gen) {
+			m->gen = gen;
+			m->out_max = 0;
+			m->grad_sumsq = 0;
+		}
+		if (s.max_abs > m->out_max)
+			m->out_max = s.max_abs > 3.4e38 ? INFINITY : (float)s.max_abs;
+	}
+	if (s.dirty) {
+		uint8_t flags = any_dirty(np_py.Tuple_GetItem(args, 1)) ? NP_AF_SOURCE_DIRTY : 0;
+		char op[24];
+		np_tensor_grad_fn_name(s.first_obj, op, sizeof(op));
+		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,
+			   &s.first, op);
+	}
+out:
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+	np_py.IncRef(np_py.None);
+	return np_py.None;
+}
+
+/* ---- backward ---- */
+
+/* node post-hook(grad_inputs, grad_outputs): grad_inputs are what the
+ * node produced, grad_outputs what it was given. */
+static PyObject *node_hook(PyObject *self, PyObject *args)
+{
+	(void)self;
+	if (!enabled || np_py.Tuple_Size(args) != 2)
+		goto out;
+	struct scan s = { 0 };
+	np_tensor_visit(np_py.Tuple_GetItem(args, 0), scan_one, &s);
+	if (s.dirty) {
+		uint8_t flags = any_dirty(np_py.Tuple_GetItem(args, 1)) ? NP_AF_SOURCE_DIRTY : 0;
+		send_check(NP_ROLE_GRAD, NP_APHASE_BACKWARD, flags, 0, &s.first, NULL);
+	}
+out:
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+	np_py.IncRef(np_py.None);
+	return np_py.None;
+}
+
+static int node_seen(uint64_t key)
+{
+	uint32_t h = (uint32_t)mix(key) & (NODE_SLOTS - 1);
+	for (uint32_t i = 0; i < 256; i++, h = (h + 1) & (NODE_SLOTS - 1)) {
+		if (nodes_walk[h] != walk_gen) {   /* free in this walk */
+			nodes_walk[h] = walk_gen;
+			nodes[h] = key;
+			return 0;
+		}
+		if (nodes[h] == key)
+			return 1;
+	}
+	overflow++;
+	return 1;   /* full: hook no more */
+}
+
+/* A root of backward() that is itself non-finite was computed outside
+ * any module (a loss written in the training loop): no forward hook saw
+ * it, so it is reported here. */
+static void check_root(PyObject *root)
+{
+	struct np_tensor_check c;
+	if (np_tensor_check(root, &c) == 1 && bad(&c)) {
+		char op[24];
+		np_tensor_grad_fn_name(root, op, sizeof(op));
+		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, 0, &c, op);
+	}
+}
+
+static uint32_t walk_push(PyObject *root, uint32_t sp)
+{
+	if (np_is_tensor(root)) {
+		check_root(root);
+		PyObject *gf = np_py.Object_GetAttr(root, np_n.grad_fn);
+		if (gf && gf != np_py.None && sp < WALK_STACK)
+			walk_stack[sp++] = gf;   /* owned */
+		else
+			np_py_xdecref(gf);
+	}
+	return sp;
+}
+
+/* walk(roots): hook every node of the graph behind roots (a tensor or a
+ * sequence of them), once per backward pass. */
+static PyObject *walk(PyObject *self, PyObject *args)
+{
+	(void)self;
+	if (!enabled || np_py.Tuple_Size(args) != 1)
+		goto out;
+	if (++walk_gen == 0) {   /* wrapped: clear for real */
+		memset(nodes_walk, 0, sizeof(nodes_walk));
+		walk_gen = 1;
+	}
+	uint32_t sp = 0, hooked = 0;
+	PyObject *roots = np_py.Tuple_GetItem(args, 0);
+	if (np_is_tensor(roots)) {
+		sp = walk_push(roots, sp);
+	} else if (np_py.Object_IsInstance(roots, np_py.TupleType) > 0) {
+		for (ptrdiff_t i = 0; i < np_py.Tuple_Size(roots); i++)
+			sp = walk_push(np_py.Tuple_GetItem(roots, i), sp);
+	} else if (np_py.Object_IsInstance(roots, np_py.ListType) > 0) {
+		for (ptrdiff_t i = 0; i < np_py.List_Size(roots); i++)
+			sp = walk_push(np_py.List_GetItem(roots, i), sp);
+	}
+	while (sp) {
+		PyObject *node = walk_stack[--sp];
+		if (node_seen((uint64_t)(uintptr_t)node) ||
+		    np_py_type(node) == accumulate_grad_type) {
+			np_py.DecRef(node);
+			continue;
+		}
+		PyObject *h = np_py.Object_CallMethodObjArgs(node, np_n.register_hook,
+							      post_hook_fn, NULL);
+		if (h) {
+			hooked++;
+			np_py.DecRef(h);
+		} else {
+			np_py.Err_Clear();
+		}
+		PyObject *next = np_py.Object_GetAttr(node, np_n.next_functions);
+		ptrdiff_t n = next ? np_py.Tuple_Size(next) : 0;
+		for (ptrdiff_t i = 0; i < n; i++) {
+			PyObject *pair = np_py.Tuple_GetItem(next, i);
+			PyObject *fn = pair ? np_py.Tuple_GetItem(pair, 0) : NULL;
+			if (!fn || fn == np_py.None)
+				continue;
+			if (sp >= WALK_STACK) {
+				overflow++;
+				break;
+			}
+			np_py.IncRef(fn);
+			walk_stack[sp++] = fn;
+		}
+		np_py_xdecref(next);
+		np_py.DecRef(node);
+		if (np_py.Err_Occurred())
+			np_py.Err_Clear();
+	}
+out:
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+	np_py.IncRef(np_py.None);
+	return np_py.None;
+}
+
+/* ---- optimizer ---- */
+
+typedef void (*param_fn)(PyObject *param, void *arg);
+
+/* Calls fn on every parameter of optimizer.param_groups. */
+static void each_param(PyObject *opt, param_fn fn, void *arg)
+{
+	PyObject *groups = np_py.Object_GetAttr(opt, np_n.param_groups);
+	ptrdiff_t ng = groups && np_py_type(groups) == np_py.ListType ? np_py.List_Size(groups) : 0;
+	for (ptrdiff_t g = 0; g < ng; g++) {
+		PyObject *grp = np_py.List_GetItem(groups, g);
+		PyObject *ps = grp && np_py.Object_IsInstance(grp, np_py.DictType) > 0
+			? np_py.Dict_GetItemString(grp, "params") : NULL;
+		ptrdiff_t n = ps && np_py_type(ps) == np_py.ListType ? np_py.List_Size(ps) : 0;
+		for (ptrdiff_t i = 0; i < n; i++)
+			fn(np_py.List_GetItem(ps, i), arg);
+	}
+	np_py_xdecref(groups);
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+}
+
+static double sumsq(const struct np_tensor_check *c, PyObject *t);
+
+static void grad_one(PyObject *p, void *arg)
+{
+	(void)arg;
+	PyObject *g = np_py.Object_GetAttr(p, np_n.grad);
+	struct np_tensor_check c;
+	if (g && g != np_py.None && np_tensor_check(g, &c) == 1) {
+		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
+		uint64_t module = ps ? ps->module : 0;
+		int fresh = 0;
+		struct mod_slot *m = mod_get(module ? module : 1, &fresh);
+		if (m && m->gen != gen) {
+			m->gen = gen;
+			m->out_max = 0;
+			m->grad_sumsq = 0;
+		}
+		if (bad(&c)) {
+			if (m)
+				m->grad_sumsq = INFINITY;
+			send_check(NP_ROLE_PARAM_GRAD, NP_APHASE_OPTIMIZER,
+				   dirty_this_step ? NP_AF_SOURCE_DIRTY : 0, module, &c,
+				   ps ? ps->name : NULL);
+		} else if (m) {
+			m->grad_sumsq += sumsq(&c, g);
+		}
+	}
+	np_py_xdecref(g);
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+}
+
+static void param_one(PyObject *p, void *arg)
+{
+	uint8_t flags = *(uint8_t *)arg;
+	struct np_tensor_check c;
+	if (np_tensor_check(p, &c) == 1 && bad(&c)) {
+		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
+		send_check(NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, flags, ps ? ps->module : 0, &c,
+			   ps ? ps->name : NULL);
+	}
+}
+
+static void flush_stats(void)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATS;
+	for (uint32_t i = 0; i < MOD_SLOTS; i++) {
+		if (!mods[i].key || mods[i].gen != gen)
+			continue;
+		struct np_arec_stat *st = &r.st[r.nstats++];
+		st->module = mods[i].key == 1 ? 0 : mods[i].key;
+		st->out_max = mods[i].out_max;
+		st->grad_sumsq = mods[i].grad_sumsq;
+		if (r.nstats == 3) {
+			np_report_send(&r);
+			memset(&r, 0, sizeof(r));
+			r.kind = NP_AREC_STATS;
+		}
+	}
+	if (r.nstats)
+		np_report_send(&r);
+}
+
+static PyObject *opt_pre(PyObject *self, PyObject *args)
+{
+	(void)self;
+	if (enabled && np_py.Tuple_Size(args) >= 1) {
+		each_param(np_py.Tuple_GetItem(args, 0), grad_one, NULL);
+		flush_stats();
+	}
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+	np_py.IncRef(np_py.None);
+	return np_py.None;
+}
+
+static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
+{
+	(void)self;
+	if (enabled && np_py.Tuple_Size(args) >= 1) {
+		uint8_t flags = extra | (dirty_this_step ? NP_AF_SOURCE_DIRTY : 0);
+		each_param(np_py.Tuple_GetItem(args, 0), param_one, &flags);
+		/* the step is over: statistics and bounds start again */
+		if (++gen == 0)
+			gen = 1;
+		reports_this_step = 0;
+		dirty_this_step = 0;
+		static uint32_t steps;
+		if (++steps % 16 == 0)
+			np_hooks_send_counters();
+	}
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+	np_py.IncRef(np_py.None);
+	return np_py.None;
+}
+
+static PyObject *opt_post_hook(PyObject *self, PyObject *args)
+{
+	return opt_post(self, args, 0);
+}
+
+/* torch 1.x has no global optimizer hooks: the bootstrap wraps step()
+ * and calls this after it returned. */
+static PyObject *opt_post_wrapped(PyObject *self, PyObject *args)
+{
+	return opt_post(self, args, NP_AF_AFTER_STEP);
+}
+
+/* Sum of squares, in double, of a checked clean tensor. */
+static double sumsq(const struct np_tensor_check *c, PyObject *t)
+{
+	PyObject *v = np_py.Object_CallMethodObjArgs(t, np_n.data_ptr, NULL);
+	const void *p = v ? np_py.Long_AsVoidPtr(v) : NULL;
+	np_py_xdecref(v);
+	if (!p) {
+		np_py.Err_Clear();
+		return 0;
+	}
+	return np_cpu_sumsq((enum np_dtype)c->dtype, p, c->numel);
+}
+
+/* counters(): at interpreter exit (atexit), so the last ones arrive */
+static PyObject *counters(PyObject *self, PyObject *args)
+{
+	(void)self;
+	(void)args;
+	if (enabled)
+		np_hooks_send_counters();
+	np_py.IncRef(np_py.None);
+	return np_py.None;
+}
+
+/* ---- setup ---- */
+
+static struct np_py_methoddef defs[] = {
+	{ "nanprof_forward_hook", fwd_hook, NP_METH_VARARGS, NULL },
+	{ "nanprof_node_hook", node_hook, NP_METH_VARARGS, NULL },
+	{ "nanprof_walk", walk, NP_METH_VARARGS, NULL },
+	{ "nanprof_opt_pre", opt_pre, NP_METH_VARARGS, NULL },
+	{ "nanprof_opt_post", opt_post_hook, NP_METH_VARARGS, NULL },
+	{ "nanprof_opt_post_wrapped", opt_post_wrapped, NP_METH_VARARGS, NULL },
+	{ "nanprof_counters", counters, NP_METH_VARARGS, NULL },
+};
+
+int np_hooks_init(void)
+{
+	if (post_hook_fn)
+		return 0;
+	if (np_tensor_init())
+		return -1;
+	PyObject *ag = np_py.Run_StringFlags(
+		"__import__('torch')._C._functions.AccumulateGrad", 258, np_py.Eval_GetBuiltins(),
+		NULL, NULL);
+	if (!ag)
+		np_py.Err_Clear();   /* then AccumulateGrad nodes get a hook too */
+	accumulate_grad_type = ag;
+	post_hook_fn = np_py.CFunction_NewEx(&defs[1], NULL, NULL);
+	return post_hook_fn ? 0 : -1;
+}
+
+PyObject *np_hooks_callable(const char *name)
+{
+	static const char *map[][2] = {
+		{ "fwd", "nanprof_forward_hook" }, { "walk", "nanprof_walk" },
+		{ "opt_pre", "nanprof_opt_pre" }, { "opt_post", "nanprof_opt_post" },
+		{ "opt_post_wrapped", "nanprof_opt_post_wrapped" },
+		{ "counters", "nanprof_counters" },
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(map[i][0], name) == 0)
+			for (size_t k = 0; k < sizeof(defs) / sizeof(defs[0]); k++)
+				if (strcmp(defs[k].name, map[i][1]) == 0)
+					return np_py.CFunction_NewEx(&defs[k], NULL, NULL);
+	return NULL;
+}
+
+void np_hooks_enable(int on)
+{
+	enabled = on;
+}
+
+int np_hooks_enabled(void)
+{
+	return enabled;
+}
+
+void np_hooks_reset(void)
+{
+	memset(mods, 0, sizeof(mods));
+	memset(params, 0, sizeof(params));
+	reports_this_step = 0;
+	dirty_this_step = 0;
+}
+
+void np_hooks_send_counters(void)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_COUNTERS;
+	r.cnt.checked = np_tensor_stats.checked;
+	r.cnt.bytes = np_tensor_stats.bytes;
+	r.cnt.skipped = np_tensor_stats.skipped;
+	r.cnt.dropped = dropped;
+	r.cnt.overflow = overflow;
+	np_report_send(&r);
+}

@@ -1,0 +1,57 @@
+/* pyapi.c - dlsym the CPython functions the agent uses (see pyapi.h). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include "pyapi.h"
+
+struct np_pyapi np_py;
+
+#define NEED(field, sym) \
+	do { \
+		*(void **)&np_py.field = dlsym(RTLD_DEFAULT, sym); \
+		if (!np_py.field) \
+			return -1; \
+	} while (0)
+
+int np_pyapi_load(void)
+{
+	if (np_py.DecRef)
+		return 0;
+	NEED(IsInitialized, "Py_IsInitialized");
+	NEED(GILState_Ensure, "PyGILState_Ensure");
+	NEED(GILState_Release, "PyGILState_Release");
+	NEED(AddPendingCall, "Py_AddPendingCall");
+	NEED(Run_StringFlags, "PyRun_StringFlags");
+	NEED(Dict_New, "PyDict_New");
+	NEED(Dict_SetItemString, "PyDict_SetItemString");
+	NEED(Dict_GetItemString, "PyDict_GetItemString");
+	NEED(Eval_GetBuiltins, "PyEval_GetBuiltins");
+	NEED(CFunction_NewEx, "PyCFunction_NewEx");
+	NEED(Object_GetAttrString, "PyObject_GetAttrString");
+	NEED(Object_GetAttr, "PyObject_GetAttr");
+	NEED(Object_CallObject, "PyObject_CallObject");
+	NEED(Object_CallFunctionObjArgs, "PyObject_CallFunctionObjArgs");
+	NEED(Object_CallMethodObjArgs, "PyObject_CallMethodObjArgs");
+	NEED(Unicode_InternFromString, "PyUnicode_InternFromString");
+	NEED(Object_IsInstance, "PyObject_IsInstance");
+	NEED(Object_IsTrue, "PyObject_IsTrue");
+	NEED(Tuple_Size, "PyTuple_Size");
+	NEED(Tuple_GetItem, "PyTuple_GetItem");
+	NEED(List_Size, "PyList_Size");
+	NEED(List_GetItem, "PyList_GetItem");
+	NEED(Dict_Next, "PyDict_Next");
+	NEED(Long_AsVoidPtr, "PyLong_AsVoidPtr");
+	NEED(Long_AsLongLong, "PyLong_AsLongLong");
+	NEED(Long_FromVoidPtr, "PyLong_FromVoidPtr");
+	NEED(Unicode_FromString, "PyUnicode_FromString");
+	NEED(Unicode_AsUTF8, "PyUnicode_AsUTF8");
+	NEED(Err_Occurred, "PyErr_Occurred");
+	NEED(Err_Clear, "PyErr_Clear");
+	NEED(IncRef, "Py_IncRef");
+	NEED(None, "_Py_NoneStruct");
+	NEED(True, "_Py_TrueStruct");
+	NEED(TupleType, "PyTuple_Type");
+	NEED(ListType, "PyList_Type");
+	NEED(DictType, "PyDict_Type");
+	NEED(DecRef, "Py_DecRef");   /* last: it marks the table complete */
+	return 0;
+}

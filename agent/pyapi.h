@@ -1,0 +1,85 @@
+/* pyapi.h - the CPython C API, found at run time.
+ *
+ * The agent is loaded into processes that may not be Python at all and
+ * into every CPython from 3.10 to 3.13, so it links against no libpython:
+ * each function is looked up with dlsym once the interpreter is there.
+ * Only functions of the stable ABI are used, and reference counts change
+ * only through Py_IncRef/Py_DecRef (3.12's immortal objects make the
+ * macros version-specific).
+ */
+#ifndef NP_PYAPI_H
+#define NP_PYAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct _object PyObject;
+typedef PyObject *(*np_pycfunc)(PyObject *self, PyObject *args);
+
+/* PyMethodDef as every CPython 3 lays it out. */
+struct np_py_methoddef {
+	const char *name;
+	np_pycfunc meth;
+	int flags;
+	const char *doc;
+};
+#define NP_METH_VARARGS 0x0001
+#define NP_PY_FILE_INPUT 257
+#define NP_PY_LT 0
+
+struct np_pyapi {
+	int (*IsInitialized)(void);
+	int (*GILState_Ensure)(void);
+	void (*GILState_Release)(int);
+	int (*AddPendingCall)(int (*)(void *), void *);
+	PyObject *(*Run_StringFlags)(const char *, int, PyObject *, PyObject *, void *);
+	PyObject *(*Dict_New)(void);
+	int (*Dict_SetItemString)(PyObject *, const char *, PyObject *);
+	PyObject *(*Dict_GetItemString)(PyObject *, const char *);   /* borrowed */
+	PyObject *(*Eval_GetBuiltins)(void);                          /* borrowed */
+	PyObject *(*CFunction_NewEx)(struct np_py_methoddef *, PyObject *, PyObject *);
+	PyObject *(*Object_GetAttrString)(PyObject *, const char *);
+	PyObject *(*Object_GetAttr)(PyObject *, PyObject *);
+	PyObject *(*Object_CallObject)(PyObject *, PyObject *);
+	PyObject *(*Object_CallFunctionObjArgs)(PyObject *, ...);
+	PyObject *(*Object_CallMethodObjArgs)(PyObject *, PyObject *, ...);
+	PyObject *(*Unicode_InternFromString)(const char *);
+	int (*Object_IsInstance)(PyObject *, PyObject *);
+	int (*Object_IsTrue)(PyObject *);
+	ptrdiff_t (*Tuple_Size)(PyObject *);
+	PyObject *(*Tuple_GetItem)(PyObject *, ptrdiff_t);           /* borrowed */
+	ptrdiff_t (*List_Size)(PyObject *);
+	PyObject *(*List_GetItem)(PyObject *, ptrdiff_t);            /* borrowed */
+	int (*Dict_Next)(PyObject *, ptrdiff_t *, PyObject **, PyObject **);
+	void *(*Long_AsVoidPtr)(PyObject *);
+	long long (*Long_AsLongLong)(PyObject *);
+	PyObject *(*Long_FromVoidPtr)(void *);
+	PyObject *(*Unicode_FromString)(const char *);
+	const char *(*Unicode_AsUTF8)(PyObject *);
+	PyObject *(*Err_Occurred)(void);
+	void (*Err_Clear)(void);
+	void (*IncRef)(PyObject *);
+	void (*DecRef)(PyObject *);
+	PyObject *None;
+	PyObject *True;
+	PyObject *TupleType, *ListType, *DictType;
+};
+
+extern struct np_pyapi np_py;
+
+/* Looks every function up; 0 when this process has a usable CPython. */
+int np_pyapi_load(void);
+
+/* Py_TYPE(o): ob_type sits right after ob_refcnt in every release build. */
+static inline PyObject *np_py_type(PyObject *o)
+{
+	return ((PyObject **)o)[1];
+}
+
+static inline void np_py_xdecref(PyObject *o)
+{
+	if (o)
+		np_py.DecRef(o);
+}
+
+#endif

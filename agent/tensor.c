@@ -1,0 +1,209 @@
+/* tensor.c - torch.Tensor seen from C (see tensor.h). */
+#include <string.h>
+#include "tensor.h"
+
+struct np_names np_n;
+struct np_tensor_stats np_tensor_stats;
+
+static PyObject *tensor_type;            /* torch.Tensor */
+static PyObject *dtypes[NP_DT_MAX];      /* torch.float32, ... (NULL: not in this torch) */
+
+#define VISIT_MAX_DEPTH 4
+#define VISIT_MAX_ITEMS 256
+
+static PyObject *intern(const char *s)
+{
+	return np_py.Unicode_InternFromString(s);
+}
+
+int np_tensor_init(void)
+{
+	if (tensor_type)
+		return 0;
+#define N(f) np_n.f = intern(#f)
+	N(dtype); N(is_cpu); N(data_ptr); N(numel); N(is_contiguous); N(shape); N(stride);
+	N(grad_fn); N(requires_grad); N(next_functions); N(register_hook); N(name); N(grad);
+	N(param_groups); N(params); N(_parameters); N(_modules); N(items);
+#undef N
+	PyObject *torch = np_py.Run_StringFlags("__import__('torch')", 258 /* Py_eval_input */,
+						 np_py.Eval_GetBuiltins(), NULL, NULL);
+	if (!torch)
+		return -1;
+	static const char *names[NP_DT_MAX] = {
+		[NP_DT_F32] = "float32", [NP_DT_F64] = "float64", [NP_DT_F16] = "float16",
+		[NP_DT_BF16] = "bfloat16", [NP_DT_F8E4M3] = "float8_e4m3fn",
+		[NP_DT_F8E5M2] = "float8_e5m2",
+	};
+	for (int i = 0; i < NP_DT_MAX; i++) {
+		dtypes[i] = np_py.Object_GetAttrString(torch, names[i]);
+		if (!dtypes[i])
+			np_py.Err_Clear();   /* fp8 is new in torch 2.1 */
+	}
+	tensor_type = np_py.Object_GetAttrString(torch, "Tensor");
+	np_py.DecRef(torch);
+	if (!tensor_type) {
+		np_py.Err_Clear();
+		return -1;
+	}
+	return 0;
+}
+
+bool np_is_tensor(PyObject *o)
+{
+	if (!o || o == np_py.None)
+		return false;
+	PyObject *t = np_py_type(o);
+	if (t == tensor_type)
+		return true;
+	int r = np_py.Object_IsInstance(o, tensor_type);
+	if (r < 0)
+		np_py.Err_Clear();
+	return r > 0;
+}
+
+static int call_u64(PyObject *o, PyObject *method, uint64_t *out)
+{
+	PyObject *v = np_py.Object_CallMethodObjArgs(o, method, NULL);
+	if (!v)
+		return -1;
+	*out = (uint64_t)np_py.Long_AsLongLong(v);
+	np_py.DecRef(v);
+	return np_py.Err_Occurred() ? -1 : 0;
+}
+
+static int flag(PyObject *o, PyObject *attr, bool call)
+{
+	PyObject *v = call ? np_py.Object_CallMethodObjArgs(o, attr, NULL)
+			   : np_py.Object_GetAttr(o, attr);
+	if (!v)
+		return -1;
+	int r = v == np_py.True;
+	np_py.DecRef(v);
+	return r;
+}
+
+/* A tensor that is not contiguous but still covers one block of memory
+ * without gaps (a transpose or permute of a contiguous one) is checked
+ * as that block; the order of elements does not matter for a check. */
+static int dense_span(PyObject *t, uint64_t numel)
+{
+	PyObject *shape = np_py.Object_GetAttr(t, np_n.shape);
+	PyObject *stride = shape ? np_py.Object_CallMethodObjArgs(t, np_n.stride, NULL) : NULL;
+	int dense = -1;
+	if (shape && stride) {
+		ptrdiff_t nd = np_py.Tuple_Size(shape);
+		uint64_t span = 1;
+		for (ptrdiff_t i = 0; i < nd && nd == np_py.Tuple_Size(stride); i++) {
+			long long sz = np_py.Long_AsLongLong(np_py.Tuple_GetItem(shape, i));
+			long long st = np_py.Long_AsLongLong(np_py.Tuple_GetItem(stride, i));
+			if (sz > 1)
+				span += (uint64_t)(sz - 1) * (uint64_t)(st < 0 ? -st : st);
+		}
+		dense = !np_py.Err_Occurred() && span == numel;
+	}
+	np_py_xdecref(shape);
+	np_py_xdecref(stride);
+	return dense;
+}
+
+int np_tensor_check(PyObject *t, struct np_tensor_check *c)
+{
+	PyObject *dt = np_py.Object_GetAttr(t, np_n.dtype);
+	if (!dt)
+		goto err;
+	int kind = -1;
+	for (int i = 0; i < NP_DT_MAX; i++)
+		if (dtypes[i] && dt == dtypes[i])
+			kind = i;
+	np_py.DecRef(dt);
+	if (kind < 0)
+		return 0;   /* integers, bool, complex: nothing to check */
+	int cpu = flag(t, np_n.is_cpu, false);
+	if (cpu < 0)
+		goto err;
+	uint64_t numel, ptr;
+	if (!cpu) {
+		np_tensor_stats.skipped++;
+		return 0;
+	}
+	if (call_u64(t, np_n.numel, &numel) || call_u64(t, np_n.data_ptr, &ptr))
+		goto err;
+	if (!numel || !ptr)
+		return 0;
+	int contiguous = flag(t, np_n.is_contiguous, true);
+	if (contiguous < 0)
+		goto err;
+	if (!contiguous) {
+		int dense = dense_span(t, numel);
+		if (dense < 0)
+			goto err;
+		if (!dense) {
+			np_tensor_stats.skipped++;
+			return 0;
+		}
+	}
+	c->numel = numel;
+	c->dtype = (uint8_t)kind;
+	np_cpu_check((enum np_dtype)kind, (const void *)(uintptr_t)ptr, numel, &c->r);
+	np_tensor_stats.checked++;
+	np_tensor_stats.bytes += numel * np_dtype_size((enum np_dtype)kind);
+	return 1;
+err:
+	np_py.Err_Clear();
+	np_tensor_stats.skipped++;
+	return -1;
+}
+
+static void visit(PyObject *o, np_tensor_fn fn, void *arg, int depth, int *budget)
+{
+	if (!o || o == np_py.None || *budget <= 0)
+		return;
+	if (np_is_tensor(o)) {
+		--*budget;
+		fn(o, arg);
+		return;
+	}
+	if (depth >= VISIT_MAX_DEPTH)
+		return;
+	PyObject *type = np_py_type(o);
+	if (type == np_py.TupleType || (type != np_py.ListType && type != np_py.DictType &&
+					np_py.Object_IsInstance(o, np_py.TupleType) > 0)) {
+		ptrdiff_t n = np_py.Tuple_Size(o);
+		for (ptrdiff_t i = 0; i < n && *budget > 0; i++)
+			visit(np_py.Tuple_GetItem(o, i), fn, arg, depth + 1, budget);
+	} else if (type == np_py.ListType) {
+		ptrdiff_t n = np_py.List_Size(o);
+		for (ptrdiff_t i = 0; i < n && *budget > 0; i++)
+			visit(np_py.List_GetItem(o, i), fn, arg, depth + 1, budget);
+	} else if (type == np_py.DictType) {
+		ptrdiff_t pos = 0;
+		PyObject *k, *v;
+		while (*budget > 0 && np_py.Dict_Next(o, &pos, &k, &v))
+			visit(v, fn, arg, depth + 1, budget);
+	}
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+}
+
+void np_tensor_visit(PyObject *o, np_tensor_fn fn, void *arg)
+{
+	int budget = VISIT_MAX_ITEMS;
+	visit(o, fn, arg, 0, &budget);
+}
+
+void np_tensor_grad_fn_name(PyObject *t, char *buf, size_t len)
+{
+	buf[0] = 0;
+	PyObject *gf = np_py.Object_GetAttr(t, np_n.grad_fn);
+	PyObject *nm = gf && gf != np_py.None ? np_py.Object_CallMethodObjArgs(gf, np_n.name, NULL)
+					      : NULL;
+	const char *s = nm ? np_py.Unicode_AsUTF8(nm) : NULL;
+	if (s) {
+		strncpy(buf, s, len - 1);
+		buf[len - 1] = 0;
+	}
+	np_py_xdecref(nm);
+	np_py_xdecref(gf);
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+}

@@ -1,0 +1,53 @@
+/* tensor.h - look at a torch.Tensor from C: is it a CPU floating-point
+ * tensor we can check in place, and what do its bytes hold?
+ *
+ * Everything goes through Python attribute and method calls (dtype,
+ * is_cpu, data_ptr(), ...), never through torch's C++ layout, which
+ * changes between releases.  Call with the GIL held.
+ */
+#ifndef NP_TENSOR_H
+#define NP_TENSOR_H
+
+#include <stdbool.h>
+#include "cpu_check.h"
+#include "pyapi.h"
+
+struct np_tensor_check {
+	struct np_check_result r;
+	uint64_t numel;
+	uint8_t dtype;           /* enum np_dtype */
+};
+
+/* Interns names and finds torch.Tensor and the dtypes; 0 on success. */
+int np_tensor_init(void);
+
+/* Is o a torch.Tensor (or subclass)? */
+bool np_is_tensor(PyObject *o);
+
+/* Checks one tensor.  1: checked (c filled); 0: not checkable here (not
+ * floating point, not on the CPU, empty, not dense); -1: Python error
+ * (cleared).  Counts into np_tensor_stats. */
+int np_tensor_check(PyObject *t, struct np_tensor_check *c);
+
+/* Calls fn on every tensor in o: a tensor, or tuples, lists and dict
+ * values of them, bounded in depth and count. */
+typedef void (*np_tensor_fn)(PyObject *t, void *arg);
+void np_tensor_visit(PyObject *o, np_tensor_fn fn, void *arg);
+
+/* The name of the autograd node that made t ("" if none), into buf. */
+void np_tensor_grad_fn_name(PyObject *t, char *buf, size_t len);
+
+struct np_tensor_stats {
+	uint64_t checked, bytes, skipped;
+};
+extern struct np_tensor_stats np_tensor_stats;
+
+/* Names used by the hooks too (interned str objects). */
+struct np_names {
+	PyObject *dtype, *is_cpu, *data_ptr, *numel, *is_contiguous, *shape, *stride,
+		*grad_fn, *requires_grad, *next_functions, *register_hook, *name, *grad,
+		*param_groups, *params, *_parameters, *_modules, *items;
+};
+extern struct np_names np_n;
+
+#endif
