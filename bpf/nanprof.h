@@ -10,6 +10,9 @@
 #define NP_MAX_STACK      32   /* module nesting tracked per thread */
 #define NP_TYPE_NAME_LEN  64   /* class names longer than this are cut */
 #define NP_MAX_PROCS      1024 /* processes traced at once */
+#define NP_AGENT_REC_BYTES 96  /* = NP_AGENT_REC_SIZE, copied from the agent */
+#define NP_AGENT_REC_KIND_OFF 4 /* offset of the record's kind byte */
+#define NP_AGENT_REC_STATS 2   /* kind that needs no prompt wakeup */
 
 /* One tag for every record the BPF side sends. */
 enum np_event_kind {
@@ -22,6 +25,8 @@ enum np_event_kind {
 	NP_EV_BWD_EXIT,
 	NP_EV_NODE_ENTER,     /* Engine::evaluate_function(node) began */
 	NP_EV_PROC_EXIT,      /* a traced process exited */
+	NP_EV_AGENT,          /* a record of the agent's checks: a..name hold
+			       * NP_AGENT_REC_SIZE bytes (agent/agent_report.h) */
 	NP_EV_KIND_MAX,
 };
 
@@ -132,5 +137,7 @@ struct np_event {
 	char name[NP_TYPE_NAME_LEN]; /* TYPE_NAME only */
 };
 _Static_assert(sizeof(struct np_event) == 136, "np_event ABI");
+_Static_assert(sizeof(struct np_event) - __builtin_offsetof(struct np_event, a) == NP_AGENT_REC_BYTES,
+	       "an agent record fills a..name");
 
 #endif /* NANPROF_H */

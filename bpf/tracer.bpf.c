@@ -649,6 +649,32 @@ int BPF_KPROBE(np_bwd_entry) { bwd_enter(); return 0; }
 SEC("uretprobe")
 int BPF_KPROBE(np_bwd_return) { return bwd_exit(); }
 
+/* np_agent_report(rec) in libnanprof_agent.so: copy the agent's record
+ * into the ring, in order with this thread's other events.  Findings are
+ * rare and wanted at once (the process may be about to exit); per-step
+ * statistics can wait for the next drain. */
+SEC("uprobe")
+int BPF_KPROBE(np_agent_report_probe)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 0;
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
+	struct np_event *e = event_new(NP_EV_AGENT, p, t);
+	if (!e)
+		return 0;
+	if (bpf_probe_read_user(&e->a, NP_AGENT_REC_BYTES, (void *)PT_REGS_PARM1(ctx))) {
+		count(NP_CNT_READ_FAIL);
+		bpf_ringbuf_discard(e, 0);
+		return 0;
+	}
+	__u8 kind = ((__u8 *)&e->a)[NP_AGENT_REC_KIND_OFF];
+	bpf_ringbuf_submit(e, kind == NP_AGENT_REC_STATS ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
 /* A traced process is gone: tell userspace, forget it. */
 SEC("raw_tp/sched_process_exit")
 int np_proc_exit(void *ctx)

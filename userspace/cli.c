@@ -12,7 +12,10 @@ static const char run_help[] =
 "\n"
 "Start CMD with nanprof's probes attached before its first Python line\n"
 "runs, follow every process it starts (launchers that spawn one process\n"
-"per rank), and exit with CMD's exit status.\n"
+"per rank), and exit with CMD's exit status.  Once torch is imported,\n"
+"nanprof's agent checks every module output, every gradient and every\n"
+"parameter update for NaN and Inf, and the first one found (its step,\n"
+"phase, module and op) is printed as soon as it is known.\n"
 "\n"
 "Options:\n"
 "  -o, --output DIR     where to write events.jsonl, trace.json, summary.txt\n"
@@ -22,6 +25,7 @@ static const char run_help[] =
 "      --max-records N  detail records per step and process (default 50000)\n"
 "      --ring-mb N      BPF ring buffer size in MiB (default 16)\n"
 "      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
+"      --no-checks      trace only: no agent checks of tensor values\n"
 "      --python-probe P where the Python probe goes: auto (default), call\n"
 "                       (CPython's slot_tp_call: one hit per module call) or\n"
 "                       eval (_PyEval_EvalFrameDefault: works everywhere, costs\n"
@@ -43,7 +47,9 @@ static const char attach_help[] =
 "Python process that descends from a launcher (--children), including\n"
 "ranks it starts later.  Tracing ends on Ctrl-C, SIGTERM, --duration, or\n"
 "when every target has exited; the targets then run exactly as before.\n"
-"Steps are counted from the moment of attaching.\n"
+"Steps are counted from the moment of attaching.  nanprof loads its\n"
+"agent into each process (ptrace, from a thread that is idle) to check\n"
+"tensor values, and takes its hooks out again when it detaches.\n"
 "\n"
 "Options:\n"
 "  -o, --output DIR     output directory (default ./nanprof-<first PID>)\n"
@@ -53,6 +59,7 @@ static const char attach_help[] =
 "      --max-records N  detail records per step and process (default 50000)\n"
 "      --ring-mb N      BPF ring buffer size in MiB (default 16)\n"
 "      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
+"      --no-checks      trace only: do not load the agent\n"
 "      --python-probe P auto (default), call or eval (see nanprof run --help)\n"
 "  -v, --verbose        more messages\n"
 "  -q, --quiet          no summary on stderr\n"
@@ -69,7 +76,9 @@ void np_usage_main(void)
 	      "\n"
 	      "Find where NaNs and Infs are born in PyTorch training jobs, from\n"
 	      "outside the process: eBPF probes on CPython and libtorch name the\n"
-	      "module, step and phase of every piece of work.\n"
+	      "module, step and phase of every piece of work, and an agent in the\n"
+	      "process checks module outputs, gradients and parameters for\n"
+	      "non-finite values, naming the first one's origin.\n"
 	      "\n"
 	      "Commands:\n"
 	      "  run      start a training command under nanprof\n"
@@ -103,7 +112,7 @@ static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max
 }
 
 enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION, OPT_PYTHON_PROBE,
-       OPT_CHILDREN };
+       OPT_CHILDREN, OPT_NO_CHECKS };
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -114,6 +123,7 @@ static const struct option long_opts[] = {
 	{ "no-session", no_argument, NULL, OPT_NO_SESSION },
 	{ "python-probe", required_argument, NULL, OPT_PYTHON_PROBE },
 	{ "children", required_argument, NULL, OPT_CHILDREN },
+	{ "no-checks", no_argument, NULL, OPT_NO_CHECKS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -176,6 +186,9 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 			break;
 		case OPT_NO_SESSION:
 			o->no_session = true;
+			break;
+		case OPT_NO_CHECKS:
+			o->no_checks = true;
 			break;
 		case OPT_CHILDREN: {
 			unsigned pid;

@@ -14,6 +14,7 @@ struct np_opts {
 	unsigned ring_mb;         /* --ring-mb */
 	double duration;          /* attach --duration, 0 = until stopped */
 	bool no_session;          /* --no-session */
+	bool no_checks;           /* --no-checks: tracer only */
 	int python_probe;         /* --python-probe: enum np_py_probe */
 	int verbose;              /* -v (repeatable) */
 	bool quiet;               /* -q */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+#include "agentlink.h"
 #include "commands.h"
 #include "log.h"
 #include "proc.h"
@@ -40,14 +41,25 @@ static int check_target(pid_t pid)
 	return 0;
 }
 
+/* Checks on in a traced process, unless --no-checks.  A process that
+ * has not imported torch gets the agent all the same: it installs its
+ * hooks once torch is there. */
+static void start_checks(struct np_session *s, pid_t pid)
+{
+	if (!s->o->no_checks)
+		np_agent_attach(s, pid);
+}
+
 /* Adds the launcher's Python descendants not traced yet; how many. */
 static int follow_children(struct np_session *s, pid_t launcher)
 {
 	pid_t kids[NP_MAX_ATTACH];
 	int n = np_proc_descendants(launcher, kids, NP_MAX_ATTACH), added = 0;
 	for (int i = 0; i < n; i++)
-		if (!np_collector_proc(&s->col, kids[i]) && np_session_add(s, kids[i], true) == 0)
+		if (!np_collector_proc(&s->col, kids[i]) && np_session_add(s, kids[i], true) == 0) {
+			start_checks(s, kids[i]);
 			added++;
+		}
 	return added;
 }
 
@@ -102,6 +114,8 @@ int np_cmd_attach(int argc, char **argv)
 		np_session_abort(&s);
 		return 1;
 	}
+	for (unsigned i = 0; i < o.npids; i++)
+		start_checks(&s, o.pids[i]);
 	if (o.children_of && follow_children(&s, o.children_of) == 0)
 		np_info("no python process under pid %d yet: waiting for its ranks", o.children_of);
 	if (o.npids == 1 && !o.children_of) {

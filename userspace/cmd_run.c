@@ -19,25 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../agent/agent_proto.h"
+#include "agentlink.h"
 #include "commands.h"
 #include "log.h"
 #include "session.h"
-
-static int find_agent(char *buf, size_t len)
-{
-	const char *env = getenv("NANPROF_AGENT");
-	if (env) {
-		snprintf(buf, len, "%s", env);
-		return access(buf, R_OK) ? -errno : 0;
-	}
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		return -errno;
-	self[n] = 0;
-	snprintf(buf, len, "%s/libnanprof_agent.so", dirname(self));
-	return access(buf, R_OK) ? -errno : 0;
-}
 
 static int listen_socket(char *name, size_t len)
 {
@@ -66,10 +51,14 @@ static void serve_agent(struct np_session *s, int lfd)
 			return;
 		struct np_agent_msg m;
 		struct pollfd p = { .fd = c, .events = POLLIN };
+		bool keep = false;
 		if (poll(&p, 1, 1000) == 1 && recv(c, &m, sizeof(m), 0) == sizeof(m) &&
 		    m.magic == NP_AGENT_MAGIC) {
 			pid_t pid = (pid_t)m.pid;
-			if (m.kind == NP_AGENT_HELLO) {
+			if (m.kind == NP_AGENT_CHECKS) {
+				/* the probe on its reports goes on before the ack */
+				keep = np_agent_accept(s, pid, c) == 0;
+			} else if (m.kind == NP_AGENT_HELLO) {
 				struct np_proc_state *ps = np_collector_proc(&s->col, pid);
 				if (!ps && np_session_add(s, pid, true) == 0)
 					ps = np_collector_proc(&s->col, pid);
@@ -80,6 +69,10 @@ static void serve_agent(struct np_session *s, int lfd)
 			}
 		}
 		char ack = 1;
+		if (keep) {
+			(void)!send(c, &ack, 1, MSG_NOSIGNAL);
+			continue;   /* open while the checks are wanted */
+		}
 		(void)!send(c, &ack, 1, MSG_NOSIGNAL);
 		close(c);
 	}
@@ -98,6 +91,8 @@ static void child_exec(struct np_opts *o, int go_fd, const char *agent, const ch
 		 pre ? pre : "");
 	setenv("LD_PRELOAD", preload, 1);
 	setenv(NP_AGENT_ENV_SOCK, sock, 1);
+	if (o->no_checks)
+		setenv(NP_AGENT_ENV_CHECKS, "0", 1);
 	execvp(o->cmd[0], o->cmd);
 	fprintf(stderr, "nanprof: cannot run %s: %s\n", o->cmd[0], strerror(errno));
 	_exit(127);
@@ -111,7 +106,7 @@ int np_cmd_run(int argc, char **argv)
 		return err > 0 ? 0 : 2;
 	np_log_level = o.verbose ? NP_LOG_DEBUG : NP_LOG_INFO;
 	char agent[PATH_MAX], sock[108];
-	if ((err = find_agent(agent, sizeof(agent)))) {
+	if ((err = np_agent_path(agent, sizeof(agent)))) {
 		np_err("cannot find libnanprof_agent.so next to nanprof (%s); set NANPROF_AGENT",
 		       strerror(-err));
 		return 1;

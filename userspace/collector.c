@@ -4,6 +4,7 @@
 #include <string.h>
 #include "collector.h"
 #include "elfsym.h"
+#include "findings.h"
 #include "log.h"
 #include "proc.h"
 
@@ -61,7 +62,7 @@ int np_collector_init(struct np_collector *c, const struct np_collector_opts *o)
 	if (np_map_init(&c->names.index, c->names.max) ||
 	    np_map_init(&c->module_names, 1 << 20) ||
 	    np_map_init(&c->type_names, 1 << 18) || np_map_init(&c->node_types, 1 << 16) ||
-	    np_map_init(&c->dropped_threads, 1 << 16))
+	    np_map_init(&c->dropped_threads, 1 << 16) || np_map_init(&c->module_addrs, 1 << 20))
 		return -ENOMEM;
 	c->procs = calloc(o->max_procs, sizeof(*c->procs));
 	if (!c->procs)
@@ -80,6 +81,7 @@ void np_collector_free(struct np_collector *c)
 		free(p->steps);
 		free(p->threads);
 		free(p->spans);
+		np_findings_free(p);
 	}
 	free(c->procs);
 	for (uint32_t i = 0; i < c->names.len; i++)
@@ -90,6 +92,7 @@ void np_collector_free(struct np_collector *c)
 	np_map_free(&c->type_names);
 	np_map_free(&c->node_types);
 	np_map_free(&c->dropped_threads);
+	np_map_free(&c->module_addrs);
 }
 
 /* ---- processes and threads ---- */
@@ -215,6 +218,7 @@ static void close_step(struct np_collector *c, struct np_proc_state *p, uint64_t
 {
 	p->cur.t1 = ts;
 	p->cur.complete = complete;
+	np_findings_step_end(c, p);
 	if (p->nsteps >= c->o.max_steps) {
 		p->steps_dropped++;
 	} else {
@@ -316,7 +320,7 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 }
 
 /* autograd node class from its vtable, e.g. "AddmmBackward0" */
-static uint32_t node_type(struct np_collector *c, struct np_proc_state *p, uint64_t vtable)
+uint32_t np_node_type_name(struct np_collector *c, struct np_proc_state *p, uint64_t vtable)
 {
 	uint64_t id;
 	if (np_map_get(&c->node_types, (uint64_t)p->pid, vtable, &id) == 0)
@@ -374,6 +378,7 @@ static void on_mod_enter(struct np_collector *c, struct np_proc_state *p,
 							     e->step, e->batch, (uint8_t)e->phase,
 							     span };
 	t->depth++;
+	np_findings_module(c, p, e->a, name, type);
 	p->module_calls++;
 	p->cur.module_calls++;
 }
@@ -397,6 +402,8 @@ static void on_mod_exit(struct np_collector *c, struct np_proc_state *p,
 	add_rec(c, p, &r);
 	if (d == 0 && f->phase == NP_PHASE_FORWARD)
 		p->fwd_t1 = e->ts_ns;
+	if (d == 0)
+		np_findings_root_exit(c, p);
 }
 
 /* ---- backward: nodes and the forward modules that created them ---- */
@@ -442,7 +449,7 @@ static void close_node(struct np_collector *c, struct np_proc_state *p,
 	t->group_t1 = ts;
 	struct np_rec r = { .kind = NP_REC_NODE, .phase = NP_PHASE_BACKWARD, .tid = t->tid,
 			    .batch = p->batch, .name = t->node_name,
-			    .type = node_type(c, p, t->node_vt), .module_type = t->node_module_type,
+			    .type = np_node_type_name(c, p, t->node_vt), .module_type = t->node_module_type,
 			    .step = p->cur.step,
 			    .t0 = t->node_t0, .t1 = ts, .seq = t->node_seq };
 	add_rec(c, p, &r);
@@ -529,6 +536,9 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 		break;
 	case NP_EV_NODE_ENTER:
 		on_node(c, p, t, e);
+		break;
+	case NP_EV_AGENT:
+		np_findings_record(c, p, t, e);
 		break;
 	case NP_EV_OPT_ENTER:
 		close_forward(c, p, e->tid);

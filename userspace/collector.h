@@ -29,7 +29,14 @@ struct np_collector {
 	uint64_t events, procs_dropped, unknown_events;
 	uint64_t first_ts;
 	bool attach_mode;             /* the first step of each process is partial */
+	struct np_map module_addrs;   /* (pid, module address) -> name | type << 32 */
+	/* told at once of an origin (NP_FIND_ORIGIN) or an explosion warning
+	 * (NP_FIND_WARNING, the process's latest), e.g. to print it */
+	void (*on_finding)(struct np_collector *c, struct np_proc_state *p, int kind);
+	void *finding_ctx;
 };
+
+enum { NP_FIND_ORIGIN = 1, NP_FIND_WARNING, NP_FIND_CHECKS };
 
 int np_collector_init(struct np_collector *c, const struct np_collector_opts *o);
 void np_collector_free(struct np_collector *c);
@@ -44,6 +51,9 @@ void np_collector_event(struct np_collector *c, const struct np_event *e);
 
 /* Close whatever is still open (at the end of tracing). */
 void np_collector_finish(struct np_collector *c);
+
+/* Class name of an autograd node of process p, from its vtable. */
+uint32_t np_node_type_name(struct np_collector *c, struct np_proc_state *p, uint64_t vtable);
 
 /* Interned string by id ("" for an invalid id). */
 const char *np_name(const struct np_collector *c, uint32_t id);

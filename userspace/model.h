@@ -42,6 +42,9 @@ struct np_rec {
 
 /* Counters kept for every step. */
 struct np_step_stats {
+	double grad_norm;    /* total gradient norm (agent; NAN if not measured) */
+	double out_max;      /* largest |x| of any module output (agent) */
+	uint32_t nonfinite;  /* non-finite tensors reported (agent) */
 	uint64_t step;
 	uint64_t t0, t1;
 	uint64_t fwd_ns, bwd_ns, opt_ns;
@@ -95,6 +98,81 @@ struct np_thread_state {
 	uint32_t group_name, group_type;
 };
 
+enum np_checks_state {
+	NP_CHECKS_OFF = 0,        /* no agent, or --no-checks */
+	NP_CHECKS_WAITING,        /* connected; waiting for torch to be imported */
+	NP_CHECKS_ON,
+	NP_CHECKS_FAILED,
+	NP_CHECKS_DETACHED,
+};
+
+/* One non-finite tensor the agent reported, placed by the BPF context. */
+struct np_finding {
+	uint64_t step, ts;
+	uint32_t tid, batch;
+	uint8_t phase, role, dtype;
+	bool inputs_finite;       /* what flowed in was finite */
+	bool outside;             /* forward: born outside any module */
+	uint32_t module, module_type, op, param;   /* name ids ("" if unknown) */
+	uint64_t numel, nan, posinf, neginf;
+	int64_t first_bad;
+	double max_abs;
+	uint32_t depth;           /* forward: module depth of the report */
+};
+
+#define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */
+#define NP_MAX_MODSTATS 4096      /* modules with statistics per process */
+#define NP_HIST 8                 /* steps of history per statistic */
+
+struct np_explosion_warning {
+	uint64_t step;
+	uint32_t module;          /* name id; "" = the whole model */
+	uint8_t metric;           /* enum np_metric */
+	double value, ratio;
+};
+
+enum np_metric { NP_METRIC_GRAD_NORM = 0, NP_METRIC_OUT_MAX, NP_METRIC_MAX };
+
+/* A statistic's recent history (one per module and metric). */
+struct np_series {
+	double v[NP_HIST];
+	uint32_t n;               /* values seen (v holds the last NP_HIST) */
+	uint64_t quiet_until;     /* no new warning before this step */
+	double warned;            /* value of the last warning */
+};
+
+struct np_modstat {
+	uint64_t addr;            /* nn.Module */
+	double out_max, grad_sumsq;
+	uint64_t step;            /* step of the values above */
+	struct np_series s[NP_METRIC_MAX];
+};
+
+struct np_agent_state {
+	char torch[32];           /* version the agent found, or why it failed */
+	uint64_t records, lost, last_seq;
+	uint64_t checked, bytes, skipped, dropped, overflow;   /* its counters */
+	/* origin */
+	bool found;
+	struct np_finding origin;
+	bool candidate;
+	struct np_finding cand;
+	uint64_t propagation;     /* non-finite reports after (or besides) the origin */
+	uint64_t contained;       /* candidates that stayed inside their module */
+	/* statistics */
+	struct np_map mod_index;  /* module address -> modstats index */
+	struct np_modstat *mods;
+	uint32_t nmods;
+	uint64_t mods_dropped;
+	struct np_series total;   /* whole-model gradient norm */
+	double step_sumsq;        /* this step's, from STATS records */
+	bool step_has_stats;
+	struct np_explosion_warning warnings[NP_MAX_WARNINGS];
+	uint32_t nwarnings;
+	uint64_t warnings_dropped;
+	bool module_warning_printed;
+};
+
 struct np_proc_state {
 	pid_t pid;
 	int rank;                    /* -1 when RANK is not set */
@@ -102,6 +180,9 @@ struct np_proc_state {
 	struct np_pymem mem;
 	bool exited;
 	bool agent;                  /* run: its agent reports when torch is loaded */
+	int agent_fd;                /* connection that keeps its checks on (0: none) */
+	uint8_t checks;              /* enum np_checks_state */
+	struct np_agent_state ag;
 	uint64_t first_ts, last_ts;
 	/* current step */
 	struct np_step_stats cur;

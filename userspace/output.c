@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "chrome_trace.h"
+#include "findings_out.h"
 #include "jsonw.h"
 #include "output.h"
 
@@ -89,6 +90,11 @@ static void write_step(struct np_jsonw *w, const struct np_proc_state *p,
 	np_jsonw_uint_field(w, "module_calls", st->module_calls);
 	np_jsonw_uint_field(w, "backward_nodes", st->nodes);
 	np_jsonw_uint_field(w, "records_dropped", st->dropped);
+	if (p->checks != NP_CHECKS_OFF) {
+		np_jsonw_double_field(w, "grad_norm", st->grad_norm);   /* null: not measured */
+		np_jsonw_double_field(w, "output_max_abs", st->out_max);
+		np_jsonw_uint_field(w, "nonfinite_tensors", st->nonfinite);
+	}
 	np_jsonw_bool_field(w, "complete", st->complete);
 	np_jsonw_bool_field(w, "partial", st->partial);
 	np_jsonw_end_object(w);
@@ -147,6 +153,8 @@ int np_write_events(const struct np_collector *c, const struct np_session_info *
 				write_rec(w, c, p, &bk->recs[k]);
 		}
 	}
+	for (uint32_t i = 0; i < c->nprocs; i++)
+		np_json_findings(w, c, &c->procs[i]);
 	/* the end record: what was lost, so that nothing is lost silently */
 	np_jsonw_start_object(w);
 	np_jsonw_string_field(w, "type", "end");
@@ -286,6 +294,7 @@ int np_write_trace(const struct np_collector *c, const struct np_session_info *s
 	for (uint32_t i = 0; i < c->nprocs; i++) {
 		const struct np_proc_state *p = &c->procs[i];
 		trace_proc(t, c, s, p);
+		np_trace_findings(t, c, p, s->start_ns, steps_tid(p));
 		for (uint32_t b = 0; b < p->wlen; b++) {
 			const struct np_bucket *bk = np_bucket_at(c, p, b);
 			for (uint32_t k = 0; k < bk->len; k++)
@@ -330,6 +339,7 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 				(double)d[complete / 2] / 1e6,
 				(double)d[(complete * 9) / 10 < complete ? (complete * 9) / 10 : complete - 1] / 1e6);
 		free(d);
+		np_print_checks(f, p);
 		if (p->records_dropped || p->steps_dropped || p->events_dropped)
 			fprintf(f, "    dropped: %llu detail records, %llu step counters, "
 				"%llu events of %llu threads over the limit\n",

@@ -17,6 +17,7 @@
 #include "pyslots.h"
 #include "insn.h"
 #include "tracer.skel.h"
+#include "../agent/agent_report.h"
 
 /* UAPI values newer than the system's linux/bpf.h (enum bpf_attach_type). */
 #define NP_BPF_TRACE_UPROBE_MULTI   48
@@ -28,7 +29,7 @@
 #define SYM_SEQ_PEEK    "_ZN2at15sequence_number4peekEv"
 #define SYM_PY_SEQ_NR   "_ZN5torch8autograd26THPCppFunction_sequence_nrEP7_objectS2_"
 
-#define MAX_LINKS 8
+#define MAX_LINKS 10
 #define NP_MAX_TORCH_LIBS 8
 #define NP_SEQ_TRIES 20        /* tls_index still 0 after this many looks */
 
@@ -496,6 +497,29 @@ int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 	snprintf(info->probes, sizeof(info->probes), "%s", use_call ? "slot_tp_call" : SYM_PY_EVAL);
 	err = np_probes_add_torch(p, pid, info);
 	return err < 0 ? err : 0;
+}
+
+int np_probes_add_agent(struct np_probes *p, pid_t pid, struct np_proc_info *info)
+{
+	if (info->agent_attached)
+		return 0;
+	struct np_mapping m;
+	if (np_proc_find_mapping(pid, "libnanprof_agent.so", &m))
+		return -ENOENT;
+	struct proc_links *l = links_of(p, pid, true);
+	if (!l)
+		return -ENOSPC;
+	if (l->nlinks >= MAX_LINKS)
+		return -ENOSPC;
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = NP_AGENT_REPORT_FN);
+	struct bpf_link *link = bpf_program__attach_uprobe_opts(p->skel->progs.np_agent_report_probe,
+							       pid, m.path, 0, &uo);
+	if (!link)
+		return -errno;
+	l->links[l->nlinks++] = link;
+	info->agent_attached = true;
+	snprintf(info->agent, sizeof(info->agent), "%s", m.path);
+	return 0;
 }
 
 void np_probes_remove(struct np_probes *p, pid_t pid)

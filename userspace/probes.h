@@ -44,6 +44,8 @@ struct np_proc_info {
 	uint64_t torch_base;       /* runtime address of libtorch_cpu's vaddr 0 */
 	const struct np_elf *torch_elf;  /* its symbols; owned by the probes */
 	char probes[256];          /* names of the probes attached, for the session event */
+	bool agent_attached;       /* the agent's report function is probed */
+	char agent[512];           /* its path */
 };
 
 /* Loads the BPF programs.  0 or -errno (message already logged). */
@@ -62,6 +64,10 @@ int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info);
  * yet attached, or retries locating its sequence counter if that is still
  * pending.  1 if attached now, 0 if nothing to do, -errno. */
 int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info);
+
+/* Attaches the probe on the agent's report function, if the process maps
+ * libnanprof_agent.so.  0, -ENOENT (no agent) or -errno. */
+int np_probes_add_agent(struct np_probes *p, pid_t pid, struct np_proc_info *info);
 
 /* Detaches everything from one process (it may be gone already). */
 void np_probes_remove(struct np_probes *p, pid_t pid);

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "agentlink.h"
+#include "findings_out.h"
 #include "log.h"
 #include "proc.h"
 #include "session.h"
@@ -22,6 +24,35 @@ static void on_event(const struct np_event *e, void *ctx)
 	np_collector_event(ctx, e);
 }
 
+/* Findings go to stderr the moment they are known: the job may run
+ * (or hang) for hours after its first NaN. */
+static void on_finding(struct np_collector *c, struct np_proc_state *p, int kind)
+{
+	if (kind == NP_FIND_ORIGIN) {
+		np_print_origin(stderr, c, p);
+	} else if (kind == NP_FIND_WARNING) {
+		/* stderr gets the whole model's gradient norm and the first
+		 * module that warned; events.jsonl has every warning */
+		const struct np_explosion_warning *w = &p->ag.warnings[p->ag.nwarnings - 1];
+		bool whole = w->module == 0 && w->metric == NP_METRIC_GRAD_NORM;
+		if (whole || !p->ag.module_warning_printed) {
+			np_print_warning(stderr, c, p, w);
+			if (!whole) {
+				p->ag.module_warning_printed = true;
+				fprintf(stderr, "  (further warnings for single modules: see "
+					"events.jsonl)\n");
+			}
+		}
+	} else if (kind == NP_FIND_CHECKS) {
+		if (p->checks == NP_CHECKS_ON)
+			np_debug("pid %d: checks on (torch %s)", p->pid, p->ag.torch);
+		else
+			np_warn("pid %d: the agent could not install its checks: %s", p->pid,
+				p->ag.torch);
+	}
+	fflush(stderr);
+}
+
 int np_session_open(struct np_session *s, const struct np_opts *o, const char *mode)
 {
 	memset(s, 0, sizeof(*s));
@@ -34,6 +65,7 @@ int np_session_open(struct np_session *s, const struct np_opts *o, const char *m
 		return -ENOMEM;
 	}
 	s->col.attach_mode = strcmp(mode, "attach") == 0;
+	s->col.on_finding = on_finding;
 	struct np_probes_opts po = { .py_probe = (enum np_py_probe)o->python_probe,
 				     .ring_mb = o->ring_mb, .no_session = o->no_session,
 				     .on_event = on_event, .ctx = &s->col };
@@ -165,6 +197,7 @@ int np_session_close(struct np_session *s, int exit_status)
 {
 	if (!s->probes)
 		return 0;
+	np_agent_detach_all(s);
 	for (uint32_t i = 0; i < s->col.nprocs; i++)
 		np_probes_remove(s->probes, s->col.procs[i].pid);
 	np_probes_poll(s->probes);

@@ -1,0 +1,366 @@
+/* findings.c - origin rules, propagation, statistics and explosion
+ * warnings from the agent's records (see findings.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../agent/agent_report.h"
+#include "findings.h"
+
+#define WARN_RATIO 10.0        /* growth over the recent median that warns */
+#define WARN_MIN_HISTORY 4     /* steps of history before any warning */
+#define WARN_QUIET_STEPS 10    /* one warning per series per this many steps */
+#define WARN_ABSOLUTE 1e20     /* a gradient norm this large warns by itself */
+
+const char *np_role_name(unsigned role)
+{
+	switch (role) {
+	case NP_ROLE_OUTPUT: return "output";
+	case NP_ROLE_GRAD: return "grad";
+	case NP_ROLE_PARAM: return "param";
+	case NP_ROLE_PARAM_GRAD: return "param_grad";
+	default: return "input";
+	}
+}
+
+/* ---- modules by address ---- */
+
+void np_findings_module(struct np_collector *c, struct np_proc_state *p, uint64_t self,
+			uint32_t name, uint32_t type)
+{
+	uint64_t v;
+	uint64_t want = (uint64_t)name | (uint64_t)type << 32;
+	if (np_map_get(&c->module_addrs, (uint64_t)p->pid, self, &v) || v != want)
+		np_map_put(&c->module_addrs, (uint64_t)p->pid, self, want);
+}
+
+static bool module_names(struct np_collector *c, struct np_proc_state *p, uint64_t addr,
+			 uint32_t *name, uint32_t *type)
+{
+	uint64_t v;
+	if (!addr || np_map_get(&c->module_addrs, (uint64_t)p->pid, addr, &v))
+		return false;
+	*name = (uint32_t)v;
+	*type = (uint32_t)(v >> 32);
+	return true;
+}
+
+/* ---- origin ---- */
+
+static void set_origin(struct np_collector *c, struct np_proc_state *p,
+		       const struct np_finding *f)
+{
+	p->ag.found = true;
+	p->ag.origin = *f;
+	p->ag.candidate = false;
+	if (c->on_finding)
+		c->on_finding(c, p, NP_FIND_ORIGIN);
+}
+
+/* A report after a candidate: the value left the candidate's module. */
+static bool confirm_candidate(struct np_collector *c, struct np_proc_state *p)
+{
+	if (!p->ag.candidate)
+		return false;
+	set_origin(c, p, &p->ag.cand);
+	return true;
+}
+
+/* "NativeLayerNormBackward0" -> "native_layer_norm": the forward op
+ * whose autograd node made a tensor. */
+void np_forward_op_name(const char *node, char *buf, size_t len)
+{
+	size_t n = 0, end = strlen(node);
+	const char *b = strstr(node, "Backward");
+	if (b)
+		end = (size_t)(b - node);
+	for (size_t i = 0; i < end && n + 2 < len; i++) {
+		char ch = node[i];
+		if (ch >= 'A' && ch <= 'Z') {
+			if (i && n + 3 < len)
+				buf[n++] = '_';
+			ch = (char)(ch - 'A' + 'a');
+		}
+		buf[n++] = ch;
+	}
+	buf[n] = 0;
+}
+
+static void finding_from(struct np_collector *c, struct np_proc_state *p,
+			 struct np_thread_state *t, const struct np_event *e,
+			 const struct np_agent_rec *r, struct np_finding *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->step = e->step;
+	/* torch 1.x: the wrapped step() reports after the step was counted */
+	if ((r->flags & NP_AF_AFTER_STEP) && e->phase != NP_PHASE_OPTIMIZER && f->step)
+		f->step--;
+	f->ts = e->ts_ns;
+	f->tid = e->tid;
+	f->batch = e->batch;
+	f->phase = r->phase;
+	f->role = r->role;
+	f->dtype = r->dtype;
+	f->inputs_finite = !(r->flags & NP_AF_SOURCE_DIRTY);
+	f->numel = r->chk.numel;
+	f->nan = r->chk.nan;
+	f->posinf = r->chk.posinf;
+	f->neginf = r->chk.neginf;
+	f->first_bad = r->chk.first_bad;
+	f->max_abs = r->chk.max_abs;
+	f->depth = e->depth ? e->depth - 1u : 0;
+	char what[sizeof(r->chk.what) + 1];
+	memcpy(what, r->chk.what, sizeof(r->chk.what));
+	what[sizeof(r->chk.what)] = 0;
+	if (r->role == NP_ROLE_GRAD) {
+		/* the node running on this thread now is the one that made it */
+		if (t && t->in_node) {
+			f->module = t->node_name;
+			f->module_type = t->node_module_type;
+			f->op = np_node_type_name(c, p, t->node_vt);
+		}
+	} else {
+		module_names(c, p, r->module, &f->module, &f->module_type);
+		if (r->role == NP_ROLE_PARAM || r->role == NP_ROLE_PARAM_GRAD)
+			f->param = np_intern(c, what);
+		else if (what[0]) {
+			char op[64];
+			np_forward_op_name(what, op, sizeof(op));
+			f->op = np_intern(c, op);
+		}
+		if (r->role == NP_ROLE_OUTPUT && !r->module)
+			f->outside = true;
+	}
+}
+
+static void on_check(struct np_collector *c, struct np_proc_state *p,
+		     struct np_thread_state *t, const struct np_event *e,
+		     const struct np_agent_rec *r)
+{
+	struct np_finding f;
+	finding_from(c, p, t, e, r, &f);
+	p->cur.nonfinite++;
+	struct np_agent_state *a = &p->ag;
+	if (a->found) {
+		a->propagation++;
+		return;
+	}
+	if (r->role == NP_ROLE_OUTPUT && !f.outside) {
+		if (!f.inputs_finite) {
+			/* came in from outside this module: either its caller
+			 * made it (the caller's report decides) or, at the
+			 * outermost call, it came from outside the model */
+			if (confirm_candidate(c, p)) {
+				a->propagation++;
+			} else if (f.depth == 0) {
+				f.role = 0;   /* "input" */
+				f.op = 0;     /* the op that made the output says nothing here */
+				set_origin(c, p, &f);
+			}
+			return;
+		}
+		if (a->candidate) {   /* an enclosing module: the candidate's value left it */
+			confirm_candidate(c, p);
+			a->propagation++;
+			return;
+		}
+		a->candidate = true;
+		a->cand = f;
+		if (f.depth == 0)   /* the outermost output is non-finite: it left */
+			confirm_candidate(c, p);
+		return;
+	}
+	if (confirm_candidate(c, p)) {
+		a->propagation++;
+		return;
+	}
+	/* backward, optimizer, or a tensor computed outside any module */
+	set_origin(c, p, &f);
+}
+
+void np_findings_root_exit(struct np_collector *c, struct np_proc_state *p)
+{
+	(void)c;
+	if (p->ag.candidate && !p->ag.found) {
+		/* the outermost call ended and nothing non-finite left it */
+		p->ag.candidate = false;
+		p->ag.contained++;
+	}
+}
+
+/* ---- statistics and explosion warnings ---- */
+
+static struct np_modstat *modstat(struct np_proc_state *p, uint64_t addr)
+{
+	struct np_agent_state *a = &p->ag;
+	uint64_t idx;
+	if (!a->mod_index.slots && np_map_init(&a->mod_index, NP_MAX_MODSTATS))
+		return NULL;
+	if (np_map_get(&a->mod_index, addr, 0, &idx) == 0)
+		return &a->mods[idx];
+	if (a->nmods >= NP_MAX_MODSTATS) {
+		a->mods_dropped++;
+		return NULL;
+	}
+	if (!a->mods && !(a->mods = calloc(NP_MAX_MODSTATS, sizeof(*a->mods))))
+		return NULL;
+	if (np_map_put(&a->mod_index, addr, 0, a->nmods)) {
+		a->mods_dropped++;
+		return NULL;
+	}
+	struct np_modstat *m = &a->mods[a->nmods++];
+	memset(m, 0, sizeof(*m));
+	m->addr = addr;
+	m->step = UINT64_MAX;
+	return m;
+}
+
+static void on_stats(struct np_proc_state *p, const struct np_event *e,
+		     const struct np_agent_rec *r)
+{
+	for (unsigned i = 0; i < r->nstats && i < 3; i++) {
+		const struct np_arec_stat *st = &r->st[i];
+		struct np_modstat *m = modstat(p, st->module);
+		if (!m)
+			continue;
+		m->step = e->step;
+		m->out_max = st->out_max;
+		m->grad_sumsq = st->grad_sumsq;
+		p->ag.step_sumsq += st->grad_sumsq;
+		p->ag.step_has_stats = true;
+		if (isfinite(st->out_max) && st->out_max > p->cur.out_max)
+			p->cur.out_max = st->out_max;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Adds value x of one step to series s; returns the growth ratio when it
+ * warrants a warning, else 0.  A warning needs a history, a value far
+ * above the recent median, and growth two steps in a row: one spike in
+ * stable training is not an explosion. */
+double np_series_push(struct np_series *s, double x, uint64_t step, bool absolute)
+{
+	double ratio = 0;
+	uint32_t have = s->n < NP_HIST ? s->n : NP_HIST;
+	if (isfinite(x) && have >= WARN_MIN_HISTORY) {
+		double sorted[NP_HIST];
+		for (uint32_t i = 0; i < have; i++)
+			sorted[i] = s->v[(s->n - 1 - i) % NP_HIST];
+		double prev1 = sorted[0], prev2 = sorted[1];
+		qsort(sorted, have, sizeof(double), cmp_double);
+		double median = sorted[have / 2];
+		double r = median > 0 ? x / median : 0;
+		bool growing = x > prev1 && prev1 > prev2;
+		bool far = r >= WARN_RATIO || (absolute && x >= WARN_ABSOLUTE);
+		bool fresh = step >= s->quiet_until || x >= s->warned * WARN_RATIO;
+		if (growing && far && fresh) {
+			ratio = r;
+			s->quiet_until = step + WARN_QUIET_STEPS;
+			s->warned = x;
+		}
+	}
+	if (isfinite(x)) {
+		s->v[s->n % NP_HIST] = x;
+		s->n++;
+	}
+	return ratio;
+}
+
+static void warn(struct np_collector *c, struct np_proc_state *p, uint64_t step,
+		 uint32_t module, uint8_t metric, double value, double ratio)
+{
+	struct np_agent_state *a = &p->ag;
+	if (a->found)
+		return;   /* past the origin, growth is propagation */
+	if (a->nwarnings >= NP_MAX_WARNINGS) {
+		a->warnings_dropped++;
+		return;
+	}
+	a->warnings[a->nwarnings++] = (struct np_explosion_warning){
+		.step = step, .module = module, .metric = metric, .value = value, .ratio = ratio };
+	if (c->on_finding)
+		c->on_finding(c, p, NP_FIND_WARNING);
+}
+
+void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
+{
+	struct np_agent_state *a = &p->ag;
+	uint64_t step = p->cur.step;
+	p->cur.grad_norm = NAN;
+	if (!a->step_has_stats)
+		return;
+	double total = sqrt(a->step_sumsq);
+	p->cur.grad_norm = total;
+	a->step_sumsq = 0;
+	a->step_has_stats = false;
+	double r = np_series_push(&a->total, total, step, true);
+	if (r > 0)
+		warn(c, p, step, 0, NP_METRIC_GRAD_NORM, total, r);
+	for (uint32_t i = 0; i < a->nmods; i++) {
+		struct np_modstat *m = &a->mods[i];
+		if (m->step != step || !m->addr)
+			continue;   /* addr 0: parameters of no module, in the total only */
+		uint32_t name = 0, type = 0;
+		module_names(c, p, m->addr, &name, &type);
+		if (m->grad_sumsq > 0 || !isfinite(m->grad_sumsq)) {
+			double g = sqrt(m->grad_sumsq);
+			if ((r = np_series_push(&m->s[NP_METRIC_GRAD_NORM], g, step, true)) > 0)
+				warn(c, p, step, name, NP_METRIC_GRAD_NORM, g, r);
+		}
+		if ((r = np_series_push(&m->s[NP_METRIC_OUT_MAX], m->out_max, step, false)) > 0)
+			warn(c, p, step, name, NP_METRIC_OUT_MAX, m->out_max, r);
+	}
+}
+
+/* ---- records ---- */
+
+void np_findings_record(struct np_collector *c, struct np_proc_state *p,
+			struct np_thread_state *t, const struct np_event *e)
+{
+	struct np_agent_rec r;
+	memcpy(&r, &e->a, sizeof(r));
+	struct np_agent_state *a = &p->ag;
+	a->records++;
+	if (a->last_seq && r.seq > a->last_seq + 1)
+		a->lost += r.seq - a->last_seq - 1;
+	if (r.seq > a->last_seq)
+		a->last_seq = r.seq;
+	switch (r.kind) {
+	case NP_AREC_CHECK:
+		on_check(c, p, t, e, &r);
+		break;
+	case NP_AREC_STATS:
+		on_stats(p, e, &r);
+		break;
+	case NP_AREC_STATUS:
+		if (r.status == NP_AST_COUNTERS || r.status == NP_AST_DETACHED) {
+			if (r.status == NP_AST_DETACHED)
+				p->checks = NP_CHECKS_DETACHED;
+			if (r.cnt.checked || r.cnt.skipped) {
+				a->checked = r.cnt.checked;
+				a->bytes = r.cnt.bytes;
+				a->skipped = r.cnt.skipped;
+				a->dropped = r.cnt.dropped;
+				a->overflow = r.cnt.overflow;
+			}
+			break;
+		}
+		snprintf(a->torch, sizeof(a->torch), "%.*s", (int)sizeof(a->torch) - 1, r.cnt.what);
+		p->checks = r.status == NP_AST_INSTALLED ? NP_CHECKS_ON : NP_CHECKS_FAILED;
+		if (c->on_finding)
+			c->on_finding(c, p, NP_FIND_CHECKS);
+		break;
+	}
+}
+
+void np_findings_free(struct np_proc_state *p)
+{
+	np_map_free(&p->ag.mod_index);
+	free(p->ag.mods);
+	p->ag.mods = NULL;
+}

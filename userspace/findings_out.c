@@ -1,0 +1,239 @@
+#include <math.h>
+#include <string.h>
+#include "findings.h"
+#include "findings_out.h"
+#include "output.h"
+
+static const char *const checks_names[] = { "off", "waiting for torch", "on", "failed",
+					    "detached" };
+
+const char *np_dtype_name(unsigned dtype)
+{
+	static const char *const n[] = { "float32", "float64", "float16", "bfloat16",
+					 "float8_e4m3fn", "float8_e5m2" };
+	return dtype < sizeof(n) / sizeof(n[0]) ? n[dtype] : "?";
+}
+
+const char *np_metric_name(unsigned metric)
+{
+	return metric == NP_METRIC_GRAD_NORM ? "grad_norm" : "output_max_abs";
+}
+
+/* What the tensor is, in words, for the paragraph. */
+static const char *tensor_words(const struct np_finding *f)
+{
+	switch (f->role) {
+	case 1: return "its output";
+	case 2: return "a gradient it produced";
+	case 3: return "a parameter after the update";
+	case 4: return "a parameter's .grad before the update";
+	default: return "its input";
+	}
+}
+
+void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
+{
+	const struct np_finding *o = &p->ag.origin;
+	char rank[32] = "";
+	if (p->rank >= 0)
+		snprintf(rank, sizeof(rank), ", rank %d", p->rank);
+	const char *mod = np_name(c, o->module), *type = np_name(c, o->module_type);
+	const char *op = np_name(c, o->op), *param = np_name(c, o->param);
+	fprintf(f, "nanprof: first non-finite value: step %llu, %s pass%s (pid %d, thread %u)\n",
+		(unsigned long long)o->step, np_phase_name(o->phase), rank, p->pid, o->tid);
+	if (o->outside)
+		fprintf(f, "  where:  outside any module: the tensor given to backward()%s%s\n",
+			*op ? ", made by " : "", op);
+	else
+		fprintf(f, "  module: %s%s%s%s\n", *mod ? mod : "(the model itself)",
+			*type ? " (" : "", type, *type ? ")" : "");
+	if (*op && !o->outside)
+		fprintf(f, "  op:     %s\n", op);
+	if (*param)
+		fprintf(f, "  param:  %s\n", param);
+	fprintf(f, "  tensor: %s, %s, %llu elements: %llu nan, %llu +inf, %llu -inf; first at "
+		"index %lld\n", tensor_words(o), np_dtype_name(o->dtype),
+		(unsigned long long)o->numel, (unsigned long long)o->nan,
+		(unsigned long long)o->posinf, (unsigned long long)o->neginf,
+		(long long)o->first_bad);
+	if (o->inputs_finite)
+		fprintf(f, "  what flowed in was finite: it was born here; every later "
+			"non-finite value is counted as propagation.\n");
+	else if (o->phase == 1)
+		fprintf(f, "  its inputs were already non-finite: it came into the model "
+			"from outside (data, or code between module calls).\n");
+	else
+		fprintf(f, "  what flowed in was already non-finite, from outside the "
+			"checked tensors.\n");
+}
+
+void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
+		      const struct np_explosion_warning *w)
+{
+	char rank[32] = "";
+	if (p->rank >= 0)
+		snprintf(rank, sizeof(rank), " rank %d", p->rank);
+	const char *mod = np_name(c, w->module);
+	bool grad = w->metric == NP_METRIC_GRAD_NORM;
+	fprintf(f, "nanprof: warning: step %llu%s: %s of %s is %.3g, %.0fx its recent median "
+		"and growing: %s may be exploding\n", (unsigned long long)w->step, rank,
+		grad ? "gradient norm" : "largest |output|",
+		*mod ? mod : grad ? "the whole model" : "the model", w->value, w->ratio,
+		grad ? "gradients" : "activations");
+}
+
+void np_print_checks(FILE *f, const struct np_proc_state *p)
+{
+	const struct np_agent_state *a = &p->ag;
+	if (p->checks == NP_CHECKS_OFF)
+		return;   /* tracer only (--no-checks, or no agent) */
+	fprintf(f, "    checks: %s%s%s; %llu tensors (%.1f MB) checked, %llu skipped",
+		checks_names[p->checks], a->torch[0] ? ", " : "", a->torch,
+		(unsigned long long)a->checked, (double)a->bytes / 1e6,
+		(unsigned long long)a->skipped);
+	if (a->lost || a->dropped || a->overflow)
+		fprintf(f, "; lost %llu reports, %llu over the per-step bound, %llu table "
+			"overflows", (unsigned long long)a->lost, (unsigned long long)a->dropped,
+			(unsigned long long)a->overflow);
+	fputc('\n', f);
+	if (a->found)
+		fprintf(f, "    first non-finite: step %llu, %s, %s; %llu later reports are "
+			"propagation\n", (unsigned long long)a->origin.step,
+			np_phase_name(a->origin.phase), "see above",
+			(unsigned long long)a->propagation);
+	else if (p->checks == NP_CHECKS_ON || p->checks == NP_CHECKS_DETACHED)
+		fprintf(f, "    no non-finite value left any module%s\n",
+			a->contained ? " (some stayed inside one)" : "");
+	if (a->nwarnings)
+		fprintf(f, "    explosion warnings: %u%s\n", a->nwarnings,
+			a->warnings_dropped ? " (more dropped)" : "");
+}
+
+static void finding_json(struct np_jsonw *w, const struct np_collector *c,
+			 const struct np_proc_state *p, const struct np_finding *o)
+{
+	np_jsonw_start_object(w);
+	np_jsonw_string_field(w, "type", "nan_origin");
+	np_jsonw_uint_field(w, "step", o->step);
+	np_jsonw_string_field(w, "phase", np_phase_name(o->phase));
+	np_jsonw_string_field(w, "module", o->outside ? NULL : np_name(c, o->module));
+	np_jsonw_string_field(w, "module_type", *np_name(c, o->module_type)
+				  ? np_name(c, o->module_type) : NULL);
+	np_jsonw_string_field(w, "op", *np_name(c, o->op) ? np_name(c, o->op) : NULL);
+	np_jsonw_string_field(w, "tensor", np_role_name(o->role));
+	np_jsonw_string_field(w, "param", *np_name(c, o->param) ? np_name(c, o->param) : NULL);
+	np_jsonw_string_field(w, "dtype", np_dtype_name(o->dtype));
+	np_jsonw_uint_field(w, "numel", o->numel);
+	np_jsonw_uint_field(w, "nan", o->nan);
+	np_jsonw_uint_field(w, "posinf", o->posinf);
+	np_jsonw_uint_field(w, "neginf", o->neginf);
+	np_jsonw_int_field(w, "first_index", o->first_bad);
+	np_jsonw_bool_field(w, "inputs_finite", o->inputs_finite);
+	np_jsonw_bool_field(w, "outside_modules", o->outside);
+	np_jsonw_uint_field(w, "batch", o->batch);
+	np_jsonw_int_field(w, "rank", p->rank);
+	np_jsonw_uint_field(w, "pid", (uint64_t)p->pid);
+	np_jsonw_uint_field(w, "tid", o->tid);
+	np_jsonw_uint_field(w, "ts_ns", o->ts);
+	np_jsonw_end_object(w);
+}
+
+void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
+		      const struct np_proc_state *p)
+{
+	const struct np_agent_state *a = &p->ag;
+	if (p->checks == NP_CHECKS_OFF && !a->found && !a->nwarnings)
+		return;   /* tracer only */
+	np_jsonw_start_object(w);
+	np_jsonw_string_field(w, "type", "checks");
+	np_jsonw_uint_field(w, "pid", (uint64_t)p->pid);
+	np_jsonw_int_field(w, "rank", p->rank);
+	np_jsonw_string_field(w, "state", checks_names[p->checks]);
+	np_jsonw_string_field(w, "agent_message", a->torch[0] ? a->torch : NULL);
+	np_jsonw_uint_field(w, "tensors_checked", a->checked);
+	np_jsonw_uint_field(w, "bytes_checked", a->bytes);
+	np_jsonw_uint_field(w, "tensors_skipped", a->skipped);
+	np_jsonw_uint_field(w, "agent_records", a->records);
+	np_jsonw_uint_field(w, "reports_lost", a->lost);
+	np_jsonw_uint_field(w, "reports_over_step_bound", a->dropped);
+	np_jsonw_uint_field(w, "agent_table_overflow", a->overflow);
+	np_jsonw_uint_field(w, "propagation", a->propagation);
+	np_jsonw_uint_field(w, "contained", a->contained);
+	np_jsonw_uint_field(w, "explosion_warnings_dropped", a->warnings_dropped);
+	np_jsonw_uint_field(w, "module_stats_dropped", a->mods_dropped);
+	np_jsonw_end_object(w);
+	if (a->found)
+		finding_json(w, c, p, &a->origin);
+	for (uint32_t i = 0; i < a->nwarnings; i++) {
+		const struct np_explosion_warning *x = &a->warnings[i];
+		np_jsonw_start_object(w);
+		np_jsonw_string_field(w, "type", "explosion_warning");
+		np_jsonw_uint_field(w, "step", x->step);
+		np_jsonw_string_field(w, "module", np_name(c, x->module));
+		np_jsonw_string_field(w, "metric", np_metric_name(x->metric));
+		np_jsonw_double_field(w, "value", x->value);
+		np_jsonw_double_field(w, "ratio", x->ratio);
+		np_jsonw_int_field(w, "rank", p->rank);
+		np_jsonw_uint_field(w, "pid", (uint64_t)p->pid);
+		np_jsonw_end_object(w);
+	}
+}
+
+static double us_of(uint64_t ns, uint64_t start)
+{
+	return ns > start ? (double)(ns - start) / 1e3 : 0;
+}
+
+void np_trace_findings(struct np_trace *t, const struct np_collector *c,
+		       const struct np_proc_state *p, uint64_t start_ns, uint32_t steps_tid)
+{
+	const struct np_agent_state *a = &p->ag;
+	for (uint32_t k = 0; k < p->nsteps; k++) {
+		const struct np_step_stats *st = &p->steps[k];
+		if (!isnan(st->grad_norm)) {
+			const char *series[] = { "total" };
+			double v[] = { isfinite(st->grad_norm) ? st->grad_norm : 0 };
+			np_trace_counter(t, (uint32_t)p->pid, "gradient norm", us_of(st->t1, start_ns),
+					 series, v, 1);
+			const char *s2[] = { "output" };
+			double v2[] = { st->out_max };
+			np_trace_counter(t, (uint32_t)p->pid, "max |x|", us_of(st->t1, start_ns), s2, v2, 1);
+		}
+		if (p->checks != NP_CHECKS_OFF) {
+			const char *s3[] = { "tensors" };
+			double v3[] = { st->nonfinite };
+			np_trace_counter(t, (uint32_t)p->pid, "non-finite tensors",
+					 us_of(st->t0, start_ns), s3, v3, 1);
+		}
+	}
+	if (a->found) {
+		const struct np_finding *o = &a->origin;
+		struct np_trace_arg args[] = {
+			{ .key = "step", .kind = NP_ARG_UINT, .u = o->step },
+			{ .key = "phase", .kind = NP_ARG_STR, .s = np_phase_name(o->phase) },
+			{ .key = "module", .kind = NP_ARG_STR, .s = np_name(c, o->module) },
+			{ .key = "op", .kind = NP_ARG_STR, .s = np_name(c, o->op) },
+			{ .key = "tensor", .kind = NP_ARG_STR, .s = np_role_name(o->role) },
+			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
+			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
+			{ .key = "neginf", .kind = NP_ARG_UINT, .u = o->neginf },
+		};
+		np_trace_instant(t, (uint32_t)p->pid, o->tid, "nan_origin", "nanprof",
+				 us_of(o->ts, start_ns), 't', args, 8);
+	}
+	for (uint32_t i = 0; i < a->nwarnings; i++) {
+		const struct np_explosion_warning *x = &a->warnings[i];
+		uint64_t ts = 0;
+		for (uint32_t k = 0; k < p->nsteps; k++)
+			if (p->steps[k].step == x->step)
+				ts = p->steps[k].t1;
+		struct np_trace_arg args[] = {
+			{ .key = "module", .kind = NP_ARG_STR, .s = np_name(c, x->module) },
+			{ .key = "metric", .kind = NP_ARG_STR, .s = np_metric_name(x->metric) },
+			{ .key = "value", .kind = NP_ARG_DOUBLE, .d = x->value },
+			{ .key = "ratio", .kind = NP_ARG_DOUBLE, .d = x->ratio },
+		};
+		np_trace_instant(t, (uint32_t)p->pid, steps_tid, "explosion_warning", "nanprof",
+				 us_of(ts, start_ns), 't', args, 4);
+	}
+}

@@ -1,0 +1,29 @@
+/* findings_out.h - how findings are shown: the stderr paragraph of the
+ * origin, one line per explosion warning, and their events.jsonl and
+ * trace.json forms (docs/outputs.md). */
+#ifndef NP_FINDINGS_OUT_H
+#define NP_FINDINGS_OUT_H
+
+#include <stdio.h>
+#include "chrome_trace.h"
+#include "collector.h"
+#include "jsonw.h"
+
+void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
+void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
+		      const struct np_explosion_warning *w);
+/* "checks" line of the summary for one process. */
+void np_print_checks(FILE *f, const struct np_proc_state *p);
+
+/* events.jsonl: the process's checks, origin and warnings. */
+void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
+		      const struct np_proc_state *p);
+/* trace.json: the origin as an instant on its thread, warnings on the
+ * steps track, statistics as counters. */
+void np_trace_findings(struct np_trace *t, const struct np_collector *c,
+		       const struct np_proc_state *p, uint64_t start_ns, uint32_t steps_tid);
+
+const char *np_dtype_name(unsigned dtype);
+const char *np_metric_name(unsigned metric);
+
+#endif
