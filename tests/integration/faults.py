@@ -1,0 +1,155 @@
+"""A small transformer-like training job with one injected fault.
+
+Each --fault puts the first non-finite value in a known place, so that the
+tests can assert nanprof's origin exactly (step, phase, module):
+
+  none        clean training (no origin, no explosion warning)
+  forward     blocks.1.gate: exp() of a boosted input overflows to +inf
+  backward    blocks.0.root: sqrt() at exactly 0; the forward stays finite,
+              its backward is +inf
+  functional  blocks.1.attn (nn.MultiheadAttention): out_proj's weights
+              are set to +-3e38, and MHA uses them functionally (out_proj's
+              own hooks never run): the attention output overflows
+  optimizer   the param group of `head` gets lr=inf: head.weight and
+              head.bias become non-finite in the update
+  input       a NaN in the batch: it comes into the model from outside
+  loss        log(0) in the loss, outside any module
+  explode     the learning rate grows 1.6x per step from --at on: gradients
+              explode over several steps before the first Inf
+
+Prints "step N loss L" with L as repr(float), so runs can be compared
+bit for bit.
+"""
+import argparse
+import math
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Gate(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.boost = 1.0            # plain attribute: the fault sets it
+
+    def forward(self, x):
+        return x * torch.sigmoid(self.proj(x)) + 1e-3 * torch.exp(x * self.boost).clamp(max=1e4) \
+            if self.boost == 1.0 else x * torch.sigmoid(self.proj(x)) + torch.exp(x * self.boost)
+
+
+class Root(nn.Module):
+    """sqrt(x^2 + eps): smooth |x|.  With eps = 0 and x scaled by 0 the
+    forward is sqrt(0) = 0 (finite) and its gradient 1/(2*0) = inf."""
+    def __init__(self):
+        super().__init__()
+        self.eps = 1e-6
+        self.scale = 1.0
+
+    def forward(self, x):
+        return torch.sqrt((x * self.scale) ** 2 + self.eps)
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, 2 * d), nn.ReLU(), nn.Linear(2 * d, d))
+        self.norm2 = nn.LayerNorm(d)
+        self.gate = Gate(d)
+        self.root = Root()
+
+    def forward(self, x, mask):
+        a, _ = self.attn(x, x, x, attn_mask=mask, need_weights=False)
+        x = self.norm1(x + a)
+        x = self.norm2(x + self.ff(x))
+        return self.gate(x) + 0.1 * self.root(x)
+
+
+class Model(nn.Module):
+    def __init__(self, vocab=50, d=32, heads=2, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.head = nn.Linear(d, 1)
+
+    def forward(self, tokens, noise):
+        x = self.embed(tokens) + noise
+        t = tokens.shape[1]
+        # a causal mask filled with -inf: non-finite inside attention every
+        # step, by design, and never an origin
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        for b in self.blocks:
+            x = b(x, mask)
+        return self.head(x).mean(dim=1).squeeze(-1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fault", default="none",
+                    choices=["none", "forward", "backward", "functional", "optimizer",
+                             "input", "loss", "explode"])
+    ap.add_argument("--at", type=int, default=6, help="step of the fault")
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
+    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--wait-file", help="wait for this file before the first step")
+    args = ap.parse_args()
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = Model()
+    head = list(model.head.parameters())
+    rest = [p for n, p in model.named_parameters() if not n.startswith("head.")]
+    opt = torch.optim.SGD([{"params": rest}, {"params": head}], lr=args.lr)
+    gen = torch.Generator().manual_seed(1)
+    if args.wait_file:
+        import os
+        while not os.path.exists(args.wait_file):
+            time.sleep(0.05)
+
+    for step in range(args.steps):
+        tokens = torch.randint(0, 50, (8, 12), generator=gen)
+        noise = 0.01 * torch.randn(8, 12, 32, generator=gen)
+        target = torch.randn(8, generator=gen)
+        at = step == args.at
+        if at and args.fault == "forward":
+            model.blocks[1].gate.boost = 1e4
+        if at and args.fault == "backward":
+            model.blocks[0].root.eps = 0.0
+            model.blocks[0].root.scale = 0.0
+        if at and args.fault == "functional":
+            with torch.no_grad():
+                w = model.blocks[1].attn.out_proj.weight
+                w.copy_(torch.where(w >= 0, 3e38, -3e38))
+        if at and args.fault == "input":
+            noise[0, 0, 0] = float("nan")
+        if args.fault == "explode" and step >= args.at:
+            for g in opt.param_groups:
+                g["lr"] *= 1.6
+        opt.zero_grad()
+        out = model(tokens, noise)
+        loss = F.mse_loss(out, target)
+        if at and args.fault == "loss":
+            loss = loss + torch.log(torch.zeros(()))
+        loss.backward()
+        if at and args.fault == "optimizer":
+            opt.param_groups[1]["lr"] = math.inf
+        opt.step()
+        if at and args.fault == "optimizer":
+            opt.param_groups[1]["lr"] = args.lr
+        # undo the fault's switch (not its damage)
+        model.blocks[1].gate.boost = 1.0
+        model.blocks[0].root.eps, model.blocks[0].root.scale = 1e-6, 1.0
+        sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
+        sys.stdout.flush()
+        if args.sleep:
+            time.sleep(args.sleep)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,380 @@
+/* test_findings.c - unit tests for userspace/findings.c: the origin
+ * rules, propagation, statistics and explosion warnings, driven by the
+ * simulated BPF side (sim.h) and synthetic agent records. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../agent/agent_report.h"
+#include "findings.h"
+
+#define PID  0x7ffffff0u   /* never a live process */
+#define TID  PID
+#define VT   0xabc0ULL
+#define T_OPT 0x700ULL
+#define OPT  0x70000ULL
+#include "sim.h"
+
+#define T_NET 0x100ULL
+#define T_BLK 0x200ULL
+#define T_LIN 0x300ULL
+#define M_NET 0x10000ULL
+#define M_BLK 0x20000ULL
+#define M_LIN 0x30000ULL
+
+static int origins, warnings;
+
+static void on_finding(struct np_collector *c, struct np_proc_state *p, int kind)
+{
+	(void)c;
+	(void)p;
+	origins += kind == NP_FIND_ORIGIN;
+	warnings += kind == NP_FIND_WARNING;
+}
+
+static struct np_proc_state *proc;
+static uint32_t seq;
+
+static void setup(void)
+{
+	struct np_collector_opts o = { .window = 4, .max_records = 1000, .max_steps = 1000,
+				       .max_procs = 4, .max_threads = 8 };
+	cr_assert_eq(np_collector_init(&col, &o), 0);
+	col.on_finding = on_finding;
+	struct np_proc_info info = { .pid = PID, .py_major = 3, .py_minor = 11 };
+	proc = np_collector_add_proc(&col, &info, 0);
+	cr_assert_not_null(proc);
+	proc->checks = NP_CHECKS_ON;
+	memset(&sim, 0, sizeof(sim));
+	sim.c = &col;
+	sim.pid = PID;
+	sim.tid = TID;
+	origins = warnings = 0;
+	seq = 0;
+	type_name(&sim, 1, T_NET, "Net");
+	type_name(&sim, 2, T_BLK, "Block");
+	type_name(&sim, 3, T_LIN, "Linear");
+}
+
+static void teardown(void)
+{
+	np_collector_free(&col);
+}
+
+TestSuite(findings, .init = setup, .fini = teardown);
+
+/* An agent record, numbered like the agent numbers them. */
+static void agent(uint64_t ts, struct np_agent_rec *r)
+{
+	if (!r->seq)
+		r->seq = ++seq;
+	struct np_event e = ev(&sim, NP_EV_AGENT, ts);
+	memcpy(&e.a, r, sizeof(*r));
+	send(&e);
+}
+
+static void check(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module, bool src_dirty,
+		  const char *what)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = role;
+	r.phase = phase;
+	r.flags = src_dirty ? NP_AF_SOURCE_DIRTY : 0;
+	r.module = module;
+	r.chk.numel = 16;
+	r.chk.posinf = 3;
+	r.chk.nan = 1;
+	r.chk.first_bad = 5;
+	if (what)
+		strncpy(r.chk.what, what, sizeof(r.chk.what) - 1);
+	agent(ts, &r);
+}
+
+static const char *origin_module(void)
+{
+	return np_name(&col, proc->ag.origin.module);
+}
+
+Test(findings, forward_origin_is_the_innermost_module_with_finite_inputs)
+{
+	sim.step = 7;
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_BLK, T_BLK, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 120, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, false, "AddmmBackward0");
+	mod_exit(&sim, 130, NP_SEQ_UNKNOWN);
+	cr_assert_eq(origins, 0, "a candidate until its value is seen to leave");
+	check(135, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_BLK, true, "AddBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(origin_module(), "<Block>.<Linear>");
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Linear");
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.op), "addmm");
+	cr_assert_eq(proc->ag.origin.step, 7);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_FORWARD);
+	cr_assert_eq(proc->ag.origin.posinf, 3);
+	cr_assert_eq(proc->ag.origin.first_bad, 5);
+	cr_assert(proc->ag.origin.inputs_finite);
+	mod_exit(&sim, 140, NP_SEQ_UNKNOWN);
+	check(145, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	mod_exit(&sim, 150, NP_SEQ_UNKNOWN);
+	cr_assert_eq(origins, 1, "never a second origin");
+	cr_assert_eq(proc->ag.propagation, 2);
+	cr_assert_eq(proc->cur.nonfinite, 3);
+}
+
+Test(findings, value_that_stays_inside_a_module_is_no_origin)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	check(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, false, "MaskedFillBackward0");
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 130, NP_SEQ_UNKNOWN);   /* Net's output was finite */
+	cr_assert_eq(origins, 0);
+	cr_assert_not(proc->ag.found);
+	cr_assert_eq(proc->ag.contained, 1);
+}
+
+Test(findings, nonfinite_inputs_pass_the_question_to_the_caller)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_BLK, T_BLK, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 120, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	/* Block made it (between its children) and handed it to Linear */
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, true, NULL);
+	mod_exit(&sim, 130, NP_SEQ_UNKNOWN);
+	cr_assert_eq(origins, 0);
+	check(135, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_BLK, false, "MulBackward0");
+	mod_exit(&sim, 140, NP_SEQ_UNKNOWN);
+	check(145, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(origin_module(), "<Block>");
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.op), "mul");
+}
+
+Test(findings, nonfinite_model_input_comes_from_outside)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	check(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, true, NULL);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, "SqueezeBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.role, 0);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "input");
+	cr_assert_str_eq(origin_module(), "");
+	cr_assert_eq(proc->ag.origin.op, 0, "no op for an input");
+	cr_assert_not(proc->ag.origin.inputs_finite);
+}
+
+Test(findings, outermost_module_output_is_confirmed_at_once)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, false, "ExpBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(origin_module(), "");
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.op), "exp");
+}
+
+Test(findings, backward_origin_is_the_running_node_and_its_module)
+{
+	sim.step = 3;
+	mod_enter(&sim, 100, M_NET, T_NET, 50);
+	mod_enter(&sim, 110, M_LIN, T_LIN, 50);
+	mod_exit(&sim, 120, 53);
+	mod_exit(&sim, 130, 55);
+	bwd_enter(&sim, 200);
+	node(&sim, 210, 54);   /* Net's own node */
+	check(215, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, false, NULL);
+	cr_assert_eq(origins, 1);
+	node(&sim, 220, 52);   /* Linear's: propagation */
+	check(225, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, true, NULL);
+	bwd_exit(&sim, 300);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_BACKWARD);
+	cr_assert_eq(proc->ag.origin.step, 3);
+	cr_assert_str_eq(origin_module(), "");
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.op), "Node");
+	cr_assert_eq(proc->ag.propagation, 1);
+}
+
+Test(findings, backward_node_of_a_child_module_names_the_child)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, 50);
+	mod_enter(&sim, 110, M_LIN, T_LIN, 50);
+	mod_exit(&sim, 120, 53);
+	mod_exit(&sim, 130, 55);
+	bwd_enter(&sim, 200);
+	node(&sim, 210, 54);
+	node(&sim, 220, 51);
+	check(225, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, false, NULL);
+	cr_assert_str_eq(origin_module(), "<Linear>");
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Linear");
+}
+
+Test(findings, forward_candidate_confirmed_by_backward)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, 50);
+	mod_enter(&sim, 110, M_LIN, T_LIN, 50);
+	check(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, false, NULL);
+	mod_exit(&sim, 120, 53);
+	/* Net's output finite, but a saved tensor carries it into backward */
+	bwd_enter(&sim, 200);
+	node(&sim, 210, 51);
+	check(215, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, true, NULL);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_FORWARD);
+	cr_assert_str_eq(origin_module(), "<Linear>");
+}
+
+Test(findings, optimizer_origin_after_a_wrapped_step_keeps_its_step)
+{
+	sim.step = 9;
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 130, NP_SEQ_UNKNOWN);
+	opt_enter(&sim, 200);
+	opt_exit(&sim, 300);
+	/* torch 1.x: the wrapper reports after step() returned */
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = NP_ROLE_PARAM;
+	r.phase = NP_APHASE_OPTIMIZER;
+	r.flags = NP_AF_AFTER_STEP;
+	r.module = M_LIN;
+	strcpy(r.chk.what, "weight");
+	agent(310, &r);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.step, 9);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_OPTIMIZER);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.param), "weight");
+	cr_assert_str_eq(origin_module(), "<Linear>");
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "param");
+}
+
+Test(findings, tensor_outside_modules)
+{
+	check(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, false, "LogBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert(proc->ag.origin.outside);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.op), "log");
+}
+
+Test(findings, gaps_in_record_numbers_count_as_lost)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_INSTALLED;
+	strcpy(r.cnt.what, "2.13.0");
+	r.seq = 1;
+	agent(10, &r);
+	cr_assert_eq(proc->checks, NP_CHECKS_ON);
+	cr_assert_str_eq(proc->ag.torch, "2.13.0");
+	r.status = NP_AST_COUNTERS;
+	r.cnt.checked = 40;
+	r.seq = 5;
+	agent(20, &r);
+	cr_assert_eq(proc->ag.lost, 3);
+	cr_assert_eq(proc->ag.checked, 40);
+}
+
+static void stats(uint64_t ts, uint64_t module, float out_max, double sumsq)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATS;
+	r.nstats = 1;
+	r.st[0].module = module;
+	r.st[0].out_max = out_max;
+	r.st[0].grad_sumsq = sumsq;
+	agent(ts, &r);
+}
+
+static void stat_step(uint64_t k, double norm)
+{
+	uint64_t t = 1000 + k * 1000;
+	mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, t + 10, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, t + 20, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, t + 30, NP_SEQ_UNKNOWN);
+	opt_enter(&sim, t + 100);
+	stats(t + 110, M_LIN, 1.5f, norm * norm * 0.64);
+	stats(t + 120, 0, 0, norm * norm * 0.36);   /* parameters of no module */
+	opt_exit(&sim, t + 200);
+}
+
+Test(findings, step_gradient_norm_is_the_norm_over_all_parameters)
+{
+	stat_step(0, 5.0);
+	cr_assert_eq(proc->nsteps, 1);
+	cr_assert_float_eq(proc->steps[0].grad_norm, 5.0, 1e-9);
+	cr_assert_float_eq(proc->steps[0].out_max, 1.5, 1e-9);
+}
+
+Test(findings, stable_training_never_warns)
+{
+	/* noisy but stable, with one spike */
+	double v[] = { 3.0, 2.5, 2.8, 3.3, 2.9, 2.2, 40.0, 3.1, 2.7, 3.0, 2.6, 3.4 };
+	for (unsigned k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+		stat_step(k, v[k]);
+	cr_assert_eq(warnings, 0);
+	cr_assert_eq(proc->ag.nwarnings, 0);
+}
+
+Test(findings, growing_gradients_warn_before_the_first_nonfinite)
+{
+	double x = 2.0;
+	for (unsigned k = 0; k < 20; k++, x *= k >= 8 ? 4.0 : 1.0)
+		stat_step(k, x);
+	cr_assert_gt(warnings, 0);
+	const struct np_explosion_warning *w = &proc->ag.warnings[0];
+	cr_assert_eq(w->metric, NP_METRIC_GRAD_NORM);
+	cr_assert_str_eq(np_name(&col, w->module), "", "the whole model first");
+	cr_assert_geq(w->ratio, 10.0);
+	cr_assert_lt(w->step, 12, "warned at step %llu", (unsigned long long)w->step);
+	/* one per series per 10 steps unless it grew 10x more */
+	uint32_t whole = 0;
+	for (uint32_t i = 0; i < proc->ag.nwarnings; i++)
+		whole += proc->ag.warnings[i].module == 0 &&
+			 proc->ag.warnings[i].metric == NP_METRIC_GRAD_NORM;
+	cr_assert_leq(whole, 8);
+}
+
+Test(findings, series_needs_history_and_two_rises)
+{
+	struct np_series s;
+	memset(&s, 0, sizeof(s));
+	cr_assert_eq(np_series_push(&s, 1.0, 0, true), 0);
+	cr_assert_eq(np_series_push(&s, 1e6, 1, true), 0, "no history yet");
+	memset(&s, 0, sizeof(s));
+	for (int i = 0; i < 6; i++)
+		np_series_push(&s, 1.0, (uint64_t)i, true);
+	cr_assert_eq(np_series_push(&s, 0.5, 6, true), 0);
+	cr_assert_eq(np_series_push(&s, 50.0, 7, true), 0, "one rise after a fall: a spike");
+	cr_assert_gt(np_series_push(&s, 80.0, 8, true), 10.0);
+	cr_assert_eq(np_series_push(&s, 90.0, 9, true), 0, "quiet for a while");
+	cr_assert_gt(np_series_push(&s, 1e4, 10, true), 0, "unless it grew 10x again");
+	cr_assert_eq(np_series_push(&s, NAN, 11, true), 0, "non-finite is the origin's business");
+}
+
+Test(findings, forward_op_names)
+{
+	char b[64];
+	np_forward_op_name("NativeLayerNormBackward0", b, sizeof(b));
+	cr_assert_str_eq(b, "native_layer_norm");
+	np_forward_op_name("AddmmBackward0", b, sizeof(b));
+	cr_assert_str_eq(b, "addmm");
+	np_forward_op_name("SqrtBackward0", b, sizeof(b));
+	cr_assert_str_eq(b, "sqrt");
+	np_forward_op_name("CppFunction", b, sizeof(b));
+	cr_assert_str_eq(b, "cpp_function");
+	np_forward_op_name("NativeLayerNormBackward0", b, 6);
+	cr_assert_str_eq(b, "nati");
+}
