@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "agent_proto.h"
+#include "alog.h"
 #include "bootstrap.h"
 #include "control.h"
 #include "hooks.h"
@@ -24,18 +25,11 @@
 enum state { IDLE, WANT_ON, ON, WANT_OFF };
 
 static volatile int state = IDLE;
-static volatile int pending;          /* a pending call is queued */
 static PyObject *ns;                  /* the bootstrap's namespace */
 static PyObject *uninstall_fn;
 static int started;
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
-/* ---- under the GIL, on the main thread ---- */
+/* ---- under the GIL ---- */
 
 static PyObject *ns_call(const char *fn, PyObject *a, PyObject *b, PyObject *c, PyObject *d,
 			 PyObject *e, PyObject *g)
@@ -69,8 +63,12 @@ static void install(void)
 	PyObject *ready = ns_call("_nanprof_ready", NULL, NULL, NULL, NULL, NULL, NULL);
 	int ok = ready == np_py.True;
 	np_py_xdecref(ready);
-	if (!ok)
-		return;   /* torch is not (fully) imported yet: asked again later */
+	if (!ok) {
+		if (np_py.Err_Occurred())
+			np_py.Err_Clear();
+		return;
+	}   /* torch is not (fully) imported yet: asked again later */
+	np_alog("installing");
 	if (np_hooks_init()) {
 		np_report_status(NP_AST_FAILED, "cannot find torch.Tensor");
 		state = IDLE;
@@ -93,9 +91,11 @@ static void install(void)
 		np_hooks_enable(1);
 		state = ON;
 		np_report_status(NP_AST_INSTALLED, text);
+		np_alog("checks on (torch %s)", text ? text : "?");
 	} else {
 		state = IDLE;
 		np_report_status(NP_AST_FAILED, text ? text : "bootstrap failed");
+		np_alog("install failed: %s", text ? text : "bootstrap failed");
 	}
 	np_py_xdecref(res);
 }
@@ -112,37 +112,41 @@ static void uninstall(void)
 	np_hooks_send_counters();
 	np_hooks_reset();
 	np_report_status(NP_AST_DETACHED, NULL);
+	np_alog("checks off");
 	state = IDLE;
 }
 
-/* Runs between two bytecodes of the main thread, GIL held.  Must return
- * 0: anything else raises in the job. */
-static int on_main_thread(void *arg)
+static void step_state(void)
 {
-	(void)arg;
-	pending = 0;
 	if (state == WANT_ON) {
-		if (!ns && load_bootstrap())
+		if (!ns && load_bootstrap()) {
+			np_py.Err_Clear();
+			np_alog("cannot load the bootstrap");
 			state = IDLE;
-		else
+		} else {
 			install();
+		}
 	} else if (state == WANT_OFF) {
 		uninstall();
 	}
 	if (np_py.Err_Occurred())
 		np_py.Err_Clear();
-	return 0;
 }
 
 /* ---- the control thread ---- */
 
-static void ask_main_thread(void)
+/* Takes the GIL on this thread and moves the state on.  The job's threads
+ * hand the GIL over between bytecodes or in a blocking call, so this runs
+ * at a point where Python's state is consistent, as a pending call would;
+ * Py_AddPendingCall from a thread that is not the main one is not enough
+ * on 3.11: it does not wake the main thread's eval loop. */
+static void with_gil(void)
 {
-	if (pending || !np_py.IsInitialized())
+	if (!np_py.IsInitialized() || (np_py.IsFinalizing && np_py.IsFinalizing()))
 		return;
-	pending = 1;
-	if (np_py.AddPendingCall(on_main_thread, NULL))
-		pending = 0;   /* queue full: try again on the next tick */
+	int g = np_py.GILState_Ensure();
+	step_state();
+	np_py.GILState_Release(g);
 }
 
 static int find_torch(struct dl_phdr_info *info, size_t size, void *arg)
@@ -158,26 +162,26 @@ static int find_torch(struct dl_phdr_info *info, size_t size, void *arg)
 static void serve(int fd)
 {
 	state = WANT_ON;
+	int torch_mapped = 0;
 	while (state == WANT_ON || state == ON) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int n = poll(&p, 1, 50);
+		/* from libtorch loaded to torch imported, look often: the job
+		 * may start training a few milliseconds after its import */
+		int n = poll(&p, 1, state == WANT_ON && torch_mapped ? 2 : 50);
 		if (n > 0) {
 			char buf[64];
 			if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
 				break;   /* nanprof is gone */
 		}
-		if (state == WANT_ON && np_pyapi_load() == 0 && dl_iterate_phdr(find_torch, NULL))
-			ask_main_thread();
+		if (state == WANT_ON && np_pyapi_load() == 0 &&
+		    (torch_mapped || (torch_mapped = dl_iterate_phdr(find_torch, NULL))))
+			with_gil();
 	}
-	if (state == ON || state == WANT_ON) {
-		state = state == ON ? WANT_OFF : IDLE;
-		/* the main thread may never come back (the job is exiting):
-		 * bounded wait, the hooks do nothing once disabled anyway */
-		for (int i = 0; i < 200 && state == WANT_OFF; i++) {
-			ask_main_thread();
-			sleep_ms(10);
-		}
+	if (state == ON) {
+		state = WANT_OFF;
+		with_gil();
 	}
+	state = IDLE;
 }
 
 static int connect_cli(void)
@@ -237,6 +241,7 @@ static void *control_main(void *arg)
 	int run_mode = (int)(intptr_t)arg;
 	if (run_mode) {
 		int fd = connect_cli();
+		np_alog("connected to nanprof: %s", fd >= 0 ? "yes" : "no");
 		if (fd >= 0) {
 			serve(fd);
 			close(fd);

@@ -1,11 +1,10 @@
 /* control.h - when the agent's checks are on.
  *
  * A thread of the agent's own (never the job's threads) waits for torch
- * to be imported, then asks the interpreter, through Py_AddPendingCall,
- * to run the install on the main thread between two bytecodes.  The
- * checks stay on while nanprof holds a connection to the agent; when it
- * closes (nanprof finished, was killed, or detached) the hooks are taken
- * out the same way.
+ * to be imported, then takes the GIL and installs the hooks.  The checks
+ * stay on while nanprof holds a connection to the agent; when it closes
+ * (nanprof finished, was killed, or detached) the hooks are taken out
+ * the same way.
  *
  * run:    the agent connects to nanprof's socket (NANPROF_SOCK).
  * attach: the injected agent listens on @nanprof-agent-<pid>, for this

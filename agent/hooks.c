@@ -43,6 +43,11 @@ static uint64_t nodes[NODE_SLOTS];
 static uint32_t nodes_walk[NODE_SLOTS];   /* which walk the entry is of */
 static uint32_t walk_gen;
 static PyObject *walk_stack[WALK_STACK];
+/* Nodes visited by the walk in progress, held until it ends: torch makes
+ * a Python object for a C++ node on demand and frees it with its last
+ * reference, so a freed one's address could come back for the next
+ * node and look visited. */
+static PyObject *visited[NODE_SLOTS];
 static uint32_t gen = 1;                 /* bumped at each optimizer step */
 static uint32_t reports_this_step;
 static int dirty_this_step;              /* anything non-finite seen this step */
@@ -325,13 +330,16 @@ static PyObject *walk(PyObject *self, PyObject *args)
 		for (ptrdiff_t i = 0; i < np_py.List_Size(roots); i++)
 			sp = walk_push(np_py.List_GetItem(roots, i), sp);
 	}
+	uint32_t nvisited = 0;
 	while (sp) {
 		PyObject *node = walk_stack[--sp];
-		if (node_seen((uint64_t)(uintptr_t)node) ||
-		    np_py_type(node) == accumulate_grad_type) {
+		if (nvisited >= NODE_SLOTS || node_seen((uint64_t)(uintptr_t)node)) {
 			np_py.DecRef(node);
 			continue;
 		}
+		visited[nvisited++] = node;   /* our reference, dropped at the end */
+		if (np_py_type(node) == accumulate_grad_type)
+			continue;
 		PyObject *h = np_py.Object_CallMethodObjArgs(node, np_n.register_hook,
 							      post_hook_fn, NULL);
 		if (h) {
@@ -355,10 +363,11 @@ static PyObject *walk(PyObject *self, PyObject *args)
 			walk_stack[sp++] = fn;
 		}
 		np_py_xdecref(next);
-		np_py.DecRef(node);
 		if (np_py.Err_Occurred())
 			np_py.Err_Clear();
 	}
+	for (uint32_t i = 0; i < nvisited; i++)
+		np_py.DecRef(visited[i]);
 out:
 	if (np_py.Err_Occurred())
 		np_py.Err_Clear();

@@ -19,7 +19,10 @@ int np_pyapi_load(void)
 	NEED(IsInitialized, "Py_IsInitialized");
 	NEED(GILState_Ensure, "PyGILState_Ensure");
 	NEED(GILState_Release, "PyGILState_Release");
-	NEED(AddPendingCall, "Py_AddPendingCall");
+	/* public in 3.13, private before; either may be missing */
+	*(void **)&np_py.IsFinalizing = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+	if (!np_py.IsFinalizing)
+		*(void **)&np_py.IsFinalizing = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
 	NEED(Run_StringFlags, "PyRun_StringFlags");
 	NEED(Dict_New, "PyDict_New");
 	NEED(Dict_SetItemString, "PyDict_SetItemString");

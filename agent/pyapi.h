@@ -31,7 +31,7 @@ struct np_pyapi {
 	int (*IsInitialized)(void);
 	int (*GILState_Ensure)(void);
 	void (*GILState_Release)(int);
-	int (*AddPendingCall)(int (*)(void *), void *);
+	int (*IsFinalizing)(void);   /* optional: NULL if not exported */
 	PyObject *(*Run_StringFlags)(const char *, int, PyObject *, PyObject *, void *);
 	PyObject *(*Dict_New)(void);
 	int (*Dict_SetItemString)(PyObject *, const char *, PyObject *);
