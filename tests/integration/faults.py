@@ -98,6 +98,9 @@ def main():
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--wait-file", help="wait for this file before the first step")
+    ap.add_argument("--ready-file", help="write this file after step 2")
+    ap.add_argument("--report-hooks", action="store_true",
+                    help="at the end, say whether anything of nanprof's is left in torch")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -107,6 +110,8 @@ def main():
     rest = [p for n, p in model.named_parameters() if not n.startswith("head.")]
     opt = torch.optim.SGD([{"params": rest}, {"params": head}], lr=args.lr)
     gen = torch.Generator().manual_seed(1)
+    # what an attached nanprof replaces, to check it is all back at the end
+    orig = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"])
     if args.wait_file:
         import os
         while not os.path.exists(args.wait_file):
@@ -147,8 +152,18 @@ def main():
         model.blocks[0].root.eps, model.blocks[0].root.scale = 1e-6, 1.0
         sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
         sys.stdout.flush()
+        if args.ready_file and step == 2:
+            open(args.ready_file, "w").write("ready\n")
         if args.sleep:
             time.sleep(args.sleep)
+    if args.report_hooks:
+        import torch.nn.modules.module as M
+        import torch.optim.optimizer as O
+        now = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"])
+        left = len(M._global_forward_hooks) + sum(a is not b for a, b in zip(orig, now))
+        left += len(getattr(O, "_global_optimizer_pre_hooks", {}))
+        left += len(getattr(O, "_global_optimizer_post_hooks", {}))
+        print("nanprof hooks left: %d" % left)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,73 @@
+"""Checks what nanprof found in one events.jsonl.
+
+  check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
+  check_origin.py EVENTS --no-origin [--no-warnings]
+  check_origin.py EVENTS --warning-before-origin
+Always: the process's checks were on (or detached) and checked tensors.
+Prints what it found, exits 1 on any mismatch.
+"""
+import argparse
+import json
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("events")
+    ap.add_argument("--origin", nargs=3, metavar=("PHASE", "MODULE", "TENSOR"))
+    ap.add_argument("--op")
+    ap.add_argument("--param")
+    ap.add_argument("--step", type=int)
+    ap.add_argument("--outside", action="store_true", help="origin outside any module")
+    ap.add_argument("--no-origin", action="store_true")
+    ap.add_argument("--no-warnings", action="store_true")
+    ap.add_argument("--warning-before-origin", action="store_true")
+    a = ap.parse_args()
+
+    ev = [json.loads(line) for line in open(a.events)]
+    origins = [e for e in ev if e["type"] == "nan_origin"]
+    warnings = [e for e in ev if e["type"] == "explosion_warning"]
+    checks = [e for e in ev if e["type"] == "checks"]
+    errors = []
+    if not checks or not all(c["state"] in ("on", "detached") for c in checks):
+        errors.append("checks not on: %s" % checks)
+    elif not all(c["tensors_checked"] > 0 for c in checks):
+        errors.append("no tensor checked: %s" % checks)
+    if a.origin or a.outside or a.warning_before_origin:
+        if len(origins) != 1:
+            errors.append("expected one nan_origin, got %d" % len(origins))
+    if a.origin and len(origins) == 1:
+        o = origins[0]
+        want = {"phase": a.origin[0], "module": a.origin[1], "tensor": a.origin[2]}
+        if a.op:
+            want["op"] = a.op
+        if a.param:
+            want["param"] = a.param
+        if a.step is not None:
+            want["step"] = a.step
+        for k, v in want.items():
+            if o.get(k) != v:
+                errors.append("origin %s: got %r, want %r" % (k, o.get(k), v))
+        if not (o["nan"] + o["posinf"] + o["neginf"] > 0 and 0 <= o["first_index"] < o["numel"]):
+            errors.append("origin counts: %s" % o)
+    if a.outside and len(origins) == 1 and not origins[0]["outside_modules"]:
+        errors.append("origin not outside modules: %s" % origins[0])
+    if a.no_origin and origins:
+        errors.append("unexpected nan_origin: %s" % origins)
+    if a.no_warnings and warnings:
+        errors.append("unexpected explosion warnings: %s" % warnings[:3])
+    if a.warning_before_origin and origins:
+        first = origins[0]["step"]
+        early = [w for w in warnings if w["step"] < first]
+        if not early:
+            errors.append("no explosion warning before step %d: %s" % (first, warnings[:3]))
+    for e in origins:
+        print("origin:", json.dumps(e))
+    print("warnings:", len(warnings), "checks:", json.dumps(checks))
+    for e in errors:
+        print("ERROR:", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

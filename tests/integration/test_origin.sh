@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Integration tests of the agent's checks: real training jobs with one
+# injected fault each (tests/integration/faults.py), under `nanprof run`
+# and `nanprof attach`, on both Pythons of the machine.  Asserts the exact
+# step, phase, module and tensor of the origin, explosion warnings before
+# it, none on stable training, bit-identical losses with and without
+# nanprof, and that attach/detach leaves nothing behind.
+# Needs root (BPF, ptrace); skips visibly when something is missing.
+set -u
+cd "$(dirname "$0")/../.."
+NP=./nanprof
+IT=tests/integration
+T=$(mktemp -d /tmp/nanprof-origin.XXXXXX)
+trap 'rm -rf "$T"; jobs -p | xargs -r kill 2>/dev/null' EXIT
+pass=0 fail=0 skip=0
+ok()   { pass=$((pass + 1)); echo "PASS $1"; rm -f "$T/chk"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 25; rm -f "$T/chk"; }
+skp()  { skip=$((skip + 1)); echo "SKIP $1: $2"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	skp "all origin tests" "need root for bpf and ptrace"
+	echo "0 passed, 0 failed, $skip skipped"
+	exit 0
+fi
+export OMP_NUM_THREADS=1
+
+# run one fault under `nanprof run` and check the origin
+fault() {
+	local name=$1 fault=$2; shift 2
+	local out=$T/$tag-$fault
+	if $NP run -q -o "$out" -- $PY $IT/faults.py --fault "$fault" $FARGS > "$T/job.out" 2> "$T/np.err" &&
+	   $PY $IT/check_origin.py "$out/events.jsonl" "$@" > "$T/chk" 2>&1; then
+		ok "$tag $name"
+	else
+		cat "$T/np.err" >> "$T/chk"; bad "$tag $name" "$T/chk"
+	fi
+}
+
+for PY in python3 /usr/bin/python3; do
+	if ! $PY -c 'import torch' 2>/dev/null; then
+		skp "$PY" "no torch for $PY"
+		continue
+	fi
+	PY=$($PY -c 'import sys; print(sys.executable)')   # not a shim: attach needs the pid of python
+	tag=$(basename "$PY")-$($PY -c 'import torch;print(torch.__version__)')
+	FARGS="--steps 10 --at 6"
+	fault "forward fault: blocks.1.gate" forward --origin forward blocks.1.gate output --op add --step 6
+	fault "backward-only fault: sqrt(0) in blocks.0.root" backward \
+		--origin backward blocks.0.root grad --op SqrtBackward0 --step 6
+	fault "fault through MHA's functional out_proj: blocks.1.attn" functional \
+		--origin forward blocks.1.attn output --step 6
+	fault "optimizer fault: head.weight" optimizer \
+		--origin optimizer head param --param weight --step 6
+	fault "non-finite input comes from outside the model" input --origin forward "" input --step 6
+	fault "loss computed outside modules" loss --outside --step 6
+	FARGS="--steps 40 --at 8"
+	fault "exploding gradients warn before the first Inf" explode --warning-before-origin
+	FARGS="--steps 40"
+	fault "stable training: no origin, no warning (with a -inf attention mask)" none \
+		--no-origin --no-warnings
+
+	# the job's numbers are nanprof's business only to read: bit for bit
+	$PY $IT/faults.py --steps 12 > "$T/plain.out" 2>&1
+	if $NP run -q -o "$T/bit" -- $PY $IT/faults.py --steps 12 > "$T/np.out" 2> "$T/np.err" &&
+	   grep -q "step 11 loss" "$T/plain.out" && cmp -s "$T/plain.out" "$T/np.out" &&
+	   $PY $IT/check_origin.py "$T/bit/events.jsonl" --no-origin > "$T/chk" 2>&1; then
+		ok "$tag losses bit-identical with and without nanprof"
+	else
+		diff "$T/plain.out" "$T/np.out" >> "$T/chk"; cat "$T/np.err" >> "$T/chk"
+		bad "$tag bit-identical losses" "$T/chk"
+	fi
+
+	# attach to a live job before its fault: the agent is injected, finds
+	# the origin, and takes every hook out when nanprof detaches
+	rm -f "$T/ready"
+	$PY $IT/faults.py --fault forward --at 30 --steps 70 --sleep 0.04 --ready-file "$T/ready" \
+		--report-hooks > "$T/live.out" 2>&1 &
+	job=$!
+	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+	$NP attach -q -o "$T/att" --duration 2.5 $job 2> "$T/np.err"
+	rc=$?
+	wait $job
+	jrc=$?
+	if [ $rc -eq 0 ] && [ $jrc -eq 0 ] && grep -q "step 69 loss" "$T/live.out" &&
+	   grep -q "nanprof hooks left: 0" "$T/live.out" &&
+	   grep -q "first non-finite value" "$T/np.err" &&
+	   $PY $IT/check_origin.py "$T/att/events.jsonl" --origin forward blocks.1.gate output \
+		--op add > "$T/chk" 2>&1; then
+		ok "$tag attach: a fault after attaching is found; detach leaves no hook"
+	else
+		echo "nanprof rc=$rc job rc=$jrc" >> "$T/chk"; cat "$T/np.err" >> "$T/chk"
+		tail -3 "$T/live.out" >> "$T/chk"; bad "$tag attach" "$T/chk"
+	fi
+
+	# attach and detach again and again: same losses as a job left alone
+	$PY $IT/faults.py --steps 200 --sleep 0.02 > "$T/alone.out" 2>&1
+	rm -f "$T/ready"
+	$PY $IT/faults.py --steps 200 --sleep 0.02 --ready-file "$T/ready" --report-hooks \
+		> "$T/again.out" 2>&1 &
+	job=$!
+	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+	n=0 good=0
+	while kill -0 $job 2>/dev/null && [ $n -lt 5 ]; do
+		$NP attach -q -o "$T/again" --duration 0.4 $job 2> "$T/np1.err"
+		rc=$?
+		cat "$T/np1.err" >> "$T/np.err"
+		# an attach the job's end cut short proves nothing either way
+		grep -q "duration reached" "$T/np1.err" || break
+		n=$((n + 1))
+		[ $rc -eq 0 ] && $PY $IT/check_origin.py "$T/again/events.jsonl" --no-origin \
+			>> "$T/chk" 2>&1 && good=$((good + 1))
+	done
+	wait $job
+	jrc=$?
+	if [ $jrc -eq 0 ] && [ $n -ge 3 ] && [ $good -eq $n ] &&
+	   grep -q "nanprof hooks left: 0" "$T/again.out" &&
+	   cmp -s "$T/alone.out" <(grep -v "nanprof hooks left" "$T/again.out"); then
+		ok "$tag attach/detach $n times: checks on each time, losses bit-identical, no hook left"
+	else
+		echo "job rc=$jrc attaches=$n good=$good" >> "$T/chk"; cat "$T/np.err" >> "$T/chk"
+		diff "$T/alone.out" "$T/again.out" | head -5 >> "$T/chk"
+		bad "$tag repeated attach/detach" "$T/chk"
+	fi
+done
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
