@@ -49,6 +49,8 @@ static PyObject *walk_stack[WALK_STACK];
  * node and look visited. */
 static PyObject *visited[NODE_SLOTS];
 static uint32_t gen = 1;                 /* bumped at each optimizer step */
+static struct mod_slot *touched[MOD_SLOTS];   /* modules with statistics this step */
+static uint32_t ntouched;
 static uint32_t reports_this_step;
 static int dirty_this_step;              /* anything non-finite seen this step */
 static int enabled;
@@ -79,6 +81,17 @@ static struct mod_slot *mod_get(uint64_t key, int *fresh)
 	}
 	overflow++;
 	return NULL;
+}
+
+/* Statistics of m start over in each step; m joins this step's list. */
+static void touch(struct mod_slot *m)
+{
+	if (m->gen == gen)
+		return;
+	m->gen = gen;
+	m->out_max = 0;
+	m->grad_sumsq = 0;
+	touched[ntouched++] = m;   /* at most one entry per slot: never overflows */
 }
 
 static struct param_slot *param_get(uint64_t key, int create)
@@ -222,11 +235,7 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 	struct scan s = { 0 };
 	np_tensor_visit(np_py.Tuple_GetItem(args, 2), scan_one, &s);
 	if (m) {
-		if (m->gen != gen) {
-			m->gen = gen;
-			m->out_max = 0;
-			m->grad_sumsq = 0;
-		}
+		touch(m);
 		if (s.max_abs > m->out_max)
 			m->out_max = s.max_abs > 3.4e38 ? INFINITY : (float)s.max_abs;
 	}
@@ -264,6 +273,44 @@ out:
 		np_py.Err_Clear();
 	np_py.IncRef(np_py.None);
 	return np_py.None;
+}
+
+/* Autograd nodes whose backward only moves, reshapes or negates values
+ * cannot make a non-finite gradient from finite ones: they get no hook
+ * (a quarter to a half of a transformer's nodes), and the first node
+ * that can is still hooked.  Reductions (Expand, Index, AsStrided: sums),
+ * casts (ToCopy) and Add (alpha) can overflow and keep theirs. */
+static const char *const movers[] = {
+	"ViewBackward0", "ReshapeAliasBackward0", "UnsafeViewBackward0", "TBackward0",
+	"TransposeBackward0", "TransposeBackward1", "PermuteBackward0", "SqueezeBackward0",
+	"SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3", "SqueezeBackward4",
+	"UnsqueezeBackward0", "SliceBackward0", "SelectBackward0", "CloneBackward0",
+	"AliasBackward0", "SplitBackward0", "SplitWithSizesBackward0", "CatBackward0",
+	"NegBackward0", "UnbindBackward0", "StackBackward0", "NarrowBackward0",
+};
+
+#define TYPE_CACHE 64
+static struct { PyObject *type; int skip; } type_cache[TYPE_CACHE];
+
+/* tp_name sits after the var-object header in every CPython 3. */
+static const char *type_name(PyObject *type)
+{
+	return *(const char **)((char *)type + 3 * sizeof(void *));
+}
+
+static int is_mover(PyObject *node)
+{
+	PyObject *type = np_py_type(node);
+	unsigned h = (unsigned)(((uintptr_t)type >> 4) % TYPE_CACHE);
+	if (type_cache[h].type == type)
+		return type_cache[h].skip;
+	const char *name = type_name(type);
+	int skip = 0;
+	for (size_t i = 0; name && i < sizeof(movers) / sizeof(movers[0]); i++)
+		skip |= strcmp(name, movers[i]) == 0;
+	type_cache[h].type = type;   /* node types live as long as torch */
+	type_cache[h].skip = skip;
+	return skip;
 }
 
 static int node_seen(uint64_t key)
@@ -319,7 +366,7 @@ static PyObject *walk(PyObject *self, PyObject *args)
 		memset(nodes_walk, 0, sizeof(nodes_walk));
 		walk_gen = 1;
 	}
-	uint32_t sp = 0, hooked = 0;
+	uint32_t sp = 0;
 	PyObject *roots = np_py.Tuple_GetItem(args, 0);
 	if (np_is_tensor(roots)) {
 		sp = walk_push(roots, sp);
@@ -340,14 +387,12 @@ static PyObject *walk(PyObject *self, PyObject *args)
 		visited[nvisited++] = node;   /* our reference, dropped at the end */
 		if (np_py_type(node) == accumulate_grad_type)
 			continue;
-		PyObject *h = np_py.Object_CallMethodObjArgs(node, np_n.register_hook,
-							      post_hook_fn, NULL);
-		if (h) {
-			hooked++;
+		PyObject *h = is_mover(node) ? NULL
+			: np_py.Object_CallMethodObjArgs(node, np_n.register_hook, post_hook_fn, NULL);
+		if (h)
 			np_py.DecRef(h);
-		} else {
+		else if (np_py.Err_Occurred())
 			np_py.Err_Clear();
-		}
 		PyObject *next = np_py.Object_GetAttr(node, np_n.next_functions);
 		ptrdiff_t n = next ? np_py.Tuple_Size(next) : 0;
 		for (ptrdiff_t i = 0; i < n; i++) {
@@ -409,11 +454,8 @@ static void grad_one(PyObject *p, void *arg)
 		uint64_t module = ps ? ps->module : 0;
 		int fresh = 0;
 		struct mod_slot *m = mod_get(module ? module : 1, &fresh);
-		if (m && m->gen != gen) {
-			m->gen = gen;
-			m->out_max = 0;
-			m->grad_sumsq = 0;
-		}
+		if (m)
+			touch(m);
 		if (bad(&c)) {
 			if (m)
 				m->grad_sumsq = INFINITY;
@@ -445,13 +487,12 @@ static void flush_stats(void)
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_STATS;
-	for (uint32_t i = 0; i < MOD_SLOTS; i++) {
-		if (!mods[i].key || mods[i].gen != gen)
-			continue;
+	for (uint32_t i = 0; i < ntouched; i++) {
+		const struct mod_slot *m = touched[i];
 		struct np_arec_stat *st = &r.st[r.nstats++];
-		st->module = mods[i].key == 1 ? 0 : mods[i].key;
-		st->out_max = mods[i].out_max;
-		st->grad_sumsq = mods[i].grad_sumsq;
+		st->module = m->key == 1 ? 0 : m->key;
+		st->out_max = m->out_max;
+		st->grad_sumsq = m->grad_sumsq;
 		if (r.nstats == 3) {
 			np_report_send(&r);
 			memset(&r, 0, sizeof(r));
@@ -484,6 +525,7 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 		/* the step is over: statistics and bounds start again */
 		if (++gen == 0)
 			gen = 1;
+		ntouched = 0;
 		reports_this_step = 0;
 		dirty_this_step = 0;
 		static uint32_t steps;
@@ -588,6 +630,7 @@ int np_hooks_enabled(void)
 
 void np_hooks_reset(void)
 {
+	ntouched = 0;
 	memset(mods, 0, sizeof(mods));
 	memset(params, 0, sizeof(params));
 	reports_this_step = 0;

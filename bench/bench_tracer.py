@@ -13,7 +13,9 @@ Configurations:
 
   baseline  PYTHON bench/workloads.py ...
   nanprof   NANPROF run -o TMPDIR -- PYTHON bench/workloads.py ...
-            (its exit status must be 0)
+            (its exit status must be 0, and its agent must have checked
+            tensors: every module output, every gradient, every update)
+  tracer    NANPROF run --no-checks ...: the BPF tracer alone
   anomaly   PYTHON bench/workloads.py ... --anomaly
   hooks     PYTHON bench/workloads.py ... --hooks
 
@@ -44,7 +46,7 @@ REPO_ROOT = os.path.dirname(BENCH_DIR)
 WORKLOAD = os.path.join(BENCH_DIR, "workloads.py")
 
 MODELS = ("mlp", "cnn", "transformer")
-CONFIGS = ("baseline", "nanprof", "anomaly", "hooks")
+CONFIGS = ("baseline", "nanprof", "tracer", "anomaly", "hooks")
 
 PROBE = r"""
 import json, platform, sys
@@ -148,10 +150,12 @@ def run_one(args, pyidx, python, model, config, rnd, tmpdir):
     tag = "py%d-%s-%s-r%d" % (pyidx, model, config, rnd)
     out_json = os.path.join(tmpdir, tag + ".json")
     cmd = workload_cmd(args, python, model, config, out_json)
-    if config == "nanprof":
+    outdir = None
+    if config in ("nanprof", "tracer"):
         outdir = os.path.join(tmpdir, tag + ".nanprof")
         os.makedirs(outdir)
-        cmd = [args.nanprof, "run", "-o", outdir, "--"] + cmd
+        extra = ["--no-checks"] if config == "tracer" else []
+        cmd = [args.nanprof, "run", "-o", outdir] + extra + ["--"] + cmd
     log = os.path.join(tmpdir, tag + ".log")
     env = dict(os.environ)
     env.update(thread_env(args))
@@ -164,7 +168,7 @@ def run_one(args, pyidx, python, model, config, rnd, tmpdir):
     if rc != 0:
         with open(log) as f:
             tail = f.read()[-3000:]
-        what = "nanprof run" if config == "nanprof" else "workload"
+        what = "nanprof run" if outdir else "workload"
         raise BenchError("%s exited %d: %s\n--- output (tail) ---\n%s"
                          % (what, rc, " ".join(shlex.quote(c) for c in cmd), tail))
     try:
@@ -172,7 +176,26 @@ def run_one(args, pyidx, python, model, config, rnd, tmpdir):
             result = json.load(f)
     except (OSError, ValueError) as e:
         raise BenchError("%s: no result from %s (%s)" % (tag, " ".join(cmd), e))
+    if config == "nanprof":
+        checked = checked_tensors(os.path.join(outdir, "events.jsonl"))
+        if not checked:
+            raise BenchError("%s: nanprof's agent checked no tensor (see %s)" % (tag, outdir))
+        result["tensors_checked"] = checked
     return result
+
+
+def checked_tensors(events):
+    """Tensors the agent checked in one nanprof run (0 if the checks were off)."""
+    n = 0
+    try:
+        with open(events) as f:
+            for line in f:
+                e = json.loads(line)
+                if e.get("type") == "checks":
+                    n += e.get("tensors_checked", 0)
+    except (OSError, ValueError):
+        return 0
+    return n
 
 
 def summarise(per_run, configs, models):
@@ -221,7 +244,7 @@ def main(argv=None):
         print("workload environment: %s" % " ".join("%s=%s" % kv for kv in sorted(tenv.items())))
     sys.stdout.flush()
 
-    if "nanprof" in args.configs and not os.access(args.nanprof, os.X_OK):
+    if ({"nanprof", "tracer"} & set(args.configs)) and not os.access(args.nanprof, os.X_OK):
         print("error: nanprof binary %s not found or not executable (build it, or pass "
               "--nanprof PATH, or leave nanprof out of --configs)" % args.nanprof,
               file=sys.stderr)
@@ -231,7 +254,7 @@ def main(argv=None):
               "rounds": args.rounds, "warmup": args.warmup, "steps": args.steps,
               "threads": args.threads if args.threads > 0 else None,
               "workload_env": thread_env(args),
-              "nanprof": args.nanprof if "nanprof" in args.configs else None,
+              "nanprof": args.nanprof if {"nanprof", "tracer"} & set(args.configs) else None,
               "pythons": []}
     tmpdir = tempfile.mkdtemp(prefix="nanprof-bench-")
     try:
