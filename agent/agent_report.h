@@ -28,6 +28,7 @@ enum np_arec_role {
 	NP_ROLE_GRAD,        /* a gradient an autograd node produced */
 	NP_ROLE_PARAM,       /* a parameter after optimizer.step() */
 	NP_ROLE_PARAM_GRAD,  /* a parameter's .grad before optimizer.step() */
+	NP_ROLE_COLLECTIVE,  /* a tensor a torch.distributed collective wrote */
 };
 
 /* The agent's own view of the phase (same values as enum np_phase). */
@@ -40,6 +41,7 @@ enum np_arec_phase {
 enum np_arec_flags {
 	NP_AF_SOURCE_DIRTY = 1,  /* what flowed in was already non-finite */
 	NP_AF_AFTER_STEP = 2,    /* sent after optimizer.step() returned */
+	NP_AF_PREEXISTING = 4,   /* already non-finite when the agent first saw it */
 };
 
 enum np_arec_status {
@@ -73,7 +75,8 @@ struct np_agent_rec {
 			uint64_t numel, nan, posinf, neginf;
 			int64_t first_bad;
 			double max_abs;
-			char what[24];   /* OUTPUT: autograd node that made it; PARAM*: name */
+			char what[24];   /* OUTPUT: autograd node that made it; PARAM*: name;
+					  * COLLECTIVE: the collective ("all_reduce") */
 		} chk;
 		struct np_arec_stat st[3];
 		struct {

@@ -5,7 +5,8 @@
  * _nanprof_ready(): torch (with torch.nn and torch.optim) is imported
  * and not half-initialised.
  * _nanprof_install(fwd, walk, opt_pre, opt_post, opt_post_wrapped,
- * counters): registers the global forward hook, sends the counters at exit, wraps torch.autograd.backward and
+ * counters, collective): registers the global forward hook, sends the
+ * counters at exit, checks around synchronous torch.distributed collectives, wraps torch.autograd.backward and
  * .grad so each graph is walked first, and hooks optimizer steps: with
  * torch's global optimizer hooks (2.0+) or, on older torch, by wrapping
  * step() of every Optimizer subclass.  Returns (uninstall, version), or
@@ -24,7 +25,40 @@ static const char np_bootstrap_py[] =
 "        return False\n"
 "    return 'torch.optim' in sys.modules and 'torch.nn' in sys.modules\n"
 "\n"
-"def _nanprof_install(fwd, walk, opt_pre, opt_post, opt_post_wrapped, counters):\n"
+"COLLECTIVES = ('all_reduce', 'broadcast', 'reduce', 'all_gather',\n"
+"               'all_gather_into_tensor', 'reduce_scatter', 'reduce_scatter_tensor',\n"
+"               'all_to_all', 'all_to_all_single', 'scatter', 'gather')\n"
+"\n"
+"def wrap_collectives(functools, collective, undo):\n"
+"    import torch.distributed as D\n"
+"    if not D.is_available():\n"
+"        return\n"
+"    import torch.distributed.distributed_c10d as C\n"
+"    for name in COLLECTIVES:\n"
+"        orig = getattr(D, name, None)\n"
+"        if orig is None:\n"
+"            continue\n"
+"        def make(orig, name):\n"
+"            @functools.wraps(orig)\n"
+"            def f(*a, **k):\n"
+"                if k.get('async_op'):\n"
+"                    return orig(*a, **k)\n"
+"                collective(name, 'pre', a, k)\n"
+"                out = orig(*a, **k)\n"
+"                collective(name, 'post', a, k)\n"
+"                return out\n"
+"            return f\n"
+"        f = make(orig, name)\n"
+"        for mod in (D, C):\n"
+"            if getattr(mod, name, None) is orig:\n"
+"                setattr(mod, name, f)\n"
+"                def restore(mod=mod, name=name, f=f, orig=orig):\n"
+"                    if getattr(mod, name, None) is f:\n"
+"                        setattr(mod, name, orig)\n"
+"                undo.append(restore)\n"
+"\n"
+"def _nanprof_install(fwd, walk, opt_pre, opt_post, opt_post_wrapped, counters,\n"
+"                     collective):\n"
 "    undo = []\n"
 "    try:\n"
 "        import functools, torch, torch.autograd as A\n"
@@ -74,6 +108,7 @@ static const char np_bootstrap_py[] =
 "                    if c.__dict__.get('step') is s:\n"
 "                        setattr(c, 'step', orig)\n"
 "                undo.append(restore)\n"
+"        wrap_collectives(functools, collective, undo)\n"
 "        def uninstall():\n"
 "            for u in reversed(undo):\n"
 "                try:\n"

@@ -32,12 +32,12 @@ static int started;
 /* ---- under the GIL ---- */
 
 static PyObject *ns_call(const char *fn, PyObject *a, PyObject *b, PyObject *c, PyObject *d,
-			 PyObject *e, PyObject *g)
+			 PyObject *e, PyObject *g, PyObject *h)
 {
 	PyObject *f = np_py.Dict_GetItemString(ns, fn);
 	if (!f)
 		return NULL;
-	return np_py.Object_CallFunctionObjArgs(f, a, b, c, d, e, g, NULL);
+	return np_py.Object_CallFunctionObjArgs(f, a, b, c, d, e, g, h, NULL);
 }
 
 static int load_bootstrap(void)
@@ -60,7 +60,7 @@ static int load_bootstrap(void)
 
 static void install(void)
 {
-	PyObject *ready = ns_call("_nanprof_ready", NULL, NULL, NULL, NULL, NULL, NULL);
+	PyObject *ready = ns_call("_nanprof_ready", NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	int ok = ready == np_py.True;
 	np_py_xdecref(ready);
 	if (!ok) {
@@ -74,13 +74,14 @@ static void install(void)
 		state = IDLE;
 		return;
 	}
-	PyObject *fn[6] = { np_hooks_callable("fwd"), np_hooks_callable("walk"),
+	PyObject *fn[7] = { np_hooks_callable("fwd"), np_hooks_callable("walk"),
 			    np_hooks_callable("opt_pre"), np_hooks_callable("opt_post"),
-			    np_hooks_callable("opt_post_wrapped"), np_hooks_callable("counters") };
+			    np_hooks_callable("opt_post_wrapped"), np_hooks_callable("counters"),
+			    np_hooks_callable("collective") };
 	PyObject *res = NULL;
-	if (fn[0] && fn[1] && fn[2] && fn[3] && fn[4] && fn[5])
-		res = ns_call("_nanprof_install", fn[0], fn[1], fn[2], fn[3], fn[4], fn[5]);
-	for (int i = 0; i < 6; i++)
+	if (fn[0] && fn[1] && fn[2] && fn[3] && fn[4] && fn[5] && fn[6])
+		res = ns_call("_nanprof_install", fn[0], fn[1], fn[2], fn[3], fn[4], fn[5], fn[6]);
+	for (int i = 0; i < 7; i++)
 		np_py_xdecref(fn[i]);
 	PyObject *undo = res && np_py.Tuple_Size(res) == 2 ? np_py.Tuple_GetItem(res, 0) : NULL;
 	PyObject *msg = res && np_py.Tuple_Size(res) == 2 ? np_py.Tuple_GetItem(res, 1) : NULL;

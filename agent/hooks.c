@@ -112,6 +112,11 @@ static struct param_slot *param_get(uint64_t key, int create)
 	return NULL;
 }
 
+struct np_tensor_check;
+static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t module,
+		       const struct np_tensor_check *c, const char *what);
+static inline int bad(const struct np_tensor_check *c);
+
 static PyObject *as_dict(PyObject *module, PyObject *attr)
 {
 	PyObject *d = np_py.Object_GetAttr(module, attr);
@@ -143,6 +148,11 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
 		s->module = (uint64_t)(uintptr_t)owner;
 		const char *n = np_py.Unicode_AsUTF8(k);
 		strncpy(s->name, n ? n : "?", sizeof(s->name) - 1);
+		/* non-finite before we ever looked: born before an attach */
+		struct np_tensor_check c;
+		if (np_tensor_check(v, &c) == 1 && bad(&c))
+			send_check(NP_ROLE_PARAM, NP_APHASE_FORWARD,
+				   NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING, s->module, &c, s->name);
 	}
 	np_py_xdecref(d);
 	if (depth < 8 && (d = as_dict(module, np_n._modules))) {
@@ -563,6 +573,40 @@ static double sumsq(const struct np_tensor_check *c, PyObject *t)
 	return np_cpu_sumsq((enum np_dtype)c->dtype, p, c->numel);
 }
 
+/* ---- collectives ---- */
+
+/* collective(name, phase, args, kwargs): called by the bootstrap's
+ * wrapper of a synchronous torch.distributed collective, before
+ * ("pre") and after ("post") it runs.  Its tensors are both what goes in
+ * and what comes out; a tensor that is non-finite only after the call
+ * came from another rank. */
+static int coll_inputs_dirty;
+
+static PyObject *collective(PyObject *self, PyObject *args)
+{
+	(void)self;
+	if (!enabled || np_py.Tuple_Size(args) != 4)
+		goto out;
+	const char *name = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(args, 0));
+	const char *when = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(args, 1));
+	if (!name || !when)
+		goto out;
+	struct scan s = { 0 };
+	np_tensor_visit(np_py.Tuple_GetItem(args, 2), scan_one, &s);
+	np_tensor_visit(np_py.Tuple_GetItem(args, 3), scan_one, &s);
+	if (when[1] == 'r') {   /* "pre" */
+		coll_inputs_dirty = s.dirty > 0;
+	} else if (s.dirty) {
+		send_check(NP_ROLE_COLLECTIVE, NP_APHASE_BACKWARD,
+			   coll_inputs_dirty ? NP_AF_SOURCE_DIRTY : 0, 0, &s.first, name);
+	}
+out:
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+	np_py.IncRef(np_py.None);
+	return np_py.None;
+}
+
 /* counters(): at interpreter exit (atexit), so the last ones arrive */
 static PyObject *counters(PyObject *self, PyObject *args)
 {
@@ -584,6 +628,7 @@ static struct np_py_methoddef defs[] = {
 	{ "nanprof_opt_post", opt_post_hook, NP_METH_VARARGS, NULL },
 	{ "nanprof_opt_post_wrapped", opt_post_wrapped, NP_METH_VARARGS, NULL },
 	{ "nanprof_counters", counters, NP_METH_VARARGS, NULL },
+	{ "nanprof_collective", collective, NP_METH_VARARGS, NULL },
 };
 
 int np_hooks_init(void)
@@ -609,6 +654,7 @@ PyObject *np_hooks_callable(const char *name)
 		{ "opt_pre", "nanprof_opt_pre" }, { "opt_post", "nanprof_opt_post" },
 		{ "opt_post_wrapped", "nanprof_opt_post_wrapped" },
 		{ "counters", "nanprof_counters" },
+		{ "collective", "nanprof_collective" },
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(map[i][0], name) == 0)

@@ -15,14 +15,65 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "../agent/agent_report.h"
 #include "commands.h"
+#include "findings_out.h"
+#include "output.h"
 #include "hashmap.h"
 #include "jsonline.h"
 #include "jsonw.h"
 #include "log.h"
+#include "verdict.h"
 
 #define MAX_INPUTS 64
 #define PID_STRIDE 10000000LL   /* renumbered pid = pid + k * PID_STRIDE */
+
+/* Every input's nan_origin and nan_received records, for one verdict. */
+static struct np_rank_finding findings[NP_VERDICT_MAX];
+static char finding_str[NP_VERDICT_MAX][3][128];   /* module, op or via, tensor */
+static size_t nfindings, nchecked;
+
+static uint8_t phase_of(const char *s)
+{
+	return !strcmp(s, "forward") ? 1 : !strcmp(s, "backward") ? 2 : !strcmp(s, "optimizer") ? 3 : 0;
+}
+
+static uint8_t role_of(const char *s)
+{
+	static const char *const roles[] = { "input", "output", "grad", "param", "param_grad",
+					     "collective" };
+	for (uint8_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		if (!strcmp(s, roles[i]))
+			return i;
+	return 0;
+}
+
+static void add_finding(const char *line, bool received, uint64_t pid)
+{
+	if (nfindings >= NP_VERDICT_MAX)
+		return;
+	size_t i = nfindings++;
+	struct np_rank_finding *f = &findings[i];
+	int64_t v;
+	char phase[32] = "", tensor[32] = "";
+	memset(f, 0, sizeof(*f));
+	f->rank = np_jl_int(line, "rank", &v) ? -1 : (int)v;
+	f->pid = pid;
+	f->received = received;
+	f->step = np_jl_int(line, "step", &v) ? 0 : (uint64_t)v;
+	f->ts = np_jl_int(line, "ts_ns", &v) ? 0 : (uint64_t)v;
+	np_jl_str(line, "phase", phase, sizeof(phase));
+	np_jl_str(line, "tensor", tensor, sizeof(tensor));
+	f->phase = phase_of(phase);
+	f->role = role_of(tensor);
+	np_jl_str(line, "module", finding_str[i][0], sizeof(finding_str[i][0]));
+	np_jl_str(line, received ? "via" : "op", finding_str[i][1], sizeof(finding_str[i][1]));
+	snprintf(finding_str[i][2], sizeof(finding_str[i][2]), "%s", tensor);
+	f->module = finding_str[i][0];
+	f->op = received ? "" : finding_str[i][1];
+	f->via = finding_str[i][1];
+	f->tensor = finding_str[i][2];
+}
 
 struct input {
 	const char *dir;
@@ -90,6 +141,14 @@ static int scan_events(struct input *in, int index, struct np_map *used_pids)
 				np_map_put(&in->pids, 0, (uint64_t)pid, (uint64_t)out);
 			}
 		}
+		uint64_t mapped_pid = 0;
+		if (!np_jl_int(line, "pid", &pid))
+			np_map_get(&in->pids, 0, (uint64_t)pid, &mapped_pid);
+		if (!strcmp(type, "checks") && (strstr(line, "\"state\":\"on\"") ||
+						 strstr(line, "\"state\":\"detached\"")))
+			nchecked++;   /* processes whose checks were in place */
+		if (!strcmp(type, "nan_origin") || !strcmp(type, "nan_received"))
+			add_finding(line, type[4] == 'r', mapped_pid);
 		if (!strcmp(type, "step") && strstr(line, "\"complete\":true") &&
 		    !np_jl_int(line, "step", &step) && !np_jl_int(line, "start_ns", &v)) {
 			uint64_t prev;
@@ -161,8 +220,13 @@ static int copy_events(FILE *out, const struct input *in)
 	char *line = NULL;
 	size_t cap = 0;
 	int err = 0;
-	while (!err && getline(&line, &cap, f) > 0)
+	char type[32];
+	while (!err && getline(&line, &cap, f) > 0) {
+		/* one machine's verdict is replaced by the merged one */
+		if (!np_jl_str(line, "type", type, sizeof(type)) && !strcmp(type, "verdict"))
+			continue;
 		err = np_jl_rewrite(line, out, remap_fn, &r);
+	}
 	free(line);
 	fclose(f);
 	return err;
@@ -224,6 +288,20 @@ static int write_outputs(const char *dir, struct input *ins, int n, int64_t step
 	np_jsonw_free(w);
 	for (int i = 0; i < n && !err; i++)
 		err = copy_events(ev, &ins[i]);
+	if (!err && nchecked >= 2 && nfindings) {
+		/* one verdict over every machine's ranks; after their end records */
+		static struct np_verdict v;
+		np_verdict_compute(findings, nfindings, &v);
+		w = np_jsonw_new(ev, NP_JSONW_LINES);
+		np_write_verdict(w, findings, nfindings, &v, nchecked);
+		err = np_jsonw_error(w);
+		np_jsonw_free(w);
+		if (v.origin >= 0)
+			np_info("merged verdict: born on rank %d at step %llu, %s pass%s%s",
+				findings[v.origin].rank, (unsigned long long)findings[v.origin].step,
+				np_phase_name(findings[v.origin].phase),
+				*findings[v.origin].module ? ", module " : "", findings[v.origin].module);
+	}
 	if (fclose(ev) && !err)
 		err = -errno;
 	if (err)

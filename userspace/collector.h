@@ -36,7 +36,7 @@ struct np_collector {
 	void *finding_ctx;
 };
 
-enum { NP_FIND_ORIGIN = 1, NP_FIND_WARNING, NP_FIND_CHECKS };
+enum { NP_FIND_ORIGIN = 1, NP_FIND_WARNING, NP_FIND_CHECKS, NP_FIND_RECEIVED };
 
 int np_collector_init(struct np_collector *c, const struct np_collector_opts *o);
 void np_collector_free(struct np_collector *c);

@@ -19,6 +19,7 @@ const char *np_role_name(unsigned role)
 	case NP_ROLE_GRAD: return "grad";
 	case NP_ROLE_PARAM: return "param";
 	case NP_ROLE_PARAM_GRAD: return "param_grad";
+	case NP_ROLE_COLLECTIVE: return "collective";
 	default: return "input";
 	}
 }
@@ -102,6 +103,7 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 	f->role = r->role;
 	f->dtype = r->dtype;
 	f->inputs_finite = !(r->flags & NP_AF_SOURCE_DIRTY);
+	f->preexisting = r->flags & NP_AF_PREEXISTING;
 	f->numel = r->chk.numel;
 	f->nan = r->chk.nan;
 	f->posinf = r->chk.posinf;
@@ -112,7 +114,10 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 	char what[sizeof(r->chk.what) + 1];
 	memcpy(what, r->chk.what, sizeof(r->chk.what));
 	what[sizeof(r->chk.what)] = 0;
-	if (r->role == NP_ROLE_GRAD) {
+	if (r->role == NP_ROLE_COLLECTIVE) {
+		f->op = np_intern(c, what);   /* the collective */
+		f->phase = e->phase;          /* wherever the job called it */
+	} else if (r->role == NP_ROLE_GRAD) {
 		/* the node running on this thread now is the one that made it */
 		if (t && t->in_node) {
 			f->module = t->node_name;
@@ -141,8 +146,22 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 	finding_from(c, p, t, e, r, &f);
 	p->cur.nonfinite++;
 	struct np_agent_state *a = &p->ag;
-	if (a->found) {
+	if (a->found || a->received) {
 		a->propagation++;
+		return;
+	}
+	if (r->role == NP_ROLE_COLLECTIVE) {
+		if (confirm_candidate(c, p)) {
+			a->propagation++;
+		} else if (f.inputs_finite) {
+			/* finite in, non-finite out: another rank sent it */
+			a->received = true;
+			a->recv = f;
+			if (c->on_finding)
+				c->on_finding(c, p, NP_FIND_RECEIVED);
+		} else {
+			set_origin(c, p, &f);   /* went in non-finite, unseen before */
+		}
 		return;
 	}
 	if (r->role == NP_ROLE_OUTPUT && !f.outside) {
@@ -275,7 +294,7 @@ static void warn(struct np_collector *c, struct np_proc_state *p, uint64_t step,
 		 uint32_t module, uint8_t metric, double value, double ratio)
 {
 	struct np_agent_state *a = &p->ag;
-	if (a->found)
+	if (a->found || a->received)
 		return;   /* past the origin, growth is propagation */
 	if (a->nwarnings >= NP_MAX_WARNINGS) {
 		a->warnings_dropped++;

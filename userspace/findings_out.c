@@ -3,6 +3,7 @@
 #include "findings.h"
 #include "findings_out.h"
 #include "output.h"
+#include "verdict.h"
 
 static const char *const checks_names[] = { "off", "waiting for torch", "on", "failed",
 					    "detached" };
@@ -56,7 +57,10 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		(unsigned long long)o->numel, (unsigned long long)o->nan,
 		(unsigned long long)o->posinf, (unsigned long long)o->neginf,
 		(long long)o->first_bad);
-	if (o->inputs_finite)
+	if (o->preexisting)
+		fprintf(f, "  it was already non-finite when nanprof first saw it: it was born "
+			"before nanprof attached.\n");
+	else if (o->inputs_finite)
 		fprintf(f, "  what flowed in was finite: it was born here; every later "
 			"non-finite value is counted as propagation.\n");
 	else if (o->phase == 1)
@@ -65,6 +69,113 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	else
 		fprintf(f, "  what flowed in was already non-finite, from outside the "
 			"checked tensors.\n");
+}
+
+void np_print_received(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
+{
+	const struct np_finding *r = &p->ag.recv;
+	char rank[32] = "";
+	if (p->rank >= 0)
+		snprintf(rank, sizeof(rank), "rank %d ", p->rank);
+	char when[48] = "between passes";
+	if (r->phase)
+		snprintf(when, sizeof(when), "in the %s pass", np_phase_name(r->phase));
+	fprintf(f, "nanprof: %s(pid %d): non-finite values came in through %s at step %llu, %s: "
+		"born on another rank\n", rank, p->pid, np_name(c, r->op),
+		(unsigned long long)r->step, when);
+}
+
+/* The findings of the processes that had checks; how many processes had
+ * checks at all in *nchecked. */
+static size_t gather(const struct np_collector *c, struct np_rank_finding *out, size_t max,
+		     size_t *nchecked)
+{
+	size_t n = 0;
+	*nchecked = 0;
+	for (uint32_t i = 0; i < c->nprocs; i++) {
+		const struct np_proc_state *p = &c->procs[i];
+		if (p->checks != NP_CHECKS_ON && p->checks != NP_CHECKS_DETACHED)
+			continue;   /* a launcher that never imported torch has no say */
+		++*nchecked;
+		if ((!p->ag.found && !p->ag.received) || n >= max)
+			continue;
+		const struct np_finding *o = p->ag.found ? &p->ag.origin : &p->ag.recv;
+		out[n++] = (struct np_rank_finding){
+			.rank = p->rank, .pid = (uint64_t)p->pid, .received = !p->ag.found,
+			.step = o->step, .phase = o->phase, .role = o->role, .ts = o->ts,
+			.module = np_name(c, o->module), .op = np_name(c, o->op),
+			.tensor = np_role_name(o->role), .via = np_name(c, o->op) };
+	}
+	return n;
+}
+
+static struct np_rank_finding vf[NP_VERDICT_MAX];
+static struct np_verdict vd;
+
+bool np_print_verdict(FILE *f, const struct np_collector *c)
+{
+	size_t nchecked, n = gather(c, vf, NP_VERDICT_MAX, &nchecked);
+	if (nchecked < 2 || n == 0)
+		return false;
+	np_verdict_compute(vf, n, &vd);
+	if (vd.origin < 0) {
+		fprintf(f, "  verdict over %zu processes: every rank with a non-finite value received "
+			"it through a collective; the rank where it was born was not traced\n",
+			nchecked);
+	} else {
+		const struct np_rank_finding *o = &vf[vd.origin];
+		fprintf(f, "  verdict over %zu processes: born on rank %d (pid %llu) at step %llu, "
+			"%s pass, in %s (%s%s%stensor %s)\n", nchecked, o->rank,
+			(unsigned long long)o->pid, (unsigned long long)o->step,
+			np_phase_name(o->phase), *o->module ? o->module : "the outermost module",
+			*o->op ? "op " : "", o->op, *o->op ? ", " : "", o->tensor);
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((int)i != vd.origin)
+			fprintf(f, "    rank %d (pid %llu) received it through %s\n", vf[i].rank,
+				(unsigned long long)vf[i].pid, vd.via[i]);
+	return true;
+}
+
+void np_json_verdict(struct np_jsonw *w, const struct np_collector *c)
+{
+	size_t nchecked, n = gather(c, vf, NP_VERDICT_MAX, &nchecked);
+	if (nchecked < 2 || n == 0)
+		return;
+	np_verdict_compute(vf, n, &vd);
+	np_write_verdict(w, vf, n, &vd, nchecked);
+}
+
+void np_write_verdict(struct np_jsonw *w, const struct np_rank_finding *f, size_t n,
+		      const struct np_verdict *v, size_t processes)
+{
+	np_jsonw_start_object(w);
+	np_jsonw_string_field(w, "type", "verdict");
+	np_jsonw_uint_field(w, "processes", processes);
+	const struct np_rank_finding *o = v->origin >= 0 ? &f[v->origin] : NULL;
+	np_jsonw_bool_field(w, "origin_found", o != NULL);
+	np_jsonw_int_field(w, "origin_rank", o ? o->rank : -1);
+	np_jsonw_uint_field(w, "origin_pid", o ? o->pid : 0);
+	np_jsonw_uint_field(w, "step", o ? o->step : 0);
+	np_jsonw_string_field(w, "phase", o ? np_phase_name(o->phase) : NULL);
+	np_jsonw_string_field(w, "module", o ? o->module : NULL);
+	np_jsonw_string_field(w, "op", o && *o->op ? o->op : NULL);
+	np_jsonw_string_field(w, "tensor", o ? o->tensor : NULL);
+	np_jsonw_name(w, "received");
+	np_jsonw_start_array(w);
+	for (size_t i = 0; i < n; i++) {
+		if ((int)i == v->origin)
+			continue;
+		np_jsonw_start_object(w);
+		np_jsonw_int_field(w, "rank", f[i].rank);
+		np_jsonw_uint_field(w, "pid", f[i].pid);
+		np_jsonw_uint_field(w, "step", f[i].step);
+		np_jsonw_string_field(w, "phase", np_phase_name(f[i].phase));
+		np_jsonw_string_field(w, "via", v->via[i]);
+		np_jsonw_end_object(w);
+	}
+	np_jsonw_end_array(w);
+	np_jsonw_end_object(w);
 }
 
 void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
@@ -82,11 +193,13 @@ void np_print_warning(FILE *f, const struct np_collector *c, const struct np_pro
 		grad ? "gradients" : "activations");
 }
 
-void np_print_checks(FILE *f, const struct np_proc_state *p)
+void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
 {
 	const struct np_agent_state *a = &p->ag;
 	if (p->checks == NP_CHECKS_OFF)
 		return;   /* tracer only (--no-checks, or no agent) */
+	if (p->checks == NP_CHECKS_WAITING && !p->info.torch_version[0])
+		return;   /* never imported torch (a launcher): nothing to check */
 	fprintf(f, "    checks: %s%s%s; %llu tensors (%.1f MB) checked, %llu skipped",
 		checks_names[p->checks], a->torch[0] ? ", " : "", a->torch,
 		(unsigned long long)a->checked, (double)a->bytes / 1e6,
@@ -101,6 +214,9 @@ void np_print_checks(FILE *f, const struct np_proc_state *p)
 			"propagation\n", (unsigned long long)a->origin.step,
 			np_phase_name(a->origin.phase), "see above",
 			(unsigned long long)a->propagation);
+	else if (a->received)
+		fprintf(f, "    first non-finite: received through %s at step %llu (born on "
+			"another rank)\n", np_name(c, a->recv.op), (unsigned long long)a->recv.step);
 	else if (p->checks == NP_CHECKS_ON || p->checks == NP_CHECKS_DETACHED)
 		fprintf(f, "    no non-finite value left any module%s\n",
 			a->contained ? " (some stayed inside one)" : "");
@@ -110,16 +226,17 @@ void np_print_checks(FILE *f, const struct np_proc_state *p)
 }
 
 static void finding_json(struct np_jsonw *w, const struct np_collector *c,
-			 const struct np_proc_state *p, const struct np_finding *o)
+			 const struct np_proc_state *p, const struct np_finding *o, const char *type)
 {
 	np_jsonw_start_object(w);
-	np_jsonw_string_field(w, "type", "nan_origin");
+	np_jsonw_string_field(w, "type", type);
 	np_jsonw_uint_field(w, "step", o->step);
 	np_jsonw_string_field(w, "phase", np_phase_name(o->phase));
 	np_jsonw_string_field(w, "module", o->outside ? NULL : np_name(c, o->module));
 	np_jsonw_string_field(w, "module_type", *np_name(c, o->module_type)
 				  ? np_name(c, o->module_type) : NULL);
-	np_jsonw_string_field(w, "op", *np_name(c, o->op) ? np_name(c, o->op) : NULL);
+	np_jsonw_string_field(w, type[4] == 'r' ? "via" : "op",
+			      *np_name(c, o->op) ? np_name(c, o->op) : NULL);
 	np_jsonw_string_field(w, "tensor", np_role_name(o->role));
 	np_jsonw_string_field(w, "param", *np_name(c, o->param) ? np_name(c, o->param) : NULL);
 	np_jsonw_string_field(w, "dtype", np_dtype_name(o->dtype));
@@ -130,6 +247,7 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_int_field(w, "first_index", o->first_bad);
 	np_jsonw_bool_field(w, "inputs_finite", o->inputs_finite);
 	np_jsonw_bool_field(w, "outside_modules", o->outside);
+	np_jsonw_bool_field(w, "before_attach", o->preexisting);
 	np_jsonw_uint_field(w, "batch", o->batch);
 	np_jsonw_int_field(w, "rank", p->rank);
 	np_jsonw_uint_field(w, "pid", (uint64_t)p->pid);
@@ -163,7 +281,9 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_uint_field(w, "module_stats_dropped", a->mods_dropped);
 	np_jsonw_end_object(w);
 	if (a->found)
-		finding_json(w, c, p, &a->origin);
+		finding_json(w, c, p, &a->origin, "nan_origin");
+	if (a->received)
+		finding_json(w, c, p, &a->recv, "nan_received");
 	for (uint32_t i = 0; i < a->nwarnings; i++) {
 		const struct np_explosion_warning *x = &a->warnings[i];
 		np_jsonw_start_object(w);

@@ -13,7 +13,7 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
 		      const struct np_explosion_warning *w);
 /* "checks" line of the summary for one process. */
-void np_print_checks(FILE *f, const struct np_proc_state *p);
+void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
 
 /* events.jsonl: the process's checks, origin and warnings. */
 void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
@@ -22,6 +22,19 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
  * steps track, statistics as counters. */
 void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 		       const struct np_proc_state *p, uint64_t start_ns, uint32_t steps_tid);
+
+/* The job's verdict over its ranks (verdict.h), when two or more traced
+ * processes had checks and one had a finding: printed / written; false
+ * (nothing written) otherwise.  `received` lines of one process too. */
+bool np_print_verdict(FILE *f, const struct np_collector *c);
+void np_json_verdict(struct np_jsonw *w, const struct np_collector *c);
+void np_print_received(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
+
+struct np_rank_finding;
+struct np_verdict;
+/* The verdict record (also used by `nanprof merge`). */
+void np_write_verdict(struct np_jsonw *w, const struct np_rank_finding *f, size_t n,
+		      const struct np_verdict *v, size_t processes);
 
 const char *np_dtype_name(unsigned dtype);
 const char *np_metric_name(unsigned metric);

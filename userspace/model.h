@@ -113,6 +113,7 @@ struct np_finding {
 	uint8_t phase, role, dtype;
 	bool inputs_finite;       /* what flowed in was finite */
 	bool outside;             /* forward: born outside any module */
+	bool preexisting;         /* already non-finite when first seen (before an attach) */
 	uint32_t module, module_type, op, param;   /* name ids ("" if unknown) */
 	uint64_t numel, nan, posinf, neginf;
 	int64_t first_bad;
@@ -155,6 +156,9 @@ struct np_agent_state {
 	/* origin */
 	bool found;
 	struct np_finding origin;
+	bool received;            /* the first non-finite value came from another
+				   * rank, through a collective (not an origin) */
+	struct np_finding recv;
 	bool candidate;
 	struct np_finding cand;
 	uint64_t propagation;     /* non-finite reports after (or besides) the origin */

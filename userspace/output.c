@@ -155,6 +155,7 @@ int np_write_events(const struct np_collector *c, const struct np_session_info *
 	}
 	for (uint32_t i = 0; i < c->nprocs; i++)
 		np_json_findings(w, c, &c->procs[i]);
+	np_json_verdict(w, c);
 	/* the end record: what was lost, so that nothing is lost silently */
 	np_jsonw_start_object(w);
 	np_jsonw_string_field(w, "type", "end");
@@ -339,7 +340,7 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 				(double)d[complete / 2] / 1e6,
 				(double)d[(complete * 9) / 10 < complete ? (complete * 9) / 10 : complete - 1] / 1e6);
 		free(d);
-		np_print_checks(f, p);
+		np_print_checks(f, c, p);
 		if (p->records_dropped || p->steps_dropped || p->events_dropped)
 			fprintf(f, "    dropped: %llu detail records, %llu step counters, "
 				"%llu events of %llu threads over the limit\n",
@@ -348,6 +349,7 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 				(unsigned long long)p->events_dropped,
 				(unsigned long long)p->threads_dropped);
 	}
+	np_print_verdict(f, c);
 	if (c->nprocs == 0)
 		fprintf(f, "  warning: no python process was traced%s\n",
 			strcmp(s->mode, "run") == 0 ? " (does the command run python?)" : "");

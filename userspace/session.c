@@ -43,6 +43,8 @@ static void on_finding(struct np_collector *c, struct np_proc_state *p, int kind
 					"events.jsonl)\n");
 			}
 		}
+	} else if (kind == NP_FIND_RECEIVED) {
+		np_print_received(stderr, c, p);
 	} else if (kind == NP_FIND_CHECKS) {
 		if (p->checks == NP_CHECKS_ON)
 			np_debug("pid %d: checks on (torch %s)", p->pid, p->ag.torch);

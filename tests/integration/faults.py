@@ -19,6 +19,14 @@ tests can assert nanprof's origin exactly (step, phase, module):
 
 Prints "step N loss L" with L as repr(float), so runs can be compared
 bit for bit.
+
+With --dist (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from the
+environment; gloo on CPU) every rank trains on its own batches and the
+gradients are averaged across ranks: with `manual`, by dist.all_reduce of
+each .grad (as hand-written data parallel code does); with `ddp`, by
+DistributedDataParallel (whose all-reduce runs in C++).  The fault is
+injected on --fault-rank only; the other ranks receive it through the
+all-reduce.
 """
 import argparse
 import math
@@ -99,17 +107,27 @@ def main():
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--wait-file", help="wait for this file before the first step")
     ap.add_argument("--ready-file", help="write this file after step 2")
+    ap.add_argument("--dist", choices=["none", "manual", "ddp"], default="none")
+    ap.add_argument("--fault-rank", type=int, default=0)
     ap.add_argument("--report-hooks", action="store_true",
                     help="at the end, say whether anything of nanprof's is left in torch")
     args = ap.parse_args()
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
+    rank, world = 0, 1
+    if args.dist != "none":
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        rank, world = dist.get_rank(), dist.get_world_size()
     model = Model()
+    net = model
+    if args.dist == "ddp":
+        net = torch.nn.parallel.DistributedDataParallel(model)
     head = list(model.head.parameters())
     rest = [p for n, p in model.named_parameters() if not n.startswith("head.")]
     opt = torch.optim.SGD([{"params": rest}, {"params": head}], lr=args.lr)
-    gen = torch.Generator().manual_seed(1)
+    gen = torch.Generator().manual_seed(1 + rank)
     # what an attached nanprof replaces, to check it is all back at the end
     orig = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"])
     if args.wait_file:
@@ -121,7 +139,7 @@ def main():
         tokens = torch.randint(0, 50, (8, 12), generator=gen)
         noise = 0.01 * torch.randn(8, 12, 32, generator=gen)
         target = torch.randn(8, generator=gen)
-        at = step == args.at
+        at = step == args.at and rank == args.fault_rank
         if at and args.fault == "forward":
             model.blocks[1].gate.boost = 1e4
         if at and args.fault == "backward":
@@ -137,11 +155,15 @@ def main():
             for g in opt.param_groups:
                 g["lr"] *= 1.6
         opt.zero_grad()
-        out = model(tokens, noise)
+        out = net(tokens, noise)
         loss = F.mse_loss(out, target)
         if at and args.fault == "loss":
             loss = loss + torch.log(torch.zeros(()))
         loss.backward()
+        if args.dist == "manual":
+            for p in model.parameters():
+                dist.all_reduce(p.grad)
+                p.grad /= world
         if at and args.fault == "optimizer":
             opt.param_groups[1]["lr"] = math.inf
         opt.step()
@@ -150,7 +172,8 @@ def main():
         # undo the fault's switch (not its damage)
         model.blocks[1].gate.boost = 1.0
         model.blocks[0].root.eps, model.blocks[0].root.scale = 1e-6, 1.0
-        sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
+        sys.stdout.write("%sstep %d loss %r\n" % ("rank %d " % rank if world > 1 else "",
+                                                 step, loss.item()))
         sys.stdout.flush()
         if args.ready_file and step == 2:
             open(args.ready_file, "w").write("ready\n")
@@ -164,6 +187,8 @@ def main():
         left += len(getattr(O, "_global_optimizer_pre_hooks", {}))
         left += len(getattr(O, "_global_optimizer_post_hooks", {}))
         print("nanprof hooks left: %d" % left)
+    if args.dist != "none":
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

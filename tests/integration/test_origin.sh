@@ -92,6 +92,24 @@ for PY in python3 /usr/bin/python3; do
 		tail -3 "$T/live.out" >> "$T/chk"; bad "$tag attach" "$T/chk"
 	fi
 
+	# attach after the job already broke: say so, do not invent an origin
+	rm -f "$T/ready"
+	$PY $IT/faults.py --fault optimizer --at 1 --steps 60 --sleep 0.03 --ready-file "$T/ready" \
+		> "$T/late.out" 2>&1 &
+	job=$!
+	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+	$NP attach -q -o "$T/late" --duration 1 $job 2> "$T/np.err"
+	rc=$?
+	wait $job
+	if [ $rc -eq 0 ] && grep -q "before nanprof attached" "$T/np.err" &&
+	   $PY $IT/check_origin.py "$T/late/events.jsonl" --origin forward head param \
+		--param weight > "$T/chk" 2>&1 &&
+	   grep -q '"before_attach":true' "$T/late/events.jsonl"; then
+		ok "$tag attach after the fault: the bad parameter is reported as born before"
+	else
+		cat "$T/np.err" >> "$T/chk"; bad "$tag attach after the fault" "$T/chk"
+	fi
+
 	# attach and detach again and again: same losses as a job left alone
 	$PY $IT/faults.py --steps 200 --sleep 0.02 > "$T/alone.out" 2>&1
 	rm -f "$T/ready"

@@ -378,3 +378,19 @@ Test(findings, forward_op_names)
 	np_forward_op_name("NativeLayerNormBackward0", b, 6);
 	cr_assert_str_eq(b, "nati");
 }
+
+Test(findings, collective_output_is_received_not_an_origin)
+{
+	sim.step = 4;
+	bwd_enter(&sim, 100);
+	bwd_exit(&sim, 200);
+	check(210, NP_ROLE_COLLECTIVE, NP_APHASE_BACKWARD, 0, false, "all_reduce");
+	cr_assert_eq(origins, 0);
+	cr_assert(proc->ag.received);
+	cr_assert_not(proc->ag.found);
+	cr_assert_str_eq(np_name(&col, proc->ag.recv.op), "all_reduce");
+	cr_assert_eq(proc->ag.recv.step, 4);
+	check(220, NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, M_LIN, false, "weight");
+	cr_assert_eq(origins, 0, "what follows a received value is propagation");
+	cr_assert_eq(proc->ag.propagation, 1);
+}

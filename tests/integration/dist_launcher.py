@@ -1,0 +1,20 @@
+"""Starts WORLD copies of faults.py as the ranks of one gloo job, as
+torchrun would (Debian's torch.distributed.run fails on python 3.11):
+dist_launcher.py WORLD FAULTS_ARGS..."""
+import os
+import socket
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+world = int(sys.argv[1])
+with socket.socket() as s:          # a free port for the rendezvous
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+procs = []
+for rank in range(world):
+    env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    procs.append(subprocess.Popen([sys.executable, os.path.join(here, "faults.py")] + sys.argv[2:],
+                                  env=env))
+sys.exit(max(p.wait() for p in procs))

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Integration tests of the multi-rank verdict: real gloo jobs on CPU with
+# the fault on a rank other than 0, whose gradients reach every rank
+# through the all-reduce in the same step.  nanprof must name the rank
+# where it was born, and say how the others received it, in one session
+# (`run` following a launcher) and across sessions (`merge`).
+# Needs root; skips visibly without it or without torch.distributed.
+set -u
+cd "$(dirname "$0")/../.."
+NP=./nanprof
+IT=tests/integration
+T=$(mktemp -d /tmp/nanprof-ranks.XXXXXX)
+trap 'rm -rf "$T"; jobs -p | xargs -r kill 2>/dev/null' EXIT
+pass=0 fail=0 skip=0
+ok()   { pass=$((pass + 1)); echo "PASS $1"; rm -f "$T/chk"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 30; rm -f "$T/chk"; }
+skp()  { skip=$((skip + 1)); echo "SKIP $1: $2"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	skp "all rank tests" "need root for bpf"
+	echo "0 passed, 0 failed, $skip skipped"
+	exit 0
+fi
+export OMP_NUM_THREADS=1
+
+for PY in python3 /usr/bin/python3; do
+	if ! $PY -c 'import torch.distributed as d; assert d.is_available()' 2>/dev/null; then
+		skp "$PY" "no torch.distributed for $PY"
+		continue
+	fi
+	PY=$($PY -c 'import sys; print(sys.executable)')
+	tag=$(basename "$PY")-$($PY -c 'import torch;print(torch.__version__)')
+
+	# hand-written data parallel: dist.all_reduce of every .grad
+	if $NP run -q -o "$T/manual" -- $PY $IT/dist_launcher.py 2 --dist manual --fault backward \
+		--fault-rank 1 --at 4 --steps 8 > "$T/job.out" 2> "$T/np.err" &&
+	   grep -q "received it through all_reduce" "$T/manual/summary.txt" &&
+	   grep -q "came in through all_reduce at step 4" "$T/np.err" &&
+	   $PY $IT/check_verdict.py "$T/manual/events.jsonl" 1 backward blocks.0.root \
+		0:all_reduce > "$T/chk" 2>&1; then
+		ok "$tag 2 ranks, all_reduce: born on rank 1 in backward, rank 0 received it"
+	else
+		cat "$T/np.err" >> "$T/chk"; bad "$tag manual all_reduce" "$T/chk"
+	fi
+
+	# DDP: its all-reduce runs in C++; the verdict still names rank 2
+	if $NP run -q -o "$T/ddp" -- $PY $IT/dist_launcher.py 3 --dist ddp --fault forward \
+		--fault-rank 2 --at 4 --steps 8 > "$T/job.out" 2> "$T/np.err" &&
+	   $PY $IT/check_verdict.py "$T/ddp/events.jsonl" 2 forward module.blocks.1.gate \
+		"0:gradient all-reduce" "1:gradient all-reduce" > "$T/chk" 2>&1; then
+		ok "$tag 3 ranks, DDP: born on rank 2 in forward, ranks 0 and 1 received it"
+	else
+		cat "$T/np.err" >> "$T/chk"; bad "$tag DDP" "$T/chk"
+	fi
+
+	# one nanprof per "machine": merge makes one verdict of the two
+	port=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	for r in 0 1; do
+		RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+			$NP run -q -o "$T/node$r" -- $PY $IT/faults.py --dist manual --fault optimizer \
+			--fault-rank 1 --at 3 --steps 6 > "$T/node$r.out" 2> "$T/node$r.err" &
+	done
+	wait
+	if $NP merge -o "$T/merged" "$T/node0" "$T/node1" > "$T/merge.out" 2>&1 &&
+	   grep -q "merged verdict: born on rank 1" "$T/merge.out" &&
+	   $PY $IT/check_verdict.py "$T/merged/events.jsonl" 1 optimizer head \
+		0:all_reduce > "$T/chk" 2>&1; then
+		ok "$tag merge of two sessions: one verdict, rank 1's optimizer"
+	else
+		cat "$T/merge.out" "$T/node0.err" "$T/node1.err" >> "$T/chk"
+		bad "$tag merge verdict" "$T/chk"
+	fi
+done
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
