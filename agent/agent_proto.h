@@ -16,6 +16,12 @@
 #define NP_AGENT_ENV_WAIT "NANPROF_WAIT_MS"
 #define NP_AGENT_DEFAULT_WAIT_MS 10000
 #define NP_AGENT_ENV_CHECKS "NANPROF_CHECKS"   /* "0": tracer only, no checks */
+/* nanprof compare: which run this is ("plain", "nanprof", "anomaly"),
+ * how many optimizer steps to time before the process exits, and where
+ * the agent writes their end times (JSON) */
+#define NP_AGENT_ENV_COMPARE "NANPROF_COMPARE"
+#define NP_AGENT_ENV_COMPARE_STEPS "NANPROF_COMPARE_STEPS"
+#define NP_AGENT_ENV_COMPARE_OUT "NANPROF_COMPARE_OUT"
 /* attach: the injected agent listens here (abstract namespace) */
 #define NP_AGENT_ATTACH_FMT "nanprof-agent-%d"
 

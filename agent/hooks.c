@@ -248,6 +248,8 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		touch(m);
 		if (s.max_abs > m->out_max)
 			m->out_max = s.max_abs > 3.4e38 ? INFINITY : (float)s.max_abs;
+		if (s.dirty)
+			m->out_max = INFINITY;   /* non-finite: the heatmap shows it red */
 	}
 	if (s.dirty) {
 		uint8_t flags = any_dirty(np_py.Tuple_GetItem(args, 1)) ? NP_AF_SOURCE_DIRTY : 0;

@@ -2,10 +2,13 @@
 # Installs what nanprof needs to build and test on Debian 12, as root,
 # only when missing: Debian packages, then torch 2.13 (CPU) for the
 # `python3` on PATH.  Idempotent; used by the README's commands and CI.
+# --tests: also what only the tests need (Chromium, for report.html).
 set -eu
+pkgs="libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev libzstd-dev libcriterion-dev
+      python3-torch libopenblas0-pthread make gcc util-linux"
+[ "${1:-}" = "--tests" ] && pkgs="$pkgs chromium"
 need=()
-for pkg in libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev libzstd-dev libcriterion-dev \
-	   python3-torch libopenblas0-pthread make gcc util-linux; do
+for pkg in $pkgs; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

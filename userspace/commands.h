@@ -5,5 +5,6 @@
 int np_cmd_run(int argc, char **argv);
 int np_cmd_attach(int argc, char **argv);
 int np_cmd_merge(int argc, char **argv);
+int np_cmd_compare(int argc, char **argv);
 
 #endif

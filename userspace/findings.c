@@ -306,6 +306,41 @@ static void warn(struct np_collector *c, struct np_proc_state *p, uint64_t step,
 		c->on_finding(c, p, NP_FIND_WARNING);
 }
 
+/* This step's column of the heatmap. */
+static float (*heat_column(struct np_heat *h, uint64_t step, float (**grad)[NP_HEAT_MODS]))[NP_HEAT_MODS]
+{
+	uint32_t i;
+	if (h->len < NP_HEAT_STEPS) {
+		i = (h->start + h->len++) % NP_HEAT_STEPS;
+	} else {
+		i = h->start;   /* drop the oldest step */
+		h->start = (h->start + 1) % NP_HEAT_STEPS;
+	}
+	h->step[i] = step;
+	for (uint32_t k = 0; k < NP_HEAT_MODS; k++)
+		h->out[i][k] = h->grad[i][k] = NAN;
+	*grad = &h->grad[i];
+	return &h->out[i];
+}
+
+static void heat_put(struct np_heat *h, float (*out)[NP_HEAT_MODS], float (*grad)[NP_HEAT_MODS],
+		     const struct np_modstat *m, uint32_t name)
+{
+	uint32_t k = 0;
+	while (k < h->nmods && h->mod_addr[k] != m->addr)
+		k++;
+	if (k == h->nmods) {
+		if (h->nmods == NP_HEAT_MODS) {
+			h->mods_dropped++;
+			return;
+		}
+		h->mod_addr[h->nmods] = m->addr;
+		h->mod_name[h->nmods++] = name;
+	}
+	(*out)[k] = m->out_max;
+	(*grad)[k] = m->grad_sumsq > 0 || !isfinite(m->grad_sumsq) ? (float)sqrt(m->grad_sumsq) : NAN;
+}
+
 void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 {
 	struct np_agent_state *a = &p->ag;
@@ -320,12 +355,18 @@ void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 	double r = np_series_push(&a->total, total, step, true);
 	if (r > 0)
 		warn(c, p, step, 0, NP_METRIC_GRAD_NORM, total, r);
+	if (!a->heat)
+		a->heat = calloc(1, sizeof(*a->heat));
+	float (*hgrad)[NP_HEAT_MODS] = NULL;
+	float (*hout)[NP_HEAT_MODS] = a->heat ? heat_column(a->heat, step, &hgrad) : NULL;
 	for (uint32_t i = 0; i < a->nmods; i++) {
 		struct np_modstat *m = &a->mods[i];
 		if (m->step != step || !m->addr)
 			continue;   /* addr 0: parameters of no module, in the total only */
 		uint32_t name = 0, type = 0;
 		module_names(c, p, m->addr, &name, &type);
+		if (hout)
+			heat_put(a->heat, hout, hgrad, m, name);
 		if (m->grad_sumsq > 0 || !isfinite(m->grad_sumsq)) {
 			double g = sqrt(m->grad_sumsq);
 			if ((r = np_series_push(&m->s[NP_METRIC_GRAD_NORM], g, step, true)) > 0)
@@ -382,4 +423,6 @@ void np_findings_free(struct np_proc_state *p)
 	np_map_free(&p->ag.mod_index);
 	free(p->ag.mods);
 	p->ag.mods = NULL;
+	free(p->ag.heat);
+	p->ag.heat = NULL;
 }

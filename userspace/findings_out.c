@@ -23,6 +23,8 @@ const char *np_metric_name(unsigned metric)
 /* What the tensor is, in words, for the paragraph. */
 static const char *tensor_words(const struct np_finding *f)
 {
+	if (f->preexisting)
+		return "a parameter of the module, when nanprof first saw it";
 	switch (f->role) {
 	case 1: return "its output";
 	case 2: return "a gradient it produced";

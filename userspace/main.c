@@ -14,6 +14,7 @@ static const struct cmd cmds[] = {
 	{ "run", np_cmd_run },
 	{ "attach", np_cmd_attach },
 	{ "merge", np_cmd_merge },
+	{ "compare", np_cmd_compare },
 };
 
 int main(int argc, char **argv)

@@ -149,6 +149,21 @@ struct np_modstat {
 	struct np_series s[NP_METRIC_MAX];
 };
 
+/* Module x step statistics for the report's heatmap: the last NP_HEAT_STEPS
+ * steps of the first NP_HEAT_MODS modules that sent statistics. */
+#define NP_HEAT_STEPS 256
+#define NP_HEAT_MODS 128
+struct np_heat {
+	uint32_t nmods;
+	uint64_t mod_addr[NP_HEAT_MODS];
+	uint32_t mod_name[NP_HEAT_MODS];
+	uint32_t len, start;                    /* ring of steps */
+	uint64_t step[NP_HEAT_STEPS];
+	float out[NP_HEAT_STEPS][NP_HEAT_MODS]; /* largest |output|; NAN: not measured */
+	float grad[NP_HEAT_STEPS][NP_HEAT_MODS];/* gradient norm of its parameters */
+	uint64_t mods_dropped;
+};
+
 struct np_agent_state {
 	char torch[32];           /* version the agent found, or why it failed */
 	uint64_t records, lost, last_seq;
@@ -175,6 +190,7 @@ struct np_agent_state {
 	uint32_t nwarnings;
 	uint64_t warnings_dropped;
 	bool module_warning_printed;
+	struct np_heat *heat;     /* allocated at the first statistics */
 };
 
 struct np_proc_state {

@@ -9,6 +9,7 @@
 #include "agentlink.h"
 #include "findings_out.h"
 #include "log.h"
+#include "report_html.h"
 #include "proc.h"
 #include "session.h"
 
@@ -222,11 +223,18 @@ int np_session_close(struct np_session *s, int exit_status)
 		np_err("cannot write %s: %s", path, strerror(-e));
 		err = e;
 	}
+	write_file(s->out_dir, "report.html", path, sizeof(path));
+	char cmp[PATH_MAX + 32];
+	snprintf(cmp, sizeof(cmp), "%s/compare.json", s->out_dir);
+	if ((e = np_write_report(&s->col, &s->info, path, access(cmp, R_OK) ? NULL : cmp))) {
+		np_err("cannot write %s: %s", path, strerror(-e));
+		err = e;
+	}
 	write_file(s->out_dir, "summary.txt", path, sizeof(path));
 	FILE *f = fopen(path, "w");
 	if (f) {
 		np_write_summary(&s->col, &s->info, f);
-		fprintf(f, "  outputs: %s/{events.jsonl,trace.json,summary.txt}\n", s->out_dir);
+		fprintf(f, "  outputs: %s/{events.jsonl,trace.json,report.html,summary.txt}\n", s->out_dir);
 		if (fclose(f))
 			err = -errno;
 	} else {
@@ -235,7 +243,7 @@ int np_session_close(struct np_session *s, int exit_status)
 	}
 	if (!s->o->quiet) {
 		np_write_summary(&s->col, &s->info, stderr);
-		fprintf(stderr, "  outputs: %s/{events.jsonl,trace.json,summary.txt}\n", s->out_dir);
+		fprintf(stderr, "  outputs: %s/{events.jsonl,trace.json,report.html,summary.txt}\n", s->out_dir);
 	}
 	np_collector_free(&s->col);
 	np_probes_close(s->probes);

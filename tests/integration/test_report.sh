@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# report.html in a real browser: headless Chromium loads the page of a job
+# with a known origin; no console error, the page says it rendered, names
+# the origin, and its screenshot shows the heatmap with the origin marked.
+# Needs root (to trace) and Chromium (Debian's `chromium`); skips visibly.
+set -u
+cd "$(dirname "$0")/../.."
+NP=./nanprof
+IT=tests/integration
+T=$(mktemp -d /tmp/nanprof-report.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0 skip=0
+ok()   { pass=$((pass + 1)); echo "PASS $1"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 25; }
+skp()  { skip=$((skip + 1)); echo "SKIP $1: $2"; }
+
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+PY=python3
+$PY -c 'import torch' 2>/dev/null || PY=/usr/bin/python3
+if [ "$(id -u)" -ne 0 ]; then
+	skp "report tests" "need root for bpf"
+elif ! $PY -c 'import torch' 2>/dev/null; then
+	skp "report tests" "no python with torch"
+elif [ -z "$CHROME" ]; then
+	skp "report tests" "no chromium (apt-get install chromium)"
+else
+	export OMP_NUM_THREADS=1
+	# a forward fault at step 10 of 20, after gradients that grow
+	$NP run -q -o "$T/out" -- $PY $IT/faults.py --fault forward --at 10 --steps 20 \
+		> "$T/job.out" 2> "$T/np.err"
+	page="file://$(readlink -f "$T/out/report.html")"
+	if [ -s "$T/out/report.html" ] && ! grep -q "http" <(grep -o 'src="[^"]*"' "$T/out/report.html"); then
+		ok "report.html written, self-contained (no external script or image)"
+	else
+		bad "report.html written" "$T/np.err"
+	fi
+	run_chrome() {
+		timeout 60 "$CHROME" --headless=new --no-sandbox --disable-gpu --no-first-run \
+			--disable-dev-shm-usage --user-data-dir="$T/profile" --enable-logging=stderr \
+			--v=0 --virtual-time-budget=5000 "$@" "$page"
+	}
+	run_chrome --dump-dom > "$T/dom.html" 2> "$T/console.log"
+	if grep -q 'data-rendered="1"' "$T/dom.html" &&
+	   grep -q 'id="origin"[^>]*>First non-finite value born at step 10, forward pass, in blocks.1.gate' "$T/dom.html" &&
+	   grep -q '<div id="error"></div>' "$T/dom.html" &&
+	   ! grep -E "CONSOLE|Uncaught" "$T/console.log" > "$T/errs"; then
+		ok "Chromium renders the page with no console error and states the origin"
+	else
+		cat "$T/errs" "$T/console.log" > "$T/chk" 2>/dev/null; grep -o 'id="origin"[^<]*' "$T/dom.html" >> "$T/chk"
+		bad "Chromium renders the page" "$T/chk"
+	fi
+	run_chrome --screenshot="$T/shot.png" --window-size=1280,1600 > /dev/null 2> "$T/console2.log"
+	[ -n "${NANPROF_KEEP_SCREENSHOT:-}" ] && cp "$T/shot.png" "$NANPROF_KEEP_SCREENSHOT"
+	if [ -s "$T/shot.png" ] && $PY $IT/check_screenshot.py "$T/shot.png" > "$T/chk" 2>&1; then
+		ok "screenshot shows the heatmap, the origin mark and non-finite cells ($(head -1 "$T/chk" | cut -d: -f2))"
+	else
+		cat "$T/console2.log" >> "$T/chk"; bad "screenshot" "$T/chk"
+	fi
+
+	# nanprof compare: plain, anomaly mode and nanprof on one job with a
+	# backward-only fault; the report carries the comparison
+	if $NP compare --steps 10 --rounds 1 -o "$T/cmp" -- $PY $IT/faults.py --fault backward \
+		--at 5 --steps 40 > /dev/null 2> "$T/cmp.err" &&
+	   $PY - "$T/cmp/compare.json" > "$T/chk" 2>&1 <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+cfg = {x["name"]: x for x in c["configs"]}
+assert set(cfg) == {"plain", "anomaly", "nanprof"}, cfg.keys()
+assert abs(cfg["plain"]["ratio"] - 1.0) < 1e-9
+assert all(x["median_ms"] > 0 and len(x["steps"]) > 0 for x in cfg.values()), cfg
+# anomaly mode names the node where the NaN surfaced (0*inf in pow's
+# backward), nanprof the one that made the first Inf (sqrt at 0)
+assert "PowBackward0" in cfg["anomaly"]["location"], cfg["anomaly"]["location"]
+assert "blocks.0.root" in cfg["nanprof"]["location"], cfg["nanprof"]["location"]
+assert "SqrtBackward0" in cfg["nanprof"]["location"], cfg["nanprof"]["location"]
+print("compare:", [(x["name"], round(x["ratio"], 2)) for x in c["configs"]])
+PYEOF
+	then
+		page="file://$(readlink -f "$T/cmp/report.html")"
+		run_chrome --dump-dom > "$T/dom2.html" 2> "$T/console3.log"
+		if grep -q 'data-rendered="1"' "$T/dom2.html" && grep -q '<table id="compare">' "$T/dom2.html" &&
+		   [ "$(grep -o '<td>anomaly</td>\|<td>nanprof</td>\|<td>plain</td>' "$T/dom2.html" | wc -l)" -eq 3 ] &&
+		   ! grep -E "CONSOLE|Uncaught" "$T/console3.log" > /dev/null; then
+			ok "compare: three runs, anomaly names PowBackward0, nanprof blocks.0.root; in the report"
+		else
+			grep -o '<table id="compare">.*</table>' "$T/dom2.html" > "$T/chk"; bad "compare in the report" "$T/chk"
+		fi
+	else
+		cat "$T/cmp.err" >> "$T/chk"; bad "nanprof compare" "$T/chk"
+	fi
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

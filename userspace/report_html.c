@@ -1,0 +1,288 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "findings.h"
+#include "findings_out.h"
+#include "jsonw.h"
+#include "report_html.h"
+#include "report_page.h"
+#include "verdict.h"
+
+/* The process the page is about: the origin rank's, else one with an
+ * origin, else one with statistics, else the first. */
+static const struct np_proc_state *main_proc(const struct np_collector *c, int origin_pid)
+{
+	const struct np_proc_state *best = c->nprocs ? &c->procs[0] : NULL;
+	int score = -1;
+	for (uint32_t i = 0; i < c->nprocs; i++) {
+		const struct np_proc_state *p = &c->procs[i];
+		int sc = p->pid == origin_pid ? 4 : p->ag.found ? 3 : p->ag.heat ? 2 : p->nsteps ? 1 : 0;
+		if (sc > score) {
+			score = sc;
+			best = p;
+		}
+	}
+	return best;
+}
+
+/* Heat values: |x| >= 0, -1 for non-finite, null for not measured. */
+static void heat_value(struct np_jsonw *w, float v)
+{
+	if (isnan(v))
+		np_jsonw_null(w);
+	else if (!isfinite(v))
+		np_jsonw_int(w, -1);
+	else
+		np_jsonw_double(w, v);
+}
+
+static void write_data(struct np_jsonw *w, const struct np_collector *c,
+		       const struct np_session_info *s, const char *compare)
+{
+	(void)s;
+	int origin_pid = -1;
+	static struct np_rank_finding f[NP_VERDICT_MAX];
+	static struct np_verdict v;
+	size_t nf = 0, nchecked = 0;
+	for (uint32_t i = 0; i < c->nprocs && nf < NP_VERDICT_MAX; i++) {
+		const struct np_proc_state *p = &c->procs[i];
+		if (p->checks == NP_CHECKS_ON || p->checks == NP_CHECKS_DETACHED)
+			nchecked++;
+		if (!p->ag.found && !p->ag.received)
+			continue;
+		const struct np_finding *o = p->ag.found ? &p->ag.origin : &p->ag.recv;
+		f[nf++] = (struct np_rank_finding){ .rank = p->rank, .pid = (uint64_t)p->pid,
+						    .received = !p->ag.found, .step = o->step,
+						    .phase = o->phase, .role = o->role, .ts = o->ts,
+						    .module = np_name(c, o->module), .op = np_name(c, o->op),
+						    .tensor = np_role_name(o->role), .via = np_name(c, o->op) };
+	}
+	if (nf) {
+		np_verdict_compute(f, nf, &v);
+		if (v.origin >= 0)
+			origin_pid = (int)f[v.origin].pid;
+	}
+	const struct np_proc_state *p = main_proc(c, origin_pid);
+	np_jsonw_start_object(w);
+	np_jsonw_name(w, "origin");
+	const struct np_proc_state *op = NULL;
+	for (uint32_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].ag.found && (!op || c->procs[i].pid == origin_pid))
+			op = &c->procs[i];
+	if (op) {
+		const struct np_finding *o = &op->ag.origin;
+		np_jsonw_start_object(w);
+		np_jsonw_uint_field(w, "step", o->step);
+		np_jsonw_string_field(w, "phase", np_phase_name(o->phase));
+		np_jsonw_string_field(w, "module", o->outside ? NULL : np_name(c, o->module));
+		np_jsonw_string_field(w, "module_type", np_name(c, o->module_type));
+		np_jsonw_string_field(w, "op", np_name(c, o->op));
+		np_jsonw_string_field(w, "tensor", np_role_name(o->role));
+		np_jsonw_int_field(w, "rank", op->rank);
+		np_jsonw_uint_field(w, "pid", (uint64_t)op->pid);
+		np_jsonw_uint_field(w, "nan", o->nan);
+		np_jsonw_uint_field(w, "posinf", o->posinf);
+		np_jsonw_uint_field(w, "neginf", o->neginf);
+		np_jsonw_uint_field(w, "numel", o->numel);
+		np_jsonw_end_object(w);
+	} else {
+		np_jsonw_null(w);
+	}
+	np_jsonw_name(w, "verdict");
+	if (nf && nchecked >= 2) {
+		np_jsonw_start_object(w);
+		np_jsonw_int_field(w, "origin_rank", v.origin >= 0 ? f[v.origin].rank : -1);
+		np_jsonw_name(w, "received");
+		np_jsonw_start_array(w);
+		for (size_t i = 0; i < nf; i++) {
+			if ((int)i == v.origin)
+				continue;
+			np_jsonw_start_object(w);
+			np_jsonw_int_field(w, "rank", f[i].rank);
+			np_jsonw_string_field(w, "via", v.via[i]);
+			np_jsonw_end_object(w);
+		}
+		np_jsonw_end_array(w);
+		np_jsonw_end_object(w);
+	} else {
+		np_jsonw_null(w);
+	}
+	np_jsonw_name(w, "process");
+	if (p) {
+		char py[16];
+		snprintf(py, sizeof(py), "%d.%d", p->info.py_major, p->info.py_minor);
+		np_jsonw_start_object(w);
+		np_jsonw_uint_field(w, "pid", (uint64_t)p->pid);
+		np_jsonw_int_field(w, "rank", p->rank);
+		np_jsonw_string_field(w, "python", py);
+		np_jsonw_string_field(w, "torch", p->info.torch_version[0] ? p->info.torch_version : "?");
+		np_jsonw_name(w, "steps");
+		np_jsonw_start_array(w);
+		for (uint32_t k = 0; k < p->nsteps; k++) {
+			const struct np_step_stats *st = &p->steps[k];
+			np_jsonw_start_object(w);
+			np_jsonw_uint_field(w, "step", st->step);
+			np_jsonw_double_field(w, "ms", (double)(st->t1 - st->t0) / 1e6);
+			np_jsonw_double_field(w, "grad_norm", st->grad_norm);
+			np_jsonw_uint_field(w, "nonfinite", st->nonfinite);
+			np_jsonw_end_object(w);
+		}
+		np_jsonw_end_array(w);
+		np_jsonw_end_object(w);
+	} else {
+		np_jsonw_null(w);
+	}
+	np_jsonw_name(w, "heat");
+	const struct np_heat *h = p ? p->ag.heat : NULL;
+	if (h && h->len) {
+		np_jsonw_start_object(w);
+		np_jsonw_name(w, "modules");
+		np_jsonw_start_array(w);
+		for (uint32_t k = 0; k < h->nmods; k++)
+			np_jsonw_string(w, np_name(c, h->mod_name[k]));
+		np_jsonw_end_array(w);
+		np_jsonw_name(w, "steps");
+		np_jsonw_start_array(w);
+		for (uint32_t i = 0; i < h->len; i++)
+			np_jsonw_uint(w, h->step[(h->start + i) % NP_HEAT_STEPS]);
+		np_jsonw_end_array(w);
+		for (int which = 0; which < 2; which++) {
+			np_jsonw_name(w, which ? "grad" : "out");
+			np_jsonw_start_array(w);
+			for (uint32_t i = 0; i < h->len; i++) {
+				uint32_t col = (h->start + i) % NP_HEAT_STEPS;
+				np_jsonw_start_array(w);
+				for (uint32_t k = 0; k < h->nmods; k++)
+					heat_value(w, which ? h->grad[col][k] : h->out[col][k]);
+				np_jsonw_end_array(w);
+			}
+			np_jsonw_end_array(w);
+		}
+		np_jsonw_end_object(w);
+	} else {
+		np_jsonw_null(w);
+	}
+	np_jsonw_name(w, "warnings");
+	np_jsonw_start_array(w);
+	for (uint32_t i = 0; p && i < p->ag.nwarnings; i++) {
+		const struct np_explosion_warning *x = &p->ag.warnings[i];
+		np_jsonw_start_object(w);
+		np_jsonw_uint_field(w, "step", x->step);
+		np_jsonw_string_field(w, "module", np_name(c, x->module));
+		np_jsonw_string_field(w, "metric", np_metric_name(x->metric));
+		np_jsonw_double_field(w, "value", x->value);
+		np_jsonw_double_field(w, "ratio", x->ratio);
+		np_jsonw_end_object(w);
+	}
+	np_jsonw_end_array(w);
+	np_jsonw_name(w, "compare");
+	np_jsonw_null(w);   /* replaced below when there is one */
+	np_jsonw_end_object(w);
+	(void)compare;
+}
+
+/* Copies JSON into a <script> element: "</" would end it early. */
+static void put_script_safe(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '<' && i + 1 < n && s[i + 1] == '/') {
+			fputs("<\\/", f);
+			i++;
+		} else {
+			fputc(s[i], f);
+		}
+	}
+}
+
+static char *slurp(const char *path, size_t max, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = malloc(max + 1);
+	*len = buf ? fread(buf, 1, max, f) : 0;
+	bool whole = buf && feof(f);
+	fclose(f);
+	if (!whole) {
+		free(buf);
+		return NULL;   /* too large for a report: left out */
+	}
+	buf[*len] = 0;
+	return buf;
+}
+
+int np_write_report(const struct np_collector *c, const struct np_session_info *s,
+		    const char *path, const char *compare_json)
+{
+	char *data = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&data, &len);
+	if (!mem)
+		return -ENOMEM;
+	struct np_jsonw *w = np_jsonw_new(mem, NP_JSONW_COMPACT);
+	if (!w) {
+		fclose(mem);
+		free(data);
+		return -ENOMEM;
+	}
+	write_data(w, c, s, compare_json);
+	int err = np_jsonw_error(w);
+	np_jsonw_free(w);
+	fclose(mem);
+	if (err) {
+		free(data);
+		return err;
+	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		err = -errno;
+		free(data);
+		return err;
+	}
+	fputs(np_report_head, f);
+	fputs("<h1>nanprof report</h1>\n<p class=\"muted\" id=\"session\"></p>\n"
+	      "<div id=\"error\"></div>\n<div id=\"main\"></div>\n<script>\nconst DATA=", f);
+	/* the compare object goes in place of the trailing "compare":null */
+	size_t cut = len;
+	const char *tail = "\"compare\":null}";
+	size_t cmplen = 0;
+	char *cmp = compare_json ? slurp(compare_json, 8 << 20, &cmplen) : NULL;
+	if (cmp && len >= strlen(tail) && !strcmp(data + len - strlen(tail), tail))
+		cut = len - strlen(tail);
+	put_script_safe(f, data, cut);
+	if (cut != len) {
+		fputs("\"compare\":", f);
+		put_script_safe(f, cmp, cmplen);
+		fputs("}", f);
+	}
+	fputs(";\n", f);
+	/* the session line, as data too (the command may hold anything) */
+	fputs("DATA.session=", f);
+	free(data);
+	data = NULL;
+	mem = open_memstream(&data, &len);
+	w = mem ? np_jsonw_new(mem, NP_JSONW_COMPACT) : NULL;
+	if (w) {
+		np_jsonw_start_object(w);
+		np_jsonw_string_field(w, "mode", s->mode);
+		np_jsonw_string_field(w, "command", s->command);
+		np_jsonw_uint_field(w, "processes", c->nprocs);
+		np_jsonw_end_object(w);
+		np_jsonw_free(w);
+	}
+	if (mem)
+		fclose(mem);
+	put_script_safe(f, data ? data : "null", data ? len : 4);
+	fputs(";\ndocument.getElementById('session').textContent=DATA.session?"
+	      "('nanprof '+DATA.session.mode+': '+DATA.session.command+' \\u2014 '+DATA.session.processes+' process(es)'):'';\n"
+	      "</script>\n", f);
+	fputs(np_report_script, f);
+	free(data);
+	free(cmp);
+	if (fclose(f))
+		return -errno;
+	return 0;
+}
