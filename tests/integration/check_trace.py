@@ -2,6 +2,7 @@
 """Validate a Chrome trace file the way Perfetto will read it.
 
 usage: check_trace.py TRACE.json [--require-name SUBSTR ...] [--require-cat CAT ...]
+       [--require-instant NAME ...] [--require-counter NAME ...]
 
 Prints `trace ok: N events, N slices, N threads` and exits 0, or prints each
 problem (at most 20) as `trace error: ...` on stderr and exits 1.
@@ -117,14 +118,14 @@ def check_nesting(key, slices, errors):
         stack.append(ev)
 
 
-def check(path, require_names, require_cats):
+def check(path, require_names, require_cats, require_events=()):
     errors = []
     events = load(path, errors)
     if events is None:
         return errors, None
     by_thread = defaultdict(list)
     threads = set()
-    names, cats = set(), set()
+    names, cats, other = set(), set(), set()
     for i, ev in enumerate(events):
         if not check_event(i, ev, errors):
             continue
@@ -135,6 +136,8 @@ def check(path, require_names, require_cats):
             by_thread[(ev["pid"], ev["tid"])].append(ev)
             if isinstance(ev.get("name"), str):
                 names.add(ev["name"])
+        elif ph in ("i", "I", "C") and isinstance(ev.get("name"), str):
+            other.add((ph.lower(), ev["name"]))
         if isinstance(ev.get("cat"), str):
             # A cat may list several categories, comma-separated.
             cats.update(c.strip() for c in ev["cat"].split(","))
@@ -147,6 +150,9 @@ def check(path, require_names, require_cats):
     for want in require_cats:
         if want not in cats:
             errors.append("no event has cat %r" % want)
+    for ph, want in require_events:
+        if (ph, want) not in other:
+            errors.append("no %s event named %r" % ("instant" if ph == "i" else "counter", want))
     nslices = sum(len(s) for s in by_thread.values())
     summary = "trace ok: %d events, %d slices, %d threads" % (
         len(events), nslices, len(threads))
@@ -160,9 +166,14 @@ def main():
                     metavar="SUBSTR", help="some X slice name contains SUBSTR")
     ap.add_argument("--require-cat", action="append", default=[],
                     metavar="CAT", help="some event has category CAT")
+    ap.add_argument("--require-instant", action="append", default=[],
+                    metavar="NAME", help="an instant event is named NAME")
+    ap.add_argument("--require-counter", action="append", default=[],
+                    metavar="NAME", help="a counter is named NAME")
     args = ap.parse_args()
 
-    errors, summary = check(args.trace, args.require_name, args.require_cat)
+    want = [("i", n) for n in args.require_instant] + [("c", n) for n in args.require_counter]
+    errors, summary = check(args.trace, args.require_name, args.require_cat, want)
     if errors:
         shown = errors[:MAX_ERRORS]
         if len(errors) > MAX_ERRORS:

@@ -45,6 +45,14 @@ for PY in python3 /usr/bin/python3; do
 	tag=$(basename "$PY")-$($PY -c 'import torch;print(torch.__version__)')
 	FARGS="--steps 10 --at 6"
 	fault "forward fault: blocks.1.gate" forward --origin forward blocks.1.gate output --op add --step 6
+	# the trace carries the origin and the statistics, and Perfetto can read it
+	if $PY $IT/check_trace.py "$T/$tag-forward/trace.json" --require-instant nan_origin \
+		--require-counter "gradient norm" --require-counter "non-finite tensors" \
+		--require-cat nanprof > "$T/chk" 2>&1; then
+		ok "$tag trace.json: nan_origin instant, statistics counters, valid"
+	else
+		bad "$tag trace.json with findings" "$T/chk"
+	fi
 	fault "backward-only fault: sqrt(0) in blocks.0.root" backward \
 		--origin backward blocks.0.root grad --op SqrtBackward0 --step 6
 	fault "fault through MHA's functional out_proj: blocks.1.attn" functional \
