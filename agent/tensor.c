@@ -106,7 +106,7 @@ static int dense_span(PyObject *t, uint64_t numel)
 	return dense;
 }
 
-int np_tensor_check(PyObject *t, struct np_tensor_check *c)
+int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 {
 	PyObject *dt = np_py.Object_GetAttr(t, np_n.dtype);
 	if (!dt)
@@ -142,16 +142,32 @@ int np_tensor_check(PyObject *t, struct np_tensor_check *c)
 			return 0;
 		}
 	}
-	c->numel = numel;
-	c->dtype = (uint8_t)kind;
-	np_cpu_check((enum np_dtype)kind, (const void *)(uintptr_t)ptr, numel, &c->r);
-	np_tensor_stats.checked++;
-	np_tensor_stats.bytes += numel * np_dtype_size((enum np_dtype)kind);
+	v->ptr = (const void *)(uintptr_t)ptr;
+	v->numel = numel;
+	v->dtype = (uint8_t)kind;
 	return 1;
 err:
 	np_py.Err_Clear();
 	np_tensor_stats.skipped++;
 	return -1;
+}
+
+void np_tensor_check_view(const struct np_tensor_view *v, struct np_tensor_check *c)
+{
+	c->numel = v->numel;
+	c->dtype = v->dtype;
+	np_cpu_check((enum np_dtype)v->dtype, v->ptr, v->numel, &c->r);
+	np_tensor_stats.checked++;
+	np_tensor_stats.bytes += v->numel * np_dtype_size((enum np_dtype)v->dtype);
+}
+
+int np_tensor_check(PyObject *t, struct np_tensor_check *c)
+{
+	struct np_tensor_view v;
+	int r = np_tensor_view(t, &v);
+	if (r == 1)
+		np_tensor_check_view(&v, c);
+	return r;
 }
 
 static void visit(PyObject *o, np_tensor_fn fn, void *arg, int depth, int *budget)

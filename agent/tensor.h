@@ -24,9 +24,20 @@ int np_tensor_init(void);
 /* Is o a torch.Tensor (or subclass)? */
 bool np_is_tensor(PyObject *o);
 
-/* Checks one tensor.  1: checked (c filled); 0: not checkable here (not
- * floating point, not on the CPU, empty, not dense); -1: Python error
- * (cleared).  Counts into np_tensor_stats. */
+/* Where a checkable tensor's elements are: one dense block. */
+struct np_tensor_view {
+	const void *ptr;
+	uint64_t numel;
+	uint8_t dtype;           /* enum np_dtype */
+};
+
+/* 1: v filled; 0: not checkable here (not floating point, not on the
+ * CPU, empty, not dense); -1: Python error (cleared). */
+int np_tensor_view(PyObject *t, struct np_tensor_view *v);
+/* Checks the elements of a view (counts into np_tensor_stats). */
+void np_tensor_check_view(const struct np_tensor_view *v, struct np_tensor_check *c);
+
+/* Both: 1 when checked (c filled), else as np_tensor_view. */
 int np_tensor_check(PyObject *t, struct np_tensor_check *c);
 
 /* Calls fn on every tensor in o: a tensor, or tuples, lists and dict

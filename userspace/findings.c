@@ -338,7 +338,8 @@ static void heat_put(struct np_heat *h, float (*out)[NP_HEAT_MODS], float (*grad
 		h->mod_name[h->nmods++] = name;
 	}
 	(*out)[k] = m->out_max;
-	(*grad)[k] = m->grad_sumsq > 0 || !isfinite(m->grad_sumsq) ? (float)sqrt(m->grad_sumsq) : NAN;
+	(*grad)[k] = !isfinite(m->grad_sumsq) ? INFINITY
+		    : m->grad_sumsq > 0 ? (float)sqrt(m->grad_sumsq) : NAN;
 }
 
 void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
@@ -348,7 +349,7 @@ void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 	p->cur.grad_norm = NAN;
 	if (!a->step_has_stats)
 		return;
-	double total = sqrt(a->step_sumsq);
+	double total = isfinite(a->step_sumsq) ? sqrt(a->step_sumsq) : INFINITY;
 	p->cur.grad_norm = total;
 	a->step_sumsq = 0;
 	a->step_has_stats = false;
