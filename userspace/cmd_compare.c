@@ -428,8 +428,12 @@ int np_cmd_compare(int argc, char **argv)
 			if (!last) {
 				if (read_times(times, &res[k][r]) == 0)
 					done[k] = r + 1;
-				fprintf(stderr, " %zu steps, median %.3f ms%s\n", res[k][r].n,
-					res[k][r].median, res[k][r].status ? " (exited with an error)" : "");
+				if (res[k][r].n)
+					fprintf(stderr, " %zu steps, median %.3f ms%s\n", res[k][r].n,
+						res[k][r].median,
+						res[k][r].status ? " (exited with an error)" : "");
+				else
+					fprintf(stderr, " no step timed (exit status %d)\n", res[k][r].status);
 			}
 			if (k == 1 && !*loc[1])
 				anomaly_location(errlog, loc[1], sizeof(loc[1]));

@@ -7,19 +7,11 @@
 # nanprof, and that attach/detach leaves nothing behind.
 # Needs root (BPF, ptrace); skips visibly when something is missing.
 set -u
-cd "$(dirname "$0")/../.."
-NP=./nanprof
-IT=tests/integration
-T=$(mktemp -d /tmp/nanprof-origin.XXXXXX)
-trap 'rm -rf "$T"; jobs -p | xargs -r kill 2>/dev/null' EXIT
-pass=0 fail=0 skip=0
-ok()   { pass=$((pass + 1)); echo "PASS $1"; rm -f "$T/chk"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 25; rm -f "$T/chk"; }
-skp()  { skip=$((skip + 1)); echo "SKIP $1: $2"; }
+. "$(dirname "$0")/lib.sh" origin
 
 if [ "$(id -u)" -ne 0 ]; then
 	skp "all origin tests" "need root for bpf and ptrace"
-	echo "0 passed, 0 failed, $skip skipped"
+	finish
 	exit 0
 fi
 export OMP_NUM_THREADS=1
@@ -151,5 +143,4 @@ for PY in python3 /usr/bin/python3; do
 	fi
 done
 
-echo "$pass passed, $fail failed, $skip skipped"
-[ $fail -eq 0 ]
+finish

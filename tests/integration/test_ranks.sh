@@ -6,19 +6,11 @@
 # (`run` following a launcher) and across sessions (`merge`).
 # Needs root; skips visibly without it or without torch.distributed.
 set -u
-cd "$(dirname "$0")/../.."
-NP=./nanprof
-IT=tests/integration
-T=$(mktemp -d /tmp/nanprof-ranks.XXXXXX)
-trap 'rm -rf "$T"; jobs -p | xargs -r kill 2>/dev/null' EXIT
-pass=0 fail=0 skip=0
-ok()   { pass=$((pass + 1)); echo "PASS $1"; rm -f "$T/chk"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 30; rm -f "$T/chk"; }
-skp()  { skip=$((skip + 1)); echo "SKIP $1: $2"; }
+. "$(dirname "$0")/lib.sh" ranks
 
 if [ "$(id -u)" -ne 0 ]; then
 	skp "all rank tests" "need root for bpf"
-	echo "0 passed, 0 failed, $skip skipped"
+	finish
 	exit 0
 fi
 export OMP_NUM_THREADS=1
@@ -72,5 +64,4 @@ for PY in python3 /usr/bin/python3; do
 	fi
 done
 
-echo "$pass passed, $fail failed, $skip skipped"
-[ $fail -eq 0 ]
+finish

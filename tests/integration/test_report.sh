@@ -4,15 +4,7 @@
 # the origin, and its screenshot shows the heatmap with the origin marked.
 # Needs root (to trace) and Chromium (Debian's `chromium`); skips visibly.
 set -u
-cd "$(dirname "$0")/../.."
-NP=./nanprof
-IT=tests/integration
-T=$(mktemp -d /tmp/nanprof-report.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0 skip=0
-ok()   { pass=$((pass + 1)); echo "PASS $1"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -n 25; }
-skp()  { skip=$((skip + 1)); echo "SKIP $1: $2"; }
+. "$(dirname "$0")/lib.sh" report
 
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 PY=python3
@@ -89,5 +81,4 @@ PYEOF
 		cat "$T/cmp.err" >> "$T/chk"; bad "nanprof compare" "$T/chk"
 	fi
 fi
-echo "$pass passed, $fail failed, $skip skipped"
-[ $fail -eq 0 ]
+finish
