@@ -210,6 +210,9 @@ static void serve(int fd)
 			with_gil();
 	}
 	if (state == ON) {
+		/* the hooks do nothing from now on, even if the GIL is slow to
+		 * come (a long C call of the job's); then they come out */
+		np_hooks_enable(0);
 		state = WANT_OFF;
 		with_gil();
 	}
