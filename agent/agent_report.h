@@ -15,11 +15,17 @@
 
 #define NP_AGENT_REC_SIZE 96
 #define NP_AGENT_REPORT_FN "np_agent_report"
+/* np_agent_report_bulk(const struct np_arec_stat *st, uint32_t bytes):
+ * a step's statistics, up to NP_AGENT_BULK_STATS entries in one trap */
+#define NP_AGENT_BULK_FN "np_agent_report_bulk"
+#define NP_AGENT_BULK_STATS 168   /* 168 x 24 = 4032 */
+#define NP_AGENT_BULK_BYTES 4048  /* = NP_AGENT_BULK_MAX: BPF always copies
+				   * this much, so the buffer is this big */
 
 enum np_arec_kind {
 	NP_AREC_CHECK = 1,   /* a tensor that holds non-finite values */
-	NP_AREC_STATS,       /* per-module statistics of the step that ends */
-	NP_AREC_STATUS,      /* the agent installed, failed, detached */
+	NP_AREC_STATUS = 3,  /* the agent installed, failed, detached */
+	/* (2 was one record per 3 modules' statistics: now np_agent_report_bulk) */
 };
 
 /* Which tensor a CHECK record is about. */
@@ -52,8 +58,9 @@ enum np_arec_status {
 	NP_AST_COUNTERS,         /* periodic counters */
 };
 
+/* One module's statistics of one step (np_agent_report_bulk). */
 struct np_arec_stat {
-	uint64_t module;         /* nn.Module object */
+	uint64_t module;         /* nn.Module object; 0: parameters of no module */
 	float out_max;           /* largest finite |x| of its forward outputs */
 	float pad;
 	double grad_sumsq;       /* sum of squares of its parameters' .grad */
@@ -66,7 +73,7 @@ struct np_agent_rec {
 	uint8_t phase;           /* enum np_arec_phase */
 	uint8_t flags;           /* enum np_arec_flags */
 	uint8_t dtype;           /* enum np_dtype (kernels/finite.h) */
-	uint8_t nstats;          /* STATS: entries used in st[] */
+	uint8_t pad0;
 	uint16_t status;         /* STATUS: enum np_arec_status */
 	uint32_t pad;
 	uint64_t module;         /* CHECK: the module (forward, parameters); 0 if none */
@@ -78,7 +85,6 @@ struct np_agent_rec {
 			char what[24];   /* OUTPUT: autograd node that made it; PARAM*: name;
 					  * COLLECTIVE: the collective ("all_reduce") */
 		} chk;
-		struct np_arec_stat st[3];
 		struct {
 			uint64_t checked;        /* tensors checked */
 			uint64_t bytes;          /* bytes checked */

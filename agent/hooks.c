@@ -502,25 +502,28 @@ static void param_one(PyObject *p, void *arg)
 	}
 }
 
+/* The step's statistics, as few traps as it takes (one below 168
+ * modules). */
 static void flush_stats(void)
 {
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_STATS;
+	static union {
+		struct np_arec_stat st[NP_AGENT_BULK_STATS];
+		uint8_t bytes[NP_AGENT_BULK_BYTES];
+	} buf;
+	struct np_arec_stat *st = buf.st;
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < ntouched; i++) {
 		const struct mod_slot *m = touched[i];
-		struct np_arec_stat *st = &r.st[r.nstats++];
-		st->module = m->key == 1 ? 0 : m->key;
-		st->out_max = m->out_max;
-		st->grad_sumsq = m->grad_sumsq;
-		if (r.nstats == 3) {
-			np_report_send(&r);
-			memset(&r, 0, sizeof(r));
-			r.kind = NP_AREC_STATS;
+		st[n].module = m->key == 1 ? 0 : m->key;
+		st[n].out_max = m->out_max;
+		st[n].pad = 0;
+		st[n].grad_sumsq = m->grad_sumsq;
+		if (++n == NP_AGENT_BULK_STATS) {
+			np_report_stats(st, n);
+			n = 0;
 		}
 	}
-	if (r.nstats)
-		np_report_send(&r);
+	np_report_stats(st, n);
 }
 
 static PyObject *opt_pre(PyObject *self, PyObject *args)

@@ -11,8 +11,6 @@
 #define NP_TYPE_NAME_LEN  64   /* class names longer than this are cut */
 #define NP_MAX_PROCS      1024 /* processes traced at once */
 #define NP_AGENT_REC_BYTES 96  /* = NP_AGENT_REC_SIZE, copied from the agent */
-#define NP_AGENT_REC_KIND_OFF 4 /* offset of the record's kind byte */
-#define NP_AGENT_REC_STATS 2   /* kind that needs no prompt wakeup */
 
 /* One tag for every record the BPF side sends. */
 enum np_event_kind {
@@ -27,6 +25,8 @@ enum np_event_kind {
 	NP_EV_PROC_EXIT,      /* a traced process exited */
 	NP_EV_AGENT,          /* a record of the agent's checks: a..name hold
 			       * NP_AGENT_REC_SIZE bytes (agent/agent_report.h) */
+	NP_EV_AGENT_BULK,     /* a struct np_bulk_event: the agent's statistics
+			       * of a step, many modules in one trap */
 	NP_EV_KIND_MAX,
 };
 
@@ -139,5 +139,23 @@ struct np_event {
 _Static_assert(sizeof(struct np_event) == 136, "np_event ABI");
 _Static_assert(sizeof(struct np_event) - __builtin_offsetof(struct np_event, a) == NP_AGENT_REC_BYTES,
 	       "an agent record fills a..name");
+
+/* NP_EV_AGENT_BULK: the same header as np_event, then len bytes of the
+ * agent's np_arec_stat entries.  One uprobe trap costs 10-20 us in a VM:
+ * a step's statistics go in one. */
+#define NP_AGENT_BULK_MAX 4048
+struct np_bulk_event {
+	__u32 kind;
+	__u32 pid;
+	__u32 tid;
+	__u16 phase;
+	__u16 depth;
+	__u64 ts_ns;
+	__u64 step;
+	__u32 batch;
+	__u32 len;         /* bytes used in data */
+	__u8 data[NP_AGENT_BULK_MAX];
+};
+_Static_assert(sizeof(struct np_bulk_event) == 4088, "np_bulk_event ABI");
 
 #endif /* NANPROF_H */

@@ -650,9 +650,8 @@ SEC("uretprobe")
 int BPF_KPROBE(np_bwd_return) { return bwd_exit(); }
 
 /* np_agent_report(rec) in libnanprof_agent.so: copy the agent's record
- * into the ring, in order with this thread's other events.  Findings are
- * rare and wanted at once (the process may be about to exit); per-step
- * statistics can wait for the next drain. */
+ * into the ring, in order with this thread's other events.  Records are
+ * rare and wanted at once (the process may be about to exit). */
 SEC("uprobe")
 int BPF_KPROBE(np_agent_report_probe)
 {
@@ -670,8 +669,42 @@ int BPF_KPROBE(np_agent_report_probe)
 		bpf_ringbuf_discard(e, 0);
 		return 0;
 	}
-	__u8 kind = ((__u8 *)&e->a)[NP_AGENT_REC_KIND_OFF];
-	bpf_ringbuf_submit(e, kind == NP_AGENT_REC_STATS ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/* np_agent_report_bulk(buf, len): a step's statistics in one event. */
+SEC("uprobe")
+int BPF_KPROBE(np_agent_bulk_probe)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		return 0;
+	struct np_bulk_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(NP_CNT_RINGBUF_FULL);
+		return 0;
+	}
+	__u32 len = (__u32)PT_REGS_PARM2(ctx);
+	if (len > NP_AGENT_BULK_MAX)
+		len = NP_AGENT_BULK_MAX;
+	e->kind = NP_EV_AGENT_BULK;
+	e->pid = tgid;
+	e->tid = (__u32)id;
+	e->phase = 0;
+	e->depth = 0;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->step = p->ctx.step;
+	e->batch = p->ctx.batch;
+	/* a fixed size for the verifier: the agent's buffer is that big */
+	if (bpf_probe_read_user(e->data, NP_AGENT_BULK_MAX, (void *)PT_REGS_PARM1(ctx))) {
+		count(NP_CNT_READ_FAIL);
+		len = 0;
+	}
+	e->len = len;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

@@ -540,6 +540,9 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 	case NP_EV_AGENT:
 		np_findings_record(c, p, t, e);
 		break;
+	case NP_EV_AGENT_BULK:
+		np_findings_stats(c, p, (const struct np_bulk_event *)e);
+		break;
 	case NP_EV_OPT_ENTER:
 		close_forward(c, p, e->tid);
 		p->opt_t0 = e->ts_ns;

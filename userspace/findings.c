@@ -7,6 +7,8 @@
 #include "../agent/agent_report.h"
 #include "findings.h"
 
+_Static_assert(NP_AGENT_BULK_BYTES == NP_AGENT_BULK_MAX, "agent and BPF agree on the bulk size");
+
 #define WARN_RATIO 10.0        /* growth over the recent median that warns */
 #define WARN_MIN_HISTORY 4     /* steps of history before any warning */
 #define WARN_QUIET_STEPS 10    /* one warning per series per this many steps */
@@ -234,21 +236,24 @@ static struct np_modstat *modstat(struct np_proc_state *p, uint64_t addr)
 	return m;
 }
 
-static void on_stats(struct np_proc_state *p, const struct np_event *e,
-		     const struct np_agent_rec *r)
+void np_findings_stats(struct np_collector *c, struct np_proc_state *p,
+		       const struct np_bulk_event *e)
 {
-	for (unsigned i = 0; i < r->nstats && i < 3; i++) {
-		const struct np_arec_stat *st = &r->st[i];
-		struct np_modstat *m = modstat(p, st->module);
+	(void)c;
+	struct np_arec_stat st;
+	for (uint32_t off = 0; off + sizeof(st) <= e->len && off + sizeof(st) <= NP_AGENT_BULK_MAX;
+	     off += sizeof(st)) {
+		memcpy(&st, e->data + off, sizeof(st));
+		struct np_modstat *m = modstat(p, st.module);
 		if (!m)
 			continue;
 		m->step = e->step;
-		m->out_max = st->out_max;
-		m->grad_sumsq = st->grad_sumsq;
-		p->ag.step_sumsq += st->grad_sumsq;
+		m->out_max = st.out_max;
+		m->grad_sumsq = st.grad_sumsq;
+		p->ag.step_sumsq += st.grad_sumsq;
 		p->ag.step_has_stats = true;
-		if (isfinite(st->out_max) && st->out_max > p->cur.out_max)
-			p->cur.out_max = st->out_max;
+		if (isfinite(st.out_max) && st.out_max > p->cur.out_max)
+			p->cur.out_max = st.out_max;
 	}
 }
 
@@ -394,9 +399,6 @@ void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 	switch (r.kind) {
 	case NP_AREC_CHECK:
 		on_check(c, p, t, e, &r);
-		break;
-	case NP_AREC_STATS:
-		on_stats(p, e, &r);
 		break;
 	case NP_AREC_STATUS:
 		if (r.status == NP_AST_COUNTERS || r.status == NP_AST_DETACHED) {

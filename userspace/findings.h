@@ -30,6 +30,10 @@
 void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 			struct np_thread_state *t, const struct np_event *e);
 
+/* A step's statistics (NP_EV_AGENT_BULK). */
+void np_findings_stats(struct np_collector *c, struct np_proc_state *p,
+		       const struct np_bulk_event *e);
+
 /* A module call began (names modules by address for later records). */
 void np_findings_module(struct np_collector *c, struct np_proc_state *p, uint64_t self,
 			uint32_t name, uint32_t type);

@@ -29,7 +29,7 @@
 #define SYM_SEQ_PEEK    "_ZN2at15sequence_number4peekEv"
 #define SYM_PY_SEQ_NR   "_ZN5torch8autograd26THPCppFunction_sequence_nrEP7_objectS2_"
 
-#define MAX_LINKS 10
+#define MAX_LINKS 12
 #define NP_MAX_TORCH_LIBS 8
 #define NP_SEQ_TRIES 20        /* tls_index still 0 after this many looks */
 
@@ -509,14 +509,20 @@ int np_probes_add_agent(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	struct proc_links *l = links_of(p, pid, true);
 	if (!l)
 		return -ENOSPC;
-	if (l->nlinks >= MAX_LINKS)
+	if (l->nlinks + 2 > MAX_LINKS)
 		return -ENOSPC;
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = NP_AGENT_REPORT_FN);
-	struct bpf_link *link = bpf_program__attach_uprobe_opts(p->skel->progs.np_agent_report_probe,
-							       pid, m.path, 0, &uo);
-	if (!link)
-		return -errno;
-	l->links[l->nlinks++] = link;
+	struct { struct bpf_program *prog; const char *fn; } probes[] = {
+		{ p->skel->progs.np_agent_report_probe, NP_AGENT_REPORT_FN },
+		{ p->skel->progs.np_agent_bulk_probe, NP_AGENT_BULK_FN },
+	};
+	for (int i = 0; i < 2; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = probes[i].fn);
+		struct bpf_link *link = bpf_program__attach_uprobe_opts(probes[i].prog, pid, m.path,
+								       0, &uo);
+		if (!link)
+			return -errno;
+		l->links[l->nlinks++] = link;
+	}
 	info->agent_attached = true;
 	snprintf(info->agent, sizeof(info->agent), "%s", m.path);
 	return 0;

@@ -107,6 +107,7 @@ def main():
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--wait-file", help="wait for this file before the first step")
     ap.add_argument("--ready-file", help="write this file after step 2")
+    ap.add_argument("--end-file", help="after the last step, wait (30 s at most) for this file")
     ap.add_argument("--dist", choices=["none", "manual", "ddp"], default="none")
     ap.add_argument("--fault-rank", type=int, default=0)
     ap.add_argument("--report-hooks", action="store_true",
@@ -179,6 +180,12 @@ def main():
             open(args.ready_file, "w").write("ready\n")
         if args.sleep:
             time.sleep(args.sleep)
+    if args.end_file:
+        import os
+        for _ in range(600):
+            if os.path.exists(args.end_file):
+                break
+            time.sleep(0.05)
     if args.report_hooks:
         import torch.nn.modules.module as M
         import torch.optim.optimizer as O

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -285,16 +286,17 @@ Test(findings, gaps_in_record_numbers_count_as_lost)
 	cr_assert_eq(proc->ag.checked, 40);
 }
 
+/* One module's statistics, as the agent's bulk report carries them. */
 static void stats(uint64_t ts, uint64_t module, float out_max, double sumsq)
 {
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_STATS;
-	r.nstats = 1;
-	r.st[0].module = module;
-	r.st[0].out_max = out_max;
-	r.st[0].grad_sumsq = sumsq;
-	agent(ts, &r);
+	static struct np_bulk_event b;
+	struct np_event e = ev(&sim, NP_EV_AGENT_BULK, ts);
+	memset(&b, 0, sizeof(b));
+	memcpy(&b, &e, offsetof(struct np_bulk_event, len));
+	struct np_arec_stat st = { .module = module, .out_max = out_max, .grad_sumsq = sumsq };
+	memcpy(b.data, &st, sizeof(st));
+	b.len = sizeof(st);
+	send((const struct np_event *)&b);
 }
 
 static void stat_step(uint64_t k, double norm)
