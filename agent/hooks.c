@@ -199,6 +199,26 @@ static inline int bad(const struct np_tensor_check *c)
 	return c->r.nan || c->r.posinf || c->r.neginf;
 }
 
+/* Every hook returns through here: None, with no Python error left for
+ * torch to see.  An error that got this far is unexpected; after
+ * HOOK_ERRORS of them the agent switches itself off (and says so): a
+ * broken agent costs its checks, never the job. */
+#define HOOK_ERRORS 100
+static unsigned hook_errors;
+
+static PyObject *hook_done(void)
+{
+	if (np_py.Err_Occurred()) {
+		np_py.Err_Clear();
+		if (++hook_errors == HOOK_ERRORS && enabled) {
+			enabled = 0;
+			np_report_status(NP_AST_DISABLED, "too many errors in the hooks");
+		}
+	}
+	np_py.IncRef(np_py.None);
+	return np_py.None;
+}
+
 /* ---- visiting tensors ---- */
 
 struct scan {
@@ -259,10 +279,7 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 			   &s.first, op);
 	}
 out:
-	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
-	np_py.IncRef(np_py.None);
-	return np_py.None;
+	return hook_done();
 }
 
 /* ---- backward ---- */
@@ -281,10 +298,7 @@ static PyObject *node_hook(PyObject *self, PyObject *args)
 		send_check(NP_ROLE_GRAD, NP_APHASE_BACKWARD, flags, 0, &s.first, NULL);
 	}
 out:
-	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
-	np_py.IncRef(np_py.None);
-	return np_py.None;
+	return hook_done();
 }
 
 /* Autograd nodes whose backward only moves, reshapes, negates or masks
@@ -429,10 +443,7 @@ static PyObject *walk(PyObject *self, PyObject *args)
 	for (uint32_t i = 0; i < nvisited; i++)
 		np_py.DecRef(visited[i]);
 out:
-	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
-	np_py.IncRef(np_py.None);
-	return np_py.None;
+	return hook_done();
 }
 
 /* ---- optimizer ---- */
@@ -533,10 +544,7 @@ static PyObject *opt_pre(PyObject *self, PyObject *args)
 		each_param(np_py.Tuple_GetItem(args, 0), grad_one, NULL);
 		flush_stats();
 	}
-	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
-	np_py.IncRef(np_py.None);
-	return np_py.None;
+	return hook_done();
 }
 
 static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
@@ -555,10 +563,7 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 		if (++steps % 16 == 0)
 			np_hooks_send_counters();
 	}
-	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
-	np_py.IncRef(np_py.None);
-	return np_py.None;
+	return hook_done();
 }
 
 static PyObject *opt_post_hook(PyObject *self, PyObject *args)
@@ -601,10 +606,7 @@ static PyObject *collective(PyObject *self, PyObject *args)
 			   coll_inputs_dirty ? NP_AF_SOURCE_DIRTY : 0, 0, &s.first, name);
 	}
 out:
-	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
-	np_py.IncRef(np_py.None);
-	return np_py.None;
+	return hook_done();
 }
 
 /* counters(): at interpreter exit (atexit), so the last ones arrive */

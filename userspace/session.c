@@ -50,7 +50,7 @@ static void on_finding(struct np_collector *c, struct np_proc_state *p, int kind
 		if (p->checks == NP_CHECKS_ON)
 			np_debug("pid %d: checks on (torch %s)", p->pid, p->ag.torch);
 		else
-			np_warn("pid %d: the agent could not install its checks: %s", p->pid,
+			np_warn("pid %d: no checks in this process: %s", p->pid,
 				p->ag.torch);
 	}
 	fflush(stderr);
