@@ -28,6 +28,7 @@ static volatile int state = IDLE;
 static PyObject *ns;                  /* the bootstrap's namespace */
 static PyObject *uninstall_fn;
 static int started;
+static int attached;   /* injected by `nanprof attach`: installs come mid-job */
 
 /* ---- under the GIL ---- */
 
@@ -90,6 +91,8 @@ static void install(void)
 		np_py.IncRef(undo);
 		uninstall_fn = undo;
 		np_hooks_enable(1);
+		if (attached)
+			np_hooks_mid_step();
 		state = ON;
 		np_report_status(NP_AST_INSTALLED, text);
 		np_alog("checks on (torch %s)", text ? text : "?");
@@ -287,6 +290,7 @@ static void compare_only(void)
 static void *control_main(void *arg)
 {
 	int run_mode = (int)(intptr_t)arg;
+	attached = !run_mode;
 	if (cmp.mode && strcmp(cmp.mode, "nanprof") != 0) {
 		compare_only();
 		return NULL;

@@ -54,6 +54,9 @@ static uint32_t ntouched;
 static uint32_t reports_this_step;
 static int dirty_this_step;              /* anything non-finite seen this step */
 static int enabled;
+/* Installed by an attach, in the middle of a step: until that step ends,
+ * a parameter's .grad holds gradients the hooks did not see made. */
+static int mid_step;
 static uint64_t dropped, overflow;
 static PyObject *accumulate_grad_type;
 static PyObject *post_hook_fn;
@@ -489,9 +492,11 @@ static void grad_one(PyObject *p, void *arg)
 		struct np_tensor_check c;
 		if (!isfinite(sq)) {
 			np_tensor_check_view(&v, &c);
+			uint8_t flags = dirty_this_step ? NP_AF_SOURCE_DIRTY : 0;
+			if (mid_step)
+				flags |= NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING;
 			if (bad(&c))
-				send_check(NP_ROLE_PARAM_GRAD, NP_APHASE_OPTIMIZER,
-					   dirty_this_step ? NP_AF_SOURCE_DIRTY : 0, module, &c,
+				send_check(NP_ROLE_PARAM_GRAD, NP_APHASE_OPTIMIZER, flags, module, &c,
 					   ps ? ps->name : NULL);
 		}
 		if (m)
@@ -559,6 +564,7 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 		ntouched = 0;
 		reports_this_step = 0;
 		dirty_this_step = 0;
+		mid_step = 0;
 		static uint32_t steps;
 		if (++steps % 16 == 0)
 			np_hooks_send_counters();
@@ -669,6 +675,11 @@ PyObject *np_hooks_callable(const char *name)
 void np_hooks_enable(int on)
 {
 	enabled = on;
+}
+
+void np_hooks_mid_step(void)
+{
+	mid_step = 1;
 }
 
 int np_hooks_enabled(void)

@@ -20,6 +20,10 @@ PyObject *np_hooks_callable(const char *name);
 void np_hooks_enable(int on);
 int np_hooks_enabled(void);
 
+/* The hooks were installed in the middle of a step (attach): until it
+ * ends, non-finite .grad values may predate them. */
+void np_hooks_mid_step(void);
+
 /* Forget per-process tables (after detach, and in a forked child). */
 void np_hooks_reset(void);
 

@@ -19,6 +19,8 @@ def main():
     ap.add_argument("--param")
     ap.add_argument("--step", type=int)
     ap.add_argument("--outside", action="store_true", help="origin outside any module")
+    ap.add_argument("--before-attach", action="store_true",
+                    help="origin: a parameter or .grad already non-finite before the attach")
     ap.add_argument("--no-origin", action="store_true")
     ap.add_argument("--no-warnings", action="store_true")
     ap.add_argument("--warning-before-origin", action="store_true")
@@ -33,7 +35,11 @@ def main():
         errors.append("checks not on: %s" % checks)
     elif not all(c["tensors_checked"] > 0 for c in checks):
         errors.append("no tensor checked: %s" % checks)
-    if a.origin or a.outside or a.warning_before_origin:
+    if a.before_attach and len(origins) == 1:
+        o = origins[0]
+        if not (o["before_attach"] and o["tensor"] in ("param", "param_grad")):
+            errors.append("origin not reported as born before the attach: %s" % o)
+    if a.origin or a.outside or a.warning_before_origin or a.before_attach:
         if len(origins) != 1:
             errors.append("expected one nan_origin, got %d" % len(origins))
     if a.origin and len(origins) == 1:

@@ -93,8 +93,9 @@ for PY in python3 /usr/bin/python3; do
 	fi
 
 	# attach after the job already broke (every parameter is NaN by then):
-	# the first module nanprof sees has NaN parameters: reported as born
-	# before the attach, not as an origin in that module
+	# the first thing nanprof sees (the parameters of the first module it
+	# sees, or a .grad if it attached mid-step) is reported as born before
+	# the attach, not as an origin there
 	rm -f "$T/ready"
 	$PY $IT/faults.py --fault optimizer --at 1 --steps 60 --sleep 0.03 --ready-file "$T/ready" \
 		> "$T/late.out" 2>&1 &
@@ -104,8 +105,7 @@ for PY in python3 /usr/bin/python3; do
 	rc=$?
 	wait $job
 	if [ $rc -eq 0 ] && grep -q "before nanprof attached" "$T/np.err" &&
-	   $PY $IT/check_origin.py "$T/late/events.jsonl" --origin forward embed param \
-		--param weight > "$T/chk" 2>&1 &&
+	   $PY $IT/check_origin.py "$T/late/events.jsonl" --before-attach > "$T/chk" 2>&1 &&
 	   grep -q '"before_attach":true' "$T/late/events.jsonl"; then
 		ok "$tag attach after the fault: the bad parameter is reported as born before"
 	else
