@@ -682,11 +682,6 @@ void np_hooks_mid_step(void)
 	mid_step = 1;
 }
 
-int np_hooks_enabled(void)
-{
-	return enabled;
-}
-
 void np_hooks_reset(void)
 {
 	ntouched = 0;

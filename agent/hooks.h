@@ -18,7 +18,6 @@ PyObject *np_hooks_callable(const char *name);
 /* Hooks do their work only while enabled (an old hook left on a node
  * of a graph built before detach just returns). */
 void np_hooks_enable(int on);
-int np_hooks_enabled(void);
 
 /* The hooks were installed in the middle of a step (attach): until it
  * ends, non-finite .grad values may predate them. */

@@ -22,8 +22,8 @@ int np_tensor_init(void)
 		return 0;
 #define N(f) np_n.f = intern(#f)
 	N(dtype); N(is_cpu); N(data_ptr); N(numel); N(is_contiguous); N(shape); N(stride);
-	N(grad_fn); N(requires_grad); N(next_functions); N(register_hook); N(name); N(grad);
-	N(param_groups); N(params); N(_parameters); N(_modules); N(items);
+	N(grad_fn); N(next_functions); N(register_hook); N(name); N(grad); N(param_groups);
+	N(_parameters); N(_modules);
 #undef N
 	PyObject *torch = np_py.Run_StringFlags("__import__('torch')", 258 /* Py_eval_input */,
 						 np_py.Eval_GetBuiltins(), NULL, NULL);

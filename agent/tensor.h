@@ -56,8 +56,8 @@ extern struct np_tensor_stats np_tensor_stats;
 /* Names used by the hooks too (interned str objects). */
 struct np_names {
 	PyObject *dtype, *is_cpu, *data_ptr, *numel, *is_contiguous, *shape, *stride,
-		*grad_fn, *requires_grad, *next_functions, *register_hook, *name, *grad,
-		*param_groups, *params, *_parameters, *_modules, *items;
+		*grad_fn, *next_functions, *register_hook, *name, *grad, *param_groups,
+		*_parameters, *_modules;
 };
 extern struct np_names np_n;
 

@@ -88,10 +88,8 @@ void np_print_received(FILE *f, const struct np_collector *c, const struct np_pr
 		(unsigned long long)r->step, when);
 }
 
-/* The findings of the processes that had checks; how many processes had
- * checks at all in *nchecked. */
-static size_t gather(const struct np_collector *c, struct np_rank_finding *out, size_t max,
-		     size_t *nchecked)
+size_t np_collector_findings(const struct np_collector *c, struct np_rank_finding *out,
+			     size_t max, size_t *nchecked)
 {
 	size_t n = 0;
 	*nchecked = 0;
@@ -117,7 +115,7 @@ static struct np_verdict vd;
 
 bool np_print_verdict(FILE *f, const struct np_collector *c)
 {
-	size_t nchecked, n = gather(c, vf, NP_VERDICT_MAX, &nchecked);
+	size_t nchecked, n = np_collector_findings(c, vf, NP_VERDICT_MAX, &nchecked);
 	if (nchecked < 2 || n == 0)
 		return false;
 	np_verdict_compute(vf, n, &vd);
@@ -142,7 +140,7 @@ bool np_print_verdict(FILE *f, const struct np_collector *c)
 
 void np_json_verdict(struct np_jsonw *w, const struct np_collector *c)
 {
-	size_t nchecked, n = gather(c, vf, NP_VERDICT_MAX, &nchecked);
+	size_t nchecked, n = np_collector_findings(c, vf, NP_VERDICT_MAX, &nchecked);
 	if (nchecked < 2 || n == 0)
 		return;
 	np_verdict_compute(vf, n, &vd);

@@ -32,6 +32,10 @@ void np_print_received(FILE *f, const struct np_collector *c, const struct np_pr
 
 struct np_rank_finding;
 struct np_verdict;
+/* Each process's origin or received value, for a verdict (into out, at
+ * most max); *nchecked: processes whose checks were in place. */
+size_t np_collector_findings(const struct np_collector *c, struct np_rank_finding *out,
+			     size_t max, size_t *nchecked);
 /* The verdict record (also used by `nanprof merge`). */
 void np_write_verdict(struct np_jsonw *w, const struct np_rank_finding *f, size_t n,
 		      const struct np_verdict *v, size_t processes);

@@ -46,20 +46,7 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 	int origin_pid = -1;
 	static struct np_rank_finding f[NP_VERDICT_MAX];
 	static struct np_verdict v;
-	size_t nf = 0, nchecked = 0;
-	for (uint32_t i = 0; i < c->nprocs && nf < NP_VERDICT_MAX; i++) {
-		const struct np_proc_state *p = &c->procs[i];
-		if (p->checks == NP_CHECKS_ON || p->checks == NP_CHECKS_DETACHED)
-			nchecked++;
-		if (!p->ag.found && !p->ag.received)
-			continue;
-		const struct np_finding *o = p->ag.found ? &p->ag.origin : &p->ag.recv;
-		f[nf++] = (struct np_rank_finding){ .rank = p->rank, .pid = (uint64_t)p->pid,
-						    .received = !p->ag.found, .step = o->step,
-						    .phase = o->phase, .role = o->role, .ts = o->ts,
-						    .module = np_name(c, o->module), .op = np_name(c, o->op),
-						    .tensor = np_role_name(o->role), .via = np_name(c, o->op) };
-	}
+	size_t nchecked, nf = np_collector_findings(c, f, NP_VERDICT_MAX, &nchecked);
 	if (nf) {
 		np_verdict_compute(f, nf, &v);
 		if (v.origin >= 0)
