@@ -32,6 +32,9 @@ LIB_OBJS  := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 MAIN_OBJ  := $(OUTPUT)/userspace/main.o
 # the agent's checks: built into the agent, and unit-tested like the rest
 AGENT_LIB_SRCS := agent/cpu_check.c
+# the GPU agent's logic that needs no GPU: kernel-argument decoding, the
+# allocation map, clean->dirty tracking (cupti/README.md)
+AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/dirty.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -80,6 +83,11 @@ libnanprof_agent.so: $(AGENT_SRCS) $(wildcard agent/*.h) kernels/finite.h
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden $(AGENT_SRCS) -ldl -lpthread -lm -o $@
 
 $(OUTPUT)/agent/%.o: agent/%.c agent/cpu_check.h kernels/finite.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(OUTPUT)/cupti/%.o: cupti/%.c $(wildcard cupti/*.h kernels/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -c $< -o $@
