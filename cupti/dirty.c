@@ -1,0 +1,218 @@
+/* dirty.c - clean->dirty tracking (dirty.h).
+ *
+ * The known-dirty ranges are one array sorted by base whose ranges never
+ * overlap, so a word is looked up with one binary search.  Marking and
+ * clearing work per tag: a range only ever loses the parts a later
+ * launch rewrote, and a mark fills only the gaps left between ranges
+ * with a later tag, so every byte carries the latest tag known for it.
+ * Making room scans for the oldest tag (O(n)): it only happens when the
+ * set is full, on the ring-draining thread, never on a launch.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dirty.h"
+
+int np_dirty_init(struct np_dirty *t, size_t cap)
+{
+	memset(t, 0, sizeof(*t));
+	if (!cap)
+		return -EINVAL;
+	t->v = calloc(cap, sizeof(*t->v));
+	if (!t->v)
+		return -ENOMEM;
+	t->cap = cap;
+	return 0;
+}
+
+void np_dirty_free(struct np_dirty *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->len = t->cap = 0;
+}
+
+/* Index of the first range whose base is above addr. */
+static size_t upper(const struct np_dirty *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->len;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].base <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Index of the first range ending after addr (ends are sorted too). */
+static size_t first_after(const struct np_dirty *t, uint64_t addr)
+{
+	size_t i = upper(t, addr);
+
+	if (i && t->v[i - 1].end > addr)
+		i--;
+	return i;
+}
+
+static const struct np_dirty_range *find(const struct np_dirty *t, uint64_t addr)
+{
+	size_t i = upper(t, addr);
+
+	if (!i || t->v[i - 1].end <= addr)
+		return NULL;
+	return &t->v[i - 1];
+}
+
+static void remove_at(struct np_dirty *t, size_t i)
+{
+	memmove(&t->v[i], &t->v[i + 1], (t->len - i - 1) * sizeof(*t->v));
+	t->len--;
+}
+
+/* Drops the range with the oldest tag: the one least likely still read. */
+static void evict(struct np_dirty *t)
+{
+	size_t old = 0;
+
+	for (size_t i = 1; i < t->len; i++)
+		if (t->v[i].tag < t->v[old].tag)
+			old = i;
+	remove_at(t, old);
+	t->evicted++;
+}
+
+/* Adds [base, end), which overlaps no range, making room if full. */
+static void add(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
+{
+	if (t->len >= t->cap)
+		evict(t);
+
+	size_t i = upper(t, base);
+
+	memmove(&t->v[i + 1], &t->v[i], (t->len - i) * sizeof(*t->v));
+	t->v[i] = (struct np_dirty_range){ .base = base, .end = end, .tag = tag };
+	t->len++;
+}
+
+/* Takes [base, end) out of every range whose tag is below `below`. */
+static void carve(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t below)
+{
+	size_t i = first_after(t, base);
+
+	while (i < t->len && t->v[i].base < end) {
+		struct np_dirty_range r = t->v[i];
+
+		if (r.tag >= below) {
+			i++;
+		} else if (r.base < base && r.end > end) {
+			/* a hole in the middle: the right part needs a new entry */
+			t->v[i].end = base;
+			add(t, end, r.end, r.tag);
+			return;
+		} else if (r.base < base) {
+			t->v[i].end = base;
+			i++;
+		} else if (r.end > end) {
+			t->v[i].base = end;
+			return;
+		} else {
+			remove_at(t, i);
+		}
+	}
+}
+
+/* Marks [base, end) dirty as of `tag`; parts already dirty as of a later
+ * tag keep theirs.  Each pass fills one gap, found afresh, so an eviction
+ * in add() cannot leave a stale index behind. */
+static void mark(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
+{
+	uint64_t cur = base;
+
+	carve(t, base, end, tag);
+	while (cur < end) {
+		size_t i = first_after(t, cur);
+
+		if (i < t->len && t->v[i].base <= cur) {
+			cur = t->v[i].end;
+			continue;
+		}
+		uint64_t stop = i < t->len && t->v[i].base < end ? t->v[i].base : end;
+		add(t, cur, stop, tag);
+		cur = stop;
+	}
+}
+
+/* Does an input word lie in a range dirtied before this launch? */
+static bool inputs_dirty(const struct np_dirty *t, const struct np_dirty_launch *l,
+			 uint64_t *source)
+{
+	uint32_t n = l->n_in < NP_DIRTY_MAX_INPUTS ? l->n_in : NP_DIRTY_MAX_INPUTS;
+
+	for (uint32_t k = 0; k < n; k++) {
+		const struct np_dirty_range *r = find(t, l->in[k]);
+		if (r && r->tag < l->tag) {
+			*source = r->tag;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* End of the output range: at least one byte, clamped to the address space. */
+static uint64_t out_end(const struct np_dirty_launch *l)
+{
+	uint64_t len = l->out_len ? l->out_len : 1;
+
+	return len > UINT64_MAX - l->out_ptr ? UINT64_MAX : l->out_ptr + len;
+}
+
+enum np_dirty_verdict np_dirty_result(struct np_dirty *t, const struct np_dirty_launch *l,
+				      int dirty, struct np_dirty_why *why)
+{
+	struct np_dirty_why w = { 0 };
+
+	w.inputs_dirty = inputs_dirty(t, l, &w.source_tag);
+	if (why)
+		*why = w;
+	if (!dirty) {
+		carve(t, l->out_ptr, out_end(l), l->tag);
+		t->clean++;
+		return NP_DIRTY_CLEAN;
+	}
+	mark(t, l->out_ptr, out_end(l), l->tag);
+	if (w.inputs_dirty) {
+		t->propagated++;
+		return NP_DIRTY_PROPAGATED;
+	}
+	t->births++;
+	if (t->has_origin && l->tag > t->origin_tag)
+		return NP_DIRTY_LATER_BIRTH;
+	t->has_origin = true;
+	t->origin_tag = l->tag;
+	return NP_DIRTY_FIRST_ORIGIN;
+}
+
+int np_dirty_lookup(const struct np_dirty *t, uint64_t addr, uint64_t *tag)
+{
+	const struct np_dirty_range *r = find(t, addr);
+
+	if (!r)
+		return -ENOENT;
+	if (tag)
+		*tag = r->tag;
+	return 0;
+}
+
+const char *np_dirty_verdict_name(enum np_dirty_verdict v)
+{
+	switch (v) {
+	case NP_DIRTY_CLEAN: return "clean";
+	case NP_DIRTY_FIRST_ORIGIN: return "first-origin";
+	case NP_DIRTY_LATER_BIRTH: return "later-birth";
+	case NP_DIRTY_PROPAGATED: return "propagated";
+	}
+	return "?";
+}

@@ -1,0 +1,132 @@
+/* dirty.h - clean->dirty tracking: which kernel launch a non-finite value
+ * was born in, from finite-check results that arrive after the launches.
+ *
+ * For each check the agent keeps, at launch time, a struct
+ * np_dirty_launch: the launch's tag (launch-order number), its stream,
+ * the checked output range and the kernel's pointer-like input words.
+ * When the check's result comes back through the ring (non-finite, or
+ * finite when statistics were requested), np_dirty_result() judges it:
+ *
+ *   an input word lies in a range known dirty    PROPAGATED
+ *   dirty output, no input word in a dirty range  a birth: FIRST_ORIGIN
+ *                                                 or LATER_BIRTH
+ *   clean output                                  CLEAN, and the output
+ *                                                 range is no longer dirty
+ *
+ * and a dirty output range becomes known dirty.  Known-dirty ranges are a
+ * bounded set of non-overlapping [base, end), each with the tag of the
+ * latest launch that left it non-finite; when full, the range with the
+ * oldest tag is evicted and counted.
+ *
+ * Ordering.  Results come back in launch order per stream, but results of
+ * different streams interleave.  A correctly synchronised consumer is
+ * always launched after its producer, so the rule compares tags, not
+ * arrival order:
+ *  - an input counts as dirty only if the range's tag is lower than the
+ *    judged launch's tag (a later launch's output, already reported from
+ *    another stream, cannot have fed it, nor can the launch's own other
+ *    outputs);
+ *  - a clean result clears only the parts of ranges with a lower tag (a
+ *    later launch may already have made them dirty again);
+ *  - FIRST_ORIGIN goes to a birth launched before every birth seen so
+ *    far, so a birth whose result arrives late from another stream takes
+ *    the origin over with a second FIRST_ORIGIN; the caller keeps the
+ *    last one (tracker->origin_tag).  Other outputs of the origin launch
+ *    are FIRST_ORIGIN too; births launched after it are LATER_BIRTH.
+ *
+ * Limits of the rule, all of them giving a wrong verdict, never a crash:
+ *  - Non-finite values that reach device memory without a decoded kernel
+ *    output (copied from the host, written by a kernel whose outputs
+ *    could not be decoded or were not checked, by a library with its own
+ *    launch path) make their first decoded consumer look like a birth.
+ *  - Only input words are tested, not input extents: a consumer handed a
+ *    pointer below a dirty range (the start of a buffer whose later slice
+ *    a producer wrote) is not seen to read it.
+ *  - A kernel that reads its output buffer (in place, accumulating) is
+ *    judged from its inputs only: the caller must list such an output's
+ *    word among the inputs as well.
+ *  - Clean results arrive only when statistics were requested.  Without
+ *    them, and for memory freed and reused without a clean check, a range
+ *    stays dirty and its next readers look PROPAGATED.
+ *  - When results of different streams interleave, a consumer whose
+ *    result arrives before its producer's looks like a birth (the
+ *    producer's later FIRST_ORIGIN still corrects the origin), and a
+ *    consumer arriving before an earlier clean overwrite of its input
+ *    looks PROPAGATED.  A range keeps only its latest dirty tag, so an
+ *    earlier launch reading it after an earlier producer is missed when
+ *    a later producer's result came first.
+ *  - Eviction forgets the oldest dirty ranges: their readers look like
+ *    births.
+ *
+ * Not thread-safe: one thread (the ring drainer) owns a tracker.  Nothing
+ * allocates after np_dirty_init.
+ */
+#ifndef NP_DIRTY_H
+#define NP_DIRTY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NP_DIRTY_MAX_INPUTS 16		/* input words kept per launch */
+#define NP_DIRTY_DEFAULT_CAP 4096	/* known-dirty ranges, 24 bytes each */
+
+struct np_dirty_launch {
+	uint64_t tag;		/* launch-order number: a later launch has a larger tag */
+	uint64_t stream;	/* CUstream, for the caller's report; the rule uses tags */
+	uint64_t out_ptr;	/* the checked output range [out_ptr, out_ptr + out_len); */
+	uint64_t out_len;	/* 0: the byte at out_ptr */
+	uint32_t n_in;		/* words used in in[]; more than NP_DIRTY_MAX_INPUTS reads as that */
+	uint64_t in[NP_DIRTY_MAX_INPUTS];	/* the kernel's pointer-like input words */
+};
+
+enum np_dirty_verdict {
+	NP_DIRTY_CLEAN = 0,	/* finite output */
+	NP_DIRTY_FIRST_ORIGIN,	/* a birth launched before every other birth seen */
+	NP_DIRTY_LATER_BIRTH,	/* a birth launched after the origin */
+	NP_DIRTY_PROPAGATED,	/* dirty output, and an input word was in a dirty range */
+};
+
+/* What np_dirty_result saw, besides its verdict. */
+struct np_dirty_why {
+	bool inputs_dirty;	/* an input word lay in a known-dirty range: the
+				 * record's SOURCE_DIRTY flag, for clean results too */
+	uint64_t source_tag;	/* if so, the tag of the first such range */
+};
+
+struct np_dirty_range {
+	uint64_t base, end;	/* [base, end) */
+	uint64_t tag;		/* latest launch known to have left it non-finite */
+};
+
+struct np_dirty {
+	struct np_dirty_range *v;	/* sorted by base, non-overlapping */
+	size_t len, cap;
+	bool has_origin;
+	uint64_t origin_tag;	/* the latest FIRST_ORIGIN's tag, if has_origin */
+	uint64_t births;	/* FIRST_ORIGIN and LATER_BIRTH verdicts */
+	uint64_t propagated;	/* PROPAGATED verdicts */
+	uint64_t clean;		/* CLEAN verdicts */
+	uint64_t evicted;	/* ranges dropped, oldest tag first, to make room */
+};
+
+/* Room for cap known-dirty ranges (>= 1).  0, -EINVAL for cap 0, or
+ * -ENOMEM. */
+int np_dirty_init(struct np_dirty *t, size_t cap);
+/* Frees the ranges; the tracker may be initialised again. */
+void np_dirty_free(struct np_dirty *t);
+
+/* Judges the result of the check kept as *launch: dirty non-zero when the
+ * output held a non-finite value.  Updates the known-dirty ranges and the
+ * counters, fills *why (may be NULL) and returns the verdict. */
+enum np_dirty_verdict np_dirty_result(struct np_dirty *t, const struct np_dirty_launch *launch,
+				      int dirty, struct np_dirty_why *why);
+
+/* 0 and the tag of the known-dirty range containing addr in *tag (may be
+ * NULL), or -ENOENT. */
+int np_dirty_lookup(const struct np_dirty *t, uint64_t addr, uint64_t *tag);
+
+/* "clean", "first-origin", "later-birth", "propagated", or "?". */
+const char *np_dirty_verdict_name(enum np_dirty_verdict v);
+
+#endif

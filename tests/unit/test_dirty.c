@@ -1,0 +1,481 @@
+/* test_dirty.c - cupti/dirty.c: picking the launch a non-finite value was
+ * born in from check results.  A producer->consumer chain, later births,
+ * clean overwrites, results of two streams interleaved, eviction, and
+ * random results against a byte-per-address reference. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../cupti/dirty.h"
+
+static struct np_dirty t;
+static struct np_dirty_why why;
+
+static void teardown(void)
+{
+	np_dirty_free(&t);
+}
+
+TestSuite(dirty, .fini = teardown);
+
+static enum np_dirty_verdict result(uint64_t tag, uint64_t stream, uint64_t out, uint64_t len,
+				    int dirty, const uint64_t *in, uint32_t n)
+{
+	struct np_dirty_launch l = {
+		.tag = tag, .stream = stream, .out_ptr = out, .out_len = len, .n_in = n,
+	};
+
+	memcpy(l.in, in, n * sizeof(*in));
+	memset(&why, 0xa5, sizeof(why));
+	return np_dirty_result(&t, &l, dirty, &why);
+}
+
+/* RES(tag, stream, out, len, dirty, input words...) */
+#define RES(tag, stream, out, len, dirty, ...)                                           \
+	result(tag, stream, out, len, dirty, (const uint64_t[]){ 0, ##__VA_ARGS__ } + 1,   \
+	       sizeof((const uint64_t[]){ 0, ##__VA_ARGS__ }) / sizeof(uint64_t) - 1)
+
+#define DIRTY 1
+#define CLEAN 0
+
+static void expect_verdict(enum np_dirty_verdict got, enum np_dirty_verdict want, const char *what)
+{
+	cr_expect_eq(got, want, "%s: %s, want %s", what, np_dirty_verdict_name(got),
+		     np_dirty_verdict_name(want));
+}
+
+static void expect_source(uint64_t tag)
+{
+	cr_expect(why.inputs_dirty, "inputs not dirty, want source %llu",
+		  (unsigned long long)tag);
+	cr_expect_eq(why.source_tag, tag, "source %llu, want %llu",
+		     (unsigned long long)why.source_tag, (unsigned long long)tag);
+}
+
+/* The tag marking addr dirty, or -1. */
+static long long tag_at(uint64_t addr)
+{
+	uint64_t tag = 0;
+
+	if (np_dirty_lookup(&t, addr, &tag))
+		return -1;
+	return (long long)tag;
+}
+
+/* Ranges sorted, non-empty, non-overlapping, within capacity. */
+static void check_ranges(void)
+{
+	cr_assert_leq(t.len, t.cap);
+	for (size_t i = 0; i < t.len; i++) {
+		cr_assert_lt(t.v[i].base, t.v[i].end, "range %zu empty", i);
+		if (i)
+			cr_assert_leq(t.v[i - 1].end, t.v[i].base, "ranges %zu, %zu overlap", i - 1,
+				      i);
+	}
+}
+
+Test(dirty, init)
+{
+	cr_expect_eq(np_dirty_init(&t, 0), -EINVAL);
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	cr_expect_eq(t.len, 0);
+	cr_expect_not(t.has_origin);
+	cr_expect_eq(np_dirty_lookup(&t, 0x1000, NULL), -ENOENT);
+	cr_expect_str_eq(np_dirty_verdict_name(NP_DIRTY_PROPAGATED), "propagated");
+	cr_expect_str_eq(np_dirty_verdict_name((enum np_dirty_verdict)99), "?");
+}
+
+/* A's output is born dirty; B reads A's output, C reads the middle of B's. */
+Test(dirty, chain)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	expect_verdict(RES(1, 7, 0x1000, 0x100, DIRTY, 0x9000, 0x9100), NP_DIRTY_FIRST_ORIGIN, "A");
+	cr_expect_not(why.inputs_dirty);
+	cr_expect(t.has_origin);
+	cr_expect_eq(t.origin_tag, 1);
+	cr_expect_eq(tag_at(0x1000), 1);
+	cr_expect_eq(tag_at(0x10ff), 1);
+	cr_expect_eq(tag_at(0x0fff), -1);
+	cr_expect_eq(tag_at(0x1100), -1);
+
+	expect_verdict(RES(2, 7, 0x2000, 0x100, DIRTY, 0x9000, 0x1000), NP_DIRTY_PROPAGATED, "B");
+	expect_source(1);
+	expect_verdict(RES(3, 7, 0x3000, 0x40, DIRTY, 0x2080), NP_DIRTY_PROPAGATED, "C");
+	expect_source(2);
+	cr_expect_eq(tag_at(0x303f), 3);
+
+	cr_expect_eq(t.origin_tag, 1);
+	cr_expect_eq(t.births, 1);
+	cr_expect_eq(t.propagated, 2);
+	cr_expect_eq(t.clean, 0);
+
+	/* an input word one past A's output is not A's */
+	expect_verdict(RES(4, 7, 0x5000, 0x10, DIRTY, 0x1100), NP_DIRTY_LATER_BIRTH,
+		       "reader past the end");
+	/* a later, independent birth, and its reader */
+	expect_verdict(RES(10, 7, 0x4000, 0x100, DIRTY, 0x9000), NP_DIRTY_LATER_BIRTH, "D");
+	cr_expect_not(why.inputs_dirty);
+	expect_verdict(RES(11, 7, 0x6000, 0x100, DIRTY, 0x40ff), NP_DIRTY_PROPAGATED, "E");
+	expect_source(10);
+	cr_expect_eq(t.origin_tag, 1, "a later birth took the origin");
+	cr_expect_eq(t.births, 3);
+	cr_expect_eq(t.propagated, 3);
+}
+
+/* The first birth's launch may have several checked outputs: all of them
+ * are the origin, and none propagates into another of the same launch. */
+Test(dirty, one_launch_two_outputs)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	expect_verdict(RES(5, 1, 0x1000, 0x100, DIRTY, 0x1000, 0x2000, 0x9000),
+		       NP_DIRTY_FIRST_ORIGIN, "output 1");
+	expect_verdict(RES(5, 1, 0x2000, 0x100, DIRTY, 0x1000, 0x2000, 0x9000),
+		       NP_DIRTY_FIRST_ORIGIN, "output 2");
+	cr_expect_not(why.inputs_dirty, "the launch's own output counted as its input");
+	cr_expect_eq(t.origin_tag, 5);
+	expect_verdict(RES(6, 1, 0x3000, 0x10, DIRTY, 0x2000), NP_DIRTY_PROPAGATED, "reader");
+	expect_source(5);
+}
+
+/* A clean result says the buffer was overwritten with finite values. */
+Test(dirty, clean_overwrite)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	expect_verdict(RES(1, 1, 0x1000, 0x100, DIRTY), NP_DIRTY_FIRST_ORIGIN, "A");
+	expect_verdict(RES(2, 1, 0x1000, 0x100, CLEAN, 0x9000), NP_DIRTY_CLEAN, "overwrite");
+	cr_expect_not(why.inputs_dirty);
+	cr_expect_eq(tag_at(0x1000), -1);
+	cr_expect_eq(tag_at(0x10ff), -1);
+	cr_expect_eq(t.len, 0);
+	cr_expect_eq(t.clean, 1);
+	expect_verdict(RES(3, 1, 0x5000, 0x100, DIRTY, 0x1000), NP_DIRTY_LATER_BIRTH,
+		       "reader of the overwritten buffer");
+	cr_expect_not(why.inputs_dirty);
+
+	/* a clean write into the middle of a dirty range splits it */
+	expect_verdict(RES(4, 1, 0x2000, 0x300, DIRTY), NP_DIRTY_LATER_BIRTH, "wide");
+	expect_verdict(RES(5, 1, 0x2100, 0x100, CLEAN), NP_DIRTY_CLEAN, "middle");
+	check_ranges();
+	cr_expect_eq(tag_at(0x2000), 4);
+	cr_expect_eq(tag_at(0x20ff), 4);
+	cr_expect_eq(tag_at(0x2100), -1);
+	cr_expect_eq(tag_at(0x21ff), -1);
+	cr_expect_eq(tag_at(0x2200), 4);
+	cr_expect_eq(tag_at(0x22ff), 4);
+	expect_verdict(RES(6, 1, 0x7000, 0x10, DIRTY, 0x2150), NP_DIRTY_LATER_BIRTH, "hole reader");
+	expect_verdict(RES(7, 1, 0x7100, 0x10, DIRTY, 0x2250), NP_DIRTY_PROPAGATED, "right reader");
+	expect_source(4);
+
+	/* a clean write over the left end and across two ranges */
+	expect_verdict(RES(8, 1, 0x1f00, 0x180, CLEAN), NP_DIRTY_CLEAN, "left end");
+	cr_expect_eq(tag_at(0x207f), -1);
+	cr_expect_eq(tag_at(0x2080), 4);
+	expect_verdict(RES(9, 1, 0x2090, 0x7000, CLEAN), NP_DIRTY_CLEAN, "across");
+	cr_expect_eq(tag_at(0x2080), 4);
+	cr_expect_eq(tag_at(0x208f), 4);
+	cr_expect_eq(tag_at(0x2090), -1);
+	cr_expect_eq(tag_at(0x2200), -1);
+	cr_expect_eq(tag_at(0x5000), -1);
+	cr_expect_eq(tag_at(0x7000), -1);
+	cr_expect_eq(t.len, 1);
+	check_ranges();
+}
+
+/* SOURCE_DIRTY on a clean result: the kernel read a non-finite value and
+ * masked it (where(), a loss with ignore_index...). */
+Test(dirty, clean_result_with_dirty_inputs)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	RES(1, 1, 0x1000, 0x100, DIRTY);
+	expect_verdict(RES(2, 1, 0x2000, 0x100, CLEAN, 0x9000, 0x1010), NP_DIRTY_CLEAN, "masked");
+	expect_source(1);
+	cr_expect_eq(tag_at(0x1010), 1, "the input was cleared");
+	cr_expect_eq(t.propagated, 0);
+}
+
+/* Two streams launch 1, 3 (stream A) and 2, 4 (stream B); B's results
+ * come back first. */
+Test(dirty, interleaved_streams)
+{
+	const uint64_t A = 0xa, B = 0xb;
+
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	expect_verdict(RES(2, B, 0x2000, 0x100, DIRTY, 0x9000), NP_DIRTY_FIRST_ORIGIN, "B's birth");
+	expect_verdict(RES(4, B, 0x4000, 0x100, DIRTY, 0x2000), NP_DIRTY_PROPAGATED, "B's reader");
+	expect_source(2);
+	expect_verdict(RES(1, A, 0x1000, 0x100, DIRTY, 0x9000), NP_DIRTY_FIRST_ORIGIN,
+		       "A's earlier birth, arriving late");
+	cr_expect_eq(t.origin_tag, 1, "the earlier launch did not take the origin over");
+	expect_verdict(RES(3, A, 0x3000, 0x100, DIRTY, 0x1000), NP_DIRTY_PROPAGATED, "A's reader");
+	expect_source(1);
+	expect_verdict(RES(5, B, 0x5000, 0x100, DIRTY, 0x9000), NP_DIRTY_LATER_BIRTH, "B later");
+	cr_expect_eq(t.origin_tag, 1);
+
+	/* B's launch 8 left Z dirty, reported before A's launches 6 and 7:
+	 * 6 cannot have read 8's output, and 7's clean write came before 8's */
+	expect_verdict(RES(8, B, 0x8000, 0x100, DIRTY, 0x9000), NP_DIRTY_LATER_BIRTH, "Z born");
+	expect_verdict(RES(6, A, 0x6000, 0x100, DIRTY, 0x8000), NP_DIRTY_LATER_BIRTH,
+		       "read of a later launch's output");
+	cr_expect_not(why.inputs_dirty);
+	expect_verdict(RES(7, A, 0x8000, 0x100, CLEAN), NP_DIRTY_CLEAN, "earlier clean write");
+	cr_expect_eq(tag_at(0x8000), 8, "an earlier clean write cleared a later dirty one");
+	expect_verdict(RES(9, A, 0x9100, 0x100, DIRTY, 0x8010), NP_DIRTY_PROPAGATED, "Z's reader");
+	expect_source(8);
+	/* and a later clean write does clear it */
+	expect_verdict(RES(10, B, 0x8000, 0x100, CLEAN), NP_DIRTY_CLEAN, "later clean write");
+	cr_expect_eq(tag_at(0x8000), -1);
+}
+
+/* Each byte keeps the latest tag that left it dirty. */
+Test(dirty, overlapping_marks_keep_the_later_tag)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	RES(5, 1, 0x1000, 0x100, DIRTY);
+	RES(3, 2, 0x1080, 0x100, DIRTY);	/* launched earlier, reported later */
+	check_ranges();
+	cr_expect_eq(tag_at(0x1000), 5);
+	cr_expect_eq(tag_at(0x1080), 5);
+	cr_expect_eq(tag_at(0x10ff), 5);
+	cr_expect_eq(tag_at(0x1100), 3);
+	cr_expect_eq(tag_at(0x117f), 3);
+	cr_expect_eq(tag_at(0x1180), -1);
+	RES(4, 2, 0x1000, 0x200, CLEAN);
+	cr_expect_eq(tag_at(0x10ff), 5);
+	cr_expect_eq(tag_at(0x1100), -1);
+	cr_expect_eq(t.len, 1);
+
+	/* a later mark over both sides of an old range and a gap */
+	RES(1, 1, 0x3000, 0x10, DIRTY);
+	RES(2, 1, 0x3040, 0x10, DIRTY);
+	RES(9, 1, 0x2ff0, 0x100, DIRTY);
+	check_ranges();
+	cr_expect_eq(tag_at(0x2ff0), 9);
+	cr_expect_eq(tag_at(0x3000), 9);
+	cr_expect_eq(tag_at(0x3020), 9);
+	cr_expect_eq(tag_at(0x3045), 9);
+	cr_expect_eq(tag_at(0x30ef), 9);
+	cr_expect_eq(tag_at(0x30f0), -1);
+	/* an earlier mark inside a later range changes nothing */
+	size_t len = t.len;
+	RES(7, 1, 0x3010, 0x10, DIRTY);
+	cr_expect_eq(tag_at(0x3010), 9);
+	cr_expect_eq(t.len, len);
+}
+
+/* Outputs of unknown length mark one byte; the 16th input word counts,
+ * words past n_in do not. */
+Test(dirty, edges)
+{
+	struct np_dirty_launch l = { .tag = 2, .out_ptr = 0x5000, .out_len = 0x10 };
+
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	RES(1, 1, 0x1000, 0, DIRTY);
+	cr_expect_eq(tag_at(0x1000), 1);
+	cr_expect_eq(tag_at(0x1001), -1);
+
+	for (int i = 0; i < NP_DIRTY_MAX_INPUTS; i++)
+		l.in[i] = 0x9000 + i;
+	l.in[NP_DIRTY_MAX_INPUTS - 1] = 0x1000;
+	l.n_in = NP_DIRTY_MAX_INPUTS - 1;
+	expect_verdict(np_dirty_result(&t, &l, DIRTY, NULL), NP_DIRTY_LATER_BIRTH, "past n_in");
+	l.tag = 3;
+	l.n_in = NP_DIRTY_MAX_INPUTS;
+	expect_verdict(np_dirty_result(&t, &l, DIRTY, &why), NP_DIRTY_PROPAGATED, "last word");
+	l.tag = 4;
+	l.n_in = 1000;
+	expect_verdict(np_dirty_result(&t, &l, DIRTY, &why), NP_DIRTY_PROPAGATED, "n_in too big");
+
+	/* the top of the address space */
+	RES(5, 1, UINT64_MAX - 0x10, 0x100, DIRTY);
+	cr_expect_eq(tag_at(UINT64_MAX - 0x10), 5);
+	cr_expect_eq(tag_at(UINT64_MAX - 1), 5);
+	RES(6, 1, UINT64_MAX - 0x10, 0x100, CLEAN);
+	cr_expect_eq(tag_at(UINT64_MAX - 1), -1);
+	check_ranges();
+}
+
+/* Full: the range with the oldest tag makes room, and is counted. */
+Test(dirty, eviction)
+{
+	cr_assert_eq(np_dirty_init(&t, 4), 0);
+	/* tags out of address order, so that oldest is not simply first */
+	RES(3, 1, 0x1000, 0x100, DIRTY);
+	RES(1, 1, 0x2000, 0x100, DIRTY);
+	RES(4, 1, 0x3000, 0x100, DIRTY);
+	RES(2, 1, 0x4000, 0x100, DIRTY);
+	cr_expect_eq(t.len, 4);
+	cr_expect_eq(t.evicted, 0);
+	RES(5, 1, 0x5000, 0x100, DIRTY);
+	cr_expect_eq(t.evicted, 1);
+	cr_expect_eq(t.len, 4);
+	cr_expect_eq(tag_at(0x2000), -1, "tag 1 not evicted");
+	cr_expect_eq(tag_at(0x1000), 3);
+	cr_expect_eq(tag_at(0x4000), 2);
+	cr_expect_eq(tag_at(0x5000), 5);
+	check_ranges();
+	/* its readers look like births: the documented cost */
+	expect_verdict(RES(6, 1, 0x6000, 0x100, DIRTY, 0x2000), NP_DIRTY_LATER_BIRTH, "evicted");
+	cr_expect_eq(t.evicted, 2);
+	cr_expect_eq(tag_at(0x4000), -1, "tag 2 not evicted next");
+	expect_verdict(RES(7, 1, 0x7000, 0x100, CLEAN, 0x1000), NP_DIRTY_CLEAN, "kept");
+	expect_source(3);
+
+	/* a clean hole needs one more entry when full: the oldest goes */
+	cr_expect_eq(t.len, 4);
+	RES(8, 1, 0x3040, 0x40, CLEAN);
+	cr_expect_eq(t.evicted, 3);
+	cr_expect_eq(t.len, 4);
+	cr_expect_eq(tag_at(0x1000), -1, "tag 3 not evicted");
+	cr_expect_eq(tag_at(0x3000), 4);
+	cr_expect_eq(tag_at(0x3040), -1);
+	cr_expect_eq(tag_at(0x3080), 4);
+	check_ranges();
+
+	/* capacity 1: every new range replaces the last */
+	np_dirty_free(&t);
+	cr_assert_eq(np_dirty_init(&t, 1), 0);
+	RES(1, 1, 0x1000, 0x100, DIRTY);
+	RES(2, 1, 0x2000, 0x100, DIRTY);
+	cr_expect_eq(t.len, 1);
+	cr_expect_eq(t.evicted, 1);
+	cr_expect_eq(tag_at(0x2000), 2);
+	RES(3, 1, 0x2040, 0x40, CLEAN);
+	check_ranges();
+	cr_expect_eq(t.len, 1);
+	cr_expect_eq(tag_at(0x2080), 2);
+	/* a mark over a gap between later-tag ranges, with room for one */
+	RES(4, 1, 0x3000, 0x10, DIRTY);
+	check_ranges();
+	cr_expect_eq(t.len, 1);
+}
+
+/* The reference: one tag per byte of a small window, 0 for clean. */
+#define WINDOW 512
+static uint64_t ref[WINDOW];
+
+struct ref_out {
+	enum np_dirty_verdict verdict;
+	bool inputs_dirty;
+	uint64_t source;
+};
+
+static bool ref_has_origin;
+static uint64_t ref_origin;
+
+static struct ref_out ref_result(const struct np_dirty_launch *l, int dirty)
+{
+	struct ref_out o = { NP_DIRTY_CLEAN, false, 0 };
+	uint64_t end = l->out_ptr + (l->out_len ? l->out_len : 1);
+
+	for (uint32_t k = 0; k < l->n_in && !o.inputs_dirty; k++) {
+		uint64_t tag = l->in[k] < WINDOW ? ref[l->in[k]] : 0;
+		if (tag && tag < l->tag) {
+			o.inputs_dirty = true;
+			o.source = tag;
+		}
+	}
+	for (uint64_t a = l->out_ptr; a < end; a++) {
+		if (!dirty && ref[a] < l->tag)
+			ref[a] = 0;
+		else if (dirty && ref[a] < l->tag)
+			ref[a] = l->tag;
+	}
+	if (!dirty)
+		return o;
+	if (o.inputs_dirty) {
+		o.verdict = NP_DIRTY_PROPAGATED;
+	} else if (ref_has_origin && l->tag > ref_origin) {
+		o.verdict = NP_DIRTY_LATER_BIRTH;
+	} else {
+		o.verdict = NP_DIRTY_FIRST_ORIGIN;
+		ref_has_origin = true;
+		ref_origin = l->tag;
+	}
+	return o;
+}
+
+static struct np_dirty_launch random_launch(void)
+{
+	struct np_dirty_launch l = { 0 };
+	uint64_t base = (uint64_t)rand() % WINDOW;
+
+	l.tag = 1 + (uint64_t)rand() % 400;	/* repeated and out of order */
+	l.stream = (uint64_t)rand() % 3;
+	l.out_ptr = base;
+	l.out_len = (uint64_t)rand() % 64;
+	if (l.out_ptr + l.out_len > WINDOW)
+		l.out_len = WINDOW - l.out_ptr;
+	l.n_in = (uint32_t)rand() % 5;
+	for (uint32_t k = 0; k < l.n_in; k++)
+		l.in[k] = (uint64_t)rand() % (WINDOW + 16);
+	return l;
+}
+
+Test(dirty, random_against_reference)
+{
+	srand(4242);
+	/* every range holds at least one byte: never full */
+	cr_assert_eq(np_dirty_init(&t, WINDOW), 0);
+	memset(ref, 0, sizeof(ref));
+	ref_has_origin = false;
+
+	for (int step = 0; step < 4000; step++) {
+		struct np_dirty_launch l = random_launch();
+		int dirty = rand() % 3 != 0;
+		struct np_dirty_why w;
+		enum np_dirty_verdict got = np_dirty_result(&t, &l, dirty, &w);
+		struct ref_out want = ref_result(&l, dirty);
+
+		cr_assert_eq(got, want.verdict, "step %d: tag %llu %s: %s, want %s", step,
+			     (unsigned long long)l.tag, dirty ? "dirty" : "clean",
+			     np_dirty_verdict_name(got), np_dirty_verdict_name(want.verdict));
+		cr_assert_eq(w.inputs_dirty, want.inputs_dirty, "step %d", step);
+		if (want.inputs_dirty)
+			cr_assert_eq(w.source_tag, want.source, "step %d", step);
+		cr_assert_eq(t.has_origin, ref_has_origin);
+		if (ref_has_origin)
+			cr_assert_eq(t.origin_tag, ref_origin);
+		check_ranges();
+		for (uint64_t a = 0; a < WINDOW + 16; a++) {
+			long long want_tag = a < WINDOW && ref[a] ? (long long)ref[a] : -1;
+			cr_assert_eq(tag_at(a), want_tag, "step %d: addr %llu: tag %lld, want %lld",
+				     step, (unsigned long long)a, tag_at(a), want_tag);
+		}
+	}
+	cr_expect_eq(t.evicted, 0);
+	cr_expect_gt(t.propagated, 0);
+	cr_expect_gt(t.clean, 0);
+	cr_expect_gt(t.births, 1);
+}
+
+/* Small capacity, random results: evictions keep the set well-formed and
+ * bounded, and only ever forget dirty bytes or their latest tag, never
+ * invent them. */
+Test(dirty, random_eviction)
+{
+	srand(777);
+	cr_assert_eq(np_dirty_init(&t, 6), 0);
+	memset(ref, 0, sizeof(ref));
+	ref_has_origin = false;
+
+	for (int step = 0; step < 4000; step++) {
+		struct np_dirty_launch l = random_launch();
+		int dirty = rand() % 3 != 0;
+
+		np_dirty_result(&t, &l, dirty, NULL);
+		ref_result(&l, dirty);
+		check_ranges();
+		for (uint64_t a = 0; a < WINDOW + 16; a++) {
+			long long got = tag_at(a);
+			if (got < 0)
+				continue;
+			/* a forgotten range may be filled again by an earlier tag */
+			cr_assert(a < WINDOW && ref[a] && (uint64_t)got <= ref[a],
+				  "step %d: addr %llu: tag %lld, reference %llu", step,
+				  (unsigned long long)a, got,
+				  (unsigned long long)(a < WINDOW ? ref[a] : 0));
+		}
+	}
+	cr_expect_gt(t.evicted, 0);
+	cr_expect_eq(t.len, t.cap);
+}
