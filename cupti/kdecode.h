@@ -1,0 +1,157 @@
+/* kdecode.h - which arguments of one CUDA kernel launch are its outputs.
+ *
+ * The CUPTI launch callback sees a kernel's demangled name, its parameter
+ * layout (cuFuncGetParamInfo: offset and size of each parameter, never a
+ * type) and kernelParams (one host pointer per parameter, to its value).
+ * This module turns those into the output buffers worth a finite check.
+ *
+ * Two tiers:
+ *  - by name: np_kdecode_classify() reads the kernel family and the output
+ *    dtype from the template arguments, once per function (cache the
+ *    np_kinfo); np_kdecode_outputs() then names the outputs it is certain
+ *    of, per launch, without allocating.
+ *  - generic: np_kdecode_pointer_words() lists every 8-byte word of every
+ *    parameter that could be a device pointer, for the caller to look up in
+ *    its allocation map (cupti/intervals.c).  It also gives a launch's
+ *    inputs: every such word that is not an output.
+ *
+ * Names are the c++filt / __cxa_demangle form of torch 2.x kernels, e.g.
+ *   void at::native::vectorized_elementwise_kernel<4,
+ *       at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>>(int, ...)
+ * tests/unit/fixtures/torch_kernels.tsv holds real ones with their layouts.
+ * Pure C: no CUDA headers, no allocation.
+ */
+#ifndef NP_KDECODE_H
+#define NP_KDECODE_H
+
+#include <stdint.h>
+#include "../kernels/finite.h"
+
+#define NP_KD_MAX_PARAMS 64     /* parameters we look at; more: the rest are ignored */
+#define NP_KD_MAX_OUTPUTS 16    /* a sensible size for the caller's np_kbuf array */
+
+/* Generic tier: a word w is a candidate device pointer when
+ * NP_KD_PTR_MIN <= w < NP_KD_PTR_MAX.  The top is the end of x86_64/arm64
+ * 47-bit user space (CUDA's unified addresses live there).  The floor is
+ * 4 GiB: the driver places device allocations above it in practice, and
+ * it drops most words that are really a pair of 32-bit scalars (an int
+ * next to a small float or int has a zero or tiny high half).  Words that
+ * pass are only candidates: the allocation map decides. */
+#define NP_KD_PTR_MIN (1ull << 32)
+#define NP_KD_PTR_MAX (1ull << 47)
+
+enum np_kfamily {
+	NP_KF_UNKNOWN = 0,       /* nothing parseable: generic tier only */
+	NP_KF_VEC_ELEMENTWISE,   /* at::native::vectorized_elementwise_kernel */
+	NP_KF_UNROLLED_ELEMENTWISE, /* at::native::unrolled_elementwise_kernel */
+	NP_KF_LAMBDA_ELEMENTWISE, /* elementwise_kernel<.., lambda>: pointers hide in captures */
+	NP_KF_REDUCE,            /* at::native::reduce_kernel<.., ReduceOp<..>> */
+	NP_KF_SOFTMAX,           /* cunn_SoftMax*, cunn_SpatialSoftMax*, softmax_warp_* */
+	NP_KF_LAYER_NORM,        /* layer norm forward and backward kernels */
+	NP_KF_BATCH_NORM,        /* at::native::batch_norm_* */
+	NP_KF_CAT,               /* CatArrayBatchedCopy* */
+	NP_KF_MULTI_TENSOR_APPLY, /* multi_tensor_apply_kernel (fused optimizers, foreach) */
+	NP_KF_EXPLICIT,          /* any other kernel whose parameter list names its pointers */
+	NP_KF_MAX,
+};
+
+/* Why np_kinfo.dtype is what it is. */
+enum np_kdtype_why {
+	NP_KDT_UNKNOWN = 0,      /* the name does not say: dtype -1 */
+	NP_KDT_KNOWN,            /* named exactly (functor result type, T* in the signature) */
+	NP_KDT_INFERRED,         /* elementwise lambda: all its arguments are one floating type
+				  * and the op is not one known to change type (is*, logical_*,
+				  * copies, comparisons, bitwise): the output is taken to be
+				  * that type too.  multi_tensor_apply: the functor's first
+				  * template argument.  dtype set. */
+	NP_KDT_RUNTIME,          /* unrolled with StoreWithCast: np_kdecode_outputs reads
+				  * the output's c10::ScalarType from the launch.  dtype -1 */
+	NP_KDT_UNCHECKABLE,      /* named, and not a format finite.h checks: bool, integers,
+				  * complex, quantized, fnuz/e8m0/fp4 floats.  dtype -1 */
+};
+
+/* What the signature says about one parameter. */
+enum np_kparam_kind {
+	NP_KP_UNPARSED = 0,
+	NP_KP_SCALAR,            /* int, long, float, bool, c10::Half, ... by value */
+	NP_KP_AGGREGATE,         /* a struct or array by value: may hold pointers */
+	NP_KP_IN_PTR,            /* T const* */
+	NP_KP_OUT_PTR,           /* T* (written, or at least writable) */
+	NP_KP_OTHER_PTR,         /* pointer to pointer, void*, ...: not a typed buffer */
+};
+
+struct np_ksig {
+	uint8_t kind;            /* enum np_kparam_kind */
+	int8_t dtype;            /* for IN_PTR/OUT_PTR: enum np_dtype of the pointee, or -1 */
+	uint8_t why;             /* enum np_kdtype_why of that dtype */
+};
+
+struct np_kinfo {
+	enum np_kfamily family;
+	int dtype;               /* enum np_dtype of the (first) output, or -1 */
+	enum np_kdtype_why dtype_why;
+	int narrays;             /* elementwise: N of std::array<char*, N>, else 0 */
+	int nsig;                /* parameters in the signature, -1 if it did not parse */
+	struct np_ksig sig[NP_KD_MAX_PARAMS];
+};
+
+/* One function's parameter layout, as cuFuncGetParamInfo gives it. */
+struct np_kparams {
+	int n;
+	struct {
+		uint32_t offset, size;
+	} p[NP_KD_MAX_PARAMS];
+};
+
+/* How an output buffer was found. */
+enum np_khow {
+	NP_KH_ELEMENTWISE = 1,   /* data[0] of a vectorized/unrolled kernel, numel = param 0,
+				  * dtype named by the functor or read from StoreWithCast */
+	NP_KH_ELEMENTWISE_INFERRED, /* the same, dtype NP_KDT_INFERRED from the lambda */
+	NP_KH_SIGNATURE,         /* a non-const T* parameter, T floating; numel unknown */
+};
+
+struct np_kbuf {
+	uint64_t ptr;            /* device address */
+	uint64_t numel;          /* elements, 0 = unknown (size it from the allocation map) */
+	enum np_dtype dtype;
+	enum np_khow how;
+};
+
+/* Classifies a kernel from its demangled name: family, output dtype and,
+ * where the name carries one, the parameter signature.  Never fails: an
+ * unrecognised name gives NP_KF_UNKNOWN, dtype -1, nsig -1.  Returns
+ * ki->family.  Not for the hot path (call once per CUfunction, cache). */
+int np_kdecode_classify(const char *demangled, struct np_kinfo *ki);
+
+/* The family's name, for reports ("vectorized_elementwise", ...). */
+const char *np_kfamily_name(enum np_kfamily f);
+
+/* Parses "offset:size,offset:size,..." (the fixture's layout column) into
+ * *layout.  Returns the number of parameters, or -1 on a malformed string
+ * or more than NP_KD_MAX_PARAMS of them. */
+int np_kdecode_layout_parse(const char *s, struct np_kparams *layout);
+
+/* The output buffers of one launch that the name lets us name with
+ * certainty, into out[0..max).  ki from np_kdecode_classify, layout from
+ * cuFuncGetParamInfo, kernelParams as passed to cuLaunchKernel.
+ * grid_elems_hint: threads in the launch (grid x block), 0 if unknown; an
+ * elementwise N above 256 elements per thread is taken as a misread and
+ * dropped.  Only buffers with a checkable dtype are returned.  Families
+ * whose pointers sit in opaque aggregates (lambda captures, ReduceOp,
+ * TensorListMetadata, cat metadata) give 0: use the generic tier.  Reads
+ * no parameter past its size in layout; returns 0 when the layout does not
+ * match the name.  Returns the number of buffers written. */
+int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layout,
+		       void *const *kernelParams, uint64_t grid_elems_hint, struct np_kbuf *out,
+		       int max);
+
+/* Lists, in parameter order, the 8-byte-aligned words (alignment counted in
+ * the parameter buffer, as the device sees it) inside every parameter,
+ * aggregates included, whose value lies in [NP_KD_PTR_MIN, NP_KD_PTR_MAX):
+ * candidate device pointers, input or output.  Writes at most max values
+ * to out; returns how many it wrote.  Duplicates are kept. */
+int np_kdecode_pointer_words(const struct np_kparams *layout, void *const *kernelParams,
+			     uint64_t *out, int max);
+
+#endif

@@ -1,0 +1,690 @@
+/* test_kdecode.c - cupti/kdecode.c on real torch 2.14 kernel names and
+ * parameter layouts (tests/unit/fixtures/torch_kernels.tsv, made by
+ * tests/fixtures/extract_torch_kernels.py) and on crafted names for the
+ * dtype parser's edge cases.  Launches are simulated: a parameter buffer
+ * laid out as the real layout says, holding known values. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../cupti/kdecode.h"
+
+#define FIXTURE "tests/unit/fixtures/torch_kernels.tsv"
+#define MAX_LINES 512
+
+struct kline {
+	char *mangled, *dem, *layout;
+};
+
+static struct kline lines[MAX_LINES];
+static int nlines;
+static char *text;
+
+static void load(void)
+{
+	FILE *f = fopen(FIXTURE, "r");
+	long n;
+	char *p, *nl;
+
+	cr_assert_not_null(f, "cannot open %s (run from the repository root)", FIXTURE);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = malloc((size_t)n + 1);
+	cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+	text[n] = '\0';
+	fclose(f);
+	nlines = 0;
+	for (p = text; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		cr_assert_not_null(nl, "fixture does not end in a newline");
+		*nl = '\0';
+		if (*p == '#')
+			continue;
+		cr_assert_lt(nlines, MAX_LINES);
+		struct kline *l = &lines[nlines++];
+		l->mangled = p;
+		l->dem = strchr(p, '\t');
+		cr_assert_not_null(l->dem);
+		*l->dem++ = '\0';
+		l->layout = strchr(l->dem, '\t');
+		cr_assert_not_null(l->layout);
+		*l->layout++ = '\0';
+	}
+}
+
+static void unload(void)
+{
+	free(text);
+}
+
+/* The first fixture line whose demangled name contains sub. */
+static const struct kline *find(const char *sub)
+{
+	for (int i = 0; i < nlines; i++)
+		if (strstr(lines[i].dem, sub))
+			return &lines[i];
+	cr_assert_fail("no fixture kernel contains \"%s\"", sub);
+	return NULL;
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* The family each fixture kernel must get, worked out from the name
+ * without the decoder's parser: first matching rule wins, and every line
+ * must match one (a new fixture kernel needs a rule here). */
+static const struct {
+	const char *sub;
+	int prefix;                     /* 1: sub must start the name */
+	enum np_kfamily family;
+} family_rules[] = {
+	{ "void at::native::vectorized_elementwise_kernel<", 1, NP_KF_VEC_ELEMENTWISE },
+	{ "void at::native::unrolled_elementwise_kernel<", 1, NP_KF_UNROLLED_ELEMENTWISE },
+	{ "void at::native::elementwise_kernel<", 1, NP_KF_LAMBDA_ELEMENTWISE },
+	{ "void at::native::index_elementwise_kernel<", 1, NP_KF_LAMBDA_ELEMENTWISE },
+	{ "void at::native::_scatter_gather_elementwise_kernel<", 1, NP_KF_LAMBDA_ELEMENTWISE },
+	{ "void at::native::reduce_kernel<", 1, NP_KF_REDUCE },
+	{ "::softmax_warp_", 0, NP_KF_SOFTMAX },
+	{ "::cunn_S", 0, NP_KF_SOFTMAX },
+	{ "::RowwiseMomentsCUDAKernel<", 0, NP_KF_LAYER_NORM },
+	{ "::vectorized_layer_norm_kernel<", 0, NP_KF_LAYER_NORM },
+	{ "::layer_norm_grad_input_kernel", 0, NP_KF_LAYER_NORM },
+	{ "::LayerNormForwardCUDAKernel<", 0, NP_KF_LAYER_NORM },
+	{ "::ComputeInternalGradientsCUDAKernel<", 0, NP_KF_LAYER_NORM },
+	{ "::GammaBetaBackwardCUDAKernel", 0, NP_KF_LAYER_NORM },
+	{ "void at::native::batch_norm_", 1, NP_KF_BATCH_NORM },
+	{ "::CatArrayBatchedCopy", 0, NP_KF_CAT },
+	{ "::multi_tensor_apply_kernel<", 0, NP_KF_MULTI_TENSOR_APPLY },
+	/* TensorInfo / accessor aggregates, no pointer in the list */
+	{ "::indexSelectSmallIndex<", 0, NP_KF_UNKNOWN },
+	{ "::indexFunc", 0, NP_KF_UNKNOWN },
+	{ "::triu_tril_kernel<", 0, NP_KF_UNKNOWN },
+	{ "::embedding_bag_nbits_rowwise_offsets_kernel<", 0, NP_KF_UNKNOWN },
+	{ "void pytorch_flash::", 1, NP_KF_UNKNOWN },
+	/* plain pointer lists */
+	{ "::vectorized_gather_kernel<", 0, NP_KF_EXPLICIT },
+	{ "::vectorized_scatter_add_kernel<", 0, NP_KF_EXPLICIT },
+	{ "mbedding", 0, NP_KF_EXPLICIT },
+	{ "::max_unpooling2d_forward_kernel<", 0, NP_KF_EXPLICIT },
+	{ "::im2col_kernel<", 0, NP_KF_EXPLICIT },
+	{ "::cross_kernel<", 0, NP_KF_EXPLICIT },
+	{ "::glu_backward_kernel<", 0, NP_KF_EXPLICIT },
+	{ "::DeviceReduceKernel<", 0, NP_KF_EXPLICIT },
+};
+
+static int expected_family(const char *dem)
+{
+	for (size_t i = 0; i < sizeof(family_rules) / sizeof(family_rules[0]); i++)
+		if (family_rules[i].prefix ? starts(dem, family_rules[i].sub) :
+					     strstr(dem, family_rules[i].sub) != NULL)
+			return family_rules[i].family;
+	return -1;
+}
+
+TestSuite(kdecode_fixture, .init = load, .fini = unload);
+
+Test(kdecode_fixture, every_line_parses)
+{
+	struct np_kparams l;
+	cr_assert_geq(nlines, 200, "fixture has %d kernels", nlines);
+	for (int i = 0; i < nlines; i++) {
+		int n = np_kdecode_layout_parse(lines[i].layout, &l);
+		cr_assert_gt(n, 0, "%s: layout \"%s\"", lines[i].dem, lines[i].layout);
+		cr_assert(starts(lines[i].mangled, "_Z"), "%s", lines[i].mangled);
+		for (int k = 1; k < n; k++)     /* ordinal order is offset order, no overlap */
+			cr_assert_geq(l.p[k].offset, l.p[k - 1].offset + l.p[k - 1].size,
+				      "%s: param %d", lines[i].dem, k);
+	}
+}
+
+Test(kdecode_fixture, family_and_signature_of_every_kernel)
+{
+	int per[NP_KF_MAX] = { 0 };
+	for (int i = 0; i < nlines; i++) {
+		struct np_kinfo ki;
+		struct np_kparams l;
+		int want = expected_family(lines[i].dem);
+		cr_assert_neq(want, -1, "no family rule for %s", lines[i].dem);
+		cr_expect_eq(np_kdecode_classify(lines[i].dem, &ki), want, "%s: family %s, want %s",
+			     lines[i].dem, np_kfamily_name(ki.family), np_kfamily_name(want));
+		/* the signature in the name has as many parameters as the cubin */
+		cr_expect_eq(ki.nsig, np_kdecode_layout_parse(lines[i].layout, &l), "%s",
+			     lines[i].dem);
+		cr_expect(ki.dtype >= -1 && ki.dtype < NP_DT_MAX);
+		cr_expect((ki.dtype >= 0) ==
+			  (ki.dtype_why == NP_KDT_KNOWN || ki.dtype_why == NP_KDT_INFERRED),
+			  "%s: dtype %d why %d", lines[i].dem, ki.dtype, ki.dtype_why);
+		per[ki.family]++;
+	}
+	for (int f = NP_KF_VEC_ELEMENTWISE; f < NP_KF_MAX; f++)
+		cr_expect_geq(per[f], 4, "only %d %s kernels", per[f], np_kfamily_name(f));
+}
+
+static const struct {
+	const char *sub;
+	enum np_kfamily family;
+	int dtype;
+	enum np_kdtype_why why;
+	int narrays;
+} spot[] = {
+	{ "vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F32, NP_KDT_KNOWN, 3 },
+	{ "vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>,",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_BF16, NP_KDT_KNOWN, 3 },
+	{ "vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<double>,",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F64, NP_KDT_KNOWN, 3 },
+	{ "vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<int>,",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNCHECKABLE, 3 },
+	{ "vectorized_elementwise_kernel<8, at::native::AbsFunctor<bool>,",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNCHECKABLE, 2 },
+	{ "vectorized_elementwise_kernel<8, at::native::FillFunctor<int>,",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNCHECKABLE, 1 },
+	{ "vectorized_elementwise_kernel<8, at::native::FillFunctor<c10::Half>, std::array<char*, 1ul>",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F16, NP_KDT_KNOWN, 1 },
+	{ "at::native::BinaryFunctor<float, float, bool, at::native::(anonymous namespace)::CompareEqFunctor<float> >, std::array<char*, 3ul>, true>",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNCHECKABLE, 3 },
+	{ "vectorized_elementwise_kernel<8, at::native::BUnaryFunctor<c10::Half, c10::Half, c10::Half, at::native::binary_internal::MulFunctor<float> >",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F16, NP_KDT_KNOWN, 2 },
+	{ "vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<double, double, double,",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F64, NP_KDT_KNOWN, 2 },
+	{ "vectorized_elementwise_kernel<8, at::native::(anonymous namespace)::CompareFunctor<c10::Half>",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNCHECKABLE, 3 },
+	{ "vectorized_elementwise_kernel<8, at::native::ConvertToFloat8E4M3fnOp<c10::BFloat16>",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F8E4M3, NP_KDT_KNOWN, 2 },
+	{ "vectorized_elementwise_kernel<8, at::native::ConvertFloatToFloat8E5M2Op,",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F8E5M2, NP_KDT_KNOWN, 2 },
+	{ "silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#6}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_BF16, NP_KDT_INFERRED, 2 },
+	{ "mse_kernel_cuda(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#3}::operator()() const::{lambda(c10::Half, c10::Half)#1}, std::array",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F16, NP_KDT_INFERRED, 3 },
+	{ "vectorized_elementwise_kernel<2, at::native::addcmul_cuda_kernel(at::TensorIteratorBase&, c10::Scalar const&)::{lambda()#2}::operator()() const::{lambda()#6}",
+	  NP_KF_VEC_ELEMENTWISE, NP_DT_F64, NP_KDT_INFERRED, 4 },
+	/* bool out, or a cast: the lambda's argument type is not the output's */
+	{ "vectorized_elementwise_kernel<8, at::native::(anonymous namespace)::isneginf_kernel_impl(",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNKNOWN, 2 },
+	{ "vectorized_elementwise_kernel<8, at::native::logical_not_kernel_cuda(",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNKNOWN, 2 },
+	{ "vectorized_elementwise_kernel<8, at::native::float16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNKNOWN, 2 },
+	{ "vectorized_elementwise_kernel<8, at::native::float8_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#2}",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNKNOWN, 2 },
+	{ "::masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float, bool)#1}",
+	  NP_KF_VEC_ELEMENTWISE, -1, NP_KDT_UNKNOWN, 3 },
+	{ "unrolled_elementwise_kernel<at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul>, 4, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithoutCast",
+	  NP_KF_UNROLLED_ELEMENTWISE, NP_DT_F16, NP_KDT_KNOWN, 3 },
+	{ "unrolled_elementwise_kernel<at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul>, 4, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<2>",
+	  NP_KF_UNROLLED_ELEMENTWISE, -1, NP_KDT_RUNTIME, 3 },
+	{ "elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::AbsFunctor<float> >",
+	  NP_KF_LAMBDA_ELEMENTWISE, NP_DT_F32, NP_KDT_KNOWN, 0 },
+	{ "gpu_kernel_impl<at::native::(anonymous namespace)::silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#5}::operator()() const::{lambda(c10::Half)#1}>",
+	  NP_KF_LAMBDA_ELEMENTWISE, NP_DT_F16, NP_KDT_INFERRED, 0 },
+	{ "reduce_kernel<128, 4, at::native::ReduceOp<double, at::native::MaxOps<double>, unsigned int, double,",
+	  NP_KF_REDUCE, NP_DT_F64, NP_KDT_KNOWN, 0 },
+	{ "reduce_kernel<128, 4, at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long,",
+	  NP_KF_REDUCE, -1, NP_KDT_UNCHECKABLE, 0 },
+	{ "softmax_warp_forward<c10::Half, float, float, 0, true, false, 32>",
+	  NP_KF_SOFTMAX, NP_DT_F32, NP_KDT_KNOWN, 0 },
+	{ "softmax_warp_backward<float, c10::Half, float, 0, true, false, 32>",
+	  NP_KF_SOFTMAX, NP_DT_F16, NP_KDT_KNOWN, 0 },
+	{ "cunn_SoftMaxBackward<2, double, double, double,", NP_KF_SOFTMAX, NP_DT_F64, NP_KDT_KNOWN, 0 },
+	{ "vectorized_layer_norm_kernel<c10::Half, float, true>", NP_KF_LAYER_NORM, NP_DT_F32,
+	  NP_KDT_KNOWN, 0 },
+	{ "LayerNormForwardCUDAKernel<c10::Half, float, true>", NP_KF_LAYER_NORM, NP_DT_F16,
+	  NP_KDT_KNOWN, 0 },
+	/* at::AccumulateType<float, true>::type* */
+	{ "ComputeInternalGradientsCUDAKernel<float>", NP_KF_LAYER_NORM, NP_DT_F32, NP_KDT_KNOWN, 0 },
+	{ "batch_norm_backward_reduce_channels_last_kernel<4, c10::Half, float, float>",
+	  NP_KF_BATCH_NORM, NP_DT_F32, NP_KDT_KNOWN, 0 },
+	/* accessor aggregates: the name says Half, no pointer parameter says it */
+	{ "batch_norm_transform_input_kernel<c10::Half, float, float, true, int>",
+	  NP_KF_BATCH_NORM, -1, NP_KDT_UNKNOWN, 0 },
+	{ "CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>,", NP_KF_CAT, -1,
+	  NP_KDT_UNKNOWN, 0 },
+	{ "FusedAdamMathFunctor<float, 5,", NP_KF_MULTI_TENSOR_APPLY, NP_DT_F32, NP_KDT_INFERRED, 0 },
+	{ "embedding_backward_feature_kernel<double, double, int>", NP_KF_EXPLICIT, NP_DT_F64,
+	  NP_KDT_KNOWN, 0 },
+	{ "embedding_renorm_wrap_indices_kernel<int>", NP_KF_EXPLICIT, -1, NP_KDT_UNCHECKABLE, 0 },
+	{ "im2col_kernel<c10::Half>", NP_KF_EXPLICIT, NP_DT_F16, NP_KDT_KNOWN, 0 },
+	{ "indexSelectSmallIndex<float,", NP_KF_UNKNOWN, -1, NP_KDT_UNKNOWN, 0 },
+	{ "pytorch_flash::flash_fwd_kernel<", NP_KF_UNKNOWN, -1, NP_KDT_UNKNOWN, 0 },
+};
+
+Test(kdecode_fixture, named_kernels_exactly)
+{
+	for (size_t i = 0; i < sizeof(spot) / sizeof(spot[0]); i++) {
+		struct np_kinfo ki;
+		const struct kline *l = find(spot[i].sub);
+		np_kdecode_classify(l->dem, &ki);
+		cr_expect_eq(ki.family, spot[i].family, "%s: family %s", spot[i].sub,
+			     np_kfamily_name(ki.family));
+		cr_expect_eq(ki.dtype, spot[i].dtype, "%s: dtype %d, want %d", spot[i].sub, ki.dtype,
+			     spot[i].dtype);
+		cr_expect_eq(ki.dtype_why, spot[i].why, "%s: why %d, want %d", spot[i].sub,
+			     ki.dtype_why, spot[i].why);
+		cr_expect_eq(ki.narrays, spot[i].narrays, "%s: narrays %d", spot[i].sub, ki.narrays);
+	}
+}
+
+/* A fake launch: one buffer laid out as l says, kp[i] into it. */
+struct launch {
+	unsigned char buf[32768];
+	void *kp[NP_KD_MAX_PARAMS];
+};
+
+static void lay_out(struct launch *ln, const struct np_kparams *l)
+{
+	memset(ln->buf, 0xa5, sizeof(ln->buf));
+	for (int i = 0; i < l->n; i++) {
+		cr_assert_leq(l->p[i].offset + l->p[i].size, sizeof(ln->buf));
+		ln->kp[i] = ln->buf + l->p[i].offset;
+	}
+}
+
+static void put64(struct launch *ln, const struct np_kparams *l, int i, uint32_t at, uint64_t v)
+{
+	cr_assert_leq(at + 8, l->p[i].size);
+	memcpy(ln->buf + l->p[i].offset + at, &v, 8);
+}
+
+#define DATA(k) (0x7f0000100000ull + 0x1000ull * (k))
+
+/* Sets up an elementwise launch: N, data[k] = DATA(k), storer dtype st. */
+static void elementwise_launch(struct launch *ln, const struct np_kparams *l, int32_t n,
+			       uint8_t st)
+{
+	lay_out(ln, l);
+	memcpy(ln->kp[0], &n, 4);
+	for (uint32_t k = 0; k < l->p[2].size / 8; k++)
+		put64(ln, l, 2, 8 * k, DATA(k));
+	if (l->n == 7)
+		*(uint8_t *)ln->kp[6] = st;
+}
+
+Test(kdecode_fixture, elementwise_output_is_data0_with_numel_n)
+{
+	static struct launch ln;
+	int decoded = 0, runtime = 0;
+	for (int i = 0; i < nlines; i++) {
+		struct np_kinfo ki;
+		struct np_kparams l;
+		struct np_kbuf out[4];
+		uint64_t words[64];
+		if (np_kdecode_classify(lines[i].dem, &ki) != NP_KF_VEC_ELEMENTWISE &&
+		    ki.family != NP_KF_UNROLLED_ELEMENTWISE)
+			continue;
+		np_kdecode_layout_parse(lines[i].layout, &l);
+		cr_assert_eq(l.n, ki.family == NP_KF_VEC_ELEMENTWISE ? 3 : 7, "%s", lines[i].dem);
+		cr_assert_eq(l.p[2].size, 8u * ki.narrays, "%s", lines[i].dem);
+		elementwise_launch(&ln, &l, 12345, 15 /* BFloat16 */);
+		int n = np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4);
+		int want_dtype = ki.dtype_why == NP_KDT_RUNTIME ? NP_DT_BF16 : ki.dtype;
+		cr_assert_eq(n, want_dtype >= 0, "%s: %d outputs", lines[i].dem, n);
+		/* every data[k] is a candidate pointer word, N is not */
+		int nw = np_kdecode_pointer_words(&l, ln.kp, words, 64);
+		for (int k = 0; k < ki.narrays; k++) {
+			int seen = 0;
+			for (int w = 0; w < nw; w++)
+				seen |= words[w] == DATA(k);
+			cr_expect(seen, "%s: data[%d] not among the pointer words", lines[i].dem, k);
+		}
+		if (!n)
+			continue;
+		decoded++;
+		cr_expect_eq(out[0].ptr, DATA(0), "%s", lines[i].dem);
+		cr_expect_eq(out[0].numel, 12345);
+		cr_expect_eq((int)out[0].dtype, want_dtype);
+		cr_expect_eq(out[0].how, ki.dtype_why == NP_KDT_INFERRED ? NP_KH_ELEMENTWISE_INFERRED :
+					 NP_KH_ELEMENTWISE);
+		/* 48 threads cannot cover 12345 elements: a misread, dropped */
+		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 48, out, 4), 0);
+		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 12345, out, 4), 1);
+		/* an empty launch has nothing to check */
+		elementwise_launch(&ln, &l, 0, 15);
+		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 0);
+		if (ki.dtype_why == NP_KDT_RUNTIME) {
+			runtime++;
+			elementwise_launch(&ln, &l, 77, 11 /* Bool */);
+			cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 0);
+			elementwise_launch(&ln, &l, 77, 5 /* Half */);
+			cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 1);
+			cr_expect_eq(out[0].dtype, NP_DT_F16);
+		}
+		/* a layout that does not fit the name gives nothing */
+		l.n--;
+		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 0);
+	}
+	cr_expect_geq(decoded, 50, "only %d elementwise kernels decoded", decoded);
+	cr_expect_geq(runtime, 4, "only %d StoreWithCast kernels decoded", runtime);
+}
+
+/* Signature kernels: pointer param i holds 0x7f0000200000 + 0x100 * i. */
+#define SPTR(i) (0x7f0000200000ull + 0x100ull * (i))
+
+static int signature_launch(const char *sub, struct np_kbuf *out, int max)
+{
+	static struct launch ln;
+	struct np_kinfo ki;
+	struct np_kparams l;
+	const struct kline *k = find(sub);
+	np_kdecode_classify(k->dem, &ki);
+	np_kdecode_layout_parse(k->layout, &l);
+	lay_out(&ln, &l);
+	for (int i = 0; i < l.n; i++)
+		if (l.p[i].size == 8)
+			put64(&ln, &l, i, 0, SPTR(i));
+	return np_kdecode_outputs(&ki, &l, ln.kp, 1000, out, max);
+}
+
+static const struct {
+	const char *sub;
+	int n;
+	int param[5];
+	enum np_dtype dtype[5];
+} sig_spot[] = {
+	/* (int, float, T const* X, T const* gamma, T const* beta, acc* mean, acc* rstd, T* Y) */
+	{ "vectorized_layer_norm_kernel<c10::Half, float, true>", 3, { 5, 6, 7 },
+	  { NP_DT_F32, NP_DT_F32, NP_DT_F16 } },
+	{ "softmax_warp_forward<float, float, float, 0, false, true, 32>", 1, { 0 }, { NP_DT_F32 } },
+	{ "softmax_warp_backward<float, c10::Half, float, 0, true, false, 32>", 1, { 0 },
+	  { NP_DT_F16 } },
+	/* (T const* x, T const* dy, float const* mean, float const* invstd, float* sum_dy,
+	 *  float* sum_dy_xmu, float* dw, float* db, float volatile* staging, int*, ..) */
+	{ "batch_norm_backward_reduce_channels_last_kernel<4, c10::Half, float, float>", 5,
+	  { 4, 5, 6, 7, 8 }, { NP_DT_F32, NP_DT_F32, NP_DT_F32, NP_DT_F32, NP_DT_F32 } },
+	/* (int const* indices, T const* grad, T* grad_weight, int, long, int) */
+	{ "embedding_backward_feature_kernel<float, float, int>", 1, { 2 }, { NP_DT_F32 } },
+	/* (int const*, int const*, T const* weight, T* output, int* offset2bag, ..) */
+	{ "EmbeddingBag_updateOutputKernel_sum_mean<float, int>", 1, { 3 }, { NP_DT_F32 } },
+	{ "im2col_kernel<c10::Half>", 1, { 14 }, { NP_DT_F16 } },
+	/* (int, T* out, T const*, T const*, OffsetCalculator<3>) */
+	{ "cross_kernel<float, OffsetCalculator<3, unsigned int, false>, int>", 1, { 1 },
+	  { NP_DT_F32 } },
+	{ "vectorized_scatter_add_kernel<16, double, int>", 1, { 0 }, { NP_DT_F64 } },
+	{ "ComputeInternalGradientsCUDAKernel<double>", 2, { 3, 4 }, { NP_DT_F64, NP_DT_F64 } },
+	/* int*, OpaqueType*, char*, aggregates: nothing checkable named */
+	{ "embedding_renorm_wrap_indices_kernel<long>", 0, { 0 }, { 0 } },
+	{ "CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<1u>,", 0, { 0 }, { 0 } },
+	{ "CatArrayBatchedCopy_vectorized<", 0, { 0 }, { 0 } },
+	{ "vectorized_gather_kernel<16, int>", 0, { 0 }, { 0 } },
+	{ "batch_norm_transform_input_kernel<float, float, float, true, int>", 0, { 0 }, { 0 } },
+	{ "reduce_kernel<128, 4, at::native::ReduceOp<double, at::native::MaxOps<double>,", 0, { 0 },
+	  { 0 } },
+	{ "FusedAdamMathFunctor<float, 5,", 0, { 0 }, { 0 } },
+	{ "elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::AbsFunctor<float> >",
+	  0, { 0 }, { 0 } },
+};
+
+Test(kdecode_fixture, signature_outputs_are_the_non_const_floating_pointers)
+{
+	for (size_t i = 0; i < sizeof(sig_spot) / sizeof(sig_spot[0]); i++) {
+		struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+		int n = signature_launch(sig_spot[i].sub, out, NP_KD_MAX_OUTPUTS);
+		cr_expect_eq(n, sig_spot[i].n, "%s: %d outputs, want %d", sig_spot[i].sub, n,
+			     sig_spot[i].n);
+		for (int k = 0; k < n && k < sig_spot[i].n; k++) {
+			cr_expect_eq(out[k].ptr, SPTR(sig_spot[i].param[k]), "%s: output %d",
+				     sig_spot[i].sub, k);
+			cr_expect_eq(out[k].dtype, sig_spot[i].dtype[k], "%s: output %d dtype %d",
+				     sig_spot[i].sub, k, out[k].dtype);
+			cr_expect_eq(out[k].numel, 0);
+			cr_expect_eq(out[k].how, NP_KH_SIGNATURE);
+		}
+	}
+	/* max bounds the outputs written */
+	struct np_kbuf one[1];
+	cr_expect_eq(signature_launch("vectorized_layer_norm_kernel<c10::Half, float, true>", one, 1), 1);
+	cr_expect_eq(one[0].ptr, SPTR(5));
+}
+
+Test(kdecode_fixture, null_optional_output_is_skipped)
+{
+	static struct launch ln;
+	struct np_kinfo ki;
+	struct np_kparams l;
+	struct np_kbuf out[4];
+	const struct kline *k = find("vectorized_layer_norm_kernel<float, float, true>");
+	np_kdecode_classify(k->dem, &ki);
+	np_kdecode_layout_parse(k->layout, &l);
+	lay_out(&ln, &l);
+	for (int i = 2; i < 8; i++)
+		put64(&ln, &l, i, 0, i == 6 ? 0 : SPTR(i));
+	cr_assert_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 2);
+	cr_expect_eq(out[0].ptr, SPTR(5));
+	cr_expect_eq(out[1].ptr, SPTR(7));
+}
+
+Test(kdecode_fixture, pointer_words_inside_multi_tensor_apply_metadata)
+{
+	static struct launch ln;
+	struct np_kinfo ki;
+	struct np_kparams l;
+	static uint64_t words[4096];
+	struct np_kbuf out[4];
+	const struct kline *k = find("FusedAdamMathFunctor<float, 5,");
+	np_kdecode_classify(k->dem, &ki);
+	np_kdecode_layout_parse(k->layout, &l);
+	cr_assert_gt(l.p[0].size, 4096, "the metadata is passed by value, %u bytes", l.p[0].size);
+	lay_out(&ln, &l);
+	memset(ln.buf, 0, sizeof(ln.buf));
+	put64(&ln, &l, 0, 0, DATA(1));          /* addresses[0][0] */
+	put64(&ln, &l, 0, 8 * 30, DATA(2));     /* addresses[1][0] */
+	put64(&ln, &l, 0, l.p[0].size - 8, DATA(3));
+	cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 0, "opaque: generic tier only");
+	cr_assert_eq(np_kdecode_pointer_words(&l, ln.kp, words, 4096), 3);
+	cr_expect_eq(words[0], DATA(1));
+	cr_expect_eq(words[1], DATA(2));
+	cr_expect_eq(words[2], DATA(3));
+	cr_expect_eq(np_kdecode_pointer_words(&l, ln.kp, words, 2), 2, "max is honoured");
+}
+
+/* Crafted names: the dtype parser's edge cases. */
+static struct np_kinfo classify(const char *name)
+{
+	struct np_kinfo ki;
+	np_kdecode_classify(name, &ki);
+	return ki;
+}
+
+Test(kdecode_names, scalar_type_spellings)
+{
+	static const struct {
+		const char *name;
+		int dtype;
+		enum np_kdtype_why why;
+	} t[] = {
+		{ "void k(float*)", NP_DT_F32, NP_KDT_KNOWN },
+		{ "void k(double*, float const*)", NP_DT_F64, NP_KDT_KNOWN },
+		{ "void k(__half*)", NP_DT_F16, NP_KDT_KNOWN },
+		{ "void k(cutlass::half_t*)", NP_DT_F16, NP_KDT_KNOWN },
+		{ "void k(__nv_bfloat16*)", NP_DT_BF16, NP_KDT_KNOWN },
+		{ "void k(cutlass::bfloat16_t*)", NP_DT_BF16, NP_KDT_KNOWN },
+		{ "void k(c10::Float8_e4m3fn*)", NP_DT_F8E4M3, NP_KDT_KNOWN },
+		{ "void k(__nv_fp8_e4m3*)", NP_DT_F8E4M3, NP_KDT_KNOWN },
+		{ "void k(c10::Float8_e5m2*)", NP_DT_F8E5M2, NP_KDT_KNOWN },
+		{ "void k(cutlass::float_e5m2_t*)", NP_DT_F8E5M2, NP_KDT_KNOWN },
+		/* formats finite.h has no check for, and non-floats */
+		{ "void k(c10::Float8_e5m2fnuz*)", -1, NP_KDT_UNCHECKABLE },
+		{ "void k(c10::Float8_e4m3fnuz*)", -1, NP_KDT_UNCHECKABLE },
+		{ "void k(c10::Float8_e8m0fnu*)", -1, NP_KDT_UNCHECKABLE },
+		{ "void k(c10::complex<float>*, float const*)", -1, NP_KDT_UNCHECKABLE },
+		{ "void k(bool*)", -1, NP_KDT_UNCHECKABLE },
+		{ "void k(unsigned long long*)", -1, NP_KDT_UNCHECKABLE },
+		/* 'float' inside other names is not float */
+		{ "void k(float4*)", -1, NP_KDT_UNKNOWN },
+		{ "void k(float2 const*, floatish*)", -1, NP_KDT_UNKNOWN },
+		{ "void k(my::float*)", -1, NP_KDT_UNKNOWN },
+		{ "void k(float_t*)", -1, NP_KDT_UNKNOWN },
+		{ "void k(halfway*)", -1, NP_KDT_UNKNOWN },
+		/* aliases layer and batch norm use */
+		{ "void k(std::conditional<true, float, c10::Half>::type*)", NP_DT_F32, NP_KDT_KNOWN },
+		{ "void k(std::conditional<false, float, c10::Half>::type*)", NP_DT_F16, NP_KDT_KNOWN },
+		{ "void k(at::AccumulateType<c10::BFloat16, true>::type*)", NP_DT_F32, NP_KDT_KNOWN },
+		{ "void k(at::AccumulateType<double, true>::type*)", NP_DT_F64, NP_KDT_KNOWN },
+		{ "void k(at::AccumulateType<c10::Half, false>::type*)", -1, NP_KDT_UNKNOWN },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct np_kinfo ki = classify(t[i].name);
+		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].name, ki.dtype);
+		cr_expect_eq(ki.dtype_why, t[i].why, "%s: why %d", t[i].name, ki.dtype_why);
+	}
+}
+
+Test(kdecode_names, pointer_kinds)
+{
+	struct np_kinfo ki = classify("void ns::k<float>(float*, float const*, float volatile*, "
+				      "float const volatile*, float**, void*, int, "
+				      "at::Foo<float*, 2>, c10::Half, long const*)");
+	static const int kind[] = { NP_KP_OUT_PTR, NP_KP_IN_PTR, NP_KP_OUT_PTR, NP_KP_IN_PTR,
+				    NP_KP_OTHER_PTR, NP_KP_OTHER_PTR, NP_KP_SCALAR,
+				    NP_KP_AGGREGATE, NP_KP_SCALAR, NP_KP_IN_PTR };
+	cr_assert_eq(ki.nsig, 10);
+	cr_expect_eq(ki.family, NP_KF_EXPLICIT);
+	for (int i = 0; i < 10; i++)
+		cr_expect_eq(ki.sig[i].kind, kind[i], "param %d: kind %d", i, ki.sig[i].kind);
+	cr_expect_eq(ki.sig[1].dtype, NP_DT_F32);
+	cr_expect_eq(ki.sig[9].dtype, -1);
+	cr_expect_eq(ki.sig[9].why, NP_KDT_UNCHECKABLE);
+}
+
+Test(kdecode_names, explicit_outputs_skip_unknown_pointees)
+{
+	struct np_kinfo ki = classify("void k(floatish*, float*, c10::Half*, int*, float const*)");
+	struct np_kparams l;
+	uint64_t v[5] = { DATA(0), DATA(1), DATA(2), DATA(3), DATA(4) };
+	void *kp[5] = { &v[0], &v[1], &v[2], &v[3], &v[4] };
+	struct np_kbuf out[4];
+	cr_assert_eq(np_kdecode_layout_parse("0:8,8:8,16:8,24:8,32:8", &l), 5);
+	cr_expect_eq(ki.dtype, -1, "the first output's type is not a known float");
+	cr_assert_eq(np_kdecode_outputs(&ki, &l, kp, 0, out, 4), 2);
+	cr_expect_eq(out[0].ptr, DATA(1));
+	cr_expect_eq(out[0].dtype, NP_DT_F32);
+	cr_expect_eq(out[1].ptr, DATA(2));
+	cr_expect_eq(out[1].dtype, NP_DT_F16);
+	/* a layout with another parameter count is another function: nothing */
+	l.n = 4;
+	cr_expect_eq(np_kdecode_outputs(&ki, &l, kp, 0, out, 4), 0);
+	l.n = 5;
+	/* a pointer parameter of the wrong size is a misread name: skipped */
+	l.p[1].size = 4;
+	cr_expect_eq(np_kdecode_outputs(&ki, &l, kp, 0, out, 4), 1);
+}
+
+Test(kdecode_names, elementwise_functors_and_lambdas)
+{
+	static const struct {
+		const char *functor;
+		int dtype;
+		enum np_kdtype_why why;
+	} t[] = {
+		/* result type is the third argument, not the inputs' */
+		{ "at::native::BinaryFunctor<c10::Half, c10::Half, float, at::native::F<float> >",
+		  NP_DT_F32, NP_KDT_KNOWN },
+		{ "at::native::AUnaryFunctor<float, float, c10::BFloat16, at::native::F>", NP_DT_BF16,
+		  NP_KDT_KNOWN },
+		{ "at::native::FillFunctor<c10::complex<double> >", -1, NP_KDT_UNCHECKABLE },
+		{ "at::native::SomeNewFunctor<float>", -1, NP_KDT_UNKNOWN },
+		{ "at::native::op(at::TensorIteratorBase&)::{lambda(float, double)#1}", -1,
+		  NP_KDT_UNKNOWN },
+		{ "at::native::op(at::TensorIteratorBase&)::{lambda()#1}", -1, NP_KDT_UNKNOWN },
+		{ "at::native::op(at::TensorIteratorBase&)::{lambda(int, int)#1}", -1, NP_KDT_UNKNOWN },
+		{ "at::native::op(at::TensorIteratorBase&)::{lambda(double, double)#1}", NP_DT_F64,
+		  NP_KDT_INFERRED },
+		{ "at::native::isnan_kernel(at::TensorIteratorBase&)::{lambda(float)#1}", -1,
+		  NP_KDT_UNKNOWN },
+		{ "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}", -1,
+		  NP_KDT_UNKNOWN },
+	};
+	char name[512];
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(name, sizeof(name),
+			 "void at::native::vectorized_elementwise_kernel<4, %s, std::array<char*, 3ul>, "
+			 "false>(int, %s, std::array<char*, 3ul>)", t[i].functor, t[i].functor);
+		struct np_kinfo ki = classify(name);
+		cr_expect_eq(ki.family, NP_KF_VEC_ELEMENTWISE, "%s", name);
+		cr_expect_eq(ki.narrays, 3);
+		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].functor, ki.dtype);
+		cr_expect_eq(ki.dtype_why, t[i].why, "%s: why %d", t[i].functor, ki.dtype_why);
+	}
+}
+
+Test(kdecode_names, malformed_and_odd_names)
+{
+	static const char *const unknown[] = {
+		"", "my_kernel", "_Z9my_kernelPf", "void", "void k<float>", "void k(float*",
+		"void k<float(float*)", "void k(int, long)",
+	};
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		struct np_kinfo ki = classify(unknown[i]);
+		cr_expect_eq(ki.family, NP_KF_UNKNOWN, "\"%s\": %s", unknown[i],
+			     np_kfamily_name(ki.family));
+		cr_expect_eq(ki.dtype, -1, "\"%s\"", unknown[i]);
+	}
+	struct np_kinfo ki;
+	cr_expect_eq(np_kdecode_classify(NULL, &ki), NP_KF_UNKNOWN);
+	/* a pointer list makes it explicit, even with no dtype to name */
+	ki = classify("void at::native::float8_copy_kernel_cuda_like(float8_t*)");
+	cr_expect_eq(ki.family, NP_KF_EXPLICIT);
+	cr_expect_eq(ki.dtype, -1);
+	cr_expect_eq(ki.dtype_why, NP_KDT_UNKNOWN);
+	ki = classify("void k()");
+	cr_expect_eq(ki.nsig, 0);
+	/* more parameters than we track: no signature at all, not a truncated one */
+	char big[2048] = "void k(float*";
+	for (int i = 1; i < NP_KD_MAX_PARAMS + 1; i++)
+		strcat(big, ", int");
+	strcat(big, ")");
+	ki = classify(big);
+	cr_expect_eq(ki.nsig, -1);
+	cr_expect_eq(ki.family, NP_KF_UNKNOWN);
+	cr_expect_str_eq(np_kfamily_name(NP_KF_MULTI_TENSOR_APPLY), "multi_tensor_apply");
+	cr_expect_str_eq(np_kfamily_name((enum np_kfamily)99), "?");
+}
+
+Test(kdecode_layout, parse)
+{
+	struct np_kparams l;
+	cr_expect_eq(np_kdecode_layout_parse("", &l), 0);
+	cr_expect_eq(np_kdecode_layout_parse("0:4", &l), 1);
+	cr_expect_eq(np_kdecode_layout_parse("0:4,8:24,32:8", &l), 3);
+	cr_expect_eq(l.p[1].offset, 8);
+	cr_expect_eq(l.p[1].size, 24);
+	static const char *const bad[] = { "0:4,", "a:1", "0:", "0", ":4", "0:4;8:8", "0:4 ",
+					   "4294967296:1" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(np_kdecode_layout_parse(bad[i], &l), -1, "\"%s\"", bad[i]);
+	char many[1024] = "0:8";
+	for (int i = 1; i < NP_KD_MAX_PARAMS; i++)
+		sprintf(many + strlen(many), ",%d:8", 8 * i);
+	cr_expect_eq(np_kdecode_layout_parse(many, &l), NP_KD_MAX_PARAMS);
+	strcat(many, ",9999:8");
+	cr_expect_eq(np_kdecode_layout_parse(many, &l), -1);
+}
+
+Test(kdecode_layout, pointer_word_bounds_and_alignment)
+{
+	/* param 0: int at 0; param 1: 20-byte struct at 4 whose 8-aligned words
+	 * (device offsets 8 and 16) are its bytes 4..11 and 12..19; param 2:
+	 * 8 bytes at 24 */
+	unsigned char p1[20];
+	uint32_t n = 7;
+	uint64_t lo = NP_KD_PTR_MIN, below = NP_KD_PTR_MIN - 1, top = NP_KD_PTR_MAX - 1;
+	uint64_t above = NP_KD_PTR_MAX, words[8];
+	void *kp[3] = { &n, p1, &top };
+	struct np_kparams l;
+	cr_assert_eq(np_kdecode_layout_parse("0:4,4:20,24:8", &l), 3);
+	memset(p1, 0, sizeof(p1));
+	memcpy(p1, &lo, 4);             /* bytes 0..3: not 8-aligned on the device */
+	memcpy(p1 + 4, &lo, 8);
+	memcpy(p1 + 12, &below, 8);
+	cr_assert_eq(np_kdecode_pointer_words(&l, kp, words, 8), 2);
+	cr_expect_eq(words[0], lo);
+	cr_expect_eq(words[1], top);
+	memcpy(p1 + 12, &above, 8);
+	cr_expect_eq(np_kdecode_pointer_words(&l, kp, words, 8), 2);
+	cr_expect_eq(np_kdecode_pointer_words(&l, kp, words, 1), 1);
+	cr_expect_eq(np_kdecode_pointer_words(&l, kp, words, 0), 0);
+	cr_expect_eq(np_kdecode_pointer_words(&l, NULL, words, 8), 0);
+}
