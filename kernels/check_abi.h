@@ -35,7 +35,9 @@
 struct np_check_slot {
 	unsigned long long nan, posinf, neginf;
 	unsigned long long max_mag;   /* largest finite magnitude, raw bits */
-	unsigned long long first_bad; /* smallest bad index + 1; 0: none */
+	unsigned long long first_bad; /* ~(smallest bad index), 0: none: the
+				       * smallest index wins an atomicMax
+				       * (check_accum.h) */
 	unsigned int done;            /* blocks finished */
 	unsigned int pad;
 	unsigned long long pad2[2];   /* 64 bytes */
