@@ -34,7 +34,8 @@ MAIN_OBJ  := $(OUTPUT)/userspace/main.o
 AGENT_LIB_SRCS := agent/cpu_check.c
 # the GPU agent's logic that needs no GPU: kernel-argument decoding, the
 # allocation map, clean->dirty tracking (cupti/README.md)
-AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/dirty.c)
+AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/dirty.c cupti/inflight.c \
+			    cupti/kfunc.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -75,12 +76,27 @@ nanprof-static: $(LIB_OBJS) $(MAIN_OBJ)
 
 # The agent is preloaded into the training process: no dependencies
 # beyond libc, so it loads anywhere (see agent/agent.c).
-# CPython is looked up at run time (agent/pyapi.c), never linked.
+# CPython is looked up at run time (agent/pyapi.c), never linked; so are
+# libcuda and libcupti (cupti/cuda_api.c), whose headers come from the
+# CUDA toolkit at build time.  Without the toolkit the agent is built
+# without its GPU side, and says so.
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(if $(shell command -v nvcc 2>/dev/null),nvcc,$(CUDA_HOME)/bin/nvcc)
+HAVE_CUDA := $(if $(and $(wildcard $(CUDA_HOME)/include/cupti.h),$(shell command -v $(NVCC) 2>/dev/null)),1)
 AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/pyapi.c \
 	      agent/report.c $(AGENT_LIB_SRCS)
-libnanprof_agent.so: $(AGENT_SRCS) $(wildcard agent/*.h) kernels/finite.h
+ifeq ($(HAVE_CUDA),1)
+AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c
+AGENT_GPU_OBJS := $(OUTPUT)/kernels/fatbin.o
+AGENT_CFLAGS := -I$(CUDA_HOME)/include
+else
+AGENT_SRCS += cupti/gpu_stub.c
+$(warning no CUDA toolkit in $(CUDA_HOME) (cupti.h, nvcc): the agent is built without GPU checks)
+endif
+libnanprof_agent.so: $(AGENT_SRCS) $(AGENT_GPU_OBJS) $(wildcard agent/*.h cupti/*.h kernels/*.h)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -fPIC -shared -fvisibility=hidden $(AGENT_SRCS) -ldl -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(AGENT_CFLAGS) -fPIC -shared -fvisibility=hidden $(AGENT_SRCS) \
+		$(AGENT_GPU_OBJS) -ldl -lpthread -lm -o $@
 
 $(OUTPUT)/agent/%.o: agent/%.c agent/cpu_check.h kernels/finite.h
 	$(call msg,CC,$@)
@@ -95,7 +111,7 @@ $(OUTPUT)/cupti/%.o: cupti/%.c $(wildcard cupti/*.h kernels/*.h)
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(AGENT_LIB_OBJS)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $^ $(LDLIBS) -lcriterion -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $(filter-out %.h,$^) $(LDLIBS) -lcriterion -o $@
 
 unit: $(UNIT_BINS)
 	$(Q)bash tests/run_unit.sh $(UNIT_BINS)
@@ -112,6 +128,70 @@ bench-check: $(OUTPUT)/bench_cpu_check
 $(OUTPUT)/bench_cpu_check: bench/bench_cpu_check.c $(AGENT_LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+# The GPU finite-check kernels (kernels/finite_check.cu): SASS for sm_80
+# and sm_90, and sm_90 PTX for newer GPUs to JIT, in one fatbin that
+# kernels/fatbin.S embeds for the agent to load (cuModuleLoadData).
+NVCC_GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+		-gencode arch=compute_90,code=compute_90
+CHECK_KERNEL_HDRS := kernels/finite.h kernels/check_abi.h kernels/check_accum.h \
+		     kernels/gpu_ring.h kernels/np_atomic.h
+
+$(OUTPUT)/finite_check.fatbin: kernels/finite_check.cu $(CHECK_KERNEL_HDRS)
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) -fatbin $(NVCC_GENCODE) -O3 $< -o $@
+
+# .incbin is invisible to make: the fatbin is a prerequisite by hand
+$(OUTPUT)/kernels/fatbin.o: kernels/fatbin.S $(OUTPUT)/finite_check.fatbin
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -c -DNP_FATBIN_PATH='"$(OUTPUT)/finite_check.fatbin"' $< -o $@
+
+# the ring test runs producers and a consumer on threads
+$(OUTPUT)/tests/test_check_kernels: LDLIBS += -lpthread
+$(OUTPUT)/tests/test_check_kernels: tests/check_emu.h
+
+# A fake CUDA driver (libcuda.so.1) and CUPTI (libcupti.so.13) that run
+# kernels on the host, and a job on them with real torch kernel names:
+# the agent's CUDA side runs for real without a GPU
+# (tests/integration/test_gpu_fake.sh).  Built with the toolkit's headers,
+# so only where the agent has its GPU side.
+FAKECUDA := $(OUTPUT)/fakecuda
+FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job
+FAKECUDA_CFLAGS := $(CFLAGS) -I$(CUDA_HOME)/include
+FAKECUDA_HDRS := tests/fakecuda/fake.h tests/check_emu.h $(CHECK_KERNEL_HDRS)
+.PHONY: fakecuda
+fakecuda: $(FAKECUDA_BINS)
+
+$(FAKECUDA)/libcuda.so.1: tests/fakecuda/fake_cuda.c $(FAKECUDA_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -lpthread -o $@
+
+$(FAKECUDA)/libcupti.so.13: tests/fakecuda/fake_cupti.c $(FAKECUDA)/libcuda.so.1 $(FAKECUDA_HDRS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 $< \
+		-L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -o $@
+
+# libstdc++ as in a torch process: the agent demangles with its __cxa_demangle
+$(FAKECUDA)/fake_job: tests/fakecuda/fake_job.c $(FAKECUDA)/libcuda.so.1 $(FAKECUDA_HDRS) \
+		      agent/agent_report.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
+		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -lm -o $@
+
+ifeq ($(HAVE_CUDA),1)
+integration: $(FAKECUDA_BINS)
+endif
+
+# The GPU verification (docs/gpu-results.md), on an NVIDIA host, from a
+# copy of the build directory: it builds nothing (that host has no clang,
+# bpftool or libbpf), so it depends on no target.  make gpu-check OUT=DIR
+OUT ?= gpu-results
+.PHONY: gpu-check
+gpu-check:
+	$(Q)bash scripts/gpu_check.sh $(OUT)
 
 clean:
 	rm -rf $(OUTPUT) nanprof nanprof-static libnanprof_agent.so

@@ -15,6 +15,7 @@
 #define NP_AGENT_ENV_SOCK "NANPROF_SOCK"
 #define NP_AGENT_ENV_WAIT "NANPROF_WAIT_MS"
 #define NP_AGENT_DEFAULT_WAIT_MS 10000
+#define NP_AGENT_ENV_RECORDS "NANPROF_AGENT_RECORDS" /* agent alone: records to this file */
 #define NP_AGENT_ENV_CHECKS "NANPROF_CHECKS"   /* "0": tracer only, no checks */
 /* nanprof compare: which run this is ("plain", "nanprof", "anomaly"),
  * how many optimizer steps to time before the process exits, and where

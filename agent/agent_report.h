@@ -25,6 +25,8 @@
 enum np_arec_kind {
 	NP_AREC_CHECK = 1,   /* a tensor that holds non-finite values */
 	NP_AREC_STATUS = 3,  /* the agent installed, failed, detached */
+	NP_AREC_GPU_CHECK = 4, /* a CUDA kernel's output that holds non-finite values */
+	NP_AREC_GPU_NAME = 5,  /* a CUDA kernel's name, once per kernel reported */
 	/* (2 was one record per 3 modules' statistics: now np_agent_report_bulk) */
 };
 
@@ -48,6 +50,8 @@ enum np_arec_flags {
 	NP_AF_SOURCE_DIRTY = 1,  /* what flowed in was already non-finite */
 	NP_AF_AFTER_STEP = 2,    /* sent after optimizer.step() returned */
 	NP_AF_PREEXISTING = 4,   /* already non-finite when the agent first saw it */
+	NP_AF_GRAPH = 8,         /* GPU: the check ran inside a replayed CUDA graph */
+	NP_AF_LAST = 16,         /* GPU_NAME: the name's last piece */
 };
 
 enum np_arec_status {
@@ -56,6 +60,11 @@ enum np_arec_status {
 	NP_AST_DISABLED,         /* an error inside the agent switched it off */
 	NP_AST_DETACHED,         /* hooks removed (nanprof went away) */
 	NP_AST_COUNTERS,         /* periodic counters */
+	NP_AST_GPU_ON,           /* CUDA kernels are checked; what = how */
+	NP_AST_GPU_OFF,          /* CUDA kernels are not checked; what = why */
+	NP_AST_GPU_COUNTERS,     /* checked = checks launched, skipped = launches
+				  * with no decodable output, dropped = results
+				  * lost (ring full), overflow = table limits */
 };
 
 /* One module's statistics of one step (np_agent_report_bulk). */
@@ -85,6 +94,24 @@ struct np_agent_rec {
 			char what[24];   /* OUTPUT: autograd node that made it; PARAM*: name;
 					  * COLLECTIVE: the collective ("all_reduce") */
 		} chk;
+		/* GPU_CHECK: one checked output buffer of one kernel launch.
+		 * `module` holds the stream; the launching thread and time
+		 * place it in the BPF context (module, step, phase). */
+		struct {
+			uint64_t numel, nan, posinf, neginf;
+			int64_t first_bad;
+			double max_abs;
+			uint64_t launch_ns;      /* CLOCK_MONOTONIC at the launch */
+			uint32_t launch_tid;     /* the thread that launched it */
+			uint32_t func;           /* kernel id (GPU_NAME) */
+			uint64_t birth;          /* tag of the launch that made the value
+						  * non-finite: its own for a birth, an
+						  * earlier one's when SOURCE_DIRTY */
+		} gpu;
+		/* GPU_NAME: piece `role` of kernel `module`'s name (NP_AF_LAST) */
+		struct {
+			char text[72];
+		} name;
 		struct {
 			uint64_t checked;        /* tensors checked */
 			uint64_t bytes;          /* bytes checked */

@@ -17,6 +17,7 @@
 #include "agent_proto.h"
 #include "alog.h"
 #include "bootstrap.h"
+#include "../cupti/gpu.h"
 #include "control.h"
 #include "hooks.h"
 #include "pyapi.h"
@@ -192,12 +193,40 @@ static int find_torch(struct dl_phdr_info *info, size_t size, void *arg)
 	return base && strncmp(base + 1, "libtorch_python.so", 18) == 0;
 }
 
+static int find_libcuda(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	return base && strncmp(base + 1, "libcuda.so", 10) == 0;
+}
+
+/* The CUDA side: once the job has loaded libcuda, check its kernels too
+ * (cupti/gpu.h).  Told once, either way. */
+static void gpu_poll(int *told)
+{
+	if (*told || !dl_iterate_phdr(find_libcuda, NULL))
+		return;
+	*told = 1;
+	struct np_gpu_config cfg;
+	const char *why = NULL;
+	np_gpu_config_from_env(&cfg);
+	if (np_gpu_start(&cfg, &why) == 0) {
+		np_report_status_gpu(NP_AST_GPU_ON, cfg.mode == NP_GPU_SAMPLE ? "sample" : "every");
+		np_alog("GPU checks on");
+	} else {
+		np_report_status_gpu(NP_AST_GPU_OFF, why);
+		np_alog("GPU checks off: %s", why ? why : "?");
+	}
+}
+
 /* Checks on while fd is open: install once torch is there, take the
- * hooks out when nanprof hangs up. */
+ * hooks out when nanprof hangs up.  fd -1: on until the process ends
+ * (poll ignores a negative fd). */
 static void serve(int fd)
 {
 	state = WANT_ON;
-	int torch_mapped = 0;
+	int torch_mapped = 0, gpu_told = 0;
 	while (state == WANT_ON || state == ON) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		/* from libtorch loaded to torch imported, look often: the job
@@ -211,7 +240,10 @@ static void serve(int fd)
 		if (state == WANT_ON && np_pyapi_load() == 0 &&
 		    (torch_mapped || (torch_mapped = dl_iterate_phdr(find_torch, NULL))))
 			with_gil();
+		/* kernels are checked even before (or without) torch's hooks */
+		gpu_poll(&gpu_told);
 	}
+	np_gpu_stop();
 	if (state == ON) {
 		/* the hooks do nothing from now on, even if the GIL is slow to
 		 * come (a long C call of the job's); then they come out */
@@ -301,6 +333,8 @@ static void *control_main(void *arg)
 		if (fd >= 0) {
 			serve(fd);
 			close(fd);
+		} else if (np_report_to_file()) {
+			serve(-1);   /* the agent alone: checks on for good */
 		}
 		return NULL;
 	}

@@ -4,8 +4,48 @@
  * instruction copies *rec into nanprof's ring buffer, in order with the
  * tracer's events of the same thread.  It must stay a real, exported,
  * never-inlined function with this name. */
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "agent_proto.h"
 #include "report.h"
+
+/* Without nanprof (NANPROF_AGENT_RECORDS=FILE, the agent preloaded
+ * alone, as on a GPU host where BPF cannot be loaded), records are also
+ * appended to a file: each write() of one record is atomic with
+ * O_APPEND, so threads never interleave within one.  Bounded; what does
+ * not fit is counted in the last record's place, not written. */
+#define RECORDS_FILE_MAX (256u << 20)
+static int records_fd = -2;          /* -2: not looked at yet */
+static uint32_t records_bytes;
+
+static void to_file(const void *rec, size_t n)
+{
+	int fd = __atomic_load_n(&records_fd, __ATOMIC_ACQUIRE);
+	if (fd == -2) {
+		const char *path = getenv(NP_AGENT_ENV_RECORDS);
+		int nfd = path && *path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+					: -1;
+		int expect = -2;
+		if (!__atomic_compare_exchange_n(&records_fd, &expect, nfd, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			if (nfd >= 0)
+				close(nfd);
+		}
+		fd = __atomic_load_n(&records_fd, __ATOMIC_ACQUIRE);
+	}
+	if (fd < 0 || __atomic_add_fetch(&records_bytes, (uint32_t)n, __ATOMIC_RELAXED) >
+			      RECORDS_FILE_MAX)
+		return;
+	(void)!write(fd, rec, n);
+}
+
+int np_report_to_file(void)
+{
+	const char *path = getenv(NP_AGENT_ENV_RECORDS);
+	return path && *path;
+}
 
 __attribute__((visibility("default"), noinline, used))
 void np_agent_report(const struct np_agent_rec *rec)
@@ -26,17 +66,39 @@ void np_report_send(struct np_agent_rec *r)
 {
 	r->seq = ++seq;
 	np_agent_report(r);
+	to_file(r, sizeof(*r));
+}
+
+static uint32_t gpu_seq;   /* mostly the drain thread; atomic for the rest */
+
+void np_report_send_gpu(struct np_agent_rec *r)
+{
+	r->seq = __atomic_add_fetch(&gpu_seq, 1, __ATOMIC_RELAXED);
+	np_agent_report(r);
+	to_file(r, sizeof(*r));
+}
+
+static void status(struct np_agent_rec *r, enum np_arec_status st, const char *what)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = NP_AREC_STATUS;
+	r->status = (uint16_t)st;
+	if (what)
+		strncpy(r->cnt.what, what, sizeof(r->cnt.what) - 1);
 }
 
 void np_report_status(enum np_arec_status st, const char *what)
 {
 	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_STATUS;
-	r.status = (uint16_t)st;
-	if (what)
-		strncpy(r.cnt.what, what, sizeof(r.cnt.what) - 1);
+	status(&r, st, what);
 	np_report_send(&r);
+}
+
+void np_report_status_gpu(enum np_arec_status st, const char *what)
+{
+	struct np_agent_rec r;
+	status(&r, st, what);
+	np_report_send_gpu(&r);
 }
 
 

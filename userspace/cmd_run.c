@@ -93,6 +93,8 @@ static void child_exec(struct np_opts *o, int go_fd, const char *agent, const ch
 	setenv(NP_AGENT_ENV_SOCK, sock, 1);
 	if (o->no_checks)
 		setenv(NP_AGENT_ENV_CHECKS, "0", 1);
+	else   /* the driver loads the agent at cuInit too; a user's own stays */
+		setenv("CUDA_INJECTION64_PATH", agent, 0);
 	execvp(o->cmd[0], o->cmd);
 	fprintf(stderr, "nanprof: cannot run %s: %s\n", o->cmd[0], strerror(errno));
 	_exit(127);

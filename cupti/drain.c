@@ -1,0 +1,244 @@
+/* drain.c - reading and judging the check kernels' results (see drain.h). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "../agent/report.h"
+#include "../kernels/finite.h"
+#include "../kernels/gpu_ring.h"
+#include "dirty.h"
+#include "drain.h"
+#include "gpu_ctx.h"
+#include "inflight.h"
+#include "kfunc.h"
+
+struct np_gpu_counters np_gpu_cnt;
+volatile int np_gpu_zoom;
+
+static pthread_t thread;
+static int running, stop_asked, tracker_ready;
+static struct np_dirty tracker;
+
+/* tag -> the tag of the birth its non-finite value came from, and
+ * whether that birth's first propagation was reported */
+static struct lineage {
+	uint64_t tag, birth;
+	uint64_t last_sent_ns;     /* launch time of its last propagation sent */
+	uint8_t sent;              /* propagation records sent for this birth */
+} lineage[NP_DRAIN_LINEAGE];
+
+/* reports per second: births, propagations */
+static struct budget {
+	uint64_t start_ns;
+	uint32_t used, max;
+} birth_budget = { .max = NP_DRAIN_BIRTHS_PER_SEC },
+  prop_budget = { .max = NP_DRAIN_PROPAGATIONS_PER_SEC };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct lineage *lineage_of(uint64_t tag)
+{
+	struct lineage *l = &lineage[tag % NP_DRAIN_LINEAGE];
+	return l->tag == tag ? l : NULL;
+}
+
+/* A kernel's name, in pieces of 72 bytes, before its first report. */
+static void send_name(struct np_kfunc *f)
+{
+	if (!f || f->reported)
+		return;
+	f->reported = 1;
+	size_t n = strlen(f->name), piece = sizeof(((struct np_agent_rec *)0)->name.text);
+	for (size_t off = 0, k = 0; off < n || k == 0; off += piece, k++) {
+		struct np_agent_rec r;
+		memset(&r, 0, sizeof(r));
+		r.kind = NP_AREC_GPU_NAME;
+		r.module = f->id;
+		r.role = (uint8_t)k;
+		size_t len = n - off < piece ? n - off : piece;
+		memcpy(r.name.text, f->name + off, len);
+		if (off + piece >= n)
+			r.flags = NP_AF_LAST;
+		np_report_send_gpu(&r);
+	}
+}
+
+static void report(const struct np_gpu_rec *g, const struct np_inflight *e, uint64_t birth,
+		   int propagated)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_GPU_CHECK;
+	r.role = 1;   /* NP_ROLE_OUTPUT */
+	r.flags = (uint8_t)((propagated ? NP_AF_SOURCE_DIRTY : 0) |
+			    (e->captured ? NP_AF_GRAPH : 0));
+	r.dtype = (uint8_t)g->dtype;
+	r.module = e->dl.stream;
+	r.gpu.numel = g->numel;
+	r.gpu.nan = g->nan;
+	r.gpu.posinf = g->posinf;
+	r.gpu.neginf = g->neginf;
+	r.gpu.first_bad = g->first_bad;
+	r.gpu.max_abs = np_magnitude((enum np_dtype)g->dtype, g->max_mag);
+	r.gpu.launch_ns = e->launch_ns;
+	r.gpu.launch_tid = e->tid;
+	r.gpu.func = e->func;
+	r.gpu.birth = birth;
+	send_name(np_kfunc_by_id(e->func));
+	np_report_send_gpu(&r);
+}
+
+static int allowed(struct budget *b)
+{
+	uint64_t t = now_ns();
+	if (t - b->start_ns > 1000000000ull) {
+		b->start_ns = t;
+		b->used = 0;
+	}
+	return b->used++ < b->max;
+}
+
+/* The first propagation of a birth, then one per gap of launch time:
+ * enough for nanprof to see the value leave its module or phase, bounded
+ * for a value that spreads through every kernel of every later step. */
+static int propagation_due(struct lineage *b, uint64_t launch_ns)
+{
+	if (b->sent >= NP_DRAIN_PROPAGATIONS)
+		return 0;
+	if (b->sent && launch_ns - b->last_sent_ns < NP_DRAIN_PROPAGATION_GAP_NS)
+		return 0;
+	if (!allowed(&prop_budget)) {
+		np_gpu_cnt.reports_dropped++;
+		return 0;
+	}
+	b->sent++;
+	b->last_sent_ns = launch_ns;
+	return 1;
+}
+
+static void judge(const struct np_gpu_rec *g)
+{
+	struct np_inflight e;
+	if (np_inflight_get(g->tag, &e)) {
+		__atomic_add_fetch(&np_gpu_cnt.lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	int dirty = g->nan || g->posinf || g->neginf;
+	struct np_dirty_why why;
+	enum np_dirty_verdict v = np_dirty_result(&tracker, &e.dl, dirty, &why);
+	if (v == NP_DIRTY_CLEAN)
+		return;
+	np_gpu_zoom = 1;
+	/* launches are named by their dirty-tracking number, dl.tag: what
+	 * why.source_tag gives back, the tag itself but for captured checks
+	 * (subscriber.c) */
+	uint64_t me = e.dl.tag;
+	struct lineage *mine = &lineage[me % NP_DRAIN_LINEAGE];
+	if (v == NP_DIRTY_PROPAGATED) {
+		np_gpu_cnt.propagated++;
+		struct lineage *src = lineage_of(why.source_tag);
+		uint64_t birth = src ? src->birth : why.source_tag;
+		*mine = (struct lineage){ .tag = me, .birth = birth };
+		struct lineage *b = lineage_of(birth);
+		if (b && propagation_due(b, e.launch_ns))
+			report(g, &e, birth, 1);
+		return;
+	}
+	np_gpu_cnt.births++;
+	*mine = (struct lineage){ .tag = me, .birth = me };
+	if (allowed(&birth_budget))
+		report(g, &e, me, 0);
+	else
+		np_gpu_cnt.reports_dropped++;
+}
+
+static void send_counters(void)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_GPU_COUNTERS;
+	r.cnt.checked = __atomic_load_n(&np_gpu_cnt.checks, __ATOMIC_RELAXED);
+	r.cnt.bytes = __atomic_load_n(&np_gpu_cnt.bytes, __ATOMIC_RELAXED);
+	r.cnt.skipped = __atomic_load_n(&np_gpu_cnt.undecoded, __ATOMIC_RELAXED);
+	uint64_t ring_dropped = 0;
+	for (int i = 0, n = np_gpu_ctx_count(); i < n; i++)
+		if (np_gpu_ctx_at(i))
+			ring_dropped += np_gpu_ctx_dropped(np_gpu_ctx_at(i));
+	r.cnt.dropped = __atomic_load_n(&np_gpu_cnt.lost, __ATOMIC_RELAXED) +
+			np_gpu_cnt.reports_dropped + ring_dropped;
+	r.cnt.overflow = __atomic_load_n(&np_gpu_cnt.table_full, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&np_gpu_cnt.capture_skip, __ATOMIC_RELAXED);
+	snprintf(r.cnt.what, sizeof(r.cnt.what), "launches %llu",
+		 (unsigned long long)__atomic_load_n(&np_gpu_cnt.launches, __ATOMIC_RELAXED));
+	np_report_send_gpu(&r);
+}
+
+/* One pass over every context's ring; how many results it took. */
+static int drain_once(void)
+{
+	int took = 0, n = np_gpu_ctx_count();
+	for (int i = 0; i < n; i++) {
+		struct np_gpu_ctx *g = np_gpu_ctx_at(i);
+		if (!g)
+			continue;
+		struct np_gpu_rec rec;
+		while (np_gpu_ring_pop(g->slots_host, g->ring.cap, (unsigned *)g->tail_host, &rec)) {
+			g->ndrained++;
+			took++;
+			judge(&rec);
+		}
+	}
+	return took;
+}
+
+static void *drain_main(void *arg)
+{
+	uint64_t last_counters = now_ns();
+	while (!__atomic_load_n(&stop_asked, __ATOMIC_ACQUIRE)) {
+		if (!drain_once())
+			usleep(NP_DRAIN_POLL_US);
+		if (now_ns() - last_counters > NP_DRAIN_COUNTERS_MS * 1000000ull) {
+			last_counters = now_ns();
+			send_counters();
+		}
+	}
+	return NULL;
+}
+
+int np_drain_start(void)
+{
+	if (running)
+		return 0;
+	if (!tracker_ready && np_dirty_init(&tracker, NP_DIRTY_DEFAULT_CAP))
+		return -1;
+	tracker_ready = 1;
+	__atomic_store_n(&stop_asked, 0, __ATOMIC_RELEASE);
+	if (pthread_create(&thread, NULL, drain_main, NULL))
+		return -1;
+	running = 1;
+	return 0;
+}
+
+void np_drain_stop(int max_ms)
+{
+	if (!running)
+		return;
+	__atomic_store_n(&stop_asked, 1, __ATOMIC_RELEASE);
+	pthread_join(thread, NULL);
+	running = 0;
+	/* what the GPU finishes meanwhile */
+	for (int waited = 0; waited < max_ms; waited++) {
+		if (!drain_once() && waited > 10)
+			break;
+		usleep(1000);
+	}
+	send_counters();
+}

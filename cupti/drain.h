@@ -1,0 +1,56 @@
+/* drain.h - the host thread that reads the check kernels' results from
+ * each context's ring, judges them (dirty.h: birth or propagation) and
+ * reports the non-finite ones to nanprof.
+ *
+ * What is reported, per process (bounded, the rest counted):
+ *  - every birth (a launch whose output became non-finite from finite
+ *    inputs), up to NP_DRAIN_BIRTHS_PER_SEC, with the kernel's name the
+ *    first time that kernel is reported;
+ *  - propagations of each birth: the first, then at most one per
+ *    NP_DRAIN_PROPAGATION_GAP_NS of launch time, NP_DRAIN_PROPAGATIONS
+ *    in all, within NP_DRAIN_PROPAGATIONS_PER_SEC: nanprof places each in
+ *    its module, step and phase, and a birth becomes the origin once its
+ *    value is seen outside the module (or the phase) it was born in.  A
+ *    -inf written as an attention mask propagates into the scores inside
+ *    the model and dies in the softmax: never an origin;
+ *  - counters every NP_DRAIN_COUNTERS_MS.
+ */
+#ifndef NP_DRAIN_H
+#define NP_DRAIN_H
+
+#include <stdint.h>
+
+#define NP_DRAIN_POLL_US 500
+#define NP_DRAIN_BIRTHS_PER_SEC 64
+#define NP_DRAIN_COUNTERS_MS 1000
+#define NP_DRAIN_LINEAGE 16384    /* dirty launches remembered: tag -> birth */
+#define NP_DRAIN_PROPAGATIONS 16  /* propagation records per birth */
+#define NP_DRAIN_PROPAGATION_GAP_NS 1000000ull
+#define NP_DRAIN_PROPAGATIONS_PER_SEC 256
+
+/* Starts the thread (idempotent).  0 or -1. */
+int np_drain_start(void);
+
+/* Drains what is there for up to max_ms, sends the last counters, and
+ * stops the thread. */
+void np_drain_stop(int max_ms);
+
+/* Counters the launch side adds to (relaxed atomics). */
+struct np_gpu_counters {
+	uint64_t launches;      /* kernel launches seen */
+	uint64_t checks;        /* check kernels launched */
+	uint64_t bytes;         /* bytes those checks cover */
+	uint64_t undecoded;     /* launches with no output we could name */
+	uint64_t sampled_out;   /* launches skipped by sampling */
+	uint64_t capture_skip;  /* launches in a capture we could not check */
+	uint64_t table_full;    /* functions or captured checks over a table */
+	uint64_t lost;          /* results whose launch entry was reused */
+	uint64_t births, propagated, reports_dropped;
+};
+extern struct np_gpu_counters np_gpu_cnt;
+
+/* Set by the drainer once anything was non-finite: sampling then checks
+ * every launch. */
+extern volatile int np_gpu_zoom;
+
+#endif

@@ -1,0 +1,27 @@
+/* gpu_stub.c - the GPU side of an agent built without the CUDA toolkit
+ * (no cupti.h or nvcc on the build machine): it says so, and the CPU
+ * checks work as before.  `make` prints a warning when it uses this. */
+#include <stddef.h>
+#include "gpu.h"
+
+void np_gpu_config_from_env(struct np_gpu_config *cfg)
+{
+	cfg->mode = NP_GPU_EVERY;
+	cfg->sample_every = 16;
+}
+
+int np_gpu_start(const struct np_gpu_config *cfg, const char **why)
+{
+	(void)cfg;
+	*why = "agent built without CUDA";
+	return -1;
+}
+
+void np_gpu_stop(void)
+{
+}
+
+int np_gpu_active(void)
+{
+	return 0;
+}

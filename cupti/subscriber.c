@@ -1,0 +1,443 @@
+/* subscriber.c - the CUPTI callback switchboard: kernel launches (checks
+ * of their outputs, enqueued on the same stream at API exit) and device
+ * allocations (the interval map), in the driver domain (see gpu.h).
+ *
+ * The callback runs on the job's launching threads, for every launch: it
+ * allocates nothing after the first launch of a context, takes only the
+ * interval map's mutex for a few lookups, and never synchronises.  Our
+ * own check launches come back into it: a thread-local flag ignores
+ * them.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "../agent/report.h"
+#include "cuda_api.h"
+#include "drain.h"
+#include "gpu.h"
+#include "gpu_ctx.h"
+#include "inflight.h"
+#include "intervals.h"
+#include "kfunc.h"
+
+#define MAX_OUTPUTS NP_KD_MAX_OUTPUTS
+#define MAX_WORDS 64             /* pointer words looked at per launch */
+#define MAX_CHECK_BYTES (4ull << 30)
+
+static CUpti_SubscriberHandle subscriber;
+static volatile int enabled;
+static int started;
+static pid_t owner;              /* the process that started the checks */
+static struct np_gpu_config config;
+static struct np_ivmap allocations;
+static __thread int inside;      /* our own driver calls and launches */
+
+static const CUpti_CallbackId launch_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+};
+
+/* ---- one launch, whatever API made it ---- */
+
+struct launch {
+	CUfunction f;
+	CUstream stream;
+	void **params;
+	void **extra;
+	uint64_t threads;           /* grid x block: a sanity bound for decoders */
+};
+
+static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
+{
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+		const cuLaunchKernel_params *a = p;
+		*l = (struct launch){ a->f, a->hStream, a->kernelParams, a->extra,
+				      (uint64_t)a->gridDimX * a->gridDimY * a->gridDimZ *
+					      a->blockDimX * a->blockDimY * a->blockDimZ };
+		return 0;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+		const cuLaunchCooperativeKernel_params *a = p;
+		*l = (struct launch){ a->f, a->hStream, a->kernelParams, NULL,
+				      (uint64_t)a->gridDimX * a->gridDimY * a->gridDimZ *
+					      a->blockDimX * a->blockDimY * a->blockDimZ };
+		return 0;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+		const cuLaunchKernelEx_params *a = p;
+		if (!a->config)
+			return -1;
+		const CUlaunchConfig *k = a->config;
+		*l = (struct launch){ a->f, k->hStream, a->kernelParams, a->extra,
+				      (uint64_t)k->gridDimX * k->gridDimY * k->gridDimZ *
+					      k->blockDimX * k->blockDimY * k->blockDimZ };
+		return 0;
+	}
+	}
+	return -1;
+}
+
+/* Arguments packed in `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) as the
+ * kernelParams array the decoders read: a pointer to each parameter. */
+static void **params_from_extra(void **extra, const struct np_kparams *layout, void **out)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			buf = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+			size = *(size_t *)extra[i + 1];
+	}
+	if (!buf)
+		return NULL;
+	for (int k = 0; k < layout->n; k++) {
+		if (layout->p[k].offset + layout->p[k].size > size)
+			return NULL;
+		out[k] = buf + layout->p[k].offset;
+	}
+	return out;
+}
+
+/* ---- parameter layouts, from the driver ---- */
+
+static int driver_layout(uint64_t key, struct np_kparams *out, void *arg)
+{
+	(void)arg;
+	CUfunction f = (CUfunction)key;
+	size_t off, size;
+	/* f may be a CUkernel cast to a CUfunction: then only
+	 * cuKernelGetParamInfo knows it */
+	int as_kernel = np_cu.func_get_param_info(f, 0, &off, &size) != CUDA_SUCCESS;
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < NP_KD_MAX_PARAMS; i++) {
+		CUresult r = as_kernel ? np_cu.kernel_get_param_info((CUkernel)f, i, &off, &size)
+				       : np_cu.func_get_param_info(f, i, &off, &size);
+		if (r != CUDA_SUCCESS)
+			return i > 0 ? 0 : -1;   /* past the last parameter */
+		out->p[i].offset = (uint32_t)off;
+		out->p[i].size = (uint32_t)size;
+		out->n = i + 1;
+	}
+	return 0;
+}
+
+/* ---- launching one check ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Launches the check of one output.  Returns 1 if launched, 0 if not
+ * (counted here), -1 if the output's extent is unknown. */
+static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const struct np_kfunc *f,
+			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
+			int captured)
+{
+	unsigned esz = np_dtype_size((enum np_dtype)b->dtype);
+	uint64_t numel = b->numel;
+	if (!numel) {
+		/* only a tensor-sized interval says how far the output goes;
+		 * an allocator segment would run into other tensors */
+		struct np_iv iv;
+		np_ivmap_lock(&allocations);
+		int known = np_ivmap_lookup(&allocations, b->ptr, &iv) == 0 && iv.kind == NP_IV_TENSOR;
+		np_ivmap_unlock(&allocations);
+		if (!known)
+			return -1;
+		numel = (iv.base + iv.len - b->ptr) / esz;
+	}
+	if (!numel || numel * esz > MAX_CHECK_BYTES)
+		return -1;
+	uint64_t tag = np_inflight_tag(captured);
+	if (!tag) {
+		__atomic_add_fetch(&np_gpu_cnt.table_full, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	struct np_inflight e = { .tag = tag, .launch_ns = now_ns(),
+				 .tid = (uint32_t)syscall(SYS_gettid), .func = f->id,
+				 .dtype = (uint8_t)b->dtype, .captured = (uint8_t)captured };
+	/* dirty.h orders launches by dl.tag.  A captured tag (bit 63) would
+	 * come after every ordinary launch: a kernel reading a graph's
+	 * output would never see it dirty, and a graph's birth could never
+	 * be the first.  So a captured check also takes a number in the
+	 * ordinary sequence, at capture: after what was launched before the
+	 * graph, before what is launched after it is replayed, and in
+	 * capture order within it. */
+	uint64_t order = captured ? np_inflight_tag(0) : tag;
+	e.dl = (struct np_dirty_launch){ .tag = order, .stream = (uint64_t)(uintptr_t)l->stream,
+					 .out_ptr = b->ptr, .out_len = numel * esz };
+	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
+		e.dl.in[e.dl.n_in++] = inputs[k];
+	np_inflight_put(&e);
+
+	struct np_check_args args = {
+		.buf = (const void *)(uintptr_t)b->ptr, .numel = numel, .tag = tag,
+		.slot = &g->scratch[np_inflight_scratch_index(tag, NP_GPU_SCRATCH_SLOTS)],
+		.ring = g->ring, .report_all = 1,
+	};
+	uint64_t per_block = (uint64_t)NP_CHECK_THREADS * 16;
+	uint64_t blocks = (numel + per_block - 1) / per_block;
+	if (blocks > g->max_blocks)
+		blocks = g->max_blocks;
+	void *kp[] = { &args };
+	if (np_cu.launch_kernel(g->check_fn[b->dtype], (unsigned)blocks, 1, 1, NP_CHECK_THREADS,
+				1, 1, 0, l->stream, kp, NULL) != CUDA_SUCCESS)
+		return 0;
+	__atomic_add_fetch(&np_gpu_cnt.checks, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&np_gpu_cnt.bytes, numel * esz, __ATOMIC_RELAXED);
+	return 1;
+}
+
+static int sampled_out(struct np_kfunc *f)
+{
+	uint64_t n = __atomic_fetch_add(&f->launches, 1, __ATOMIC_RELAXED);
+	if (config.mode != NP_GPU_SAMPLE || np_gpu_zoom)
+		return 0;
+	return n % config.sample_every != 0;
+}
+
+static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct launch l;
+	if (cb->callbackSite != CUPTI_API_EXIT || launch_of(cbid, cb->functionParams, &l))
+		return;
+	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return;
+	__atomic_add_fetch(&np_gpu_cnt.launches, 1, __ATOMIC_RELAXED);
+	struct np_kfunc *f = np_kfunc_get((uint64_t)(uintptr_t)l.f, cb->symbolName,
+					  driver_layout, NULL);
+	if (!f) {
+		__atomic_add_fetch(&np_gpu_cnt.table_full, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (f->ours || sampled_out(f)) {
+		if (!f->ours)
+			__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	void *packed[NP_KD_MAX_PARAMS];
+	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
+	struct np_kbuf outs[MAX_OUTPUTS];
+	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params,
+					       l.threads, outs, MAX_OUTPUTS) : 0;
+	if (nout <= 0) {
+		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	np_cu.stream_is_capturing(l.stream, &cap);
+	int captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	const char *why = NULL;
+	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(cb->context)
+					: np_gpu_ctx_get(cb->context, &why);
+	if (!g) {
+		static int told;
+		__atomic_add_fetch(&np_gpu_cnt.capture_skip, 1, __ATOMIC_RELAXED);
+		/* the context's check kernels or memory cannot be made (no
+		 * image for this GPU, out of memory): nothing will be checked,
+		 * which the gpu_on already sent must not hide */
+		if (why && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+			np_report_status_gpu(NP_AST_GPU_OFF, why);
+		return;
+	}
+	/* inputs: every pointer word but each output's own word, once: an
+	 * in-place kernel (data[1] == data[0]) reads its output, and a
+	 * non-finite value there is propagation, not a birth */
+	uint64_t words[MAX_WORDS], inputs[MAX_WORDS];
+	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
+	uint32_t n_in = 0;
+	uint32_t taken = 0;   /* outputs whose own word was dropped (bit k) */
+	for (int i = 0; i < nw; i++) {
+		int k = 0;
+		while (k < nout && (k >= 32 || (taken >> k & 1) || words[i] != outs[k].ptr))
+			k++;
+		if (k < nout)
+			taken |= 1u << k;
+		else
+			inputs[n_in++] = words[i];
+	}
+	/* outputs named but of unknown extent (a T* no tensor interval
+	 * covers) go unchecked: counted with the undecoded, not lost */
+	int sized = 0;
+	for (int k = 0; k < nout; k++)
+		sized |= check_buffer(g, &l, f, &outs[k], inputs, n_in, captured) >= 0;
+	if (!sized)
+		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- allocations ---- */
+
+static void on_memory(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	const void *p = cb->functionParams;
+	int ok = !cb->functionReturnValue || *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
+	np_ivmap_lock(&allocations);
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
+		const cuMemAlloc_v2_params *a = p;
+		if (cb->callbackSite == CUPTI_API_EXIT && ok && a->dptr)
+			np_ivmap_insert(&allocations, NP_IV_SEGMENT, *a->dptr, a->bytesize, -1, 0);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync: {
+		const cuMemAllocAsync_params *a = p;
+		if (cb->callbackSite == CUPTI_API_EXIT && ok && a->dptr)
+			np_ivmap_insert(&allocations, NP_IV_SEGMENT, *a->dptr, a->bytesize, -1, 0);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+		if (cb->callbackSite == CUPTI_API_ENTER)
+			np_ivmap_remove(&allocations, NP_IV_SEGMENT,
+					((const cuMemFree_v2_params *)p)->dptr);
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+		if (cb->callbackSite == CUPTI_API_ENTER)
+			np_ivmap_remove(&allocations, NP_IV_SEGMENT,
+					((const cuMemFreeAsync_params *)p)->dptr);
+		break;
+	}
+	np_ivmap_unlock(&allocations);
+}
+
+static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
+			      CUpti_CallbackId cbid, const void *data)
+{
+	(void)userdata;
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside || !enabled)
+		return;
+	inside = 1;
+	const CUpti_CallbackData *cb = data;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+		on_memory(cbid, cb);
+		break;
+	default:
+		on_launch(cbid, cb);
+	}
+	inside = 0;
+}
+
+/* ---- start, stop ---- */
+
+void np_gpu_config_from_env(struct np_gpu_config *cfg)
+{
+	const char *s = getenv("NANPROF_GPU_MODE");
+	cfg->mode = NP_GPU_EVERY;
+	cfg->sample_every = 16;
+	if (s && strncmp(s, "sample", 6) == 0) {
+		cfg->mode = NP_GPU_SAMPLE;
+		if (s[6] == ':' && atoi(s + 7) > 0)
+			cfg->sample_every = (uint32_t)atoi(s + 7);
+	}
+}
+
+static const char *subscribe(void)
+{
+	CUptiResult r = np_cu.subscribe(&subscriber, (CUpti_CallbackFunc)callback, NULL);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		return "cupti taken by another tool";
+	if (r != CUPTI_SUCCESS)
+		return "cupti subscribe failed";
+	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++) {
+		if (np_cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+					  launch_cbids[i]) != CUPTI_SUCCESS) {
+			np_cu.unsubscribe(subscriber);
+			return "cupti enable failed";
+		}
+	}
+	return NULL;
+}
+
+/* A forked child inherits the handler but neither the drain thread nor
+ * the ring and scratch (pinned and device memory are not mapped in a
+ * child): draining there would fault, or report the parent's counters
+ * again under the parent's numbers. */
+static void at_exit(void)
+{
+	if (getpid() == owner)
+		np_gpu_stop();
+}
+
+int np_gpu_start(const struct np_gpu_config *cfg, const char **why)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int rc = 0;
+	pthread_mutex_lock(&lock);
+	if (started) {   /* nanprof attached again */
+		if (np_drain_start()) {
+			*why = "cannot start drain thread";
+			rc = -1;
+		} else {
+			enabled = 1;
+		}
+		goto out;
+	}
+	*why = NULL;
+	const char *w = NULL;
+	if (np_cuda_open(&w)) {
+		*why = w;
+		rc = -1;
+		goto out;
+	}
+	np_kfunc_demangle = np_cu.cxa_demangle;
+	config = *cfg;
+	if (np_inflight_init() || np_kfunc_init() ||
+	    np_ivmap_init(&allocations, NP_IV_DEFAULT_SEGMENTS, NP_IV_DEFAULT_TENSORS)) {
+		*why = "out of memory";
+		rc = -1;
+		goto out;
+	}
+	if ((*why = subscribe())) {
+		rc = -1;
+		goto out;
+	}
+	if (np_drain_start()) {
+		*why = "cannot start drain thread";
+		rc = -1;
+		goto out;
+	}
+	started = 1;
+	enabled = 1;
+	/* at exit: the last results and counters, before the thread dies */
+	owner = getpid();
+	atexit(at_exit);
+out:
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+void np_gpu_stop(void)
+{
+	if (!started || !enabled)
+		return;
+	enabled = 0;
+	np_drain_stop(100);
+}
+
+int np_gpu_active(void)
+{
+	return started && enabled;
+}
