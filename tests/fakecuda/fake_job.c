@@ -1,0 +1,408 @@
+/* fake_job.c - a "PyTorch job" on the fake CUDA driver (fake.h), for
+ * tests/integration/test_gpu_fake.sh: real torch kernel names and
+ * parameter layouts (tests/unit/fixtures/torch_kernels.tsv), arguments
+ * passed as torch passes them (int numel, the functor by value,
+ * std::array<char*, N> with data[0] the output), kernels run on the host.
+ *
+ * Launch order (the test checks the agent's verdicts on each):
+ *   (a) add      float  y = x + w                 finite
+ *   (d) fill     float  mask = -inf               a birth nobody reads
+ *   (g) masked_fill lambda, float                 undecodable: skipped
+ *   (h) softmax_warp_forward  float* output       no size in the name and
+ *                                                 no tensor interval: skipped
+ *   (b) exp      float  e = exp(y)                +inf at 3 indices: a birth
+ *   (c) add      float  s = e + y                 reads (b): propagation
+ *   (e) add      half   h = hx + hy, stream 2     +inf at 2 indices, output
+ *                       not 16-byte aligned, launched through a CUkernel
+ *   (f) div      float  q = p / r, stream 2       a NaN at 1 index, arguments
+ *                       packed in `extra`
+ *   (i) div      float  gq = gp / gr, stream 2,   a NaN at index 5, in a CUDA
+ *                       captured, replayed twice  graph: born in each replay
+ *   (j) add      float  gt = gq + gp, stream 2    after the replays: propagation
+ *                                                 from the graph's birth
+ * (d) is launched before (b): the origin must be the birth that
+ * propagated, not the first one.  It links libstdc++ as torch does: the
+ * agent demangles kernel names with the process's __cxa_demangle.
+ *
+ * Then it forks a child that ends with exit(), as a worker process may.
+ * Prints one line of the fake driver's statistics and exits 0, or 1 if
+ * the driver refused anything, a kernel computed the wrong thing or the
+ * child did not exit cleanly.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "fake.h"
+#include "../../agent/agent_report.h"
+
+#define N 10000          /* float buffers: three check blocks */
+#define NH 1000          /* the half buffer */
+
+static const char add_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
+static const char add_f16[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIN3c104HalfEEESt5arrayIPcLm3EELb1EEEviT0_T1_";
+static const char fill_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIfEESt5arrayIPcLm1EELb1EEEviT0_T1_";
+static const char div_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIfffNS0_15binary_internal10DivFunctorIfEEEESt5arrayIPcLm3EELb1EEEviT0_T1_";
+static const char masked_fill_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_44_GLOBAL__N__b23ef953_11_Indexing_cu_89862edb18masked_fill_kernelERNS_14TensorIteratorERKN3c106ScalarEENKUlvE_clEvENKUlvE5_clEvEUlfbE_St5arrayIPcLm3EELb1EEEviT0_T1_";
+static const char softmax_f32[] =
+	"_ZN43_GLOBAL__N__f71e7945_10_SoftMax_cu_9f978f6320softmax_warp_forwardIfffLi0ELb0ELb1ELi32EEEvPT0_PKT_iiiPKbib";
+/* The fixture has no exp kernel: this is its log_kernel_cuda row
+ * (same lambda nesting, same layout) with the name changed, which is
+ * what torch's exp_kernel_cuda instantiates the same way. */
+static const char exp_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_15exp_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE0_clEvENKUlvE0_clEvEUlfE_St5arrayIPcLm2EELb1EEEviT0_T1_";
+
+static int failed;
+
+#define CHECK(call)                                                                   \
+	do {                                                                          \
+		CUresult r_ = (call);                                                 \
+		if (r_ != CUDA_SUCCESS) {                                             \
+			const char *s_ = NULL;                                        \
+			cuGetErrorName(r_, &s_);                                      \
+			fprintf(stderr, "fake_job: %s: %s\n", #call, s_ ? s_ : "?"); \
+			failed = 1;                                                   \
+		}                                                                     \
+	} while (0)
+
+/* ---- the kernels, run by the fake driver on a stream's thread ---- */
+
+static int numel_of(const void *a)
+{
+	int n;
+	memcpy(&n, a, 4);
+	return n;
+}
+
+static void data_of(const void *a, uint32_t off, char **data, int n)
+{
+	memcpy(data, (const char *)a + off, sizeof(char *) * (size_t)n);
+}
+
+static void k_add_f32(const void *a, unsigned grid, unsigned block)
+{
+	char *d[3];
+	float alpha;
+	memcpy(&alpha, (const char *)a + 4, 4);
+	data_of(a, 8, d, 3);
+	for (int i = 0; i < numel_of(a); i++)
+		((float *)d[0])[i] = ((float *)d[1])[i] + alpha * ((float *)d[2])[i];
+}
+
+static void k_add_f16(const void *a, unsigned grid, unsigned block)
+{
+	char *d[3];
+	float alpha;
+	memcpy(&alpha, (const char *)a + 4, 4);
+	data_of(a, 8, d, 3);
+	for (int i = 0; i < numel_of(a); i++)
+		((_Float16 *)d[0])[i] = (_Float16)((float)((_Float16 *)d[1])[i] +
+						   alpha * (float)((_Float16 *)d[2])[i]);
+}
+
+static void k_fill_f32(const void *a, unsigned grid, unsigned block)
+{
+	char *d[1];
+	float v;
+	memcpy(&v, (const char *)a + 4, 4);
+	data_of(a, 8, d, 1);
+	for (int i = 0; i < numel_of(a); i++)
+		((float *)d[0])[i] = v;
+}
+
+static void k_exp_f32(const void *a, unsigned grid, unsigned block)
+{
+	char *d[2];
+	data_of(a, 8, d, 2);
+	for (int i = 0; i < numel_of(a); i++)
+		((float *)d[0])[i] = expf(((float *)d[1])[i]);
+}
+
+static void k_div_f32(const void *a, unsigned grid, unsigned block)
+{
+	char *d[3];
+	data_of(a, 8, d, 3);
+	for (int i = 0; i < numel_of(a); i++)
+		((float *)d[0])[i] = ((float *)d[1])[i] / ((float *)d[2])[i];
+}
+
+/* the lambda captures the fill value (first 4 of its 16 bytes) */
+static void k_masked_fill_f32(const void *a, unsigned grid, unsigned block)
+{
+	char *d[3];
+	float v;
+	memcpy(&v, (const char *)a + 8, 4);
+	data_of(a, 24, d, 3);
+	for (int i = 0; i < numel_of(a); i++)
+		((float *)d[0])[i] = ((_Bool *)d[2])[i] ? v : ((float *)d[1])[i];
+}
+
+/* (float* dst, const float* src, int batch, int stride, int elements,
+ *  const bool* mask, int head_chunk, bool is_transformer_mask) */
+static void k_softmax_f32(const void *a, unsigned grid, unsigned block)
+{
+	float *dst, *src;
+	int batch, stride, n;
+	memcpy(&dst, a, 8);
+	memcpy(&src, (const char *)a + 8, 8);
+	memcpy(&batch, (const char *)a + 16, 4);
+	memcpy(&stride, (const char *)a + 20, 4);
+	memcpy(&n, (const char *)a + 24, 4);
+	for (int b = 0; b < batch; b++) {
+		float max = -INFINITY, sum = 0;
+		for (int i = 0; i < n; i++)
+			max = fmaxf(max, src[b * stride + i]);
+		for (int i = 0; i < n; i++)
+			sum += expf(src[b * stride + i] - max);
+		for (int i = 0; i < n; i++)
+			dst[b * stride + i] = expf(src[b * stride + i] - max) / sum;
+	}
+}
+
+/* ---- setup ---- */
+
+static CUfunction reg(const char *name, const char *layout, fake_kernel_fn fn, CUkernel *k)
+{
+	uint32_t off[16], size[16];
+	int n = 0;
+	for (const char *p = layout; *p && n < 16; n++) {
+		char *end;
+		off[n] = (uint32_t)strtoul(p, &end, 10);
+		size[n] = (uint32_t)strtoul(end + 1, &end, 10);
+		p = *end ? end + 1 : end;
+	}
+	return fake_cuda_register(name, n, off, size, fn, k);
+}
+
+static void *dev_alloc(size_t bytes)
+{
+	CUdeviceptr d = 0;
+	CHECK(cuMemAlloc_v2(&d, bytes));
+	return (void *)d;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Until the agent said whether GPU checks are on (its STATUS record in
+ * NANPROF_AGENT_RECORDS), so that no launch races its start: as if
+ * nanprof had made the job wait.  Without the file, until the CUPTI
+ * subscription is there, then a little longer.  At most 5 s. */
+static void wait_for_agent(void)
+{
+	const char *path = getenv("NANPROF_AGENT_RECORDS");
+	double end = now_s() + 5;
+	while (now_s() < end) {
+		if (path && *path) {
+			int fd = open(path, O_RDONLY);
+			struct np_agent_rec r;
+			while (fd >= 0 && read(fd, &r, sizeof(r)) == (ssize_t)sizeof(r)) {
+				if (r.kind == NP_AREC_STATUS &&
+				    (r.status == NP_AST_GPU_ON || r.status == NP_AST_GPU_OFF)) {
+					close(fd);
+					return;
+				}
+			}
+			if (fd >= 0)
+				close(fd);
+		} else if (fake_cuda_subscribed()) {
+			usleep(50000);
+			return;
+		}
+		usleep(2000);
+	}
+	fprintf(stderr, "fake_job: the agent said nothing about GPU checks in 5 s\n");
+}
+
+int main(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUstream s2;
+	CUkernel add_f16_kernel;
+
+	wait_for_agent();
+	CHECK(cuInit(0));
+	CHECK(cuDeviceGet(&dev, 0));
+	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CHECK(cuCtxSetCurrent(ctx));
+	CHECK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+	if (failed)
+		return 1;
+
+	CUfunction add = reg(add_f32, "0:4,4:4,8:24", k_add_f32, NULL);
+	CUfunction fill = reg(fill_f32, "0:4,4:4,8:8", k_fill_f32, NULL);
+	CUfunction mfill = reg(masked_fill_f32, "0:4,8:16,24:24", k_masked_fill_f32, NULL);
+	CUfunction exp_ = reg(exp_f32, "0:4,4:1,8:16", k_exp_f32, NULL);
+	CUfunction div = reg(div_f32, "0:4,4:1,8:24", k_div_f32, NULL);
+	CUfunction softmax = reg(softmax_f32, "0:8,8:8,16:4,20:4,24:4,32:8,40:4,44:1",
+				 k_softmax_f32, NULL);
+	reg(add_f16, "0:4,4:4,8:24", k_add_f16, &add_f16_kernel);
+
+	float *x = dev_alloc(N * 4), *w = dev_alloc(N * 4), *y = dev_alloc(N * 4);
+	float *mask = dev_alloc(4096 * 4), *z = dev_alloc(N * 4), *e = dev_alloc(N * 4);
+	float *s = dev_alloc(N * 4), *p = dev_alloc(64 * 4), *r = dev_alloc(64 * 4);
+	float *q = dev_alloc(64 * 4), *sm = dev_alloc(N * 4);
+	float *gp = dev_alloc(64 * 4), *gr = dev_alloc(64 * 4), *gq = dev_alloc(64 * 4);
+	float *gt = dev_alloc(64 * 4);
+	_Bool *bmask = dev_alloc(N);
+	_Float16 *hx = dev_alloc(NH * 2), *hy = dev_alloc(NH * 2), *hbuf = dev_alloc((NH + 8) * 2);
+	_Float16 *h = hbuf + 1;   /* a slice: 2-byte, not 16-byte, aligned */
+	if (failed)
+		return 1;
+	/* unified memory: the "host to device copies" are stores */
+	for (int i = 0; i < N; i++) {
+		x[i] = (float)(i % 100) / 10.0f;
+		w[i] = 1.0f;
+		bmask[i] = i % 7 == 0;
+	}
+	x[1234] = x[5000] = x[9999] = 99.0f;   /* exp(100) overflows float */
+	for (int i = 0; i < 64; i++) {
+		p[i] = (float)i;
+		r[i] = 2.0f;
+	}
+	p[42] = r[42] = 0.0f;                  /* 0/0 */
+	for (int i = 0; i < 64; i++) {
+		gp[i] = (float)i + 1;
+		gr[i] = 4.0f;
+	}
+	gp[5] = gr[5] = 0.0f;
+	for (int i = 0; i < NH; i++) {
+		hx[i] = (_Float16)(i % 10);
+		hy[i] = (_Float16)1.0f;
+	}
+	hx[7] = hx[500] = (_Float16)65000.0f;  /* finite: half's largest is 65504 */
+	hy[7] = hy[500] = (_Float16)60000.0f;  /* the sum: +inf in half */
+
+	int n = N, n_mask = 4096, n_h = NH, n_q = 64;
+	float one = 1.0f, neginf = -INFINITY;
+	struct { float value; char pad[12]; } mf = { 0.0f, { 0 } };
+	unsigned grid = (N + 511) / 512;
+
+	/* (a) y = x + w */
+	char *a_data[3] = { (char *)y, (char *)x, (char *)w };
+	void *a_params[] = { &n, &one, a_data };
+	CHECK(cuLaunchKernel(add, grid, 1, 1, 128, 1, 1, 0, NULL, a_params, NULL));
+
+	/* (d) mask = -inf: an attention mask, never read */
+	char *d_data[1] = { (char *)mask };
+	void *d_params[] = { &n_mask, &neginf, d_data };
+	CHECK(cuLaunchKernel(fill, 8, 1, 1, 128, 1, 1, 0, NULL, d_params, NULL));
+
+	/* (g) z = bmask ? 0 : x, the lambda kind the agent cannot decode */
+	char *g_data[3] = { (char *)z, (char *)x, (char *)bmask };
+	void *g_params[] = { &n, &mf, g_data };
+	CHECK(cuLaunchKernel(mfill, grid, 1, 1, 128, 1, 1, 0, NULL, g_params, NULL));
+
+	/* (h) sm = softmax(y) over rows of 100 */
+	int rows = N / 100, cols = 100, chunk = 0;
+	_Bool tmask = 0;
+	void *mask_ptr = NULL;
+	void *h_params[] = { &sm, &y, &rows, &cols, &cols, &mask_ptr, &chunk, &tmask };
+	CHECK(cuLaunchKernel(softmax, rows, 1, 1, 32, 1, 1, 0, NULL, h_params, NULL));
+
+	/* (b) e = exp(y): +inf where y = 100 */
+	char lambda = 0;
+	char *b_data[2] = { (char *)e, (char *)y };
+	void *b_params[] = { &n, &lambda, b_data };
+	CHECK(cuLaunchKernel(exp_, grid, 1, 1, 128, 1, 1, 0, NULL, b_params, NULL));
+
+	/* (c) s = e + y: the +inf propagates */
+	char *c_data[3] = { (char *)s, (char *)e, (char *)y };
+	void *c_params[] = { &n, &one, c_data };
+	CHECK(cuLaunchKernel(add, grid, 1, 1, 128, 1, 1, 0, NULL, c_params, NULL));
+
+	/* (e) h = hx + hy in half, on stream 2, through the CUkernel */
+	char *e_data[3] = { (char *)h, (char *)hx, (char *)hy };
+	void *e_params[] = { &n_h, &one, e_data };
+	CHECK(cuLaunchKernel((CUfunction)add_f16_kernel, 2, 1, 1, 128, 1, 1, 0, s2, e_params,
+			     NULL));
+
+	/* (f) q = p / r, arguments packed in one buffer */
+	struct { int numel; char functor; char pad[3]; char *data[3]; } packed = {
+		n_q, 0, { 0 }, { (char *)q, (char *)p, (char *)r }
+	};
+	size_t packed_size = sizeof(packed);
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+			  &packed_size, CU_LAUNCH_PARAM_END };
+	CHECK(cuLaunchKernel(div, 1, 1, 1, 64, 1, 1, 0, s2, NULL, extra));
+
+	/* (i) a CUDA graph on stream 2: gq = gp / gr, 0/0 at 5, captured
+	 * with the agent's check, replayed twice */
+	CUgraph graph;
+	CUgraphExec exec;
+	char functor = 0;
+	char *i_data[3] = { (char *)gq, (char *)gp, (char *)gr };
+	void *i_params[] = { &n_q, &functor, i_data };
+	CHECK(cuStreamBeginCapture_v2(s2, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CHECK(cuLaunchKernel(div, 1, 1, 1, 64, 1, 1, 0, s2, i_params, NULL));
+	CHECK(cuStreamEndCapture(s2, &graph));
+	CHECK(cuGraphInstantiateWithFlags(&exec, graph, 0));
+	CHECK(cuGraphLaunch(exec, s2));
+	CHECK(cuGraphLaunch(exec, s2));
+
+	/* (j) gt = gq + gp, launched after the replays: the graph's NaN
+	 * propagates into an ordinary launch */
+	char *j_data[3] = { (char *)gt, (char *)gq, (char *)gp };
+	void *j_params[] = { &n_q, &one, j_data };
+	CHECK(cuLaunchKernel(add, 1, 1, 1, 64, 1, 1, 0, s2, j_params, NULL));
+
+	CHECK(cuCtxSynchronize());
+
+	/* the job's own results: the kernels really ran */
+	float row = 0;
+	for (int i = 0; i < 100; i++)
+		row += sm[i];
+	if (!isinf(e[1234]) || !isinf(s[9999]) || isinf(s[0]) || !isnan(q[42]) ||
+	    !isinf((float)h[7]) || z[7] != 0.0f || mask[0] != -INFINITY ||
+	    fabsf(row - 1) > 1e-3f || !isnan(gt[5]) || gt[6] != 7.0f / 4 + 7) {
+		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
+		failed = 1;
+	}
+	CHECK(cuMemFree_v2((CUdeviceptr)z));
+
+	struct fake_cuda_stats st;
+	fake_cuda_stats(&st);
+	printf("fake_job: launches=%llu check_launches=%llu check_blocks=%llu callbacks=%llu "
+	       "allocs=%llu libraries=%llu faults=%llu\n",
+	       (unsigned long long)st.launches, (unsigned long long)st.check_launches,
+	       (unsigned long long)st.check_blocks, (unsigned long long)st.callbacks,
+	       (unsigned long long)st.allocs, (unsigned long long)st.libraries,
+	       (unsigned long long)st.faults);
+	fflush(stdout);
+
+	/* A forked child that ends with exit() (not _exit) runs the
+	 * process's atexit handlers, the agent's among them: they must not
+	 * touch the parent's CUDA state, gone from the child. */
+	pid_t child = fork();
+	if (child == 0)
+		exit(0);
+	int status = -1;
+	for (int i = 0; i < 500 && waitpid(child, &status, WNOHANG) != child; i++)
+		usleep(10000);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "fake_job: a forked child that called exit() %s %d\n",
+			WIFSIGNALED(status) ? "died of signal" : "hung or failed:", WIFSIGNALED(status)
+			? WTERMSIG(status) : status);
+		kill(child, SIGKILL);
+		failed = 1;
+	}
+
+	usleep(200000);   /* the agent's drain thread polls every 0.5 ms */
+	return failed;
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Decode the agent's records from a NANPROF_AGENT_RECORDS file.
+
+The agent preloaded alone (no nanprof, no BPF: `LD_PRELOAD=libnanprof_agent.so
+NANPROF_AGENT_RECORDS=FILE python3 job.py`) appends every record it sends
+to FILE, 96 bytes each, as agent/agent_report.h lays them out.  This prints
+them as JSON lines, kernel names put together, and with --expect checks
+what a GPU test needs without BPF:
+
+  read_records.py FILE                      print every record
+  read_records.py FILE --summary            counts per kind, GPU status
+  read_records.py FILE --expect-birth SUBSTR [--expect-propagated]
+      exit 1 unless the first GPU birth's kernel name contains SUBSTR
+      (and, with --expect-propagated, that birth propagated)
+  read_records.py FILE --expect-cpu-check ROLE
+      exit 1 unless there is a CPU check record of that role
+
+and, for the CUDA path (tests/integration/test_gpu_fake.sh; any of them
+together, each failing with a line that says why):
+
+  --expect-status STATUS[:TEXT]   a STATUS record (gpu_on, gpu_off, ...)
+                                  whose text contains TEXT
+  --expect-origin SUBSTR          the first GPU birth (in launch order)
+                                  whose value propagated is a kernel
+                                  containing SUBSTR
+  --expect-contained SUBSTR       a GPU birth in a kernel containing SUBSTR
+                                  that never propagated
+  --expect-gpu-check SUBSTR[:K=V,...]
+                                  a GPU_CHECK record of a kernel containing
+                                  SUBSTR with these fields (dtype=float16,
+                                  posinf=2, first_bad=7, propagated=false;
+                                  spread=true: a birth that propagated)
+  --expect-counters K=V[,K=V...]  the last GPU record is the gpu_counters
+                                  STATUS, with these fields (checked=6,
+                                  what=launches 7)
+  --expect-gpu-seq                GPU records numbered 1, 2, ... N: none lost
+"""
+import argparse
+import json
+import struct
+import sys
+
+REC = 96
+KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name"}
+ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective"}
+STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
+          6: "gpu_on", 7: "gpu_off", 8: "gpu_counters"}
+DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "bfloat16", 4: "float8_e4m3fn",
+         5: "float8_e5m2"}
+F_SOURCE_DIRTY, F_GRAPH, F_LAST = 1, 8, 16
+
+
+def text(b):
+    return b.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def decode(buf):
+    seq, kind, role, phase, flags, dtype, _, status, _ = struct.unpack_from("<IBBBBBBHI", buf, 0)
+    module, = struct.unpack_from("<Q", buf, 16)
+    body = buf[24:]
+    r = {"seq": seq, "kind": KIND.get(kind, kind)}
+    if kind == 1:
+        numel, nan, pinf, ninf, first, mx = struct.unpack_from("<QQQQqd", body, 0)
+        r.update(role=ROLE.get(role, role), phase=phase, flags=flags, dtype=DTYPE.get(dtype, dtype),
+                 module=module, numel=numel, nan=nan, posinf=pinf, neginf=ninf, first_bad=first,
+                 max_abs=mx, what=text(body[48:72]))
+    elif kind == 4:
+        numel, nan, pinf, ninf, first, mx, ns, tid, func, birth = \
+            struct.unpack_from("<QQQQqdQIIQ", body, 0)
+        r.update(dtype=DTYPE.get(dtype, dtype), stream=module, numel=numel, nan=nan, posinf=pinf,
+                 neginf=ninf, first_bad=first, max_abs=mx, launch_ns=ns, launch_tid=tid,
+                 func=func, birth=birth, propagated=bool(flags & F_SOURCE_DIRTY),
+                 graph=bool(flags & F_GRAPH))
+    elif kind == 5:
+        r.update(func=module, piece=role, last=bool(flags & F_LAST), text=text(body[:72]))
+    elif kind == 3:
+        checked, nbytes, skipped, dropped, overflow = struct.unpack_from("<QQQQQ", body, 0)
+        r.update(status=STATUS.get(status, status), what=text(body[40:72]), checked=checked,
+                 bytes=nbytes, skipped=skipped, dropped=dropped, overflow=overflow)
+    return r
+
+
+def read(path):
+    data = open(path, "rb").read()
+    if len(data) % REC:
+        sys.exit("%s: %d bytes is not a whole number of %d-byte records" % (path, len(data), REC))
+    recs = [decode(data[i:i + REC]) for i in range(0, len(data), REC)]
+    names, partial = {}, {}
+    for r in recs:
+        if r["kind"] == "gpu_name":
+            partial[r["func"]] = (partial.get(r["func"], "") if r["piece"] else "") + r["text"]
+            if r["last"]:
+                names[r["func"]] = partial.pop(r["func"])
+    for r in recs:
+        if r["kind"] == "gpu_check":
+            r["kernel"] = names.get(r["func"], "?")
+    return recs
+
+
+GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters")
+
+
+def is_gpu(r):
+    return r["kind"] in ("gpu_check", "gpu_name") or \
+        (r["kind"] == "status" and r["status"] in GPU_STATUS)
+
+
+def fields(spec):
+    """Parses "a=1,b=x" into {"a": "1", "b": "x"}."""
+    return dict(kv.split("=", 1) for kv in spec.split(",") if kv) if spec else {}
+
+
+def mismatches(r, want):
+    """The fields of r that differ from want's (compared as text)."""
+    bad = []
+    for k, v in want.items():
+        have = r.get(k, "<none>")
+        text = str(have).lower() if isinstance(have, bool) else str(have)
+        if text != v:
+            bad.append("%s=%s (want %s)" % (k, have, v))
+    return bad
+
+
+def births(recs):
+    """GPU births, each with whether its value propagated."""
+    prop = {r["birth"] for r in recs if r["kind"] == "gpu_check" and r["propagated"]}
+    out = [r for r in recs if r["kind"] == "gpu_check" and not r["propagated"]]
+    for b in out:
+        b["spread"] = b["birth"] in prop
+    return out
+
+
+def expect_gpu(a, recs):
+    """The --expect-* checks of the CUDA path; returns the failures."""
+    fail = []
+    for spec in a.expect_status or []:
+        st, _, txt = spec.partition(":")
+        if not any(r["kind"] == "status" and r["status"] == st and txt in r["what"] for r in recs):
+            seen = ["%s:%s" % (r["status"], r["what"]) for r in recs if r["kind"] == "status"]
+            fail.append("no %s status containing %r (saw %s)" % (st, txt, seen))
+    births(recs)   # marks each birth record "spread" for the checks below
+    if a.expect_origin is not None:
+        # first in launch order: results of different streams arrive in any order
+        spread = sorted((b for b in births(recs) if b["spread"]), key=lambda b: b["launch_ns"])
+        if not spread:
+            fail.append("no GPU birth propagated")
+        elif a.expect_origin not in spread[0]["kernel"]:
+            fail.append("origin is %s, want a kernel containing %r" %
+                        (spread[0]["kernel"], a.expect_origin))
+    for sub in a.expect_contained or []:
+        mine = [b for b in births(recs) if sub in b["kernel"]]
+        if not mine:
+            fail.append("no GPU birth in a kernel containing %r" % sub)
+        elif any(b["spread"] for b in mine):
+            fail.append("the birth in %r propagated" % sub)
+    for spec in a.expect_gpu_check or []:
+        # the kernel may hold "::": the fields follow the last ':'
+        sub, _, kv = spec.rpartition(":") if "=" in spec else (spec, "", "")
+        want = fields(kv)
+        mine = [r for r in recs if r["kind"] == "gpu_check" and sub in r["kernel"]]
+        if not mine:
+            fail.append("no GPU_CHECK record of a kernel containing %r" % sub)
+        elif all(mismatches(r, want) for r in mine):
+            fail.append("GPU_CHECK of %r: %s" % (sub, "; ".join(mismatches(mine[0], want))))
+    if a.expect_counters is not None:
+        gpu = [r for r in recs if is_gpu(r)]
+        last = gpu[-1] if gpu else None
+        if not last or last["kind"] != "status" or last["status"] != "gpu_counters":
+            fail.append("the last GPU record is not the counters: %s" % (json.dumps(last),))
+        else:
+            bad = mismatches(last, fields(a.expect_counters))
+            if bad:
+                fail.append("counters: %s" % "; ".join(bad))
+    if a.expect_gpu_seq:
+        seqs = [r["seq"] for r in recs if is_gpu(r)]
+        if sorted(seqs) != list(range(1, len(seqs) + 1)):
+            fail.append("GPU record numbers are not 1..%d: %s" % (len(seqs), seqs))
+    return fail
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("file")
+    ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--expect-birth", metavar="SUBSTR")
+    ap.add_argument("--expect-propagated", action="store_true")
+    ap.add_argument("--expect-cpu-check", metavar="ROLE")
+    ap.add_argument("--expect-status", action="append", metavar="STATUS[:TEXT]")
+    ap.add_argument("--expect-origin", metavar="SUBSTR")
+    ap.add_argument("--expect-contained", action="append", metavar="SUBSTR")
+    ap.add_argument("--expect-gpu-check", action="append", metavar="SUBSTR[:K=V,...]")
+    ap.add_argument("--expect-counters", metavar="K=V[,K=V...]")
+    ap.add_argument("--expect-gpu-seq", action="store_true")
+    a = ap.parse_args()
+    recs = read(a.file)
+    gpu_fail = expect_gpu(a, recs)
+    for f in gpu_fail:
+        print("FAIL: " + f)
+    failed = bool(gpu_fail)
+    gpu_expect = bool(a.expect_status or a.expect_origin is not None or a.expect_contained or
+                      a.expect_gpu_check or a.expect_counters is not None or a.expect_gpu_seq)
+    if a.expect_birth is not None:
+        births = [r for r in recs if r["kind"] == "gpu_check" and not r["propagated"]]
+        if not births:
+            print("FAIL: no GPU birth reported")
+            failed = True
+        else:
+            b = births[0]
+            print("first GPU birth: %s (%s, %d nan, %d +inf, %d -inf)" %
+                  (b["kernel"], b["dtype"], b["nan"], b["posinf"], b["neginf"]))
+            if a.expect_birth not in b["kernel"]:
+                print("FAIL: expected a kernel containing %r" % a.expect_birth)
+                failed = True
+            prop = [r for r in recs if r["kind"] == "gpu_check" and r["propagated"]
+                    and r["birth"] == b["birth"]]
+            if a.expect_propagated and not prop:
+                print("FAIL: the first birth never propagated")
+                failed = True
+    if a.expect_cpu_check:
+        if not any(r["kind"] == "check" and r["role"] == a.expect_cpu_check for r in recs):
+            print("FAIL: no CPU check record with role %s" % a.expect_cpu_check)
+            failed = True
+    if a.summary:
+        kinds = {}
+        for r in recs:
+            kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+        print(json.dumps({"records": len(recs), "kinds": kinds}))
+        for r in recs:
+            if r["kind"] == "status":
+                print(json.dumps(r))
+    elif a.expect_birth is None and not a.expect_cpu_check and not gpu_expect:
+        for r in recs:
+            print(json.dumps(r))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# test_gpu_fake.sh - the agent's CUDA side end to end without a GPU: the
+# real libnanprof_agent.so, preloaded alone, on a fake libcuda.so.1 and
+# libcupti.so.13 (tests/fakecuda/) that run kernels on the host and the
+# agent's check kernels as the host emulation of finite_check.cu.  The
+# fake job launches real torch kernels (names, layouts, arguments): a
+# -inf mask nobody reads, then an exp that overflows and an add that
+# reads it, a half add, a launch packed in `extra`, two kernels whose
+# outputs cannot be checked, a CUDA graph replayed twice and a kernel
+# reading its output.  The records must name the exp as the origin, the mask as a
+# contained birth, follow the graph's NaN out of it, and count every
+# check.  Then CUPTI taken by another
+# tool, and a GPU the agent has no check kernels for: GPU checks off,
+# said why, and the job unharmed.
+# Needs the agent built with its GPU side (the CUDA toolkit's headers);
+# no root, no torch.
+set -u
+. "$(dirname "$0")/lib.sh" gpu-fake
+
+F=.output/fakecuda
+RR="python3 $IT/read_records.py"
+# the checks and undecodable kernels fake_job.c launches
+CHECKS=8 UNDECODED=2 LAUNCHES=10
+
+run_job() {   # records-file out-prefix [env...]
+	local rec=$1 out=$2
+	shift 2
+	env "$@" LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$rec" \
+		NANPROF_CUPTI="$PWD/$F/libcupti.so.13" LD_LIBRARY_PATH="$PWD/$F" \
+		timeout 60 $F/fake_job > "$out.out" 2> "$out.err"
+}
+
+# expect NAME ARGS...: one verdict from read_records.py's checks
+expect() {
+	local name=$1
+	shift
+	if $RR "$@" > "$T/chk" 2>&1; then ok "$name"; else bad "$name" "$T/chk"; fi
+}
+
+if ! grep -qa np_check_f32 libnanprof_agent.so 2>/dev/null; then
+	skp "fake GPU tests" "agent built without its GPU side (no CUDA toolkit)"
+elif ! make -s fakecuda > "$T/make.out" 2>&1; then
+	bad "fake libcuda, libcupti and job build" "$T/make.out"
+else
+	# --- checks on ---
+	run_job "$T/rec" "$T/job"
+	rc=$?
+	stats=$(grep '^fake_job:' "$T/job.out")
+	if [ $rc -eq 0 ] && ! grep -q . "$T/job.err" && [[ $stats == *" faults=0"* ]] &&
+	   [[ $stats == *" check_launches=$CHECKS "* ]] && [[ $stats == *" libraries=1 "* ]]; then
+		ok "job exits 0; $CHECKS checks launched from the embedded fatbin, no fault"
+	else
+		{ echo "exit $rc"; cat "$T/job.out" "$T/job.err"; } > "$T/chk"
+		bad "job exits 0 with $CHECKS checks, no fault" "$T/chk"
+	fi
+	expect "status gpu_on" "$T/rec" --expect-status gpu_on:every
+	expect "origin: the exp that overflowed, not the earlier -inf mask" \
+		"$T/rec" --expect-origin exp_kernel_cuda
+	expect "exp's birth: 3 +inf, first at 1234" "$T/rec" \
+		--expect-gpu-check "exp_kernel_cuda:propagated=false,dtype=float32,numel=10000,posinf=3,nan=0,first_bad=1234"
+	expect "the add reading it is a propagation of that birth" "$T/rec" \
+		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=3,first_bad=1234"
+	expect "the -inf mask is a birth that never propagated" "$T/rec" \
+		--expect-contained "FillFunctor<float>" \
+		--expect-gpu-check "FillFunctor<float>:neginf=4096,first_bad=0,max_abs=0.0"
+	expect "half add (unaligned output, launched as a CUkernel) checked" "$T/rec" \
+		--expect-gpu-check "CUDAFunctor_add<c10::Half>:dtype=float16,numel=1000,posinf=2,first_bad=7,propagated=false"
+	expect "launch with arguments in extra checked" "$T/rec" \
+		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=64,nan=1,first_bad=42"
+	expect "CUDA graph: the captured check runs at each replay" "$T/rec" \
+		--expect-gpu-check "DivFunctor<float>:graph=true,nan=1,first_bad=5,spread=true"
+	expect "CUDA graph: a launch after the replays propagates the graph's birth" "$T/rec" \
+		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,graph=false,nan=1,first_bad=5"
+	expect "counters last: $CHECKS checks, $UNDECODED undecoded, nothing dropped" "$T/rec" \
+		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0,what=launches $LAUNCHES"
+	expect "no GPU record lost (numbered 1..N)" "$T/rec" --expect-gpu-seq
+
+	# --- CUPTI held by another tool ---
+	run_job "$T/rec2" "$T/job2" FAKE_CUPTI_TAKEN=1
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q ' check_launches=0 ' "$T/job2.out" && ! grep -q . "$T/job2.err"; then
+		ok "CUPTI taken: the job exits 0, no check launched"
+	else
+		{ echo "exit $rc"; cat "$T/job2.out" "$T/job2.err"; } > "$T/chk"
+		bad "CUPTI taken: the job exits 0" "$T/chk"
+	fi
+	expect "CUPTI taken: status gpu_off, cupti taken by another tool" "$T/rec2" \
+		--expect-status "gpu_off:cupti taken by another tool"
+
+	# --- no code for this GPU in the agent's fatbin ---
+	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q ' check_launches=0 ' "$T/job3.out" && ! grep -q . "$T/job3.err"; then
+		ok "no check kernel image: the job exits 0, no check launched"
+	else
+		{ echo "exit $rc"; cat "$T/job3.out" "$T/job3.err"; } > "$T/chk"
+		bad "no check kernel image: the job exits 0" "$T/chk"
+	fi
+	expect "no check kernel image: gpu_off says so after gpu_on" "$T/rec3" \
+		--expect-status "gpu_off:cannot load the check kernels" \
+		--expect-counters "checked=0,what=launches $LAUNCHES" --expect-gpu-seq
+fi
+finish
