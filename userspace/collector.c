@@ -5,6 +5,7 @@
 #include "collector.h"
 #include "elfsym.h"
 #include "findings.h"
+#include "gpu_findings.h"
 #include "log.h"
 #include "proc.h"
 
@@ -378,6 +379,7 @@ static void on_mod_enter(struct np_collector *c, struct np_proc_state *p,
 							     e->step, e->batch, (uint8_t)e->phase,
 							     span };
 	t->depth++;
+	np_gpu_context(p, e->ts_ns, t->tid, e->step, (uint8_t)e->phase, name, type);
 	np_findings_module(c, p, e->a, name, type);
 	p->module_calls++;
 	p->cur.module_calls++;
@@ -394,6 +396,9 @@ static void on_mod_exit(struct np_collector *c, struct np_proc_state *p,
 	if (d >= NP_MAX_OPEN)
 		return;
 	struct np_open_frame *f = &t->stack[d];
+	/* back in the caller's module (or in none) */
+	np_gpu_context(p, e->ts_ns, t->tid, f->step, f->phase, d ? t->stack[d - 1].name : 0,
+		       d ? t->stack[d - 1].type : 0);
 	if (f->span != NP_NO_SPAN && f->span < p->nspans)
 		p->spans[f->span].hi = e->d;
 	struct np_rec r = { .kind = NP_REC_MODULE, .phase = f->phase, .depth = (uint16_t)d,
@@ -478,6 +483,8 @@ static void on_node(struct np_collector *c, struct np_proc_state *p,
 	t->node_module_type = known ? type : 0;
 	t->node_seq = e->d;
 	t->node_vt = e->b;
+	np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_BACKWARD, t->node_name,
+		       t->node_module_type);
 }
 
 void np_collector_event(struct np_collector *c, const struct np_event *e)
@@ -524,6 +531,7 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 		close_forward(c, p, e->tid);
 		if (p->bwd_depth++ == 0)
 			p->bwd_t0 = e->ts_ns;
+		np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_BACKWARD, 0, 0);
 		break;
 	case NP_EV_BWD_EXIT:
 		/* nodes may run on libtorch's device threads, not the caller's */
@@ -533,6 +541,8 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 		}
 		if (p->bwd_depth && --p->bwd_depth == 0)
 			phase_rec(c, p, e->tid, NP_PHASE_BACKWARD, p->bwd_t0, e->ts_ns);
+		for (uint32_t k = 0; k < p->nthreads; k++)
+			np_gpu_context(p, e->ts_ns, p->threads[k].tid, e->step, NP_PHASE_NONE, 0, 0);
 		break;
 	case NP_EV_NODE_ENTER:
 		on_node(c, p, t, e);
@@ -546,12 +556,14 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 	case NP_EV_OPT_ENTER:
 		close_forward(c, p, e->tid);
 		p->opt_t0 = e->ts_ns;
+		np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_OPTIMIZER, 0, 0);
 		break;
 	case NP_EV_OPT_EXIT:
 		/* no phase if its entry was lost (ring buffer full) */
 		if (p->opt_t0)
 			phase_rec(c, p, e->tid, NP_PHASE_OPTIMIZER, p->opt_t0, e->ts_ns);
 		p->opt_t0 = 0;
+		np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_NONE, 0, 0);
 		close_step(c, p, e->ts_ns, true);
 		break;
 	default:

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "../agent/agent_report.h"
 #include "findings.h"
+#include "gpu_findings.h"
 
 _Static_assert(NP_AGENT_BULK_BYTES == NP_AGENT_BULK_MAX, "agent and BPF agree on the bulk size");
 
@@ -50,8 +51,8 @@ static bool module_names(struct np_collector *c, struct np_proc_state *p, uint64
 
 /* ---- origin ---- */
 
-static void set_origin(struct np_collector *c, struct np_proc_state *p,
-		       const struct np_finding *f)
+void np_findings_set_origin(struct np_collector *c, struct np_proc_state *p,
+			    const struct np_finding *f)
 {
 	p->ag.found = true;
 	p->ag.origin = *f;
@@ -65,7 +66,7 @@ static bool confirm_candidate(struct np_collector *c, struct np_proc_state *p)
 {
 	if (!p->ag.candidate)
 		return false;
-	set_origin(c, p, &p->ag.cand);
+	np_findings_set_origin(c, p, &p->ag.cand);
 	return true;
 }
 
@@ -162,7 +163,7 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 			if (c->on_finding)
 				c->on_finding(c, p, NP_FIND_RECEIVED);
 		} else {
-			set_origin(c, p, &f);   /* went in non-finite, unseen before */
+			np_findings_set_origin(c, p, &f);   /* went in non-finite, unseen before */
 		}
 		return;
 	}
@@ -176,7 +177,7 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 			} else if (f.depth == 0) {
 				f.role = 0;   /* "input" */
 				f.op = 0;     /* the op that made the output says nothing here */
-				set_origin(c, p, &f);
+				np_findings_set_origin(c, p, &f);
 			}
 			return;
 		}
@@ -196,7 +197,7 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 		return;
 	}
 	/* backward, optimizer, or a tensor computed outside any module */
-	set_origin(c, p, &f);
+	np_findings_set_origin(c, p, &f);
 }
 
 void np_findings_root_exit(struct np_collector *c, struct np_proc_state *p)
@@ -390,6 +391,10 @@ void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 {
 	struct np_agent_rec r;
 	memcpy(&r, &e->a, sizeof(r));
+	if (np_gpu_is_gpu_record(&r)) {   /* numbered on their own */
+		np_gpu_record(c, p, &r);
+		return;
+	}
 	struct np_agent_state *a = &p->ag;
 	a->records++;
 	if (a->last_seq && r.seq > a->last_seq + 1)
@@ -423,6 +428,7 @@ void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 
 void np_findings_free(struct np_proc_state *p)
 {
+	np_gpu_free(p);
 	np_map_free(&p->ag.mod_index);
 	free(p->ag.mods);
 	p->ag.mods = NULL;

@@ -51,8 +51,14 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	else
 		fprintf(f, "  module: %s%s%s%s\n", *mod ? mod : "(the model itself)",
 			*type ? " (" : "", type, *type ? ")" : "");
-	if (*op && !o->outside)
+	if (o->gpu)
+		fprintf(f, "  kernel: %s%s\n", *op ? op : "(name not received)",
+			o->graph ? " (in a replayed CUDA graph)" : "");
+	else if (*op && !o->outside)
 		fprintf(f, "  op:     %s\n", op);
+	if (o->context_unknown)
+		fprintf(f, "  (its launch is older than the context nanprof keeps: module, "
+			"step and phase are not known)\n");
 	if (*param)
 		fprintf(f, "  param:  %s\n", param);
 	fprintf(f, "  tensor: %s, %s, %llu elements: %llu nan, %llu +inf, %llu -inf; first at "
@@ -194,6 +200,29 @@ void np_print_warning(FILE *f, const struct np_collector *c, const struct np_pro
 		grad ? "gradients" : "activations");
 }
 
+static void print_gpu_checks(FILE *f, const struct np_proc_state *p)
+{
+	const struct np_gpu_state *g = &p->gpu;
+	if (g->state == 2) {
+		fprintf(f, "    GPU checks: off: %s\n", g->how);
+		return;
+	}
+	if (g->state != 1)
+		return;
+	fprintf(f, "    GPU checks: %s launch%s; %s, %llu checks (%.1f MB), %llu launches with "
+		"no output nanprof can size", strcmp(g->how, "every") == 0 ? "every" : "sampled",
+		strcmp(g->how, "every") == 0 ? "" : "es", g->launches[0] ? g->launches : "launches ?",
+		(unsigned long long)g->checks, (double)g->bytes / 1e6,
+		(unsigned long long)g->undecoded);
+	if (g->births)
+		fprintf(f, "; %llu kernel births", (unsigned long long)g->births);
+	if (g->dropped || g->overflow || g->lost || g->candidates_dropped)
+		fprintf(f, "; %llu results lost, %llu over table limits, %llu records lost",
+			(unsigned long long)g->dropped, (unsigned long long)g->overflow,
+			(unsigned long long)g->lost);
+	fputc('\n', f);
+}
+
 void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
 {
 	const struct np_agent_state *a = &p->ag;
@@ -221,6 +250,7 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 	else if (p->checks == NP_CHECKS_ON || p->checks == NP_CHECKS_DETACHED)
 		fprintf(f, "    no non-finite value left any module%s\n",
 			a->contained ? " (some stayed inside one)" : "");
+	print_gpu_checks(f, p);
 	if (a->nwarnings)
 		fprintf(f, "    explosion warnings: %u%s\n", a->nwarnings,
 			a->warnings_dropped ? " (more dropped)" : "");
@@ -249,6 +279,11 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_bool_field(w, "inputs_finite", o->inputs_finite);
 	np_jsonw_bool_field(w, "outside_modules", o->outside);
 	np_jsonw_bool_field(w, "before_attach", o->preexisting);
+	np_jsonw_string_field(w, "device", o->gpu ? "cuda" : "cpu");
+	if (o->gpu) {
+		np_jsonw_bool_field(w, "cuda_graph", o->graph);
+		np_jsonw_bool_field(w, "context_known", !o->context_unknown);
+	}
 	np_jsonw_uint_field(w, "batch", o->batch);
 	np_jsonw_int_field(w, "rank", p->rank);
 	np_jsonw_uint_field(w, "pid", (uint64_t)p->pid);
@@ -280,6 +315,19 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_uint_field(w, "contained", a->contained);
 	np_jsonw_uint_field(w, "explosion_warnings_dropped", a->warnings_dropped);
 	np_jsonw_uint_field(w, "module_stats_dropped", a->mods_dropped);
+	if (p->gpu.state) {
+		const struct np_gpu_state *g = &p->gpu;
+		np_jsonw_string_field(w, "gpu_state", g->state == 1 ? "on" : "off");
+		np_jsonw_string_field(w, "gpu_message", g->how);
+		np_jsonw_uint_field(w, "gpu_checks", g->checks);
+		np_jsonw_uint_field(w, "gpu_bytes_checked", g->bytes);
+		np_jsonw_uint_field(w, "gpu_launches_undecoded", g->undecoded);
+		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);
+		np_jsonw_uint_field(w, "gpu_table_overflow", g->overflow);
+		np_jsonw_uint_field(w, "gpu_records_lost", g->lost);
+		np_jsonw_uint_field(w, "gpu_births", g->births);
+		np_jsonw_uint_field(w, "gpu_propagations_inside", g->inside);
+	}
 	np_jsonw_end_object(w);
 	if (a->found)
 		finding_json(w, c, p, &a->origin, "nan_origin");

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "ctxhist.h"
 #include "hashmap.h"
 #include "probes.h"
 #include "pymem.h"
@@ -119,6 +120,9 @@ struct np_finding {
 	int64_t first_bad;
 	double max_abs;
 	uint32_t depth;           /* forward: module depth of the report */
+	bool gpu;                 /* a CUDA kernel's output: op is the kernel */
+	bool graph;               /* GPU: checked inside a replayed CUDA graph */
+	bool context_unknown;     /* GPU: the launch is older than the context history */
 };
 
 #define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */
@@ -193,6 +197,32 @@ struct np_agent_state {
 	struct np_heat *heat;     /* allocated at the first statistics */
 };
 
+#define NP_GPU_CANDIDATES 64      /* GPU births awaiting their value to leave */
+#define NP_GPU_NAME_BYTES 288     /* a kernel name kept: 4 pieces of 72 */
+
+/* The CUDA side of a process's checks: kernel births are candidates
+ * until the agent reports their first propagation (the value left the
+ * kernel that made it). */
+struct np_gpu_state {
+	uint8_t state;            /* 0 unknown; 1 on; 2 off */
+	char how[32];             /* "every", "sample", or why it is off */
+	uint64_t checks, bytes, undecoded, dropped, overflow;
+	char launches[32];
+	uint64_t records, lost, last_seq;
+	uint64_t births, candidates_dropped;
+	uint64_t inside;          /* propagations still inside their birth's scope */
+	uint64_t unknown_births;  /* propagations of a birth no longer kept */
+	struct {
+		uint64_t tag;
+		struct np_finding f;
+	} cand[NP_GPU_CANDIDATES];
+	uint32_t ncand;           /* pushed in all (ring) */
+	struct np_map kernels;    /* kernel id -> interned name */
+	char name_buf[NP_GPU_NAME_BYTES];   /* the name being received */
+	uint32_t name_func, name_len;
+	struct np_ctxhist ctx;    /* allocated when the GPU checks come on */
+};
+
 struct np_proc_state {
 	pid_t pid;
 	int rank;                    /* -1 when RANK is not set */
@@ -203,6 +233,7 @@ struct np_proc_state {
 	int agent_fd;                /* connection that keeps its checks on (0: none) */
 	uint8_t checks;              /* enum np_checks_state */
 	struct np_agent_state ag;
+	struct np_gpu_state gpu;
 	uint64_t first_ts, last_ts;
 	/* current step */
 	struct np_step_stats cur;

@@ -1,0 +1,183 @@
+/* gpu_findings.c - CUDA kernel records (see gpu_findings.h). */
+#include <stdio.h>
+#include <string.h>
+#include "findings.h"
+#include "gpu_findings.h"
+
+bool np_gpu_is_gpu_record(const struct np_agent_rec *r)
+{
+	return r->kind == NP_AREC_GPU_CHECK || r->kind == NP_AREC_GPU_NAME ||
+	       (r->kind == NP_AREC_STATUS &&
+		(r->status == NP_AST_GPU_ON || r->status == NP_AST_GPU_OFF ||
+		 r->status == NP_AST_GPU_COUNTERS));
+}
+
+void np_gpu_context(struct np_proc_state *p, uint64_t ts, uint32_t tid, uint64_t step,
+		    uint8_t phase, uint32_t module, uint32_t module_type)
+{
+	struct np_ctx_point pt = { .ts = ts, .step = step, .tid = tid, .module = module,
+				   .module_type = module_type, .phase = phase };
+	np_ctxhist_push(&p->gpu.ctx, &pt);
+}
+
+/* Pieces of a kernel's name arrive in order, on the drain thread. */
+static void on_name(struct np_collector *c, struct np_proc_state *p, const struct np_agent_rec *r)
+{
+	struct np_gpu_state *g = &p->gpu;
+	if (r->role == 0 || g->name_func != (uint32_t)r->module) {
+		g->name_func = (uint32_t)r->module;
+		g->name_len = 0;
+	}
+	size_t piece = sizeof(r->name.text);
+	size_t n = strnlen(r->name.text, piece);
+	if (g->name_len + n < sizeof(g->name_buf)) {
+		memcpy(g->name_buf + g->name_len, r->name.text, n);
+		g->name_len += (uint32_t)n;
+	}
+	if (!(r->flags & NP_AF_LAST))
+		return;
+	g->name_buf[g->name_len] = 0;
+	if (!g->kernels.slots && np_map_init(&g->kernels, 1 << 14))
+		return;
+	np_map_put(&g->kernels, 0, g->name_func, np_intern(c, g->name_buf));
+	g->name_len = 0;
+}
+
+static void finding_of(struct np_collector *c, struct np_proc_state *p,
+		       const struct np_agent_rec *r, struct np_finding *f)
+{
+	memset(f, 0, sizeof(*f));
+	struct np_ctx_point at;
+	int rc = np_ctxhist_at(&p->gpu.ctx, r->gpu.launch_tid, r->gpu.launch_ns, &at);
+	if (rc == 0) {
+		f->step = at.step;
+		f->phase = at.phase;
+		f->module = at.module;
+		f->module_type = at.module_type;
+	} else {
+		f->context_unknown = true;
+		f->step = p->cur.step;
+	}
+	uint64_t name;
+	if (p->gpu.kernels.slots && np_map_get(&p->gpu.kernels, 0, r->gpu.func, &name) == 0)
+		f->op = (uint32_t)name;
+	f->ts = r->gpu.launch_ns;
+	f->tid = r->gpu.launch_tid;
+	f->role = NP_ROLE_OUTPUT;
+	f->dtype = r->dtype;
+	f->inputs_finite = !(r->flags & NP_AF_SOURCE_DIRTY);
+	f->numel = r->gpu.numel;
+	f->nan = r->gpu.nan;
+	f->posinf = r->gpu.posinf;
+	f->neginf = r->gpu.neginf;
+	f->first_bad = r->gpu.first_bad;
+	f->max_abs = r->gpu.max_abs;
+	f->gpu = true;
+	f->graph = r->flags & NP_AF_GRAPH;
+	f->outside = !f->module_type && !f->context_unknown && f->phase == NP_PHASE_FORWARD;
+}
+
+static void on_check(struct np_collector *c, struct np_proc_state *p, const struct np_agent_rec *r)
+{
+	struct np_gpu_state *g = &p->gpu;
+	p->cur.nonfinite++;
+	if (p->ag.found || p->ag.received) {
+		p->ag.propagation++;
+		return;
+	}
+	if (!(r->flags & NP_AF_SOURCE_DIRTY)) {   /* a birth: a candidate */
+		g->births++;
+		if (g->ncand >= NP_GPU_CANDIDATES)
+			g->candidates_dropped++;
+		uint32_t k = g->ncand++ % NP_GPU_CANDIDATES;
+		g->cand[k].tag = r->gpu.birth;
+		finding_of(c, p, r, &g->cand[k].f);
+		return;
+	}
+	/* a propagation of a birth: the origin once it is outside the
+	 * birth's module, phase or step */
+	uint32_t kept = g->ncand < NP_GPU_CANDIDATES ? g->ncand : NP_GPU_CANDIDATES;
+	for (uint32_t k = 0; k < kept; k++) {
+		if (g->cand[k].tag != r->gpu.birth)
+			continue;
+		struct np_finding at;
+		finding_of(c, p, r, &at);
+		if (np_gpu_left(c, &g->cand[k].f, &at))
+			np_findings_set_origin(c, p, &g->cand[k].f);
+		else
+			g->inside++;
+		return;
+	}
+	g->unknown_births++;
+}
+
+/* "blocks.1" holds "blocks.1.gate"; "" (the outermost module) holds all */
+static bool module_holds(const char *outer, const char *inner)
+{
+	size_t n = strlen(outer);
+	return n == 0 || (strncmp(outer, inner, n) == 0 && (inner[n] == 0 || inner[n] == '.'));
+}
+
+bool np_gpu_left(const struct np_collector *c, const struct np_finding *birth,
+		 const struct np_finding *at)
+{
+	if (birth->context_unknown || at->context_unknown)
+		return true;   /* nothing to hold it in: take the evidence */
+	if (at->step != birth->step || at->phase != birth->phase)
+		return true;
+	/* module_type 0: outside every module (the outermost module's name
+	 * is "" too, but it has a type) */
+	bool b_in = birth->module_type != 0, a_in = at->module_type != 0;
+	if (!b_in)
+		return a_in;   /* made between module calls, used inside one */
+	return !a_in || !module_holds(np_name(c, birth->module), np_name(c, at->module));
+}
+
+static void on_status(struct np_collector *c, struct np_proc_state *p,
+		      const struct np_agent_rec *r)
+{
+	struct np_gpu_state *g = &p->gpu;
+	if (r->status == NP_AST_GPU_COUNTERS) {
+		g->checks = r->cnt.checked;
+		g->bytes = r->cnt.bytes;
+		g->undecoded = r->cnt.skipped;
+		g->dropped = r->cnt.dropped;
+		g->overflow = r->cnt.overflow;
+		snprintf(g->launches, sizeof(g->launches), "%.*s", (int)sizeof(g->launches) - 1,
+			 r->cnt.what);
+		return;
+	}
+	g->state = r->status == NP_AST_GPU_ON ? 1 : 2;
+	snprintf(g->how, sizeof(g->how), "%.*s", (int)sizeof(g->how) - 1, r->cnt.what);
+	if (g->state == 1 && !g->ctx.v)
+		np_ctxhist_init(&g->ctx, NP_CTXHIST_DEFAULT);
+	if (c->on_finding)
+		c->on_finding(c, p, NP_FIND_CHECKS);
+}
+
+void np_gpu_record(struct np_collector *c, struct np_proc_state *p, const struct np_agent_rec *r)
+{
+	struct np_gpu_state *g = &p->gpu;
+	g->records++;
+	if (g->last_seq && r->seq > g->last_seq + 1)
+		g->lost += r->seq - g->last_seq - 1;
+	if (r->seq > g->last_seq)
+		g->last_seq = r->seq;
+	switch (r->kind) {
+	case NP_AREC_GPU_NAME:
+		on_name(c, p, r);
+		break;
+	case NP_AREC_GPU_CHECK:
+		on_check(c, p, r);
+		break;
+	case NP_AREC_STATUS:
+		on_status(c, p, r);
+		break;
+	}
+}
+
+void np_gpu_free(struct np_proc_state *p)
+{
+	np_map_free(&p->gpu.kernels);
+	np_ctxhist_free(&p->gpu.ctx);
+}
