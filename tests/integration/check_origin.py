@@ -4,6 +4,10 @@
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors.
+TENSOR '*' accepts any tensor.  With --cuda (tests/gpu/, scripts/gpu_check.sh):
+the GPU checks were on, kernels checked count as tensors checked, and the
+origin is on the GPU (its op is then the kernel's name); --graph: the
+origin was found inside a replayed CUDA graph.
 Prints what it found, exits 1 on any mismatch.
 """
 import argparse
@@ -24,6 +28,8 @@ def main():
     ap.add_argument("--no-origin", action="store_true")
     ap.add_argument("--no-warnings", action="store_true")
     ap.add_argument("--warning-before-origin", action="store_true")
+    ap.add_argument("--cuda", action="store_true", help="a CUDA job: see above")
+    ap.add_argument("--graph", action="store_true", help="origin inside a CUDA graph")
     a = ap.parse_args()
 
     ev = [json.loads(line) for line in open(a.events)]
@@ -33,8 +39,12 @@ def main():
     errors = []
     if not checks or not all(c["state"] in ("on", "detached") for c in checks):
         errors.append("checks not on: %s" % checks)
-    elif not all(c["tensors_checked"] > 0 for c in checks):
+    elif not all(c["tensors_checked"] > 0 or (a.cuda and c.get("gpu_checks", 0) > 0)
+                 for c in checks):
         errors.append("no tensor checked: %s" % checks)
+    if a.cuda and not all(c.get("gpu_state") == "on" for c in checks):
+        errors.append("GPU checks not on: %s" % ["%s (%s)" % (c.get("gpu_state"), c.get("gpu_message"))
+                                                 for c in checks])
     if a.before_attach and len(origins) == 1:
         o = origins[0]
         if not (o["before_attach"] and o["tensor"] in ("param", "param_grad")):
@@ -44,7 +54,9 @@ def main():
             errors.append("expected one nan_origin, got %d" % len(origins))
     if a.origin and len(origins) == 1:
         o = origins[0]
-        want = {"phase": a.origin[0], "module": a.origin[1], "tensor": a.origin[2]}
+        want = {"phase": a.origin[0], "module": a.origin[1]}
+        if a.origin[2] != "*":
+            want["tensor"] = a.origin[2]
         if a.op:
             want["op"] = a.op
         if a.param:
@@ -56,6 +68,11 @@ def main():
                 errors.append("origin %s: got %r, want %r" % (k, o.get(k), v))
         if not (o["nan"] + o["posinf"] + o["neginf"] > 0 and 0 <= o["first_index"] < o["numel"]):
             errors.append("origin counts: %s" % o)
+    if (a.cuda or a.graph) and len(origins) == 1 and origins[0].get("device") != "cuda":
+        errors.append("origin not on the GPU: device %s, op %s" % (origins[0].get("device"),
+                                                                   origins[0].get("op")))
+    if a.graph and len(origins) == 1 and not origins[0].get("cuda_graph"):
+        errors.append("origin not from a CUDA graph: cuda_graph %s" % origins[0].get("cuda_graph"))
     if a.outside and len(origins) == 1 and not origins[0]["outside_modules"]:
         errors.append("origin not outside modules: %s" % origins[0])
     if a.no_origin and origins:

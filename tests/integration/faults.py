@@ -20,6 +20,10 @@ tests can assert nanprof's origin exactly (step, phase, module):
 Prints "step N loss L" with L as repr(float), so runs can be compared
 bit for bit.
 
+With --device cuda the model and every batch go to the GPU; the batches
+are still drawn on the CPU generator and moved with .to(), so both
+devices train on the same data (tests/gpu/, scripts/gpu_check.sh).
+
 With --dist (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from the
 environment; gloo on CPU) every rank trains on its own batches and the
 gradients are averaged across ranks: with `manual`, by dist.all_reduce of
@@ -84,13 +88,16 @@ class Model(nn.Module):
         self.embed = nn.Embedding(vocab, d)
         self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
         self.head = nn.Linear(d, 1)
+        self.mask_device = None     # None: the model's device
 
     def forward(self, tokens, noise):
         x = self.embed(tokens) + noise
         t = tokens.shape[1]
         # a causal mask filled with -inf: non-finite inside attention every
-        # step, by design, and never an origin
-        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        # step, by design, and never an origin.  Built where the model runs
+        # (on CUDA: by kernels the GPU checks see), or on the CPU and copied
+        where = x.device if self.mask_device is None else self.mask_device
+        mask = torch.triu(torch.full((t, t), float("-inf"), device=where), diagonal=1).to(x.device)
         for b in self.blocks:
             x = b(x, mask)
         return self.head(x).mean(dim=1).squeeze(-1)
@@ -112,7 +119,24 @@ def main():
     ap.add_argument("--fault-rank", type=int, default=0)
     ap.add_argument("--report-hooks", action="store_true",
                     help="at the end, say whether anything of nanprof's is left in torch")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--mask-from", choices=["device", "host"], default="device",
+                    help="build the -inf attention mask on the model's device or on the "
+                         "CPU (then copied); the same on CPU")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="torch.use_deterministic_algorithms, so that CUDA runs compare "
+                         "bit for bit")
+    ap.add_argument("--step-times", metavar="FILE",
+                    help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts, to place "
+                         "the agent's GPU records in steps without nanprof")
     args = ap.parse_args()
+    if args.deterministic:
+        import os
+        # cuBLAS is deterministic only with a fixed workspace, set before its first use
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    dev = torch.device(args.device)
+    times = open(args.step_times, "w") if args.step_times else None
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -121,7 +145,9 @@ def main():
         import torch.distributed as dist
         dist.init_process_group("gloo")
         rank, world = dist.get_rank(), dist.get_world_size()
-    model = Model()
+    model = Model().to(dev)
+    if args.mask_from == "host":
+        model.mask_device = torch.device("cpu")
     net = model
     if args.dist == "ddp":
         net = torch.nn.parallel.DistributedDataParallel(model)
@@ -137,6 +163,9 @@ def main():
             time.sleep(0.05)
 
     for step in range(args.steps):
+        if times:
+            times.write("step %d %d\n" % (step, time.monotonic_ns()))
+            times.flush()
         tokens = torch.randint(0, 50, (8, 12), generator=gen)
         noise = 0.01 * torch.randn(8, 12, 32, generator=gen)
         target = torch.randn(8, generator=gen)
@@ -152,6 +181,8 @@ def main():
                 w.copy_(torch.where(w >= 0, 3e38, -3e38))
         if at and args.fault == "input":
             noise[0, 0, 0] = float("nan")
+        # the same numbers on either device (.to(cpu) is the tensor itself)
+        tokens, noise, target = tokens.to(dev), noise.to(dev), target.to(dev)
         if args.fault == "explode" and step >= args.at:
             for g in opt.param_groups:
                 g["lr"] *= 1.6
@@ -159,7 +190,7 @@ def main():
         out = net(tokens, noise)
         loss = F.mse_loss(out, target)
         if at and args.fault == "loss":
-            loss = loss + torch.log(torch.zeros(()))
+            loss = loss + torch.log(torch.zeros((), device=loss.device))
         loss.backward()
         if args.dist == "manual":
             for p in model.parameters():
@@ -180,6 +211,9 @@ def main():
             open(args.ready_file, "w").write("ready\n")
         if args.sleep:
             time.sleep(args.sleep)
+    if times:
+        times.write("end %d\n" % time.monotonic_ns())
+        times.close()
     if args.end_file:
         import os
         for _ in range(600):

@@ -1,0 +1,534 @@
+#!/usr/bin/env bash
+# gpu_check.sh - nanprof's one GPU verification (docs/gpu-results.md).
+#
+#   make gpu-check OUT=DIR        or        bash scripts/gpu_check.sh DIR
+#
+# Runs from a copy of the build directory on an NVIDIA host: ./nanprof-static
+# and ./libnanprof_agent.so built elsewhere, since the GPU host has no
+# clang, bpftool or libbpf.  It compiles nothing, unless the agent cannot
+# run its check kernels there: then it rebuilds just the agent with the
+# host's nvcc (`make -B libnanprof_agent.so`) and says so.
+#
+# In order, each job under its own time limit and the whole under
+# GPU_CHECK_BUDGET seconds (default 480; a device command may take 600):
+#   1. facts: host, GPU, driver, kernel, BTF, torch, libcupti, USDT, and
+#      whether nanprof can load BPF here (a `nanprof run` of print(1));
+#   2. the agent preloaded alone (no BPF needed), records to a file: every
+#      fault of tests/integration/faults.py on CUDA, a clean job (losses
+#      bit-identical with and without the agent), a CUDA-graph job;
+#   3. if BPF works and we are root: the same jobs under `nanprof run`,
+#      the origin's step, phase and module checked as on the CPU;
+#   4. the overhead benchmark (tests/gpu/bench_gpu.py).
+# PYTHON picks the python (default /opt/torch/.venv/bin/python3, else python3).
+# GPU_CHECK_REBUILD=1 rebuilds the agent on the host even if the copied one
+# seems to work.  GPU_CHECK_DRY_CPU=1 runs every step on the CPU, to test
+# this script's plumbing where there is no GPU: its GPU verdicts then fail,
+# by design.
+#
+# Writes OUT/results.md (printed at the end too), OUT/results.tsv,
+# OUT/facts.txt, OUT/gpu-check.log (all it printed), OUT/work/ (every job's
+# output, records and nanprof directory) and OUT/gpu-check.tar.gz (work/
+# packed without its big files: the device tool brings back 8 files).
+# Exit status: 0 every hard check passed, 1 one failed, 2 no CUDA device
+# (nothing verified).  Through make, any non-zero status reads as make's 2;
+# make's "Error N" line and results.md give the script's.
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${1:-gpu-results}
+BUDGET=${GPU_CHECK_BUDGET:-480}
+START=$(date +%s)
+NP=$ROOT/nanprof-static
+AGENT=$ROOT/libnanprof_agent.so
+FAULTS=$ROOT/tests/integration/faults.py
+GPUT=$ROOT/tests/gpu
+DRY=${GPU_CHECK_DRY_CPU:-0}
+DEV=cuda
+[ "$DRY" = 1 ] && DEV=cpu
+FARGS=(--device "$DEV" --steps 10 --at 6)   # the fault in step 6 of 10, as on the CPU
+FAULT_KINDS=(forward backward functional optimizer input loss)
+PY=
+BPF_OK=0
+BPF_WHY="not tried"
+AGENT_NOTE="copied"
+
+# ---- small tools ----
+
+now() { date +%s; }
+
+# seconds left of the whole budget
+left() { echo $((START + BUDGET - $(now))); }
+
+# the time a job may take: what it wants, but never past the budget less
+# a reserve for writing the results
+limit() {
+	local want=$1 rest
+	rest=$(($(left) - 20))
+	if [ "$rest" -lt "$want" ]; then echo "$rest"; else echo "$want"; fi
+}
+
+# one verdict: a TSV row (job, check, PASS|FAIL|CHECK|SKIP|INFO, detail)
+row() {
+	local detail
+	detail=$(printf '%s' "$4" | tr '\t\n' '  ' | cut -c1-400)
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$detail" >> "$RES"
+	printf '  %-5s %s: %s: %s\n' "$3" "$1" "$2" "$detail"
+}
+
+# a fact: KEY, seconds, a shell command; its output (or why there is
+# none) goes to facts.txt and the log; failures are facts too
+fact() {
+	local key=$1 secs=$2 out rc
+	out=$(timeout -k 2 "$secs" bash -c "$3" 2>&1 | head -c 1500)
+	rc=${PIPESTATUS[0]}
+	[ "$rc" -eq 124 ] && out="$out (timed out after ${secs}s)"
+	[ -z "$out" ] && out="(nothing, exit $rc)"
+	printf '%s: %s\n' "$key" "$out" | tee -a "$FACTS"
+}
+
+# job NAME SECS [VAR=VALUE...] -- CMD...: runs CMD in the background under
+# `timeout`, in ROOT, with stdout, stderr and exit status in work/NAME.*
+# (timeout signals the whole process group: a hung job's children go too)
+job() {
+	local name=$1 secs=$2
+	shift 2
+	local envs=()
+	[ "$secs" -ge 1 ] || secs=1   # timeout 0 would mean none
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	(
+		cd "$ROOT" || exit 1
+		env ${envs[@]+"${envs[@]}"} timeout -k 5 "$secs" "$@" \
+			> "$W/$name.out" 2> "$W/$name.err"
+		echo $? > "$W/$name.rc"
+	) &
+}
+
+# verdict on a job's end: hard FAIL for a crash or a time-out
+job_ran() {
+	local name=$1 last=$2 rc
+	rc=$(cat "$W/$name.rc" 2>/dev/null || echo "?")
+	if [ "$rc" = 0 ] && grep -q "^step $last loss" "$W/$name.out"; then
+		row "$name" "job ran to its end" PASS "exit 0, step $last printed"
+	elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		row "$name" "job ran to its end" FAIL "timed out; stderr: $(tail -n 2 "$W/$name.err")"
+	else
+		row "$name" "job ran to its end" FAIL "exit $rc; stderr: $(tail -n 3 "$W/$name.err")"
+	fi
+}
+
+# ---- 1. facts ----
+
+pick_python() {
+	if [ -n "${PYTHON:-}" ]; then
+		PY=$PYTHON
+	elif [ -x /opt/torch/.venv/bin/python3 ]; then
+		PY=/opt/torch/.venv/bin/python3
+	else
+		PY=python3
+	fi
+	PY=$(command -v "$PY" || echo "$PY")
+	# the interpreter itself, not a shim (pyenv's is a shell script)
+	PY=$(timeout 30 "$PY" -c 'import sys; print(sys.executable)' 2>/dev/null || echo "$PY")
+	export PY GPUT   # for the facts' commands
+}
+
+host_facts() {
+	fact date 5 "date -u '+%Y-%m-%d %H:%M:%S UTC'"
+	fact hostname 5 hostname
+	fact kernel 5 "uname -srvm"
+	fact uid 5 "id -u"
+	fact gpu 15 "nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader"
+	fact btf 5 "ls /sys/kernel/btf | head -5 | tr '\n' ' '"
+	fact nvcc 10 "nvcc --version | tail -n 2 | tr '\n' ' '"
+	fact tools 5 "for t in make gcc readelf git; do printf '%s=%s ' \$t \"\$(command -v \$t || echo none)\"; done"
+	# the build that was copied: a stale copy explains odd results
+	fact build 10 "cd '$ROOT'; ls -l --time-style=+%F.%T nanprof-static libnanprof_agent.so | awk '{print \$7, \$6, \$5}' | tr '\n' ' '; git rev-parse --short HEAD 2>/dev/null"
+	# the stub agent (built without the CUDA toolkit) says so in its strings
+	fact agent_gpu_side 5 "grep -q 'agent built without CUDA' '$AGENT' && echo 'none: built without CUDA' || echo 'built with CUDA'"
+}
+
+python_facts() {
+	fact python 10 "printf '%s = %s, ' \"\$PY\" \"\$(readlink -f \"\$PY\")\"; \"\$PY\" -V"
+	# the first import of torch and CUDA's start can be slow on a cold host
+	fact torch 90 "\"\$PY\" \"\$GPUT/host_facts.py\" torch"
+	fact libcupti 30 "find / \\( -path /proc -o -path /sys \\) -prune -o -name 'libcupti.so*' -print 2>/dev/null | head -n 10 | tr '\n' ' '"
+	# USDT probes would be a cheaper way in than uprobes (docs/design.md)
+	fact usdt 30 "\"\$PY\" \"\$GPUT/host_facts.py\" usdt"
+}
+
+# nanprof needs root, BTF, bpf() and uprobes: one run of print(1) says
+# whether this kernel allows them (gVisor, for one, does not)
+bpf_smoke() {
+	local rc
+	(cd "$ROOT" && timeout -k 5 60 "$NP" run -o "$W/bpf-smoke" -- "$PY" -c 'print(1)' \
+		> "$W/bpf-smoke.out" 2> "$W/bpf-smoke.err")
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -qx 1 "$W/bpf-smoke.out" && [ -s "$W/bpf-smoke/events.jsonl" ]; then
+		BPF_OK=1
+		BPF_WHY="works (nanprof run of print(1): exit 0, events written)"
+	else
+		BPF_WHY="no: exit $rc: $(grep -v '^$' "$W/bpf-smoke.err" | head -n 3 | tr '\n' ' ')"
+	fi
+	printf 'bpf: %s\n' "$BPF_WHY" | tee -a "$FACTS"
+}
+
+# 0 if torch saw a CUDA device (the torch fact)
+have_cuda() { grep -q '^torch: .*cuda_available=True' "$FACTS"; }
+
+# ---- the agent: does it run its check kernels here? ----
+
+# agent_job NAME SECS CMD...: job NAME with the agent preloaded alone,
+# its records in work/NAME.rec, what it does on the job's stderr
+agent_job() {
+	local name=$1 secs=$2
+	shift 2
+	job "$name" "$secs" LD_PRELOAD="$AGENT" NANPROF_AGENT_RECORDS="$W/$name.rec" \
+		NANPROF_AGENT_DEBUG=1 -- "$@"
+}
+
+# the 4 steps last over a second: the agent's GPU counters come each second
+agent_smoke() {
+	local name=$1
+	agent_job "$name" "$(limit 90)" "$PY" "$FAULTS" --device "$DEV" --fault none --steps 4 \
+		--sleep 0.4
+	wait
+	"$PY" "$GPUT/gpu_records.py" smoke "$W/$name.rec"
+}
+
+# where cupti.h is: the toolkit, its extras, or torch's nvidia wheels
+cupti_include() {
+	local cuda=$1 d tdir
+	tdir=$("$PY" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)
+	for d in "$cuda/include" "$cuda/extras/CUPTI/include" "$tdir"/../nvidia/*/include; do
+		[ -f "$d/cupti.h" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+
+# the CUDA toolkit: $CUDA_HOME, /usr/local/cuda, or above the nvcc on PATH
+# (which may be a wrapper script elsewhere)
+cuda_home() {
+	local d
+	for d in "${CUDA_HOME:-}" /usr/local/cuda "$(dirname "$(dirname "$(readlink -f \
+		"$(command -v nvcc)")")")"; do
+		[ -n "$d" ] && [ -x "$d/bin/nvcc" ] && [ -f "$d/include/cuda.h" ] &&
+			{ echo "$d"; return 0; }
+	done
+	return 1
+}
+
+# rebuild just the agent (its fatbin included) with this host's nvcc;
+# the copied one is kept in work/ and put back if the build fails
+rebuild_agent() {
+	local nvcc cuda inc rc
+	if ! command -v make > /dev/null || ! cuda=$(cuda_home); then
+		echo "no make, or no CUDA toolkit (nvcc, cuda.h) here"
+		return 1
+	fi
+	nvcc=$cuda/bin/nvcc
+	if ! inc=$(cupti_include "$cuda"); then
+		echo "no cupti.h under $cuda or torch's nvidia wheels"
+		return 1
+	fi
+	cp "$AGENT" "$W/libnanprof_agent.so.copied"
+	(cd "$ROOT" && timeout -k 5 "$(limit 180)" make -B libnanprof_agent.so CUDA_HOME="$cuda" \
+		NVCC="$nvcc" HAVE_CUDA=1 AGENT_CFLAGS="-I$cuda/include -I$inc" > "$W/rebuild.log" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		cp "$W/libnanprof_agent.so.copied" "$AGENT"
+		echo "make failed (exit $rc): $(tail -n 3 "$W/rebuild.log" | tr '\n' ' ')"
+		return 1
+	fi
+	echo "rebuilt with $nvcc, cupti.h from $inc"
+}
+
+check_agent() {
+	local smoke why
+	smoke=$(agent_smoke agent-smoke)
+	row agent-smoke "agent alone on a clean CUDA job" INFO "$smoke"
+	# GPU_CHECK_REBUILD=1: rebuild whatever the smoke says
+	[ "${GPU_CHECK_REBUILD:-0}" = 1 ] && smoke="rebuild (GPU_CHECK_REBUILD=1) $smoke"
+	case $smoke in
+	rebuild*)
+		if why=$(rebuild_agent); then
+			AGENT_NOTE="rebuilt on this host ($why)"
+			smoke=$(agent_smoke agent-smoke2)
+			row agent-smoke2 "rebuilt agent on a clean CUDA job" INFO "$why; now: $smoke"
+		else
+			AGENT_NOTE="copied; a rebuild was needed and failed ($why)"
+			row agent-rebuild "rebuild of the agent" INFO "$why"
+		fi
+		;;
+	esac
+}
+
+# ---- 2. the agent alone ----
+
+start_agent_jobs() {
+	local secs=$1 f
+	for f in "${FAULT_KINDS[@]}"; do
+		agent_job "agent-$f" "$secs" "$PY" "$FAULTS" "${FARGS[@]}" --fault "$f" \
+			--step-times "$W/agent-$f.times"
+	done
+	# the clean job, deterministic, twice alone and once with the agent
+	job plain-none-1 "$secs" -- "$PY" "$FAULTS" "${FARGS[@]}" --fault none --deterministic
+	job plain-none-2 "$secs" -- "$PY" "$FAULTS" "${FARGS[@]}" --fault none --deterministic
+	agent_job agent-none "$secs" "$PY" "$FAULTS" "${FARGS[@]}" --fault none --deterministic \
+		--step-times "$W/agent-none.times"
+	# the mask made on the CPU and copied: no kernel makes its -inf
+	# (information only: tells a kernel-made mask's verdict from the rest)
+	agent_job agent-none-hostmask "$secs" "$PY" "$FAULTS" "${FARGS[@]}" --fault none \
+		--mask-from host --step-times "$W/agent-none-hostmask.times"
+	agent_job agent-graph "$secs" "$PY" "$GPUT/graph_fault.py" --device "$DEV" --steps 10 --at 6 \
+		--step-times "$W/agent-graph.times"
+}
+
+# the rows of gpu_records.py; a traceback there is a FAIL of its own
+verdict() {
+	local name=$1
+	shift
+	"$PY" "$GPUT/gpu_records.py" verdict "$W/$name.rec" --job "$name" --results "$RES" \
+		--kernels "$KERN" --times "$W/$name.times" "$@" 2> "$W/$name.verdict.err"
+	if grep -q Traceback "$W/$name.verdict.err"; then
+		row "$name" "records judged" FAIL "gpu_records.py: $(tail -n 1 "$W/$name.verdict.err")"
+	fi
+}
+
+# the losses of the clean job: the agent only reads, so bit for bit the
+# same; compared only if the job alone is reproducible on this GPU
+compare_losses() {
+	local a=$W/plain-none-1.out b=$W/plain-none-2.out c=$W/agent-none.out
+	if ! grep -q '^step 9 loss' "$a" || ! grep -q '^step 9 loss' "$c"; then
+		row agent-none "losses bit-identical with and without the agent" FAIL \
+			"a run did not finish (see plain-none-1, agent-none)"
+	elif ! cmp -s <(grep '^step' "$a") <(grep '^step' "$b"); then
+		row agent-none "losses bit-identical with and without the agent" SKIP \
+			"two runs without the agent differ already (non-deterministic here)"
+	elif cmp -s <(grep '^step' "$a") <(grep '^step' "$c"); then
+		row agent-none "losses bit-identical with and without the agent" PASS \
+			"10 steps, deterministic algorithms; last: $(grep '^step 9' "$c")"
+	else
+		row agent-none "losses bit-identical with and without the agent" FAIL \
+			"$(diff <(grep '^step' "$a") <(grep '^step' "$c") | grep '^[<>]' | head -n 2 | tr '\n' ' ')"
+	fi
+}
+
+step_agent_alone() {
+	echo "== 2. the agent alone (LD_PRELOAD, records to a file; no BPF)"
+	local secs f
+	secs=$(limit 150)
+	if [ "$secs" -lt 30 ]; then
+		row agent "agent-alone jobs" SKIP "budget spent ($(left) s left)"
+		return
+	fi
+	start_agent_jobs "$secs"
+	wait
+	for f in "${FAULT_KINDS[@]}"; do
+		job_ran "agent-$f" 9
+		verdict "agent-$f" --fault "$f" --at 6 --clean "$W/agent-none.rec"
+	done
+	job_ran plain-none-1 9
+	job_ran plain-none-2 9
+	job_ran agent-none 9
+	verdict agent-none --fault none
+	compare_losses
+	job_ran agent-none-hostmask 9
+	verdict agent-none-hostmask --fault none --soft
+	job_ran agent-graph 9
+	verdict agent-graph --fault forward --graph
+}
+
+# ---- 3. under nanprof run ----
+
+# ORIGIN: check_origin.py's expectation for a job, as test_origin.sh has
+# it on the CPU (phase, module, step); on CUDA the op is the kernel's name
+# and the tensor a kernel's output: neither is asserted ('*').  A graph's
+# checks are launched at capture: its step is the capture's, not asserted
+set_origin() {
+	case $1 in
+	forward) ORIGIN=(--origin forward blocks.1.gate '*' --step 6) ;;
+	backward) ORIGIN=(--origin backward blocks.0.root '*' --step 6) ;;
+	functional) ORIGIN=(--origin forward blocks.1.attn '*' --step 6) ;;
+	optimizer) ORIGIN=(--origin optimizer head '*' --step 6) ;;
+	input) ORIGIN=(--origin forward '' '*' --step 6) ;;
+	loss) ORIGIN=(--outside --step 6) ;;
+	none) ORIGIN=(--no-origin --no-warnings) ;;
+	graph) ORIGIN=(--origin forward act '*' --graph) ;;
+	esac
+}
+
+nanprof_job() {
+	local f=$1 name=run-$1 secs got label
+	secs=$(limit 120)
+	if [ "$secs" -lt 30 ]; then
+		row "$name" "origin under nanprof run" SKIP "budget spent"
+		return
+	fi
+	if [ "$f" = graph ]; then
+		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/graph_fault.py" \
+			--device "$DEV" --steps 10 --at 6
+	else
+		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$FAULTS" "${FARGS[@]}" \
+			--fault "$f"
+	fi
+	wait
+	job_ran "$name" 9
+	set_origin "$f"
+	label=$(printf '%s ' "${ORIGIN[@]}" | sed "s/  / '' /")
+	got=$("$PY" "$GPUT/gpu_records.py" origin "$W/$name/events.jsonl")
+	if "$PY" "$ROOT/tests/integration/check_origin.py" "$W/$name/events.jsonl" --cuda \
+		"${ORIGIN[@]}" > "$W/$name.check" 2>&1; then
+		row "$name" "origin: $label" PASS "$got"
+	else
+		row "$name" "origin: $label" FAIL \
+			"$(grep ERROR "$W/$name.check" | head -n 3 | cut -c1-200 | tr '\n' ' ') got: $got"
+	fi
+}
+
+step_under_nanprof() {
+	echo "== 3. under nanprof run (BPF)"
+	local f
+	if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
+		for f in "${FAULT_KINDS[@]}" none graph; do
+			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
+		done
+		return
+	fi
+	for f in "${FAULT_KINDS[@]}" none graph; do
+		nanprof_job "$f"
+	done
+}
+
+# ---- 4. overhead ----
+
+step_bench() {
+	echo "== 4. overhead benchmark"
+	local secs rc extra=()
+	secs=$(limit 240)
+	if [ "$secs" -lt 90 ]; then
+		row bench "overhead benchmark" SKIP "budget spent ($(left) s left)"
+		return
+	fi
+	[ "$BPF_OK" = 1 ] && [ "$(id -u)" = 0 ] && extra=(--nanprof "$NP")
+	[ "$DRY" = 1 ] && extra+=(--device cpu --models faults --steps 5 --warmup 2)
+	# no new round past --budget (a round is 4-5 processes of about 10 s);
+	# each round's table is written at once, so a time-out keeps the last
+	timeout -k 5 "$secs" "$PY" "$GPUT/bench_gpu.py" --out "$W/bench" --python "$PY" \
+		--agent "$AGENT" ${extra[@]+"${extra[@]}"} --rounds 3 --budget $((secs - 70)) \
+		--timeout 90 2>&1 | tee "$W/bench.log"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" -eq 0 ]; then
+		row bench "overhead benchmark ran (every process)" PASS "$(bench_ratios)"
+	elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		# out of time is the budget's doing, not a crash: the rounds done stay
+		row bench "overhead benchmark ran (every process)" CHECK \
+			"stopped at its ${secs}s limit; rounds finished: $(bench_ratios)"
+	else
+		row bench "overhead benchmark ran (every process)" FAIL \
+			"exit $rc: $(grep -E 'FAILED|Error' "$W/bench.log" | head -n 3 | tr '\n' ' ')"
+	fi
+}
+
+bench_ratios() {
+	"$PY" - "$W/bench/bench.json" << 'EOF' 2>/dev/null || echo "(no bench.json)"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+print("; ".join("%s %s x%.2f" % (r["model"], r["config"], r["ratio"])
+                for r in rows if r.get("ratio") and r["config"] != "baseline"))
+EOF
+}
+
+# ---- results ----
+
+count() { awk -F'\t' -v s="$1" '$3 == s' "$RES" | wc -l; }
+
+write_results() {
+	local md=$OUT/results.md pass fail chk skip verdict=$1
+	pass=$(count PASS) fail=$(count FAIL) chk=$(count CHECK) skip=$(count SKIP)
+	{
+		echo "# nanprof GPU check"
+		echo
+		echo "$verdict"
+		echo
+		echo "$pass PASS, $fail FAIL, $chk CHECK (by hand), $skip SKIP;" \
+			"$(( $(now) - START )) s; agent: $AGENT_NOTE; BPF: $BPF_WHY"
+		echo
+		echo "Command: \`make gpu-check OUT=$OUT\` (python: $PY)"
+		echo
+		echo "## Checks"
+		echo
+		echo "| job | check | result | detail |"
+		echo "|---|---|---|---|"
+		sed 's/|/\\|/g; s/\t/ | /g; s/^/| /; s/$/ |/' "$RES"
+		if [ -s "$KERN" ]; then
+			echo
+			echo "## Kernel of each fault's birth (agent alone)"
+			echo
+			echo "| job | expected (substrings) | why | observed | |"
+			echo "|---|---|---|---|---|"
+			sed 's/|/\\|/g; s/\t/ | /g; s/^/| /; s/$/ |/' "$KERN"
+		fi
+		if [ -s "$W/bench/bench.md" ]; then
+			echo
+			echo "## Overhead (median step time; tests/gpu/bench_gpu.py)"
+			echo
+			cat "$W/bench/bench.md"
+		fi
+		echo
+		echo "## Facts"
+		echo
+		echo '```'
+		cat "$FACTS"
+		echo '```'
+	} > "$md"
+	echo
+	cat "$md"
+}
+
+# work/ in one file, without what is too big to bring back
+pack() {
+	(cd "$OUT" && find work -type f -size +4M > "$W/left-out.txt" &&
+		timeout 60 tar czf gpu-check.tar.gz --exclude-from="$W/left-out.txt" work) ||
+		echo "gpu_check: packing work/ failed"
+}
+
+main() {
+	pick_python
+	echo "== 1. facts (budget ${BUDGET}s)"
+	host_facts
+	python_facts
+	bpf_smoke
+	if [ "$DRY" != 1 ] && ! have_cuda; then
+		row facts "CUDA device" SKIP "torch in $PY sees none"
+		echo "gpu_check: no CUDA device: nothing to verify"
+		write_results "No CUDA device: nothing to verify (exit 2)."
+		pack
+		return 2
+	fi
+	check_agent
+	step_agent_alone
+	step_under_nanprof
+	step_bench
+	local rc=0 verdict="Every hard check passed (exit 0)."
+	if [ "$(count FAIL)" -gt 0 ]; then
+		rc=1
+		verdict="FAILED: $(count FAIL) hard checks (exit 1)."
+	fi
+	write_results "$verdict"
+	pack
+	return "$rc"
+}
+
+mkdir -p "$OUT" || exit 1
+OUT=$(cd "$OUT" && pwd)
+W=$OUT/work
+RES=$OUT/results.tsv
+FACTS=$OUT/facts.txt
+KERN=$W/kernels.tsv
+rm -rf "$W"
+rm -f "$RES" "$FACTS" "$OUT/results.md" "$OUT/gpu-check.tar.gz"
+mkdir -p "$W"
+: > "$RES"
+main 2>&1 | tee "$OUT/gpu-check.log"
+exit "${PIPESTATUS[0]}"

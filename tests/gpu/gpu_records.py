@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""What the agent's GPU records of one job say, for scripts/gpu_check.sh.
+
+The agent preloaded alone (no nanprof, no BPF) appends its records to
+NANPROF_AGENT_RECORDS; tests/integration/read_records.py decodes them.
+This applies nanprof's GPU origin rule to them (userspace/gpu_findings.c:
+a birth is a candidate, and becomes the origin when its value is reported
+to have propagated into another kernel's output; everything after the
+origin is propagation) and places each record in a training step by its
+launch time, from the job's --step-times file (CLOCK_MONOTONIC, the clock
+the agent stamps launches with).
+
+  gpu_records.py smoke FILE
+      one line: "ok DETAIL", "rebuild WHY" (the agent cannot run its check
+      kernels: rebuilding it on this host may help) or "off WHY"
+  gpu_records.py verdict FILE --job NAME --fault F [--at N] [--times T]
+                 [--graph] --results TSV [--kernels TSV]
+      appends one row per check to TSV (job, check, PASS/FAIL/CHECK/INFO,
+      detail), and for faults the expected and observed kernel to --kernels
+      --soft: a job that only informs, whose FAIL rows are written as CHECK
+      --clean REC: the clean job's records; births that look like its births
+      (same kernel, size and kinds of value: the -inf mask) are not taken
+      for the fault's
+  gpu_records.py counters FILE
+      the last GPU counters, one line (for the benchmark's table)
+  gpu_records.py origin EVENTS
+      nanprof's nan_origin in an events.jsonl, one line
+
+Python 3.8+.
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import read_records  # noqa: E402
+
+# What the first kernel to hold the fault's non-finite value should be
+# called, as case-insensitive substrings of its demangled name, and why.
+# A loose expectation: a mismatch is shown as CHECK (by hand), not FAIL.
+EXPECTED = {
+    "forward": (["exp"], "Gate computes exp(x * 1e4): the exp kernel's output is +inf"),
+    "backward": (["div", "sqrt", "pow", "reciprocal"],
+                 "SqrtBackward0 is grad / (2 * result) with result 0: the div kernel"),
+    "functional": (["gemm", "nvjet", "cutlass", "xmma", "sm90", "addmm", "cublas"],
+                   "MHA applies out_proj (+-3e38) with F.linear: a cuBLAS GEMM overflows"),
+    "optimizer": (["multi_tensor", "foreach", "sgd", "add", "mul"],
+                  "SGD's foreach update with lr=inf: a multi_tensor_apply kernel"),
+    "input": (["add"], "the NaN is copied in from the host; embed(tokens) + noise is the "
+                       "first kernel that holds it"),
+    "loss": (["log"], "log(0) = -inf in the loss, outside any module"),
+    "graph": (["exp"], "ExpAct's exp() of the huge input, inside the replayed graph"),
+}
+
+
+def load(path):
+    """Records, tolerating a file cut mid-record (a job killed while writing)."""
+    try:
+        data = open(path, "rb").read()
+    except OSError:
+        return []
+    data = data[:len(data) - len(data) % read_records.REC]
+    recs = [read_records.decode(data[i:i + read_records.REC])
+            for i in range(0, len(data), read_records.REC)]
+    names, partial = {}, {}
+    for r in recs:
+        if r["kind"] == "gpu_name":
+            partial[r["func"]] = (partial.get(r["func"], "") if r["piece"] else "") + r["text"]
+            if r["last"]:
+                names[r["func"]] = partial.pop(r["func"])
+    for r in recs:
+        if r["kind"] == "gpu_check":
+            r["kernel"] = names.get(r["func"], "?")
+    return recs
+
+
+def load_times(path):
+    """[(step, start_ns)], sorted, from 'step N NS' lines; [] if none."""
+    out = []
+    if not path or not os.path.exists(path):
+        return out
+    for line in open(path):
+        f = line.split()
+        if len(f) == 3 and f[0] == "step":
+            out.append((int(f[1]), int(f[2])))
+    return sorted(out, key=lambda x: x[1])
+
+
+def step_of(times, ns):
+    """The step whose start is the last one at or before ns; -1 before the
+    first step (set-up, warm-up, a graph's capture); None without times."""
+    if not times:
+        return None
+    s = -1
+    for step, start in times:
+        if start <= ns:
+            s = step
+    return s
+
+
+def gpu_status(recs):
+    """('on'|'off'|None, text) from the agent's last GPU status."""
+    st = [r for r in recs if r["kind"] == "status" and r["status"] in ("gpu_on", "gpu_off")]
+    if not st:
+        return None, "no GPU status record"
+    return st[-1]["status"][4:], st[-1]["what"]
+
+
+def counters(recs):
+    c = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_counters"]
+    return c[-1] if c else None
+
+
+def launches(c):
+    try:
+        return int(c["what"].split()[-1])
+    except (ValueError, IndexError, TypeError):
+        return -1
+
+
+def counters_text(c):
+    if not c:
+        return "no GPU counters record"
+    return ("%d checks, %s, %d undecoded, %d results lost, %d over limits or unready" %
+            (c["checked"], c["what"] or "launches ?", c["skipped"], c["dropped"], c["overflow"]))
+
+
+def origin(recs):
+    """nanprof's rule over the records in arrival order: (birth, the first
+    record that propagated it), or (None, None)."""
+    cand = {}
+    for r in recs:
+        if r["kind"] != "gpu_check":
+            continue
+        if not r["propagated"]:
+            cand.setdefault(r["birth"], r)
+        elif r["birth"] in cand:
+            return cand[r["birth"]], r
+    return None, None
+
+
+def short(name, n=110):
+    return name if len(name) <= n else name[:n - 3] + "..."
+
+
+def describe(r, times):
+    s = step_of(times, r["launch_ns"])
+    where = "" if s is None else (" at step %d" % s if s >= 0 else " before step 0")
+    return "%s%s (%s, %d nan, %d +inf, %d -inf%s)" % (
+        short(r["kernel"]), where, r["dtype"], r["nan"], r["posinf"], r["neginf"],
+        ", graph" if r["graph"] else "")
+
+
+def signature(r):
+    """What makes a birth look like another: kernel, size, kinds of value."""
+    return (r["kernel"], r["numel"], r["nan"] > 0, r["posinf"] > 0, r["neginf"] > 0)
+
+
+def name_matches(kernel, subs):
+    k = kernel.lower()
+    return any(s in k for s in subs)
+
+
+# ---- subcommands ----
+
+def cmd_smoke(a):
+    recs = load(a.file)
+    state, what = gpu_status(recs)
+    c = counters(recs)
+    if state is None:
+        print("off %s (%d records)" % (what, len(recs)))
+    elif state == "off":
+        # a stub agent, or one whose fatbin does not load here
+        rebuild = "without CUDA" in what or "kernel" in what
+        print("%s %s" % ("rebuild" if rebuild else "off", what))
+    elif c and c["checked"] == 0 and c["overflow"] > 0:
+        # launches skipped as "not ready": the per-context set-up (check
+        # kernels, pinned ring) failed; the kernels are what a rebuild fixes
+        print("rebuild checks on (%s) but none ran: %s" % (what, counters_text(c)))
+    elif c and c["checked"] == 0 and launches(c) > 0:
+        # no launch decoded: a rebuild would not change that
+        print("off checks on (%s) but no launch checked: %s" % (what, counters_text(c)))
+    else:
+        print("ok checks on (%s): %s" % (what, counters_text(c)))
+
+
+class Rows:
+    def __init__(self, path, job, soft=False):
+        self.path, self.job, self.soft = path, job, soft
+        self.failed = False
+
+    def add(self, check, status, detail):
+        if self.soft and status == "FAIL":
+            status = "CHECK"
+        detail = " ".join(str(detail).split())   # one TSV line
+        with open(self.path, "a") as f:
+            f.write("%s\t%s\t%s\t%s\n" % (self.job, check, status, detail))
+        print("  %-5s %s: %s: %s" % (status, self.job, check, detail))
+        self.failed |= status == "FAIL"
+
+
+def cmd_verdict(a):
+    recs = load(a.file)
+    times = load_times(a.times)
+    rows = Rows(a.results, a.job, a.soft)
+    state, what = gpu_status(recs)
+    rows.add("GPU checks on", "PASS" if state == "on" else "FAIL",
+             "gpu_%s: %s" % (state, what) if state else what)
+    c = counters(recs)
+    rows.add("GPU check counters", "INFO", counters_text(c))
+    checks = [r for r in recs if r["kind"] == "gpu_check"]
+    births = [r for r in checks if not r["propagated"]]
+    born, into = origin(recs)
+    if a.fault == "none":
+        if born is None:
+            kinds = sorted(set(short(b["kernel"], 60) for b in births))
+            rows.add("no birth propagates (the -inf mask stays contained)", "PASS",
+                     "%d births, none propagated%s" % (
+                         len(births), (": " + "; ".join(kinds[:3])) if kinds else ""))
+        else:
+            rows.add("no birth propagates (the -inf mask stays contained)", "FAIL",
+                     "born in %s, propagated into %s" % (describe(born, times),
+                                                         describe(into, times)))
+        return rows
+    if a.graph:
+        gb = [b for b in births if b["graph"]]
+        rows.add("a birth inside the replayed CUDA graph (graph=true)",
+                 "PASS" if gb else "FAIL",
+                 describe(gb[0], times) if gb else
+                 "%d births, none from a graph; %d records" % (len(births), len(recs)))
+        first = gb[0] if gb else None
+        prop = first is not None and any(r["propagated"] and r["birth"] == first["birth"]
+                                         for r in checks)
+        if first is not None:
+            rows.add("the graph birth propagated", "PASS" if prop else "CHECK",
+                     "yes" if prop else "no propagation reported (by hand: consumer "
+                     "kernels undecoded?)")
+    else:
+        clean = set(signature(r) for r in load(a.clean) if r["kind"] == "gpu_check"
+                    and not r["propagated"]) if a.clean else set()
+        step = [b for b in births if step_of(times, b["launch_ns"]) in (a.at, None)]
+        at = [b for b in step if signature(b) not in clean]
+        rows.add("a GPU birth in step %d (the fault's)" % a.at, "PASS" if at else "FAIL",
+                 describe(at[0], times) if at else
+                 "%d births, %d in step %d, %d of them like the clean job's%s" % (
+                     len(births), len(step), a.at, len(step) - len(at),
+                     (": first " + describe(births[0], times)) if births else ""))
+        check = "origin (first birth seen to propagate) in step %d" % a.at
+        if born is None:
+            rows.add(check, "FAIL", "no birth propagated (%d births)" % len(births))
+        else:
+            s = step_of(times, born["launch_ns"])
+            ok = s is None or s == a.at
+            rows.add(check, "PASS" if ok else "FAIL",
+                     "%s, into %s%s%s" % (describe(born, times), short(into["kernel"], 60),
+                                          "" if times else " (no step times)",
+                                          "; the clean job has this birth too"
+                                          if signature(born) in clean else ""))
+        first = born if born is not None else (at[0] if at else None)
+    if a.kernels:
+        subs, why = EXPECTED.get("graph" if a.graph else a.fault, ([], ""))
+        observed = first["kernel"] if first is not None else "(none)"
+        verdict = ("PASS" if first is not None and name_matches(observed, subs)
+                   else "CHECK")
+        rows.add("kernel name of the birth", verdict,
+                 "expected ~%s, observed %s" % ("|".join(subs), short(observed)))
+        with open(a.kernels, "a") as f:
+            f.write("%s\t%s\t%s\t%s\t%s\n" % (a.job, "|".join(subs), why,
+                                              observed.replace("\t", " "), verdict))
+    return rows
+
+
+def cmd_origin(a):
+    try:
+        ev = [json.loads(line) for line in open(a.events)]
+    except (OSError, ValueError) as e:
+        print("no events: %s" % e)
+        return
+    o = [e for e in ev if e.get("type") == "nan_origin"]
+    if not o:
+        print("no nan_origin")
+        return
+    o = o[0]
+    print("step %s, %s, module %r, op %s%s" % (
+        o.get("step"), o.get("phase"), o.get("module"), short(str(o.get("op")), 90),
+        ", in a CUDA graph" if o.get("cuda_graph") else ""))
+
+
+def cmd_counters(a):
+    recs = load(a.file)
+    state, what = gpu_status(recs)
+    c = counters(recs)
+    print(json.dumps({"gpu": state, "what": what,
+                      "checks": c["checked"] if c else None,
+                      "launches": launches(c) if c else None}))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd")
+    p = sub.add_parser("smoke")
+    p.add_argument("file")
+    p = sub.add_parser("verdict")
+    p.add_argument("file")
+    p.add_argument("--job", required=True)
+    p.add_argument("--fault", required=True)
+    p.add_argument("--at", type=int, default=6)
+    p.add_argument("--times")
+    p.add_argument("--graph", action="store_true")
+    p.add_argument("--results", required=True)
+    p.add_argument("--kernels")
+    p.add_argument("--soft", action="store_true")
+    p.add_argument("--clean")
+    p = sub.add_parser("origin")
+    p.add_argument("events")
+    p = sub.add_parser("counters")
+    p.add_argument("file")
+    a = ap.parse_args()
+    if a.cmd == "smoke":
+        cmd_smoke(a)
+    elif a.cmd == "verdict":
+        sys.exit(1 if cmd_verdict(a).failed else 0)
+    elif a.cmd == "origin":
+        cmd_origin(a)
+    elif a.cmd == "counters":
+        cmd_counters(a)
+    else:
+        ap.print_help()
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
