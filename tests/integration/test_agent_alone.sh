@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test_agent_alone.sh - the agent without nanprof (no BPF, no root):
+# preloaded alone with NANPROF_AGENT_RECORDS=FILE, as the GPU
+# verification runs it on a host where BPF cannot be loaded.  On each
+# Python with torch: the checks come on, a forward fault's records name
+# what the hooks saw (an output that became non-finite from finite
+# inputs), the clean job reports nothing non-finite, and its losses are
+# bit for bit those of the job alone.
+set -u
+. "$(dirname "$0")/lib.sh" agent-alone
+
+RR="python3 $IT/read_records.py"
+export OMP_NUM_THREADS=1
+
+alone() {   # records-file python args...
+	local rec=$1 py=$2
+	shift 2
+	LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$rec" \
+		timeout 120 "$py" "$IT/faults.py" "$@"
+}
+
+one_python() {   # python
+	local py=$1 tag
+	tag=$("$py" -c 'import sys, torch; print("python%d.%d-torch%s" % (sys.version_info[:2] + (torch.__version__,)))' 2>/dev/null)
+	if [ -z "$tag" ]; then
+		skp "agent alone with $py" "no torch"
+		return
+	fi
+	if alone "$T/$tag-fwd.rec" "$py" --fault forward --steps 8 > "$T/fwd.out" 2>&1 &&
+	   $RR "$T/$tag-fwd.rec" --summary > "$T/chk" 2>&1 &&
+	   grep -q '"status": "installed"' "$T/chk" &&
+	   $RR "$T/$tag-fwd.rec" --expect-cpu-check output >> "$T/chk" 2>&1 &&
+	   $RR "$T/$tag-fwd.rec" > "$T/recs.jsonl" &&
+	   grep -m1 '"kind": "check"' "$T/recs.jsonl" | grep -q '"flags": 0'; then
+		ok "$tag: checks on alone; the forward fault's first record is an output born from finite inputs"
+	else
+		cat "$T/fwd.out" >> "$T/chk"
+		bad "$tag: agent alone on a forward fault" "$T/chk"
+	fi
+	"$py" "$IT/faults.py" --fault none --steps 6 > "$T/plain.out" 2>&1
+	if alone "$T/$tag-none.rec" "$py" --fault none --steps 6 > "$T/alone.out" 2>&1 &&
+	   cmp -s "$T/plain.out" "$T/alone.out" &&
+	   ! $RR "$T/$tag-none.rec" | grep -q '"kind": "check"'; then
+		ok "$tag: clean job, nothing non-finite reported, losses bit-identical"
+	else
+		{ diff "$T/plain.out" "$T/alone.out"; $RR "$T/$tag-none.rec" --summary; } > "$T/chk" 2>&1
+		bad "$tag: clean job alone" "$T/chk"
+	fi
+}
+
+one_python python3
+if [ -x /usr/bin/python3 ]; then
+	one_python /usr/bin/python3
+else
+	skp "agent alone with /usr/bin/python3" "not installed"
+fi
+finish
