@@ -151,7 +151,14 @@ struct np_gpu_ctx *np_gpu_ctx_get(CUcontext ctx, const char **why)
 		*why = "launch context not current";
 		goto out;
 	}
+	/* relaxed for our allocations: under a graph capture of another
+	 * thread's (global mode, torch's default) they would otherwise be
+	 * refused and invalidate the job's capture */
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	int exchanged = np_cu.exchange_capture_mode(&mode) == CUDA_SUCCESS;
 	setup(&ctxs[nctx], ctx, why);
+	if (exchanged)
+		np_cu.exchange_capture_mode(&mode);
 	g = ctxs[nctx].ready == 1 ? &ctxs[nctx] : NULL;
 	__atomic_store_n(&nctx, nctx + 1, __ATOMIC_RELEASE);
 out:
