@@ -60,19 +60,7 @@ def load(path):
         data = open(path, "rb").read()
     except OSError:
         return []
-    data = data[:len(data) - len(data) % read_records.REC]
-    recs = [read_records.decode(data[i:i + read_records.REC])
-            for i in range(0, len(data), read_records.REC)]
-    names, partial = {}, {}
-    for r in recs:
-        if r["kind"] == "gpu_name":
-            partial[r["func"]] = (partial.get(r["func"], "") if r["piece"] else "") + r["text"]
-            if r["last"]:
-                names[r["func"]] = partial.pop(r["func"])
-    for r in recs:
-        if r["kind"] == "gpu_check":
-            r["kernel"] = names.get(r["func"], "?")
-    return recs
+    return read_records.decode_all(data)
 
 
 def load_times(path):

@@ -84,7 +84,12 @@ def read(path):
     data = open(path, "rb").read()
     if len(data) % REC:
         sys.exit("%s: %d bytes is not a whole number of %d-byte records" % (path, len(data), REC))
-    recs = [decode(data[i:i + REC]) for i in range(0, len(data), REC)]
+    return decode_all(data)
+
+
+def decode_all(data):
+    """Every whole record of data, kernel names put together."""
+    recs = [decode(data[i:i + REC]) for i in range(0, len(data) - REC + 1, REC)]
     names, partial = {}, {}
     for r in recs:
         if r["kind"] == "gpu_name":
