@@ -3,10 +3,12 @@
 
 The agent preloaded alone (no nanprof, no BPF) appends its records to
 NANPROF_AGENT_RECORDS; tests/integration/read_records.py decodes them.
-This applies nanprof's GPU origin rule to them (userspace/gpu_findings.c:
-a birth is a candidate, and becomes the origin when its value is reported
-to have propagated into another kernel's output; everything after the
-origin is propagation) and places each record in a training step by its
+This applies nanprof's GPU origin rule to them as far as records without
+BPF allow (userspace/gpu_findings.c also asks that the propagation be
+outside the birth's module or phase, which only BPF knows: here a birth
+becomes the origin as soon as its value is reported to have propagated
+into another kernel's output; everything after the origin is
+propagation) and places each record in a training step by its
 launch time, from the job's --step-times file (CLOCK_MONOTONIC, the clock
 the agent stamps launches with).
 
