@@ -28,7 +28,10 @@
 #include "../kernels/finite.h"
 
 #define NP_KD_MAX_PARAMS 64     /* parameters we look at; more: the rest are ignored */
-#define NP_KD_MAX_OUTPUTS 16    /* a sensible size for the caller's np_kbuf array */
+#define NP_KD_MAX_OUTPUTS 16    /* a sensible size for the caller's np_kbuf array; a
+				 * launch with more outputs is read in turns (np_klaunch) */
+#define NP_KD_BUF_INPUTS 10     /* input words one output may carry (np_kbuf.in) */
+#define NP_KD_MTA_DEPTH 5       /* tensor lists of a multi_tensor_apply launch, at most */
 
 /* Generic tier: a word w is a candidate device pointer when
  * NP_KD_PTR_MIN <= w < NP_KD_PTR_MAX.  The top is the end of x86_64/arm64
@@ -58,12 +61,12 @@ enum np_kfamily {
 /* Why np_kinfo.dtype is what it is. */
 enum np_kdtype_why {
 	NP_KDT_UNKNOWN = 0,      /* the name does not say: dtype -1 */
-	NP_KDT_KNOWN,            /* named exactly (functor result type, T* in the signature) */
+	NP_KDT_KNOWN,            /* named exactly (functor result type, T* in the signature,
+				  * the first list a multi_tensor_apply functor writes) */
 	NP_KDT_INFERRED,         /* elementwise lambda: all its arguments are one floating type
 				  * and the op is not one known to change type (is*, logical_*,
 				  * copies, comparisons, bitwise): the output is taken to be
-				  * that type too.  multi_tensor_apply: the functor's first
-				  * template argument.  dtype set. */
+				  * that type too.  dtype set. */
 	NP_KDT_RUNTIME,          /* unrolled with StoreWithCast: np_kdecode_outputs reads
 				  * the output's c10::ScalarType from the launch.  dtype -1 */
 	NP_KDT_UNCHECKABLE,      /* named, and not a format finite.h checks: bool, integers,
@@ -86,6 +89,31 @@ struct np_ksig {
 	uint8_t why;             /* enum np_kdtype_why of that dtype */
 };
 
+/* multi_tensor_apply_kernel<Metadata, Functor, Args...>(Metadata, Functor, Args...):
+ * what the name says about the metadata struct passed by value as parameter
+ * 0 and about which of its tensor lists the functor writes (kdecode.c has the
+ * layouts and where they come from). */
+enum np_mta_meta {
+	NP_MTA_NONE = 0,         /* not understood: no outputs */
+	NP_MTA_PLAIN,            /* TensorListMetadata<depth> */
+	NP_MTA_SCALARLIST,       /* TensorListScalarListMetadata<scalar_t, depth> */
+	NP_MTA_FUSED,            /* FusedOptimizerTensorListMetadata<depth> */
+};
+
+struct np_kmta {
+	uint8_t meta;            /* enum np_mta_meta */
+	uint8_t depth;           /* tensor lists, 1..NP_KD_MTA_DEPTH */
+	uint8_t sval_size;       /* scalar list: sizeof and alignof scalar_t */
+	uint8_t sval_align;
+	uint8_t written;         /* bit d: the functor writes list d */
+	uint8_t written_if_scale; /* bit d: written when grad_scale_ptr is not NULL */
+	uint8_t read;            /* bit d: the functor reads list d */
+	int8_t scale_param;      /* kernel parameter holding grad_scale_ptr, or -1 */
+	int8_t dtype[NP_KD_MTA_DEPTH]; /* per list: enum np_dtype, or -1 (not checkable) */
+	uint32_t size[2];        /* sizeof the metadata with the CUDA >= 13 and the older
+				  * capacity tables: the layout's size picks one */
+};
+
 struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
@@ -93,6 +121,7 @@ struct np_kinfo {
 	int narrays;             /* elementwise: N of std::array<char*, N>, else 0 */
 	int nsig;                /* parameters in the signature, -1 if it did not parse */
 	struct np_ksig sig[NP_KD_MAX_PARAMS];
+	struct np_kmta mta;      /* NP_KF_MULTI_TENSOR_APPLY only */
 };
 
 /* One function's parameter layout, as cuFuncGetParamInfo gives it. */
@@ -109,6 +138,8 @@ enum np_khow {
 				  * dtype named by the functor or read from StoreWithCast */
 	NP_KH_ELEMENTWISE_INFERRED, /* the same, dtype NP_KDT_INFERRED from the lambda */
 	NP_KH_SIGNATURE,         /* a non-const T* parameter, T floating; numel unknown */
+	NP_KH_TENSOR_LIST,       /* a multi_tensor_apply list entry: the elements this
+				  * launch writes, inputs in np_kbuf.in */
 };
 
 struct np_kbuf {
@@ -116,6 +147,22 @@ struct np_kbuf {
 	uint64_t numel;          /* elements, 0 = unknown (size it from the allocation map) */
 	enum np_dtype dtype;
 	enum np_khow how;
+	int n_in;                /* -1: the caller takes the launch's pointer words as this
+				  * output's inputs; else in[0..n_in) are all it reads (an
+				  * in-place output's own address among them) */
+	uint64_t in[NP_KD_BUF_INPUTS];
+};
+
+/* What a launch says besides its parameters, and where a caller whose out[]
+ * is too small for a launch's outputs stands. */
+struct np_klaunch {
+	uint64_t threads;        /* grid x block, 0 if unknown: an elementwise N above
+				  * 256 elements per thread is taken as a misread */
+	uint32_t blocks;         /* grid x*y*z, 0 if unknown: multi_tensor_apply needs it
+				  * (which metadata entries this launch uses), else 0 outputs */
+	uint32_t first;          /* in: outputs to pass over before out[0] */
+	uint32_t more;           /* out: outputs after the last one written, left out
+				  * for want of room; read them with first += returned */
 };
 
 /* Classifies a kernel from its demangled name: family, output dtype and,
@@ -134,16 +181,17 @@ int np_kdecode_layout_parse(const char *s, struct np_kparams *layout);
 
 /* The output buffers of one launch that the name lets us name with
  * certainty, into out[0..max).  ki from np_kdecode_classify, layout from
- * cuFuncGetParamInfo, kernelParams as passed to cuLaunchKernel.
- * grid_elems_hint: threads in the launch (grid x block), 0 if unknown; an
- * elementwise N above 256 elements per thread is taken as a misread and
- * dropped.  Only buffers with a checkable dtype are returned.  Families
- * whose pointers sit in opaque aggregates (lambda captures, ReduceOp,
- * TensorListMetadata, cat metadata) give 0: use the generic tier.  Reads
- * no parameter past its size in layout; returns 0 when the layout does not
- * match the name.  Returns the number of buffers written. */
+ * cuFuncGetParamInfo, kernelParams as passed to cuLaunchKernel, launch (may
+ * be NULL: nothing known, first 0) as struct np_klaunch says.  Only buffers
+ * with a checkable dtype are returned.  Families whose pointers sit in
+ * opaque aggregates (lambda captures, ReduceOp, cat metadata) give 0: use
+ * the generic tier.  multi_tensor_apply gives one buffer per written list
+ * entry the launch touches, list by list (params first), each with its own
+ * inputs.  Reads no parameter past its size in layout; returns 0 when the
+ * layout or the values do not match the name.  Returns the number of
+ * buffers written; launch->more says how many more there are. */
 int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layout,
-		       void *const *kernelParams, uint64_t grid_elems_hint, struct np_kbuf *out,
+		       void *const *kernelParams, struct np_klaunch *launch, struct np_kbuf *out,
 		       int max);
 
 /* Lists, in parameter order, the 8-byte-aligned words (alignment counted in

@@ -57,6 +57,7 @@ struct launch {
 	void **params;
 	void **extra;
 	uint64_t threads;           /* grid x block: a sanity bound for decoders */
+	uint32_t blocks;            /* grid: which multi_tensor_apply metadata entries are used */
 };
 
 static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
@@ -67,7 +68,8 @@ static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 		const cuLaunchKernel_params *a = p;
 		*l = (struct launch){ a->f, a->hStream, a->kernelParams, a->extra,
 				      (uint64_t)a->gridDimX * a->gridDimY * a->gridDimZ *
-					      a->blockDimX * a->blockDimY * a->blockDimZ };
+					      a->blockDimX * a->blockDimY * a->blockDimZ,
+				      a->gridDimX * a->gridDimY * a->gridDimZ };
 		return 0;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
@@ -75,7 +77,8 @@ static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 		const cuLaunchCooperativeKernel_params *a = p;
 		*l = (struct launch){ a->f, a->hStream, a->kernelParams, NULL,
 				      (uint64_t)a->gridDimX * a->gridDimY * a->gridDimZ *
-					      a->blockDimX * a->blockDimY * a->blockDimZ };
+					      a->blockDimX * a->blockDimY * a->blockDimZ,
+				      a->gridDimX * a->gridDimY * a->gridDimZ };
 		return 0;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
@@ -86,7 +89,8 @@ static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 		const CUlaunchConfig *k = a->config;
 		*l = (struct launch){ a->f, k->hStream, a->kernelParams, a->extra,
 				      (uint64_t)k->gridDimX * k->gridDimY * k->gridDimZ *
-					      k->blockDimX * k->blockDimY * k->blockDimZ };
+					      k->blockDimX * k->blockDimY * k->blockDimZ,
+				      k->gridDimX * k->gridDimY * k->gridDimZ };
 		return 0;
 	}
 	}
@@ -149,6 +153,30 @@ static uint64_t now_ns(void)
 
 /* Launches the check of one output.  Returns 1 if launched, 0 if not
  * (counted here), -1 if the output's extent is unknown. */
+/* Whether [ptr, ptr + bytes) lies inside one device allocation.  A check
+ * that read past one could fault and take the job's CUDA context down
+ * with it, so a decoding mistake must never get that far.  Allocations
+ * come from the driver callbacks; one made before we subscribed is asked
+ * of the driver once, then kept. */
+static int within_allocation(uint64_t ptr, uint64_t bytes)
+{
+	struct np_iv iv;
+	np_ivmap_lock(&allocations);
+	int known = np_ivmap_lookup(&allocations, ptr, &iv) == 0;
+	np_ivmap_unlock(&allocations);
+	if (!known) {
+		CUdeviceptr base;
+		size_t size;
+		if (np_cu.mem_get_address_range(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+			return 0;
+		iv = (struct np_iv){ .base = base, .len = size };
+		np_ivmap_lock(&allocations);
+		np_ivmap_insert(&allocations, NP_IV_SEGMENT, base, size, -1, 0);
+		np_ivmap_unlock(&allocations);
+	}
+	return ptr >= iv.base && bytes <= iv.base + iv.len - ptr;
+}
+
 static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const struct np_kfunc *f,
 			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
 			int captured)
@@ -166,7 +194,7 @@ static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const stru
 			return -1;
 		numel = (iv.base + iv.len - b->ptr) / esz;
 	}
-	if (!numel || numel * esz > MAX_CHECK_BYTES)
+	if (!numel || numel * esz > MAX_CHECK_BYTES || !within_allocation(b->ptr, numel * esz))
 		return -1;
 	uint64_t tag = np_inflight_tag(captured);
 	if (!tag) {
@@ -238,8 +266,9 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	void *packed[NP_KD_MAX_PARAMS];
 	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
 	struct np_kbuf outs[MAX_OUTPUTS];
+	struct np_klaunch kl = { .threads = l.threads, .blocks = l.blocks };
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params,
-					       l.threads, outs, MAX_OUTPUTS) : 0;
+					       &kl, outs, MAX_OUTPUTS) : 0;
 	if (nout <= 0) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
 		return;
@@ -277,10 +306,27 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			inputs[n_in++] = words[i];
 	}
 	/* outputs named but of unknown extent (a T* no tensor interval
-	 * covers) go unchecked: counted with the undecoded, not lost */
+	 * covers) go unchecked: counted with the undecoded, not lost.  An
+	 * output that names its own inputs (a tensor list entry: the launch's
+	 * words hold other entries', and stale ones) is judged on those.  A
+	 * launch with more outputs than outs[] holds (an optimizer's list,
+	 * up to about a thousand) is read in turns. */
 	int sized = 0;
-	for (int k = 0; k < nout; k++)
-		sized |= check_buffer(g, &l, f, &outs[k], inputs, n_in, captured) >= 0;
+	for (;;) {
+		for (int k = 0; k < nout; k++) {
+			const struct np_kbuf *b = &outs[k];
+			int own = b->n_in >= 0;
+			sized |= check_buffer(g, &l, f, b, own ? b->in : inputs,
+					      own ? (uint32_t)b->n_in : n_in, captured) >= 0;
+		}
+		if (!kl.more)
+			break;
+		kl.first += (uint32_t)nout;
+		nout = np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl, outs,
+					  MAX_OUTPUTS);
+		if (nout <= 0)
+			break;
+	}
 	if (!sized)
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
 }

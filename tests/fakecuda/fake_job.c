@@ -20,6 +20,10 @@
  *                       captured, replayed twice  graph: born in each replay
  *   (j) add      float  gt = gq + gp, stream 2    after the replays: propagation
  *                                                 from the graph's birth
+ *   (k) fill     float  a 64-float buffer, but    a decoding mistake played:
+ *                       its numel says 100000     the check would read past
+ *                       (the kernel does nothing) the allocation, so it must
+ *                                                 not be launched
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -119,6 +123,12 @@ static void k_fill_f32(const void *a, unsigned grid, unsigned block)
 	data_of(a, 8, d, 1);
 	for (int i = 0; i < numel_of(a); i++)
 		((float *)d[0])[i] = v;
+}
+
+/* (k): a kernel whose numel lies; it writes nothing */
+static void k_nothing(const void *a, unsigned grid, unsigned block)
+{
+	(void)a, (void)grid, (void)block;
 }
 
 static void k_exp_f32(const void *a, unsigned grid, unsigned block)
@@ -253,6 +263,7 @@ int main(void)
 	CUfunction softmax = reg(softmax_f32, "0:8,8:8,16:4,20:4,24:4,32:8,40:4,44:1",
 				 k_softmax_f32, NULL);
 	reg(add_f16, "0:4,4:4,8:24", k_add_f16, &add_f16_kernel);
+	CUfunction liar = reg(fill_f32, "0:4,4:4,8:8", k_nothing, NULL);
 
 	float *x = dev_alloc(N * 4), *w = dev_alloc(N * 4), *y = dev_alloc(N * 4);
 	float *mask = dev_alloc(4096 * 4), *z = dev_alloc(N * 4), *e = dev_alloc(N * 4);
@@ -361,6 +372,12 @@ int main(void)
 	char *j_data[3] = { (char *)gt, (char *)gq, (char *)gp };
 	void *j_params[] = { &n_q, &one, j_data };
 	CHECK(cuLaunchKernel(add, 1, 1, 1, 64, 1, 1, 0, s2, j_params, NULL));
+
+	/* (k) numel 100000 on a 64-float buffer: no check may read past it */
+	int n_lie = 100000;
+	char *k_data[1] = { (char *)gt };
+	void *k_params[] = { &n_lie, &one, k_data };
+	CHECK(cuLaunchKernel(liar, 8, 1, 1, 128, 1, 1, 0, s2, k_params, NULL));
 
 	CHECK(cuCtxSynchronize());
 

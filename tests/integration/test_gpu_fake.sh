@@ -20,7 +20,7 @@ set -u
 F=.output/fakecuda
 RR="python3 $IT/read_records.py"
 # the checks and undecodable kernels fake_job.c launches
-CHECKS=8 UNDECODED=2 LAUNCHES=10
+CHECKS=8 UNDECODED=3 LAUNCHES=11
 
 run_job() {   # records-file out-prefix [env...]
 	local rec=$1 out=$2
