@@ -153,48 +153,52 @@ static uint64_t now_ns(void)
 
 /* Launches the check of one output.  Returns 1 if launched, 0 if not
  * (counted here), -1 if the output's extent is unknown. */
-/* Whether [ptr, ptr + bytes) lies inside one device allocation.  A check
- * that read past one could fault and take the job's CUDA context down
- * with it, so a decoding mistake must never get that far.  Allocations
- * come from the driver callbacks; one made before we subscribed is asked
- * of the driver once, then kept. */
-static int within_allocation(uint64_t ptr, uint64_t bytes)
+/* The innermost known interval holding ptr: a tensor, else the device
+ * allocation.  An allocation made before we subscribed is asked of the
+ * driver once, then kept.  0, or -1 for memory the driver does not know. */
+static int allocation_of(uint64_t ptr, struct np_iv *iv)
+{
+	np_ivmap_lock(&allocations);
+	int known = np_ivmap_lookup(&allocations, ptr, iv) == 0;
+	np_ivmap_unlock(&allocations);
+	if (known)
+		return 0;
+	CUdeviceptr base;
+	size_t size;
+	if (np_cu.mem_get_address_range(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+		return -1;
+	*iv = (struct np_iv){ .base = base, .len = size, .kind = NP_IV_SEGMENT };
+	np_ivmap_lock(&allocations);
+	np_ivmap_insert(&allocations, NP_IV_SEGMENT, base, size, -1, 0);
+	np_ivmap_unlock(&allocations);
+	return 0;
+}
+
+/* How many elements of the output to check, 0 for none.  Never past the
+ * interval holding it: a check that read past a device allocation could
+ * fault and take the job's CUDA context down with it, so a decoding
+ * mistake must never get that far. */
+static uint64_t checked_numel(const struct np_kbuf *b, unsigned esz)
 {
 	struct np_iv iv;
-	np_ivmap_lock(&allocations);
-	int known = np_ivmap_lookup(&allocations, ptr, &iv) == 0;
-	np_ivmap_unlock(&allocations);
-	if (!known) {
-		CUdeviceptr base;
-		size_t size;
-		if (np_cu.mem_get_address_range(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS)
-			return 0;
-		iv = (struct np_iv){ .base = base, .len = size };
-		np_ivmap_lock(&allocations);
-		np_ivmap_insert(&allocations, NP_IV_SEGMENT, base, size, -1, 0);
-		np_ivmap_unlock(&allocations);
-	}
-	return ptr >= iv.base && bytes <= iv.base + iv.len - ptr;
+	if (allocation_of(b->ptr, &iv))
+		return 0;
+	uint64_t room = (iv.base + iv.len - b->ptr) / esz;
+	if (!b->numel)   /* unsized: only a tensor interval says how far it goes;
+			  * an allocator segment would run into other tensors */
+		return iv.kind == NP_IV_TENSOR ? room : 0;
+	return b->numel <= room ? b->numel : 0;
 }
+
+static __thread uint32_t my_tid;
 
 static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const struct np_kfunc *f,
 			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
 			int captured)
 {
 	unsigned esz = np_dtype_size((enum np_dtype)b->dtype);
-	uint64_t numel = b->numel;
-	if (!numel) {
-		/* only a tensor-sized interval says how far the output goes;
-		 * an allocator segment would run into other tensors */
-		struct np_iv iv;
-		np_ivmap_lock(&allocations);
-		int known = np_ivmap_lookup(&allocations, b->ptr, &iv) == 0 && iv.kind == NP_IV_TENSOR;
-		np_ivmap_unlock(&allocations);
-		if (!known)
-			return -1;
-		numel = (iv.base + iv.len - b->ptr) / esz;
-	}
-	if (!numel || numel * esz > MAX_CHECK_BYTES || !within_allocation(b->ptr, numel * esz))
+	uint64_t numel = checked_numel(b, esz);
+	if (!numel || numel * esz > MAX_CHECK_BYTES)
 		return -1;
 	uint64_t tag = np_inflight_tag(captured);
 	if (!tag) {
@@ -202,7 +206,8 @@ static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const stru
 		return 0;
 	}
 	struct np_inflight e = { .tag = tag, .launch_ns = now_ns(),
-				 .tid = (uint32_t)syscall(SYS_gettid), .func = f->id,
+				 .tid = my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid)),
+				 .func = f->id,
 				 .dtype = (uint8_t)b->dtype, .captured = (uint8_t)captured };
 	/* dirty.h orders launches by dl.tag.  A captured tag (bit 63) would
 	 * come after every ordinary launch: a kernel reading a graph's
