@@ -495,7 +495,6 @@ static struct span unwrap_impl(struct span f)
  * they, and functors not listed here, give no outputs.
  */
 #define MTA_CHUNK 65536         /* kChunkSize: the elements one block works on */
-#define MTA_MAX_NUMEL (1ll << 46)
 
 enum mta_form {
 	MTA_FOREACH = 1,        /* <T, depth, r_args_depth, res_arg_index> */
@@ -1043,8 +1042,12 @@ static int mta_outputs(const struct np_kinfo *ki, const struct np_kparams *l, vo
 	mta_geom(m, gen, &g);
 	if (nblocks > g.max_blocks)
 		return 0;
-	if (m->written_if_scale && l->p[m->scale_param].size == 8 && word_at(kp, m->scale_param, 0))
-		written |= m->written_if_scale;
+	if (m->written_if_scale) {
+		if (l->p[m->scale_param].size != 8)
+			return 0;
+		if (word_at(kp, m->scale_param, 0))
+			written |= m->written_if_scale;
+	}
 	/*
 	 * Block b works on chunk block_to_chunk[b] of slot block_to_tensor[b]:
 	 * slots 0, 1, .. in turn, each with its chunks in order; every slot
@@ -1064,7 +1067,7 @@ static int mta_outputs(const struct np_kinfo *ki, const struct np_kparams *l, vo
 			if (t >= g.max_tensors)
 				return 0;
 			memcpy(&numel, md + g.numel + 8 * t, sizeof(numel));
-			if (numel <= 0 || numel > MTA_MAX_NUMEL)
+			if (numel <= 0)         /* an empty tensor gets no block */
 				return 0;
 			nchunks = (numel + MTA_CHUNK - 1) / MTA_CHUNK;
 		}

@@ -24,6 +24,12 @@
  *                       its numel says 100000     the check would read past
  *                       (the kernel does nothing) the allocation, so it must
  *                                                 not be launched
+ *   (l) fused AdamW, lr = inf, 21 params          every param -inf: 21 births,
+ *                       (one of 2 chunks):        exp_avg, exp_avg_sq clean;
+ *                       multi_tensor_apply,       63 outputs, more than one
+ *                       the metadata's unused     turn of the decoder; the
+ *                       slots pointing at (b)'s   stale slots must not make
+ *                       dirty output              the births propagations
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -66,6 +72,24 @@ static const char softmax_f32[] =
  * what torch's exp_kernel_cuda instantiates the same way. */
 static const char exp_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_15exp_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE0_clEvENKUlvE0_clEvEUlfE_St5arrayIPcLm2EELb1EEEviT0_T1_";
+
+static const char adamw_f32[] =
+	"_ZN2at6native52_GLOBAL__N__1f580294_19_fused_adamw_impl_cu_8b44fa2325multi_tensor_apply_kernelINS1_32FusedOptimizerTensorListMetadataILi4EEENS1_20FusedAdamMathFunctorIfLi4ELNS0_9ADAM_MODEE1ELb0EEEJPKfdddddbS9_S9_EEEvT_T0_DpT1_";
+
+/* FusedOptimizerTensorListMetadata<4> as torch 2.14 built with CUDA 13
+ * lays it out (ATen/native/cuda/MultiTensorApply.cuh): 25,544 bytes */
+#define MTA_TENSORS 252
+#define MTA_BLOCKS 2240
+#define MTA_CHUNK 65536
+struct fused_meta4 {
+	const void *addresses[4][MTA_TENSORS];
+	int64_t numel_for_tensor[MTA_TENSORS];
+	const void *state_steps_addresses[MTA_TENSORS];
+	uint16_t block_to_tensor[MTA_BLOCKS];
+	int32_t block_to_chunk[MTA_BLOCKS];
+	int32_t start_tensor_this_launch;
+};
+_Static_assert(sizeof(struct fused_meta4) == 25544, "the cubin's parameter size");
 
 static int failed;
 
@@ -156,6 +180,32 @@ static void k_masked_fill_f32(const void *a, unsigned grid, unsigned block)
 	data_of(a, 24, d, 3);
 	for (int i = 0; i < numel_of(a); i++)
 		((float *)d[0])[i] = ((_Bool *)d[2])[i] ? v : ((float *)d[1])[i];
+}
+
+/* FusedAdamMathFunctor<float, 4, ADAMW, false>: block b updates chunk
+ * block_to_chunk[b] of slot block_to_tensor[b] (fused_adam_utils.cuh,
+ * without the grad scaler and bias correction) */
+static void k_adamw_f32(const void *a, unsigned grid, unsigned block)
+{
+	const struct fused_meta4 *m = a;
+	double lr, beta1, beta2, wd, eps;
+	memcpy(&lr, (const char *)a + 25560, 8);
+	memcpy(&beta1, (const char *)a + 25568, 8);
+	memcpy(&beta2, (const char *)a + 25576, 8);
+	memcpy(&wd, (const char *)a + 25584, 8);
+	memcpy(&eps, (const char *)a + 25592, 8);
+	for (unsigned b = 0; b < grid; b++) {
+		int t = m->block_to_tensor[b];
+		int64_t from = (int64_t)m->block_to_chunk[b] * MTA_CHUNK, n = m->numel_for_tensor[t];
+		float *p = (float *)m->addresses[0][t], *g = (float *)m->addresses[1][t];
+		float *ea = (float *)m->addresses[2][t], *eas = (float *)m->addresses[3][t];
+		for (int64_t i = from; i < n && i < from + MTA_CHUNK; i++) {
+			float param = wd != 0 ? p[i] * (float)(1 - lr * wd) : p[i];
+			ea[i] = (float)(beta1 * ea[i] + (1 - beta1) * g[i]);
+			eas[i] = (float)(beta2 * eas[i] + (1 - beta2) * g[i] * g[i]);
+			p[i] = param - (float)lr * ea[i] / (sqrtf(eas[i]) + (float)eps);
+		}
+	}
 }
 
 /* (float* dst, const float* src, int batch, int stride, int elements,
@@ -264,6 +314,8 @@ int main(void)
 				 k_softmax_f32, NULL);
 	reg(add_f16, "0:4,4:4,8:24", k_add_f16, &add_f16_kernel);
 	CUfunction liar = reg(fill_f32, "0:4,4:4,8:8", k_nothing, NULL);
+	CUfunction adamw = reg(adamw_f32, "0:25544,25544:1,25552:8,25560:8,25568:8,25576:8,"
+			       "25584:8,25592:8,25600:1,25608:8,25616:8", k_adamw_f32, NULL);
 
 	float *x = dev_alloc(N * 4), *w = dev_alloc(N * 4), *y = dev_alloc(N * 4);
 	float *mask = dev_alloc(4096 * 4), *z = dev_alloc(N * 4), *e = dev_alloc(N * 4);
@@ -379,6 +431,46 @@ int main(void)
 	void *k_params[] = { &n_lie, &one, k_data };
 	CHECK(cuLaunchKernel(liar, 8, 1, 1, 128, 1, 1, 0, s2, k_params, NULL));
 
+	/* (l) optimizer.step() of a fused AdamW with lr = inf: 20 params of
+	 * 100 floats and one of 70000 (two chunks, two blocks), as torch's
+	 * multi_tensor_apply_for_fused_optimizer fills the metadata; the
+	 * slots past the 21st still hold pointers to e, dirty since (b) */
+	enum { NP_ADAM = 21, ADAM_ELEMS = 20 * 100 + 70000 };
+	static struct fused_meta4 meta;
+	float *lists[4], *steps = dev_alloc(NP_ADAM * 4);
+	unsigned nblocks = 0;
+	for (int d = 0; d < 4; d++)
+		lists[d] = dev_alloc(ADAM_ELEMS * 4);
+	if (failed)
+		return 1;
+	for (int i = 0; i < ADAM_ELEMS; i++) {
+		lists[0][i] = 1.0f;
+		lists[1][i] = 0.5f;
+		lists[2][i] = lists[3][i] = 0.0f;
+	}
+	for (int d = 0; d < 4; d++)
+		for (int t = 0; t < MTA_TENSORS; t++)
+			meta.addresses[d][t] = e;
+	for (int t = 0, at = 0; t < NP_ADAM; t++) {
+		int64_t numel = t == NP_ADAM - 1 ? 70000 : 100;
+		for (int d = 0; d < 4; d++)
+			meta.addresses[d][t] = lists[d] + at;
+		meta.numel_for_tensor[t] = numel;
+		steps[t] = 1.0f;
+		meta.state_steps_addresses[t] = steps + t;
+		for (int64_t c = 0; c * MTA_CHUNK < numel; c++) {
+			meta.block_to_tensor[nblocks] = (uint16_t)t;
+			meta.block_to_chunk[nblocks++] = (int32_t)c;
+		}
+		at += (int)numel;
+	}
+	char adam_functor = 0, maximize = 0;
+	const float *lr_ptr = NULL, *grad_scale = NULL, *found_inf = NULL;
+	double lr = INFINITY, beta1 = 0.9, beta2 = 0.999, wd = 0, eps = 1e-8;
+	void *l_params[] = { &meta, &adam_functor, &lr_ptr, &lr, &beta1, &beta2, &wd, &eps,
+			     &maximize, &grad_scale, &found_inf };
+	CHECK(cuLaunchKernel(adamw, nblocks, 1, 1, 512, 1, 1, 0, NULL, l_params, NULL));
+
 	CHECK(cuCtxSynchronize());
 
 	/* the job's own results: the kernels really ran */
@@ -387,7 +479,9 @@ int main(void)
 		row += sm[i];
 	if (!isinf(e[1234]) || !isinf(s[9999]) || isinf(s[0]) || !isnan(q[42]) ||
 	    !isinf((float)h[7]) || z[7] != 0.0f || mask[0] != -INFINITY ||
-	    fabsf(row - 1) > 1e-3f || !isnan(gt[5]) || gt[6] != 7.0f / 4 + 7) {
+	    fabsf(row - 1) > 1e-3f || !isnan(gt[5]) || gt[6] != 7.0f / 4 + 7 ||
+	    lists[0][0] != -INFINITY || lists[0][ADAM_ELEMS - 1] != -INFINITY ||
+	    !isfinite(lists[2][ADAM_ELEMS - 1]) || lists[3][0] <= 0) {
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
 		failed = 1;
 	}

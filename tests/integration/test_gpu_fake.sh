@@ -7,9 +7,10 @@
 # -inf mask nobody reads, then an exp that overflows and an add that
 # reads it, a half add, a launch packed in `extra`, two kernels whose
 # outputs cannot be checked, a CUDA graph replayed twice and a kernel
-# reading its output.  The records must name the exp as the origin, the mask as a
-# contained birth, follow the graph's NaN out of it, and count every
-# check.  Then CUPTI taken by another
+# reading its output, and a fused AdamW step with lr=inf (multi_tensor_apply).
+# The records must name the exp as the origin, the mask as a
+# contained birth, follow the graph's NaN out of it, catch the params at
+# the optimizer's kernel, and count every check.  Then CUPTI taken by another
 # tool, and a GPU the agent has no check kernels for: GPU checks off,
 # said why, and the job unharmed.
 # Needs the agent built with its GPU side (the CUDA toolkit's headers);
@@ -20,7 +21,8 @@ set -u
 F=.output/fakecuda
 RR="python3 $IT/read_records.py"
 # the checks and undecodable kernels fake_job.c launches
-CHECKS=8 UNDECODED=3 LAUNCHES=11
+# (the fused AdamW: 21 params, exp_avg and exp_avg_sq each)
+CHECKS=71 UNDECODED=3 LAUNCHES=12
 
 run_job() {   # records-file out-prefix [env...]
 	local rec=$1 out=$2
@@ -71,6 +73,9 @@ else
 		--expect-gpu-check "DivFunctor<float>:graph=true,nan=1,first_bad=5,spread=true"
 	expect "CUDA graph: a launch after the replays propagates the graph's birth" "$T/rec" \
 		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,graph=false,nan=1,first_bad=5"
+	expect "optimizer.step() with lr=inf: the params are births at the fused AdamW" "$T/rec" \
+		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
+		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,numel=70000,neginf=70000"
 	expect "counters last: $CHECKS checks, $UNDECODED undecoded, nothing dropped" "$T/rec" \
 		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0,what=launches $LAUNCHES"
 	expect "no GPU record lost (numbered 1..N)" "$T/rec" --expect-gpu-seq

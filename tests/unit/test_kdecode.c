@@ -243,7 +243,7 @@ static const struct {
 	  NP_KF_BATCH_NORM, -1, NP_KDT_UNKNOWN, 0 },
 	{ "CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>,", NP_KF_CAT, -1,
 	  NP_KDT_UNKNOWN, 0 },
-	{ "FusedAdamMathFunctor<float, 5,", NP_KF_MULTI_TENSOR_APPLY, NP_DT_F32, NP_KDT_INFERRED, 0 },
+	{ "FusedAdamMathFunctor<float, 5,", NP_KF_MULTI_TENSOR_APPLY, NP_DT_F32, NP_KDT_KNOWN, 0 },
 	{ "embedding_backward_feature_kernel<double, double, int>", NP_KF_EXPLICIT, NP_DT_F64,
 	  NP_KDT_KNOWN, 0 },
 	{ "embedding_renorm_wrap_indices_kernel<int>", NP_KF_EXPLICIT, -1, NP_KDT_UNCHECKABLE, 0 },
@@ -319,7 +319,7 @@ Test(kdecode_fixture, elementwise_output_is_data0_with_numel_n)
 		cr_assert_eq(l.n, ki.family == NP_KF_VEC_ELEMENTWISE ? 3 : 7, "%s", lines[i].dem);
 		cr_assert_eq(l.p[2].size, 8u * ki.narrays, "%s", lines[i].dem);
 		elementwise_launch(&ln, &l, 12345, 15 /* BFloat16 */);
-		int n = np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4);
+		int n = np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4);
 		int want_dtype = ki.dtype_why == NP_KDT_RUNTIME ? NP_DT_BF16 : ki.dtype;
 		cr_assert_eq(n, want_dtype >= 0, "%s: %d outputs", lines[i].dem, n);
 		/* every data[k] is a candidate pointer word, N is not */
@@ -339,22 +339,24 @@ Test(kdecode_fixture, elementwise_output_is_data0_with_numel_n)
 		cr_expect_eq(out[0].how, ki.dtype_why == NP_KDT_INFERRED ? NP_KH_ELEMENTWISE_INFERRED :
 					 NP_KH_ELEMENTWISE);
 		/* 48 threads cannot cover 12345 elements: a misread, dropped */
-		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 48, out, 4), 0);
-		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 12345, out, 4), 1);
+		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, &(struct np_klaunch){ .threads = 48 },
+						out, 4), 0);
+		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp,
+						&(struct np_klaunch){ .threads = 12345 }, out, 4), 1);
 		/* an empty launch has nothing to check */
 		elementwise_launch(&ln, &l, 0, 15);
-		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 0);
+		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 0);
 		if (ki.dtype_why == NP_KDT_RUNTIME) {
 			runtime++;
 			elementwise_launch(&ln, &l, 77, 11 /* Bool */);
-			cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 0);
+			cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 0);
 			elementwise_launch(&ln, &l, 77, 5 /* Half */);
-			cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 1);
+			cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 1);
 			cr_expect_eq(out[0].dtype, NP_DT_F16);
 		}
 		/* a layout that does not fit the name gives nothing */
 		l.n--;
-		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 0);
+		cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 0);
 	}
 	cr_expect_geq(decoded, 50, "only %d elementwise kernels decoded", decoded);
 	cr_expect_geq(runtime, 4, "only %d StoreWithCast kernels decoded", runtime);
@@ -363,7 +365,8 @@ Test(kdecode_fixture, elementwise_output_is_data0_with_numel_n)
 /* Signature kernels: pointer param i holds 0x7f0000200000 + 0x100 * i. */
 #define SPTR(i) (0x7f0000200000ull + 0x100ull * (i))
 
-static int signature_launch(const char *sub, struct np_kbuf *out, int max)
+static int signature_launch_at(const char *sub, struct np_klaunch *kl, struct np_kbuf *out,
+			       int max)
 {
 	static struct launch ln;
 	struct np_kinfo ki;
@@ -375,7 +378,12 @@ static int signature_launch(const char *sub, struct np_kbuf *out, int max)
 	for (int i = 0; i < l.n; i++)
 		if (l.p[i].size == 8)
 			put64(&ln, &l, i, 0, SPTR(i));
-	return np_kdecode_outputs(&ki, &l, ln.kp, 1000, out, max);
+	return np_kdecode_outputs(&ki, &l, ln.kp, kl, out, max);
+}
+
+static int signature_launch(const char *sub, struct np_kbuf *out, int max)
+{
+	return signature_launch_at(sub, &(struct np_klaunch){ .threads = 1000 }, out, max);
 }
 
 static const struct {
@@ -433,10 +441,21 @@ Test(kdecode_fixture, signature_outputs_are_the_non_const_floating_pointers)
 			cr_expect_eq(out[k].how, NP_KH_SIGNATURE);
 		}
 	}
-	/* max bounds the outputs written */
+	/* max bounds the outputs written; the rest are counted, and read
+	 * from where the last turn stopped */
 	struct np_kbuf one[1];
-	cr_expect_eq(signature_launch("vectorized_layer_norm_kernel<c10::Half, float, true>", one, 1), 1);
+	struct np_klaunch kl = { .threads = 1000 };
+	const char *ln = "vectorized_layer_norm_kernel<c10::Half, float, true>";
+	cr_expect_eq(signature_launch_at(ln, &kl, one, 1), 1);
 	cr_expect_eq(one[0].ptr, SPTR(5));
+	cr_expect_eq(one[0].n_in, -1, "the launch's pointer words are its inputs");
+	cr_expect_eq(kl.more, 2);
+	kl.first = 2;
+	cr_expect_eq(signature_launch_at(ln, &kl, one, 1), 1);
+	cr_expect_eq(one[0].ptr, SPTR(7));
+	cr_expect_eq(kl.more, 0);
+	kl.first = 3;
+	cr_expect_eq(signature_launch_at(ln, &kl, one, 1), 0);
 }
 
 Test(kdecode_fixture, null_optional_output_is_skipped)
@@ -451,7 +470,7 @@ Test(kdecode_fixture, null_optional_output_is_skipped)
 	lay_out(&ln, &l);
 	for (int i = 2; i < 8; i++)
 		put64(&ln, &l, i, 0, i == 6 ? 0 : SPTR(i));
-	cr_assert_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 2);
+	cr_assert_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 2);
 	cr_expect_eq(out[0].ptr, SPTR(5));
 	cr_expect_eq(out[1].ptr, SPTR(7));
 }
@@ -472,7 +491,8 @@ Test(kdecode_fixture, pointer_words_inside_multi_tensor_apply_metadata)
 	put64(&ln, &l, 0, 0, DATA(1));          /* addresses[0][0] */
 	put64(&ln, &l, 0, 8 * 30, DATA(2));     /* addresses[1][0] */
 	put64(&ln, &l, 0, l.p[0].size - 8, DATA(3));
-	cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, 0, out, 4), 0, "opaque: generic tier only");
+	cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 0,
+		     "without the grid, which entries are this launch's is unknown");
 	cr_assert_eq(np_kdecode_pointer_words(&l, ln.kp, words, 4096), 3);
 	cr_expect_eq(words[0], DATA(1));
 	cr_expect_eq(words[1], DATA(2));
@@ -558,18 +578,18 @@ Test(kdecode_names, explicit_outputs_skip_unknown_pointees)
 	struct np_kbuf out[4];
 	cr_assert_eq(np_kdecode_layout_parse("0:8,8:8,16:8,24:8,32:8", &l), 5);
 	cr_expect_eq(ki.dtype, -1, "the first output's type is not a known float");
-	cr_assert_eq(np_kdecode_outputs(&ki, &l, kp, 0, out, 4), 2);
+	cr_assert_eq(np_kdecode_outputs(&ki, &l, kp, NULL, out, 4), 2);
 	cr_expect_eq(out[0].ptr, DATA(1));
 	cr_expect_eq(out[0].dtype, NP_DT_F32);
 	cr_expect_eq(out[1].ptr, DATA(2));
 	cr_expect_eq(out[1].dtype, NP_DT_F16);
 	/* a layout with another parameter count is another function: nothing */
 	l.n = 4;
-	cr_expect_eq(np_kdecode_outputs(&ki, &l, kp, 0, out, 4), 0);
+	cr_expect_eq(np_kdecode_outputs(&ki, &l, kp, NULL, out, 4), 0);
 	l.n = 5;
 	/* a pointer parameter of the wrong size is a misread name: skipped */
 	l.p[1].size = 4;
-	cr_expect_eq(np_kdecode_outputs(&ki, &l, kp, 0, out, 4), 1);
+	cr_expect_eq(np_kdecode_outputs(&ki, &l, kp, NULL, out, 4), 1);
 }
 
 Test(kdecode_names, elementwise_functors_and_lambdas)
