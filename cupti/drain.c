@@ -135,13 +135,15 @@ static void judge(const struct np_gpu_rec *g)
 	enum np_dirty_verdict v = np_dirty_result(&tracker, &e.dl, dirty, &why);
 	if (v == NP_DIRTY_CLEAN)
 		return;
-	np_gpu_zoom = 1;
 	/* launches are named by their dirty-tracking number, dl.tag: what
 	 * why.source_tag gives back, the tag itself but for captured checks
 	 * (subscriber.c) */
 	uint64_t me = e.dl.tag;
 	struct lineage *mine = &lineage[me % NP_DRAIN_LINEAGE];
 	if (v == NP_DIRTY_PROPAGATED) {
+		/* a value that spreads, not a mask that is born and dies in
+		 * place every step: sampling now checks every launch */
+		np_gpu_zoom = 1;
 		np_gpu_cnt.propagated++;
 		struct lineage *src = lineage_of(why.source_tag);
 		uint64_t birth = src ? src->birth : why.source_tag;

@@ -49,8 +49,9 @@ struct np_gpu_counters {
 };
 extern struct np_gpu_counters np_gpu_cnt;
 
-/* Set by the drainer once anything was non-finite: sampling then checks
- * every launch. */
+/* Set by the drainer once a non-finite value propagated (not merely was
+ * born: a -inf mask is born every step): sampling then checks every
+ * launch. */
 extern volatile int np_gpu_zoom;
 
 #endif

@@ -14,7 +14,7 @@
 enum np_gpu_mode {
 	NP_GPU_EVERY = 0,      /* check every launch */
 	NP_GPU_SAMPLE,         /* every k-th launch of each kernel, every
-				* launch once something was non-finite */
+				* launch once a non-finite value propagated */
 };
 
 struct np_gpu_config {
