@@ -775,6 +775,144 @@ static void signature_dtype(struct np_kinfo *ki)
 		}
 }
 
+/* ---- row-sized outputs ----
+ *
+ * Layer norm, RMSNorm and softmax kernels give each block one row (or a
+ * few) and write whole rows; the row length is a parameter, the rows come
+ * from the grid.  Read from the sm_90 SASS of torch 2.14.1+cu130's
+ * libtorch_cuda.so (cuobjdump -sass: which parameters and special
+ * registers address each store) and from PyTorch's source, which it
+ * matches (aten/src/ATen/native/cuda/layer_norm_kernel.cu,
+ * PersistentSoftmax.cuh, SoftMax.cu).  rows = gridDim.x: no kernel here
+ * reads blockIdx.y or loops over rows, so whatever grid the host chose,
+ * the launch writes rows 0 .. gridDim.x - 1 exactly; launches with a 2-D
+ * or 3-D grid are not PyTorch's and stay unsized.
+ *
+ *  layer_norm_kernel.cu, <T, T_ACC, bool rms_norm>; rms_norm = true is
+ *  the RMSNorm instance, which computes no mean and leaves that pointer
+ *  unwritten (it must not be checked: whatever is there is not its own):
+ *   vectorized_layer_norm_kernel(int N, T_ACC eps, X, gamma, beta,
+ *       T_ACC* mean, T_ACC* rstd, T* Y): Y + blockIdx.x * N, N / 4 vectors
+ *       of 4 (vec_size 4 for every T, no tail: the host launches it only
+ *       for N % 4 == 0, anything else would leave gaps); mean[blockIdx.x],
+ *       rstd[blockIdx.x].  Y: rows x N, mean and rstd: rows.  For double
+ *       the kernel only asserts (the host never launches it): unsized.
+ *   LayerNormForwardCUDAKernel(int64_t, int64_t N, X, mean, rstd, gamma,
+ *       beta, T* Y): Y[blockIdx.x * N + j], j < N.  rows x N.
+ *   RowwiseMomentsCUDAKernel(int64_t, int64_t N, T_ACC eps, X, T_ACC* mean,
+ *       T_ACC* rstd): mean and rstd [blockIdx.x].  rows each.
+ *   (The first int64_t of these two is read by neither kernel.)
+ *   layer_norm_grad_input_kernel and _vectorized (dY, X, mean, rstd,
+ *       gamma, T* dX, int N): dX + blockIdx.x * N, all N (the vectorized
+ *       one has a tail loop).  rows x N.
+ *
+ *  SoftMax.cu, one block per row of `classes`, input and output advanced
+ *  by blockIdx.x * classes:
+ *   cunn_SoftMaxForward<ILP, ..>(out, in, int classes) and
+ *   cunn_SoftMaxBackward<ILP, ..>(gradInput, output, gradOutput, int64_t
+ *       classes): every element of the row, misaligned heads and tails
+ *       included.  rows x classes.
+ *   cunn_SoftMaxForwardSmem and cunn_SoftMaxBackwardSmem<ILP, ..>: ILP-wide
+ *       vectors only (the host needs classes % ILP == 0).  rows x classes.
+ *   cunn_SoftMaxForwardReg<in, acc, out, Epilogue, index_t, REG>: element
+ *       threadIdx.x + k * blockDim.x, k < REG, if below classes: the row
+ *       is whole only if blockDim.x * REG >= classes.  rows x classes.
+ *
+ *  PersistentSoftmax.cuh, softmax_warp_forward and softmax_warp_backward
+ *  <in, out, acc, log2_elements, is_log_softmax, is_masked, WARP_SIZE_PARAM>
+ *  (dst, src[, output], int batch_size, int stride, int element_count, ..):
+ *  next = 1 << log2_elements, WARP_SIZE = min(next, WARP_SIZE_PARAM),
+ *  WARP_BATCH = next <= 128 ? 2 : 1; warp (blockIdx.x, threadIdx.y) does
+ *  rows first = (blockDim.y * blockIdx.x + threadIdx.y) * WARP_BATCH and
+ *  the next, dst + first * stride + threadIdx.x, row i of the warp at
+ *  + i * element_count, columns threadIdx.x + it * WARP_SIZE below
+ *  element_count, it < next / WARP_SIZE, rows below batch_size.  Whole
+ *  rows, back to back, only if stride == element_count (what the host
+ *  passes), element_count <= next, blockDim.x == WARP_SIZE and the grid
+ *  covers batch_size rows.  batch_size x element_count.
+ *
+ * GammaBetaBackward*, batch norm and the spatial softmax stay unsized:
+ * their grids tile columns or channels in ways the name does not pin.
+ */
+static const struct {
+	const char *name;
+	uint8_t kind;
+	int8_t nsig, count;
+	uint8_t csize;          /* sizeof the count: 4, 8, 0 for either (index_t) */
+	int8_t y, mean, rstd;
+} row_kernels[] = {
+	{ "vectorized_layer_norm_kernel", NP_KR_LN_VEC, 8, 0, 4, 7, 5, 6 },
+	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 8, 1, 8, 7, -1, -1 },
+	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 6, 1, 8, -1, 4, 5 },
+	{ "layer_norm_grad_input_kernel", NP_KR_LN, 7, 6, 4, 5, -1, -1 },
+	{ "layer_norm_grad_input_kernel_vectorized", NP_KR_LN, 7, 6, 4, 5, -1, -1 },
+	{ "cunn_SoftMaxForward", NP_KR_SM_BLOCK, 3, 2, 4, 0, -1, -1 },
+	{ "cunn_SoftMaxBackward", NP_KR_SM_BLOCK, 4, 3, 8, 0, -1, -1 },
+	{ "cunn_SoftMaxForwardSmem", NP_KR_SM_SMEM, 3, 2, 0, 0, -1, -1 },
+	{ "cunn_SoftMaxBackwardSmem", NP_KR_SM_SMEM, 4, 3, 8, 0, -1, -1 },
+	{ "cunn_SoftMaxForwardReg", NP_KR_SM_REG, 3, 2, 0, 0, -1, -1 },
+	{ "softmax_warp_forward", NP_KR_SM_WARP, 8, 2, 4, 0, -1, -1 },
+	{ "softmax_warp_backward", NP_KR_SM_WARP, 7, 3, 4, 0, -1, -1 },
+};
+
+/* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
+ * any other, or one whose template or signature is not the one read. */
+static void rows_classify(struct np_kinfo *ki, struct span name, struct span targs)
+{
+	struct np_krows r = { 0 };
+	size_t i;
+	int v, w;
+
+	for (i = 0; i < sizeof(row_kernels) / sizeof(row_kernels[0]); i++)
+		if (span_eq(name, row_kernels[i].name))
+			break;
+	if (i == sizeof(row_kernels) / sizeof(row_kernels[0]) || !targs.p ||
+	    ki->nsig != row_kernels[i].nsig)
+		return;
+	r.kind = row_kernels[i].kind;
+	r.count = row_kernels[i].count;
+	r.csize = row_kernels[i].csize;
+	r.y = row_kernels[i].y;
+	r.mean = row_kernels[i].mean;
+	r.rstd = row_kernels[i].rstd;
+	/* the outputs must be the T* the signature names, nothing else */
+	for (int p = 0; p < ki->nsig; p++) {
+		int out = p == r.y || p == r.mean || p == r.rstd;
+		if (out != (ki->sig[p].kind == NP_KP_OUT_PTR) ||
+		    (p == r.count && ki->sig[p].kind != NP_KP_SCALAR))
+			return;
+	}
+	switch (r.kind) {
+	case NP_KR_LN_VEC:
+	case NP_KR_LN:
+		if (span_eq(nth_item(targs, 2), "true"))
+			r.rms = 1;
+		else if (!span_eq(nth_item(targs, 2), "false"))
+			return;
+		if (r.kind == NP_KR_LN_VEC && span_eq(nth_item(targs, 0), "double"))
+			return;
+		break;
+	case NP_KR_SM_BLOCK:
+		break;
+	case NP_KR_SM_SMEM:             /* <ILP, ..> */
+	case NP_KR_SM_REG:              /* <.., index_t, REG> */
+		v = targ_int(targs, r.kind == NP_KR_SM_SMEM ? 0 : 5);
+		if (v < 1 || v > 64)
+			return;
+		r.unit = (uint8_t)v;
+		break;
+	case NP_KR_SM_WARP:             /* <.., log2_elements, .., .., WARP_SIZE_PARAM> */
+		v = targ_int(targs, 3);
+		w = targ_int(targs, 6);
+		if (v < 0 || v > 14 || w < 1 || w > 64 || (w & (w - 1)))
+			return;
+		r.unit = (uint8_t)v;
+		r.warp = (uint8_t)w;
+		break;
+	}
+	ki->rows = r;
+}
+
 int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 {
 	struct span s = { demangled, demangled ? strlen(demangled) : 0 }, name, targs, rest;
@@ -794,6 +932,8 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 		parse_signature(span_of(rest.p + 1, rest.p + rest.n - 1), ki);
 	ki->family = family_of(name, ki);
 	template_dtype(ki, targs);
+	if (ki->family == NP_KF_SOFTMAX || ki->family == NP_KF_LAYER_NORM)
+		rows_classify(ki, name, targs);
 	if (ki->family >= NP_KF_SOFTMAX && ki->family != NP_KF_MULTI_TENSOR_APPLY)
 		signature_dtype(ki);
 	return ki->family;
@@ -936,17 +1076,103 @@ static int elementwise_outputs(const struct np_kinfo *ki, const struct np_kparam
 	return e->n;
 }
 
-/* Every non-const T* with T floating, in signature order. */
-static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
-			     void *const *kp, struct emit *e)
+/* Parameter i as a signed integer of its size (4 or 8 bytes); -1 for any
+ * other size. */
+static int64_t int_at(const struct np_kparams *l, void *const *kp, int i)
 {
+	int32_t v32;
+	int64_t v64;
+
+	if (l->p[i].size == 4) {
+		memcpy(&v32, kp[i], sizeof(v32));
+		return v32;
+	}
+	if (l->p[i].size == 8) {
+		memcpy(&v64, kp[i], sizeof(v64));
+		return v64;
+	}
+	return -1;
+}
+
+/* The rows and row length a row kernel's launch writes (see "row-sized
+ * outputs"): *rows x *cols elements of output y, *rows of mean and rstd.
+ * Both 0 when the launch does not let us know (no grid, a grid or
+ * arguments the kernel's host never gives it).  Returns -1 when the
+ * layout does not fit the name. */
+static int row_extent(const struct np_krows *r, const struct np_kparams *l, void *const *kp,
+		      const struct np_klaunch *kl, uint64_t *rows, uint64_t *cols)
+{
+	const uint32_t *g = kl ? kl->grid : NULL, *b = kl ? kl->block : NULL;
+	int64_t n, batch, stride;
+	uint32_t next, ws, wb;
+
+	*rows = *cols = 0;
+	if (r->csize ? l->p[r->count].size != r->csize :
+		       l->p[r->count].size != 4 && l->p[r->count].size != 8)
+		return -1;
+	if (r->kind == NP_KR_SM_WARP &&
+	    (l->p[r->count + 1].size != 4 || l->p[r->count + 2].size != 4))
+		return -1;
+	if (!g || !g[0] || g[1] != 1 || g[2] != 1 || !b[0] || !b[1] || b[2] != 1)
+		return 0;
+	n = int_at(l, kp, r->count);
+	if (n <= 0)
+		return 0;
+	switch (r->kind) {
+	case NP_KR_LN_VEC:
+		if (n % 4)
+			return 0;
+		break;
+	case NP_KR_SM_SMEM:
+		if (n % r->unit)
+			return 0;
+		break;
+	case NP_KR_SM_REG:
+		if (b[1] != 1 || (uint64_t)b[0] * r->unit < (uint64_t)n)
+			return 0;
+		break;
+	case NP_KR_SM_WARP:
+		batch = n;
+		stride = int_at(l, kp, r->count + 1);
+		n = int_at(l, kp, r->count + 2);
+		next = 1u << r->unit;
+		ws = next < r->warp ? next : r->warp;
+		wb = next <= 128 ? 2 : 1;
+		/* the kernel's offsets are int: past INT32_MAX it wraps */
+		if (n <= 0 || n > next || stride != n || b[0] != ws ||
+		    (uint64_t)g[0] * b[1] * wb < (uint64_t)batch ||
+		    (uint64_t)batch * (uint64_t)n > INT32_MAX)
+			return 0;
+		*rows = (uint64_t)batch;
+		*cols = (uint64_t)n;
+		return 0;
+	}
+	if ((uint64_t)n > UINT64_MAX / g[0])
+		return 0;
+	*rows = g[0];
+	*cols = (uint64_t)n;
+	return 0;
+}
+
+/* Every non-const T* with T floating, in signature order; row kernels'
+ * sized (an RMSNorm's unwritten mean left out). */
+static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			     void *const *kp, const struct np_klaunch *kl, struct emit *e)
+{
+	const struct np_krows *r = &ki->rows;
+	uint64_t rows = 0, cols = 0;
+
 	if (ki->nsig < 0 || l->n != ki->nsig)
+		return 0;
+	if (r->kind && row_extent(r, l, kp, kl, &rows, &cols))
 		return 0;
 	for (int i = 0; i < ki->nsig; i++) {
 		const struct np_ksig *s = &ki->sig[i];
 		struct np_kbuf *out;
 		uint64_t ptr;
 		if (s->kind != NP_KP_OUT_PTR || s->dtype < 0 || l->p[i].size != 8)
+			continue;
+		if (r->kind && r->rms && i == r->mean)
 			continue;
 		ptr = word_at(kp, i, 0);
 		if (!ptr)       /* an optional output left out */
@@ -955,7 +1181,7 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 		if (!out)
 			continue;
 		out->ptr = ptr;
-		out->numel = 0;
+		out->numel = !r->kind ? 0 : i == r->y ? rows * cols : rows;
 		out->dtype = (enum np_dtype)s->dtype;
 		out->how = NP_KH_SIGNATURE;
 	}
@@ -1127,7 +1353,7 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	case NP_KF_BATCH_NORM:
 	case NP_KF_CAT:
 	case NP_KF_EXPLICIT:
-		n = signature_outputs(ki, layout, kernelParams, &e);
+		n = signature_outputs(ki, layout, kernelParams, launch, &e);
 		break;
 	case NP_KF_MULTI_TENSOR_APPLY:
 		n = mta_outputs(ki, layout, kernelParams, launch ? launch->blocks : 0, &e);

@@ -114,6 +114,30 @@ struct np_kmta {
 				  * capacity tables: the layout's size picks one */
 };
 
+/* Kernels that write whole rows, one row per block (layer norm, RMSNorm,
+ * softmax): what the name says about how many elements a launch writes
+ * (kdecode.c, "row-sized outputs", has the formulas and their sources). */
+enum np_krows_kind {
+	NP_KR_NONE = 0,          /* outputs unsized (numel 0) */
+	NP_KR_LN_VEC,            /* vectorized_layer_norm_kernel: rows x N, N % 4 == 0 */
+	NP_KR_LN,                /* the other layer norm kernels: rows x N */
+	NP_KR_SM_BLOCK,          /* cunn_SoftMaxForward / Backward: rows x classes */
+	NP_KR_SM_SMEM,           /* cunn_SoftMax*Smem: the same, classes % ILP == 0 */
+	NP_KR_SM_REG,            /* cunn_SoftMaxForwardReg: blockDim.x x REG >= classes */
+	NP_KR_SM_WARP,           /* softmax_warp_forward / backward: batch_size x elements */
+};
+
+struct np_krows {
+	uint8_t kind;            /* enum np_krows_kind */
+	uint8_t rms;             /* layer norm instance for RMSNorm: writes no mean */
+	uint8_t unit;            /* SMEM: ILP; REG: registers per thread; WARP: log2_elements */
+	uint8_t warp;            /* WARP: WARP_SIZE_PARAM */
+	int8_t count;            /* parameter holding N (classes, batch_size) */
+	uint8_t csize;           /* its size: 4, 8, or 0 for either (index_t) */
+	int8_t y;                /* parameter of the rows x N output */
+	int8_t mean, rstd;       /* parameters of the per-row outputs, or -1 */
+};
+
 struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
@@ -122,6 +146,7 @@ struct np_kinfo {
 	int nsig;                /* parameters in the signature, -1 if it did not parse */
 	struct np_ksig sig[NP_KD_MAX_PARAMS];
 	struct np_kmta mta;      /* NP_KF_MULTI_TENSOR_APPLY only */
+	struct np_krows rows;    /* NP_KF_SOFTMAX and NP_KF_LAYER_NORM only */
 };
 
 /* One function's parameter layout, as cuFuncGetParamInfo gives it. */
@@ -137,7 +162,8 @@ enum np_khow {
 	NP_KH_ELEMENTWISE = 1,   /* data[0] of a vectorized/unrolled kernel, numel = param 0,
 				  * dtype named by the functor or read from StoreWithCast */
 	NP_KH_ELEMENTWISE_INFERRED, /* the same, dtype NP_KDT_INFERRED from the lambda */
-	NP_KH_SIGNATURE,         /* a non-const T* parameter, T floating; numel unknown */
+	NP_KH_SIGNATURE,         /* a non-const T* parameter, T floating; numel unknown,
+				  * or from np_kinfo.rows and the launch's grid */
 	NP_KH_TENSOR_LIST,       /* a multi_tensor_apply list entry: the elements this
 				  * launch writes, inputs in np_kbuf.in */
 };
@@ -160,6 +186,8 @@ struct np_klaunch {
 				  * 256 elements per thread is taken as a misread */
 	uint32_t blocks;         /* grid x*y*z, 0 if unknown: multi_tensor_apply needs it
 				  * (which metadata entries this launch uses), else 0 outputs */
+	uint32_t grid[3];        /* gridDim x, y, z and blockDim x, y, z, 0 if unknown:  */
+	uint32_t block[3];       /* row kernels need them (rows = gridDim.x), else unsized */
 	uint32_t first;          /* in: outputs to pass over before out[0] */
 	uint32_t more;           /* out: outputs after the last one written, left out
 				  * for want of room; read them with first += returned */

@@ -58,6 +58,7 @@ struct launch {
 	void **extra;
 	uint64_t threads;           /* grid x block: a sanity bound for decoders */
 	uint32_t blocks;            /* grid: which multi_tensor_apply metadata entries are used */
+	uint32_t grid[3], block[3]; /* gridDim, blockDim: row kernels' rows (kdecode.h) */
 };
 
 static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
@@ -69,7 +70,9 @@ static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 		*l = (struct launch){ a->f, a->hStream, a->kernelParams, a->extra,
 				      (uint64_t)a->gridDimX * a->gridDimY * a->gridDimZ *
 					      a->blockDimX * a->blockDimY * a->blockDimZ,
-				      a->gridDimX * a->gridDimY * a->gridDimZ };
+				      a->gridDimX * a->gridDimY * a->gridDimZ,
+				      { a->gridDimX, a->gridDimY, a->gridDimZ },
+				      { a->blockDimX, a->blockDimY, a->blockDimZ } };
 		return 0;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
@@ -78,7 +81,9 @@ static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 		*l = (struct launch){ a->f, a->hStream, a->kernelParams, NULL,
 				      (uint64_t)a->gridDimX * a->gridDimY * a->gridDimZ *
 					      a->blockDimX * a->blockDimY * a->blockDimZ,
-				      a->gridDimX * a->gridDimY * a->gridDimZ };
+				      a->gridDimX * a->gridDimY * a->gridDimZ,
+				      { a->gridDimX, a->gridDimY, a->gridDimZ },
+				      { a->blockDimX, a->blockDimY, a->blockDimZ } };
 		return 0;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
@@ -90,7 +95,9 @@ static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 		*l = (struct launch){ a->f, k->hStream, a->kernelParams, a->extra,
 				      (uint64_t)k->gridDimX * k->gridDimY * k->gridDimZ *
 					      k->blockDimX * k->blockDimY * k->blockDimZ,
-				      k->gridDimX * k->gridDimY * k->gridDimZ };
+				      k->gridDimX * k->gridDimY * k->gridDimZ,
+				      { k->gridDimX, k->gridDimY, k->gridDimZ },
+				      { k->blockDimX, k->blockDimY, k->blockDimZ } };
 		return 0;
 	}
 	}
@@ -271,7 +278,9 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	void *packed[NP_KD_MAX_PARAMS];
 	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
 	struct np_kbuf outs[MAX_OUTPUTS];
-	struct np_klaunch kl = { .threads = l.threads, .blocks = l.blocks };
+	struct np_klaunch kl = { .threads = l.threads, .blocks = l.blocks,
+				 .grid = { l.grid[0], l.grid[1], l.grid[2] },
+				 .block = { l.block[0], l.block[1], l.block[2] } };
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params,
 					       &kl, outs, MAX_OUTPUTS) : 0;
 	if (nout <= 0) {

@@ -8,8 +8,13 @@
  *   (a) add      float  y = x + w                 finite
  *   (d) fill     float  mask = -inf               a birth nobody reads
  *   (g) masked_fill lambda, float                 undecodable: skipped
- *   (h) softmax_warp_forward  float* output       no size in the name and
- *                                                 no tensor interval: skipped
+ *   (h) masked softmax_warp_forward, float,       NaN in the row of 100 it
+ *                       the attention-mask kind:  masks whole (sum 0: the
+ *                       sized from batch_size x   kernel's NaN): a birth
+ *                       element_count and the     nobody reads, all 10000
+ *                       grid, launched as torch   elements checked
+ *                       does (32 x 4 threads,
+ *                       8 rows a block)
  *   (b) exp      float  e = exp(y)                +inf at 3 indices: a birth
  *   (c) add      float  s = e + y                 reads (b): propagation
  *   (e) add      half   h = hx + hy, stream 2     +inf at 2 indices, output
@@ -66,7 +71,7 @@ static const char div_f32[] =
 static const char masked_fill_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_44_GLOBAL__N__b23ef953_11_Indexing_cu_89862edb18masked_fill_kernelERNS_14TensorIteratorERKN3c106ScalarEENKUlvE_clEvENKUlvE5_clEvEUlfbE_St5arrayIPcLm3EELb1EEEviT0_T1_";
 static const char softmax_f32[] =
-	"_ZN43_GLOBAL__N__f71e7945_10_SoftMax_cu_9f978f6320softmax_warp_forwardIfffLi0ELb0ELb1ELi32EEEvPT0_PKT_iiiPKbib";
+	"_ZN43_GLOBAL__N__f71e7945_10_SoftMax_cu_9f978f6320softmax_warp_forwardIfffLi7ELb0ELb1ELi32EEEvPT0_PKT_iiiPKbib";
 /* The fixture has no exp kernel: this is its log_kernel_cuda row
  * (same lambda nesting, same layout) with the name changed, which is
  * what torch's exp_kernel_cuda instantiates the same way. */
@@ -209,24 +214,31 @@ static void k_adamw_f32(const void *a, unsigned grid, unsigned block)
 }
 
 /* (float* dst, const float* src, int batch, int stride, int elements,
- *  const bool* mask, int head_chunk, bool is_transformer_mask) */
+ *  const bool* mask, int head_chunk, bool is_transformer_mask): the
+ *  masked instance, not a transformer mask.  As PersistentSoftmax.cuh:
+ *  masked elements count as -inf, a row with nothing left is all NaN. */
 static void k_softmax_f32(const void *a, unsigned grid, unsigned block)
 {
 	float *dst, *src;
+	const _Bool *mask;
 	int batch, stride, n;
 	memcpy(&dst, a, 8);
 	memcpy(&src, (const char *)a + 8, 8);
 	memcpy(&batch, (const char *)a + 16, 4);
 	memcpy(&stride, (const char *)a + 20, 4);
 	memcpy(&n, (const char *)a + 24, 4);
+	memcpy(&mask, (const char *)a + 32, 8);
 	for (int b = 0; b < batch; b++) {
+		const float *x = src + b * stride;
+		const _Bool *m = mask + b * stride;
 		float max = -INFINITY, sum = 0;
 		for (int i = 0; i < n; i++)
-			max = fmaxf(max, src[b * stride + i]);
+			if (!m[i])
+				max = fmaxf(max, x[i]);
 		for (int i = 0; i < n; i++)
-			sum += expf(src[b * stride + i] - max);
+			sum += m[i] ? 0 : expf(x[i] - max);
 		for (int i = 0; i < n; i++)
-			dst[b * stride + i] = expf(src[b * stride + i] - max) / sum;
+			dst[b * stride + i] = sum == 0 ? NAN : m[i] ? 0 : expf(x[i] - max) / sum;
 	}
 }
 
@@ -323,7 +335,7 @@ int main(void)
 	float *q = dev_alloc(64 * 4), *sm = dev_alloc(N * 4);
 	float *gp = dev_alloc(64 * 4), *gr = dev_alloc(64 * 4), *gq = dev_alloc(64 * 4);
 	float *gt = dev_alloc(64 * 4);
-	_Bool *bmask = dev_alloc(N);
+	_Bool *bmask = dev_alloc(N), *smask = dev_alloc(N);
 	_Float16 *hx = dev_alloc(NH * 2), *hy = dev_alloc(NH * 2), *hbuf = dev_alloc((NH + 8) * 2);
 	_Float16 *h = hbuf + 1;   /* a slice: 2-byte, not 16-byte, aligned */
 	if (failed)
@@ -333,6 +345,7 @@ int main(void)
 		x[i] = (float)(i % 100) / 10.0f;
 		w[i] = 1.0f;
 		bmask[i] = i % 7 == 0;
+		smask[i] = i / 100 == 3 || i % 100 >= 90;   /* row 3 all, the rest padding */
 	}
 	x[1234] = x[5000] = x[9999] = 99.0f;   /* exp(100) overflows float */
 	for (int i = 0; i < 64; i++) {
@@ -372,12 +385,13 @@ int main(void)
 	void *g_params[] = { &n, &mf, g_data };
 	CHECK(cuLaunchKernel(mfill, grid, 1, 1, 128, 1, 1, 0, NULL, g_params, NULL));
 
-	/* (h) sm = softmax(y) over rows of 100 */
-	int rows = N / 100, cols = 100, chunk = 0;
+	/* (h) sm = softmax(y) over rows of 100, masked by smask, launched as
+	 * dispatch_softmax_forward does for 100 elements: log2_elements 7,
+	 * 32 x 4 threads, 2 rows a warp, so 8 rows a block */
+	int rows = N / 100, cols = 100, chunk = -1;
 	_Bool tmask = 0;
-	void *mask_ptr = NULL;
-	void *h_params[] = { &sm, &y, &rows, &cols, &cols, &mask_ptr, &chunk, &tmask };
-	CHECK(cuLaunchKernel(softmax, rows, 1, 1, 32, 1, 1, 0, NULL, h_params, NULL));
+	void *h_params[] = { &sm, &y, &rows, &cols, &cols, &smask, &chunk, &tmask };
+	CHECK(cuLaunchKernel(softmax, (rows + 7) / 8, 1, 1, 32, 4, 1, 0, NULL, h_params, NULL));
 
 	/* (b) e = exp(y): +inf where y = 100 */
 	char lambda = 0;
@@ -479,7 +493,8 @@ int main(void)
 		row += sm[i];
 	if (!isinf(e[1234]) || !isinf(s[9999]) || isinf(s[0]) || !isnan(q[42]) ||
 	    !isinf((float)h[7]) || z[7] != 0.0f || mask[0] != -INFINITY ||
-	    fabsf(row - 1) > 1e-3f || !isnan(gt[5]) || gt[6] != 7.0f / 4 + 7 ||
+	    fabsf(row - 1) > 1e-3f || !isnan(sm[300]) || !isnan(sm[399]) || isnan(sm[400]) ||
+	    !isnan(gt[5]) || gt[6] != 7.0f / 4 + 7 ||
 	    lists[0][0] != -INFINITY || lists[0][ADAM_ELEMS - 1] != -INFINITY ||
 	    !isfinite(lists[2][ADAM_ELEMS - 1]) || lists[3][0] <= 0) {
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");

@@ -5,8 +5,10 @@
 # agent's check kernels as the host emulation of finite_check.cu.  The
 # fake job launches real torch kernels (names, layouts, arguments): a
 # -inf mask nobody reads, then an exp that overflows and an add that
-# reads it, a half add, a launch packed in `extra`, two kernels whose
-# outputs cannot be checked, a CUDA graph replayed twice and a kernel
+# reads it, a half add, a launch packed in `extra`, a masked softmax
+# whose fully masked row is NaN (its output sized from its arguments and
+# grid), a kernel whose output cannot be checked, one whose numel lies,
+# a CUDA graph replayed twice and a kernel
 # reading its output, and a fused AdamW step with lr=inf (multi_tensor_apply).
 # The records must name the exp as the origin, the mask as a
 # contained birth, follow the graph's NaN out of it, catch the params at
@@ -22,7 +24,7 @@ F=.output/fakecuda
 RR="python3 $IT/read_records.py"
 # the checks and undecodable kernels fake_job.c launches
 # (the fused AdamW: 21 params, exp_avg and exp_avg_sq each)
-CHECKS=71 UNDECODED=3 LAUNCHES=12
+CHECKS=72 UNDECODED=2 LAUNCHES=12
 
 run_job() {   # records-file out-prefix [env...]
 	local rec=$1 out=$2
@@ -65,6 +67,9 @@ else
 	expect "the -inf mask is a birth that never propagated" "$T/rec" \
 		--expect-contained "FillFunctor<float>" \
 		--expect-gpu-check "FillFunctor<float>:neginf=4096,first_bad=0,max_abs=0.0"
+	expect "masked softmax: all 10000 outputs checked, the fully masked row a contained birth" \
+		"$T/rec" --expect-contained "softmax_warp_forward" \
+		--expect-gpu-check "softmax_warp_forward:propagated=false,dtype=float32,numel=10000,nan=100,first_bad=300"
 	expect "half add (unaligned output, launched as a CUkernel) checked" "$T/rec" \
 		--expect-gpu-check "CUDAFunctor_add<c10::Half>:dtype=float16,numel=1000,posinf=2,first_bad=7,propagated=false"
 	expect "launch with arguments in extra checked" "$T/rec" \

@@ -392,9 +392,12 @@ static const struct {
 	int param[5];
 	enum np_dtype dtype[5];
 } sig_spot[] = {
-	/* (int, float, T const* X, T const* gamma, T const* beta, acc* mean, acc* rstd, T* Y) */
-	{ "vectorized_layer_norm_kernel<c10::Half, float, true>", 3, { 5, 6, 7 },
+	/* (int, float, T const* X, T const* gamma, T const* beta, acc* mean, acc* rstd, T* Y);
+	 * no grid: unsized.  The RMSNorm instance (rms_norm = true) writes no mean */
+	{ "vectorized_layer_norm_kernel<c10::Half, float, false>", 3, { 5, 6, 7 },
 	  { NP_DT_F32, NP_DT_F32, NP_DT_F16 } },
+	{ "vectorized_layer_norm_kernel<c10::Half, float, true>", 2, { 6, 7 },
+	  { NP_DT_F32, NP_DT_F16 } },
 	{ "softmax_warp_forward<float, float, float, 0, false, true, 32>", 1, { 0 }, { NP_DT_F32 } },
 	{ "softmax_warp_backward<float, c10::Half, float, 0, true, false, 32>", 1, { 0 },
 	  { NP_DT_F16 } },
@@ -445,7 +448,7 @@ Test(kdecode_fixture, signature_outputs_are_the_non_const_floating_pointers)
 	 * from where the last turn stopped */
 	struct np_kbuf one[1];
 	struct np_klaunch kl = { .threads = 1000 };
-	const char *ln = "vectorized_layer_norm_kernel<c10::Half, float, true>";
+	const char *ln = "vectorized_layer_norm_kernel<c10::Half, float, false>";
 	cr_expect_eq(signature_launch_at(ln, &kl, one, 1), 1);
 	cr_expect_eq(one[0].ptr, SPTR(5));
 	cr_expect_eq(one[0].n_in, -1, "the launch's pointer words are its inputs");
@@ -464,7 +467,7 @@ Test(kdecode_fixture, null_optional_output_is_skipped)
 	struct np_kinfo ki;
 	struct np_kparams l;
 	struct np_kbuf out[4];
-	const struct kline *k = find("vectorized_layer_norm_kernel<float, float, true>");
+	const struct kline *k = find("vectorized_layer_norm_kernel<float, float, false>");
 	np_kdecode_classify(k->dem, &ki);
 	np_kdecode_layout_parse(k->layout, &l);
 	lay_out(&ln, &l);

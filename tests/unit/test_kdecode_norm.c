@@ -1,0 +1,360 @@
+/* test_kdecode_norm.c - the row-sized outputs of cupti/kdecode.c: layer
+ * norm, RMSNorm and softmax kernels of torch 2.14 (their real names and
+ * layouts, tests/unit/fixtures/torch_kernels.tsv) launched with known
+ * arguments and grids.  Rows and columns are always different numbers,
+ * and the grid's total blocks differ from gridDim.x, so a formula that
+ * swaps them, or counts blocks, fails here. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../cupti/kdecode.h"
+
+#define FIXTURE "tests/unit/fixtures/torch_kernels.tsv"
+
+/* Pointer parameter i holds PTR(i). */
+#define PTR(i) (0x7f0000300000ull + 0x1000ull * (i))
+
+struct launch {
+	struct np_kinfo ki;
+	struct np_kparams l;
+	unsigned char buf[1024];
+	void *kp[NP_KD_MAX_PARAMS];
+};
+
+/* Finds the fixture line whose demangled name starts with "void " and
+ * contains sub, and lays out its parameters: every 8-byte one PTR(i),
+ * everything else 0. */
+static void setup(struct launch *ln, const char *sub)
+{
+	static char line[8192];
+	FILE *f = fopen(FIXTURE, "r");
+	int found = 0;
+
+	cr_assert_not_null(f, "cannot open %s (run from the repository root)", FIXTURE);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *dem, *layout;
+		if (line[0] == '#' || !(dem = strchr(line, '\t')))
+			continue;
+		*dem++ = '\0';
+		layout = strchr(dem, '\t');
+		cr_assert_not_null(layout);
+		*layout++ = '\0';
+		layout[strcspn(layout, "\n")] = '\0';
+		if (!strstr(dem, sub))
+			continue;
+		np_kdecode_classify(dem, &ln->ki);
+		cr_assert_gt(np_kdecode_layout_parse(layout, &ln->l), 0, "%s", dem);
+		found = 1;
+	}
+	fclose(f);
+	cr_assert(found, "no fixture kernel contains \"%s\"", sub);
+	memset(ln->buf, 0, sizeof(ln->buf));
+	for (int i = 0; i < ln->l.n; i++) {
+		cr_assert_leq(ln->l.p[i].offset + ln->l.p[i].size, sizeof(ln->buf));
+		ln->kp[i] = ln->buf + ln->l.p[i].offset;
+		if (ln->l.p[i].size == 8)
+			memcpy(ln->kp[i], &(uint64_t){ PTR(i) }, 8);
+	}
+}
+
+static void set32(struct launch *ln, int i, int32_t v)
+{
+	cr_assert_eq(ln->l.p[i].size, 4, "param %d", i);
+	memcpy(ln->kp[i], &v, 4);
+}
+
+static void set64(struct launch *ln, int i, int64_t v)
+{
+	cr_assert_eq(ln->l.p[i].size, 8, "param %d", i);
+	memcpy(ln->kp[i], &v, 8);
+}
+
+static struct np_klaunch grid(uint32_t gx, uint32_t bx, uint32_t by)
+{
+	return (struct np_klaunch){ .threads = (uint64_t)gx * bx * by, .blocks = gx,
+				    .grid = { gx, 1, 1 }, .block = { bx, by, 1 } };
+}
+
+static int decode(struct launch *ln, struct np_klaunch kl, struct np_kbuf *out)
+{
+	return np_kdecode_outputs(&ln->ki, &ln->l, ln->kp, &kl, out, NP_KD_MAX_OUTPUTS);
+}
+
+static void expect_out(const struct np_kbuf *b, int param, uint64_t numel, enum np_dtype dt)
+{
+	cr_expect_eq(b->ptr, PTR(param), "ptr %#llx, want param %d", (unsigned long long)b->ptr,
+		     param);
+	cr_expect_eq(b->numel, numel, "param %d: numel %llu, want %llu", param,
+		     (unsigned long long)b->numel, (unsigned long long)numel);
+	cr_expect_eq(b->dtype, dt, "param %d: dtype %d", param, b->dtype);
+	cr_expect_eq(b->how, NP_KH_SIGNATURE);
+}
+
+/* vectorized_layer_norm_kernel(int N, float eps, X, gamma, beta, float* mean,
+ * float* rstd, T* Y): Y rows x N, mean and rstd rows; rows = gridDim.x. */
+Test(kdecode_norm, vectorized_layer_norm)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	setup(&ln, "vectorized_layer_norm_kernel<c10::BFloat16, float, false>");
+	cr_assert_eq(ln.ki.family, NP_KF_LAYER_NORM);
+	set32(&ln, 0, 768);
+	/* blockDim (32, 4): blocks != rows x anything but gridDim.x */
+	cr_assert_eq(decode(&ln, grid(37, 32, 4), out), 3);
+	expect_out(&out[0], 5, 37, NP_DT_F32);
+	expect_out(&out[1], 6, 37, NP_DT_F32);
+	expect_out(&out[2], 7, 37 * 768, NP_DT_BF16);
+
+	/* N not a multiple of 4: the kernel would leave gaps, not PyTorch's
+	 * launch: named, unsized */
+	set32(&ln, 0, 770);
+	cr_assert_eq(decode(&ln, grid(37, 32, 4), out), 3);
+	for (int k = 0; k < 3; k++)
+		cr_expect_eq(out[k].numel, 0);
+	set32(&ln, 0, 768);
+	/* a 2-D grid is not how torch launches it: unsized */
+	struct np_klaunch kl = grid(37, 32, 4);
+	kl.grid[1] = 2;
+	kl.blocks = 74;
+	cr_assert_eq(decode(&ln, kl, out), 3);
+	cr_expect_eq(out[2].numel, 0);
+	/* no grid known: unsized, as before */
+	cr_assert_eq(np_kdecode_outputs(&ln.ki, &ln.l, ln.kp, NULL, out, 4), 3);
+	cr_expect_eq(out[2].numel, 0);
+}
+
+Test(kdecode_norm, vectorized_rms_norm_writes_no_mean)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	setup(&ln, "vectorized_layer_norm_kernel<c10::Half, float, true>");
+	set32(&ln, 0, 4096);
+	cr_assert_eq(decode(&ln, grid(5, 32, 4), out), 2);
+	expect_out(&out[0], 6, 5, NP_DT_F32);
+	expect_out(&out[1], 7, 5 * 4096, NP_DT_F16);
+}
+
+Test(kdecode_norm, vectorized_double_is_never_launched)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	setup(&ln, "vectorized_layer_norm_kernel<double, double, true>");
+	set32(&ln, 0, 64);
+	cr_assert_eq(decode(&ln, grid(5, 32, 4), out), 3);
+	for (int k = 0; k < 3; k++)
+		cr_expect_eq(out[k].numel, 0);
+}
+
+/* RowwiseMomentsCUDAKernel(int64_t, int64_t N, float eps, X, float* mean,
+ * float* rstd) and LayerNormForwardCUDAKernel(int64_t, int64_t N, X, mean,
+ * rstd, gamma, beta, T* Y): the first int64_t is read by neither. */
+Test(kdecode_norm, layer_norm_forward_two_kernels)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	setup(&ln, "RowwiseMomentsCUDAKernel<c10::Half, float, false>");
+	set64(&ln, 0, 999);
+	set64(&ln, 1, 1000);
+	cr_assert_eq(decode(&ln, grid(11, 512, 1), out), 2);
+	expect_out(&out[0], 4, 11, NP_DT_F32);
+	expect_out(&out[1], 5, 11, NP_DT_F32);
+
+	setup(&ln, "RowwiseMomentsCUDAKernel<float, float, true>");
+	set64(&ln, 1, 1000);
+	cr_assert_eq(decode(&ln, grid(11, 512, 1), out), 1, "RMSNorm: rstd only");
+	expect_out(&out[0], 5, 11, NP_DT_F32);
+
+	setup(&ln, "LayerNormForwardCUDAKernel<c10::BFloat16, float, false>");
+	set64(&ln, 0, 999);
+	set64(&ln, 1, 1000);
+	cr_assert_eq(decode(&ln, grid(11, 256, 1), out), 1);
+	expect_out(&out[0], 7, 11 * 1000, NP_DT_BF16);
+
+	setup(&ln, "LayerNormForwardCUDAKernel<double, double, true>");
+	set64(&ln, 1, 3);
+	cr_assert_eq(decode(&ln, grid(7, 256, 1), out), 1);
+	expect_out(&out[0], 7, 21, NP_DT_F64);
+	set64(&ln, 1, 0);       /* an empty row: nothing known */
+	cr_assert_eq(decode(&ln, grid(7, 256, 1), out), 1);
+	cr_expect_eq(out[0].numel, 0);
+}
+
+/* layer_norm_grad_input_kernel[_vectorized](dY, X, mean, rstd, gamma, T* dX,
+ * int N): dX rows x N. */
+Test(kdecode_norm, layer_norm_grad_input)
+{
+	static const char *const subs[] = {
+		"layer_norm_grad_input_kernel<c10::Half, float, false>",
+		"layer_norm_grad_input_kernel<float, float, true>",
+		"layer_norm_grad_input_kernel_vectorized<float, float, true>",
+		"layer_norm_grad_input_kernel<double, double, true>",
+	};
+	static const enum np_dtype dts[] = { NP_DT_F16, NP_DT_F32, NP_DT_F32, NP_DT_F64 };
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		setup(&ln, subs[i]);
+		set32(&ln, 6, 513);
+		cr_assert_eq(decode(&ln, grid(9, 128, 1), out), 1, "%s", subs[i]);
+		expect_out(&out[0], 5, 9 * 513, dts[i]);
+	}
+}
+
+/* cunn_SoftMax* (out, in, [gradOutput,] classes): rows x classes. */
+Test(kdecode_norm, cunn_softmax_block_per_row)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	setup(&ln, "cunn_SoftMaxForward<4, float, float, float,");
+	set32(&ln, 2, 3000);
+	cr_assert_eq(decode(&ln, grid(17, 1024, 1), out), 1);
+	expect_out(&out[0], 0, 17 * 3000, NP_DT_F32);
+
+	setup(&ln, "cunn_SoftMaxBackward<2, double,");
+	set64(&ln, 3, 3001);    /* no vectors: any length */
+	cr_assert_eq(decode(&ln, grid(17, 1024, 1), out), 1);
+	expect_out(&out[0], 0, 17 * 3001, NP_DT_F64);
+
+	/* Smem: ILP-wide vectors only, classes % ILP == 0 */
+	setup(&ln, "cunn_SoftMaxForwardSmem<4, float, float, float,");
+	set64(&ln, 2, 3000);
+	cr_assert_eq(decode(&ln, grid(17, 1024, 1), out), 1);
+	expect_out(&out[0], 0, 17 * 3000, NP_DT_F32);
+	set64(&ln, 2, 3002);
+	cr_assert_eq(decode(&ln, grid(17, 1024, 1), out), 1);
+	cr_expect_eq(out[0].numel, 0);
+
+	setup(&ln, "cunn_SoftMaxBackwardSmem<2, double,");
+	set64(&ln, 3, 3002);
+	cr_assert_eq(decode(&ln, grid(17, 1024, 1), out), 1);
+	expect_out(&out[0], 0, 17 * 3002, NP_DT_F64);
+
+	/* Reg<.., long, 1>: one element a thread, the block must span the row */
+	setup(&ln, "cunn_SoftMaxForwardReg<float, float, float,");
+	set64(&ln, 2, 700);
+	cr_assert_eq(decode(&ln, grid(17, 704, 1), out), 1);
+	expect_out(&out[0], 0, 17 * 700, NP_DT_F32);
+	cr_assert_eq(decode(&ln, grid(17, 512, 1), out), 1);
+	cr_expect_eq(out[0].numel, 0, "512 threads write 512 of 700");
+}
+
+/* softmax_warp_forward / backward: batch_size x element_count. */
+Test(kdecode_norm, softmax_warp)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	/* <.., 7, false, false, 32>: 128 wide, warp 32, 2 rows a warp; torch
+	 * launches (32, 4) threads, ceil(batch / 8) blocks */
+	setup(&ln, "softmax_warp_forward<float, float, float, 7, false, false, 32>");
+	cr_assert_eq(ln.ki.family, NP_KF_SOFTMAX);
+	set32(&ln, 2, 1001);    /* batch_size */
+	set32(&ln, 3, 100);     /* stride */
+	set32(&ln, 4, 100);     /* element_count */
+	cr_assert_eq(decode(&ln, grid(126, 32, 4), out), 1);
+	expect_out(&out[0], 0, 1001 * 100, NP_DT_F32);
+	/* a grid one block short leaves rows out: unsized */
+	cr_assert_eq(decode(&ln, grid(125, 32, 4), out), 1);
+	cr_expect_eq(out[0].numel, 0);
+	/* rows strided wider than the row: gaps, unsized */
+	set32(&ln, 3, 128);
+	cr_assert_eq(decode(&ln, grid(126, 32, 4), out), 1);
+	cr_expect_eq(out[0].numel, 0);
+	set32(&ln, 3, 100);
+	/* longer than the instance's 128: not all written */
+	set32(&ln, 3, 129);
+	set32(&ln, 4, 129);
+	cr_assert_eq(decode(&ln, grid(126, 32, 4), out), 1);
+	cr_expect_eq(out[0].numel, 0);
+	set32(&ln, 3, 100);
+	set32(&ln, 4, 100);
+	/* a block 16 wide covers half of each row */
+	cr_assert_eq(decode(&ln, grid(252, 16, 4), out), 1);
+	cr_expect_eq(out[0].numel, 0);
+
+	/* <.., 10, ..>: 1024 wide, 1 row a warp */
+	setup(&ln, "softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 10, false, false, 32>");
+	set32(&ln, 2, 9);
+	set32(&ln, 3, 1000);
+	set32(&ln, 4, 1000);
+	cr_assert_eq(decode(&ln, grid(3, 32, 4), out), 1);
+	expect_out(&out[0], 0, 9 * 1000, NP_DT_BF16);
+	cr_assert_eq(decode(&ln, grid(2, 32, 4), out), 1);
+	cr_expect_eq(out[0].numel, 0, "8 warps of 1 row cannot do 9 rows");
+
+	/* <.., 0, ..>: 1 wide, warp 1 */
+	setup(&ln, "softmax_warp_forward<float, float, float, 0, false, true, 32>");
+	set32(&ln, 2, 300);
+	set32(&ln, 3, 1);
+	set32(&ln, 4, 1);
+	cr_assert_eq(decode(&ln, grid(2, 1, 128), out), 1);
+	expect_out(&out[0], 0, 300, NP_DT_F32);
+
+	/* backward (gradInput, grad, output, batch, stride, elements, mask) */
+	setup(&ln, "softmax_warp_backward<float, float, float, 7, false, false, 32>");
+	set32(&ln, 3, 50);
+	set32(&ln, 4, 77);
+	set32(&ln, 5, 77);
+	cr_assert_eq(decode(&ln, grid(7, 32, 4), out), 1);
+	expect_out(&out[0], 0, 50 * 77, NP_DT_F32);
+	setup(&ln, "softmax_warp_backward<float, c10::Half, float, 0, true, false, 32>");
+	set32(&ln, 3, 50);
+	set32(&ln, 4, 1);
+	set32(&ln, 5, 1);
+	cr_assert_eq(decode(&ln, grid(1, 1, 128), out), 1);
+	expect_out(&out[0], 0, 50, NP_DT_F16);
+}
+
+/* A layout that does not fit the name: nothing. */
+Test(kdecode_norm, layout_mismatch_gives_no_outputs)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	setup(&ln, "vectorized_layer_norm_kernel<float, float, false>");
+	set32(&ln, 0, 64);
+	ln.l.p[0].size = 8;     /* N as a long: not this kernel */
+	cr_expect_eq(decode(&ln, grid(4, 32, 4), out), 0);
+	ln.l.p[0].size = 4;
+	ln.l.n--;               /* a parameter short */
+	cr_expect_eq(decode(&ln, grid(4, 32, 4), out), 0);
+
+	setup(&ln, "RowwiseMomentsCUDAKernel<float, float, false>");
+	ln.l.p[1].size = 4;
+	cr_expect_eq(decode(&ln, grid(4, 512, 1), out), 0);
+
+	setup(&ln, "softmax_warp_forward<float, float, float, 7, false, false, 32>");
+	ln.l.p[4].size = 8;
+	cr_expect_eq(decode(&ln, grid(4, 32, 4), out), 0);
+}
+
+/* The name, not the family, decides: a kernel named like none of the
+ * above, or with another template, stays unsized. */
+Test(kdecode_norm, other_names_stay_unsized)
+{
+	struct np_kinfo ki;
+
+	np_kdecode_classify("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel"
+			    "<float, float>(int, float, float const*, float const*, float const*, "
+			    "float*, float*, float*)", &ki);
+	cr_expect_eq(ki.family, NP_KF_LAYER_NORM);
+	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "no rms_norm argument: not the source read");
+	np_kdecode_classify("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel"
+			    "Template<float, float, 32u, 1u, 8u, true, true, true>(long, long, "
+			    "float const*, float const*, float const*, float const*, float*, float*)",
+			    &ki);
+	cr_expect_eq(ki.family, NP_KF_LAYER_NORM);
+	cr_expect_eq(ki.rows.kind, NP_KR_NONE);
+	np_kdecode_classify("void at::native::(anonymous namespace)::cunn_SpatialSoftMaxForward"
+			    "<float, float, float, int, at::native::(anonymous namespace)::"
+			    "SoftMaxForwardEpilogue>(float*, float const*, int, int, int)", &ki);
+	cr_expect_eq(ki.family, NP_KF_SOFTMAX);
+	cr_expect_eq(ki.rows.kind, NP_KR_NONE);
+}
