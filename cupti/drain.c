@@ -177,7 +177,8 @@ static void send_counters(void)
 	r.cnt.dropped = __atomic_load_n(&np_gpu_cnt.lost, __ATOMIC_RELAXED) +
 			np_gpu_cnt.reports_dropped + ring_dropped;
 	r.cnt.overflow = __atomic_load_n(&np_gpu_cnt.table_full, __ATOMIC_RELAXED) +
-			 __atomic_load_n(&np_gpu_cnt.capture_skip, __ATOMIC_RELAXED);
+			 __atomic_load_n(&np_gpu_cnt.capture_skip, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&np_gpu_cnt.launch_failed, __ATOMIC_RELAXED);
 	snprintf(r.cnt.what, sizeof(r.cnt.what), "launches %llu",
 		 (unsigned long long)__atomic_load_n(&np_gpu_cnt.launches, __ATOMIC_RELAXED));
 	np_report_send_gpu(&r);

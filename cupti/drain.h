@@ -44,6 +44,7 @@ struct np_gpu_counters {
 	uint64_t sampled_out;   /* launches skipped by sampling */
 	uint64_t capture_skip;  /* launches in a capture we could not check */
 	uint64_t table_full;    /* functions or captured checks over a table */
+	uint64_t launch_failed; /* check launches the driver refused */
 	uint64_t lost;          /* results whose launch entry was reused */
 	uint64_t births, propagated, reports_dropped;
 };

@@ -241,8 +241,10 @@ static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const stru
 		blocks = g->max_blocks;
 	void *kp[] = { &args };
 	if (np_cu.launch_kernel(g->check_fn[b->dtype], (unsigned)blocks, 1, 1, NP_CHECK_THREADS,
-				1, 1, 0, l->stream, kp, NULL) != CUDA_SUCCESS)
+				1, 1, 0, l->stream, kp, NULL) != CUDA_SUCCESS) {
+		__atomic_add_fetch(&np_gpu_cnt.launch_failed, 1, __ATOMIC_RELAXED);
 		return 0;
+	}
 	__atomic_add_fetch(&np_gpu_cnt.checks, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&np_gpu_cnt.bytes, numel * esz, __ATOMIC_RELAXED);
 	return 1;
