@@ -97,6 +97,21 @@ else
 	expect "CUPTI taken: status gpu_off, cupti taken by another tool" "$T/rec2" \
 		--expect-status "gpu_off:cupti taken by another tool"
 
+	# --- sampled: every 2nd launch of each kernel ---
+	# add's second launch (c) and div's second (the graph's, i) are
+	# skipped; nothing propagates, so sampling never zooms in
+	run_job "$T/rec4" "$T/job4" NANPROF_GPU_MODE=sample:2
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q ' faults=0' "$T/job4.out" &&
+	   grep -q " check_launches=$((CHECKS - 2)) " "$T/job4.out"; then
+		ok "sample:2: the job exits 0, $((CHECKS - 2)) checks launched (two launches sampled out)"
+	else
+		{ echo "exit $rc"; cat "$T/job4.out" "$T/job4.err"; } > "$T/chk"
+		bad "sample:2: checks launched" "$T/chk"
+	fi
+	expect "sample:2: mode said, counters agree" "$T/rec4" --expect-status "gpu_on:sample" \
+		--expect-counters "checked=$((CHECKS - 2)),skipped=$UNDECODED,dropped=0,what=launches $LAUNCHES"
+
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1
 	rc=$?
