@@ -56,10 +56,13 @@ struct launch {
 	CUstream stream;
 	void **params;
 	void **extra;
-	uint64_t threads;           /* grid x block: a sanity bound for decoders */
-	uint32_t blocks;            /* grid: which multi_tensor_apply metadata entries are used */
-	uint32_t grid[3], block[3]; /* gridDim, blockDim: row kernels' rows (kdecode.h) */
+	uint32_t grid[3], block[3]; /* gridDim, blockDim */
 };
+
+#define LAUNCH(a, stream_, extra_)                                                  \
+	((struct launch){ (a)->f, (stream_), (a)->kernelParams, (extra_),             \
+			  { (a)->gridDimX, (a)->gridDimY, (a)->gridDimZ },            \
+			  { (a)->blockDimX, (a)->blockDimY, (a)->blockDimZ } })
 
 static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 {
@@ -67,23 +70,13 @@ static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
 		const cuLaunchKernel_params *a = p;
-		*l = (struct launch){ a->f, a->hStream, a->kernelParams, a->extra,
-				      (uint64_t)a->gridDimX * a->gridDimY * a->gridDimZ *
-					      a->blockDimX * a->blockDimY * a->blockDimZ,
-				      a->gridDimX * a->gridDimY * a->gridDimZ,
-				      { a->gridDimX, a->gridDimY, a->gridDimZ },
-				      { a->blockDimX, a->blockDimY, a->blockDimZ } };
+		*l = LAUNCH(a, a->hStream, a->extra);
 		return 0;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
 		const cuLaunchCooperativeKernel_params *a = p;
-		*l = (struct launch){ a->f, a->hStream, a->kernelParams, NULL,
-				      (uint64_t)a->gridDimX * a->gridDimY * a->gridDimZ *
-					      a->blockDimX * a->blockDimY * a->blockDimZ,
-				      a->gridDimX * a->gridDimY * a->gridDimZ,
-				      { a->gridDimX, a->gridDimY, a->gridDimZ },
-				      { a->blockDimX, a->blockDimY, a->blockDimZ } };
+		*l = LAUNCH(a, a->hStream, NULL);
 		return 0;
 	}
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
@@ -93,9 +86,6 @@ static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
 			return -1;
 		const CUlaunchConfig *k = a->config;
 		*l = (struct launch){ a->f, k->hStream, a->kernelParams, a->extra,
-				      (uint64_t)k->gridDimX * k->gridDimY * k->gridDimZ *
-					      k->blockDimX * k->blockDimY * k->blockDimZ,
-				      k->gridDimX * k->gridDimY * k->gridDimZ,
 				      { k->gridDimX, k->gridDimY, k->gridDimZ },
 				      { k->blockDimX, k->blockDimY, k->blockDimZ } };
 		return 0;
@@ -280,7 +270,11 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	void *packed[NP_KD_MAX_PARAMS];
 	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
 	struct np_kbuf outs[MAX_OUTPUTS];
-	struct np_klaunch kl = { .threads = l.threads, .blocks = l.blocks,
+	/* the grid for row kernels and tensor lists, the thread count as a
+	 * sanity bound on elementwise counts (kdecode.h) */
+	uint32_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
+	struct np_klaunch kl = { .threads = (uint64_t)blocks * l.block[0] * l.block[1] * l.block[2],
+				 .blocks = blocks,
 				 .grid = { l.grid[0], l.grid[1], l.grid[2] },
 				 .block = { l.block[0], l.block[1], l.block[2] } };
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params,
