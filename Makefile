@@ -158,7 +158,8 @@ $(OUTPUT)/tests/test_check_kernels: tests/check_emu.h
 # (tests/integration/test_gpu_fake.sh).  Built with the toolkit's headers,
 # so only where the agent has its GPU side.
 FAKECUDA := $(OUTPUT)/fakecuda
-FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job
+FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job \
+		 $(FAKECUDA)/libfakeops.so
 FAKECUDA_CFLAGS := $(CFLAGS) -I$(CUDA_HOME)/include
 FAKECUDA_HDRS := tests/fakecuda/fake.h tests/check_emu.h $(CHECK_KERNEL_HDRS)
 .PHONY: fakecuda
@@ -180,6 +181,12 @@ $(FAKECUDA)/fake_job: tests/fakecuda/fake_job.c $(FAKECUDA)/libcuda.so.1 $(FAKEC
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -lm -o $@
+
+# ops a Python job calls through ctypes (tests/integration/fake_gpu_job.py)
+$(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $< -L$(FAKECUDA) -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN' -lm -o $@
 
 ifeq ($(HAVE_CUDA),1)
 integration: $(FAKECUDA_BINS)

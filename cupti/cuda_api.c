@@ -142,6 +142,21 @@ static int load_cupti(void *cp)
 	return 0;
 }
 
+/* Python loads torch with RTLD_LOCAL, and libstdc++ comes in with it:
+ * its symbols are not in the global scope, so ask the library itself
+ * (loading it if nothing has: kernel names without it stay mangled,
+ * and no kernel is decoded). */
+static char *(*find_demangler(void))(const char *, char *, size_t *, int *)
+{
+	void *f = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	void *h = f ? NULL : dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+	if (!f && !h)
+		h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	if (!f && h)
+		f = dlsym(h, "__cxa_demangle");
+	return (char *(*)(const char *, char *, size_t *, int *))f;
+}
+
 static void open_once(void)
 {
 	/* RTLD_NOLOAD: a process that has not loaded libcuda is not a GPU
@@ -162,7 +177,7 @@ static void open_once(void)
 	if (load_cupti(cp))
 		return;
 	np_cu.cupti_path = used;
-	*(void **)&np_cu.cxa_demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	np_cu.cxa_demangle = find_demangler();
 	open_why = NULL;
 	open_rc = 0;
 }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# test_gpu_fake_nanprof.sh - the whole GPU path under `nanprof run`, on
+# the fake CUDA driver and CUPTI (tests/fakecuda/): a PyTorch job whose
+# modules launch real torch kernels through ctypes (fake_gpu_job.py).
+# BPF sees the module calls, the agent checks every kernel's output and
+# reports through its BPF probe, and nanprof must place the overflowing
+# exp in blocks.0.gate at step 3, forward, as a CUDA origin; and, with no
+# overflow, name nothing, although blocks.0.attn's -inf mask spreads
+# into another kernel's output every step (it never leaves the module).
+# Needs root (BPF), torch and the agent's GPU side; skips visibly.
+set -u
+. "$(dirname "$0")/lib.sh" gpu-fake-nanprof
+
+F=$PWD/.output/fakecuda
+export OMP_NUM_THREADS=1
+
+run_fake() {   # python out-dir args...
+	local py=$1 out=$2
+	shift 2
+	timeout 120 $NP run -q -o "$out" -- env NANPROF_CUPTI="$F/libcupti.so.13" \
+		"$py" $IT/fake_gpu_job.py "$F/libfakeops.so" "$@" > "$out.job" 2> "$out.err"
+}
+
+one_python() {   # python
+	local py=$1 tag
+	tag=$("$py" -c 'import sys, torch; print("python%d.%d-torch%s" % (sys.version_info[:2] + (torch.__version__,)))' 2>/dev/null)
+	if [ -z "$tag" ]; then
+		skp "fake GPU under nanprof with $py" "no torch"
+		return
+	fi
+	run_fake "$py" "$T/$tag-fault" --at 3
+	if python3 $IT/check_origin.py "$T/$tag-fault/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"op":"[^"]*exp_kernel_cuda' "$T/$tag-fault/events.jsonl" &&
+	   grep -q '"gpu_propagations_inside":[1-9]' "$T/$tag-fault/events.jsonl"; then
+		ok "$tag: the exp kernel in blocks.0.gate, step 3, forward, named through BPF; the mask held inside attn"
+	else
+		cat "$T/$tag-fault.err" >> "$T/chk"
+		bad "$tag: fake GPU origin under nanprof" "$T/chk"
+	fi
+	run_fake "$py" "$T/$tag-clean" --at -1
+	if python3 $IT/check_origin.py "$T/$tag-clean/events.jsonl" --cuda --no-origin \
+		> "$T/chk" 2>&1 &&
+	   grep -q '"gpu_births":[1-9]' "$T/$tag-clean/events.jsonl"; then
+		ok "$tag: no overflow: the spreading -inf mask is no origin"
+	else
+		cat "$T/$tag-clean.err" >> "$T/chk"
+		bad "$tag: fake GPU clean job under nanprof" "$T/chk"
+	fi
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	skp "fake GPU under nanprof" "need root for bpf"
+elif ! grep -qa np_check_f32 libnanprof_agent.so 2>/dev/null; then
+	skp "fake GPU under nanprof" "agent built without its GPU side (no CUDA toolkit)"
+elif ! make -s fakecuda > "$T/make.out" 2>&1; then
+	bad "fake libcuda, libcupti and ops build" "$T/make.out"
+else
+	one_python python3
+	if [ -x /usr/bin/python3 ]; then
+		one_python /usr/bin/python3
+	else
+		skp "fake GPU under nanprof with /usr/bin/python3" "not installed"
+	fi
+fi
+finish
