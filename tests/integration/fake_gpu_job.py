@@ -2,10 +2,12 @@
 driver (tests/fakecuda/fake_ops.c, through ctypes): the whole GPU path of
 nanprof without a GPU.  blocks.0.attn makes a -inf mask that spreads inside
 it and is overwritten; blocks.0.gate computes exp(), which overflows at
-step --at; head reads the gate's output.  The optimizer steps a real
-(CPU) parameter, so nanprof counts steps as in any job.
+step --at; head reads the gate's output.  With --fault backward the gate's
+exp() runs in the backward of an autograd.Function inside blocks.0.gate,
+and the training loop reads its output after backward().  The optimizer
+steps a real (CPU) parameter, so nanprof counts steps as in any job.
 
-  fake_gpu_job.py LIBFAKEOPS [--at N] [--steps N]
+  fake_gpu_job.py LIBFAKEOPS [--fault forward|backward] [--at N] [--steps N]
 """
 import argparse
 import ctypes
@@ -21,6 +23,7 @@ def main():
     ap.add_argument("lib")
     ap.add_argument("--at", type=int, default=3, help="step of the overflow; -1: none")
     ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--fault", choices=["forward", "backward"], default="forward")
     a = ap.parse_args()
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
@@ -38,10 +41,26 @@ def main():
             ops.fo_attn()
             return x
 
+    class GateBackward(torch.autograd.Function):
+        """Identity forward; its backward launches the gate's kernels."""
+        value = 1.0
+
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            ops.fo_gate(GateBackward.value)
+            return g
+
     class Gate(nn.Module):
         value = 1.0
 
         def forward(self, x):
+            if a.fault == "backward":
+                GateBackward.value = self.value
+                return GateBackward.apply(x)
             ops.fo_gate(self.value)
             return x
 
@@ -59,7 +78,8 @@ def main():
             self.lin = nn.Linear(4, 1)
 
         def forward(self, x):
-            ops.fo_head()
+            if a.fault == "forward":
+                ops.fo_head()
             return self.lin(x)
 
     class Model(nn.Module):
@@ -79,8 +99,10 @@ def main():
     for step in range(a.steps):
         model.blocks[0].gate.value = 100.0 if step == a.at else 1.0
         opt.zero_grad()
-        loss = model(torch.ones(2, 4)).sum()
+        loss = model(torch.ones(2, 4, requires_grad=True)).sum()
         loss.backward()
+        if a.fault == "backward":
+            ops.fo_head()           # the gate's gradient work, read after backward()
         opt.step()
         print("step %d loss %r" % (step, loss.item()), flush=True)
         time.sleep(0.05)            # the drain thread polls every 0.5 ms

@@ -4,9 +4,11 @@
 # modules launch real torch kernels through ctypes (fake_gpu_job.py).
 # BPF sees the module calls, the agent checks every kernel's output and
 # reports through its BPF probe, and nanprof must place the overflowing
-# exp in blocks.0.gate at step 3, forward, as a CUDA origin; and, with no
-# overflow, name nothing, although blocks.0.attn's -inf mask spreads
-# into another kernel's output every step (it never leaves the module).
+# exp in blocks.0.gate at step 3, forward, as a CUDA origin; the same
+# kernel launched by the backward of a node blocks.0.gate made, in the
+# backward phase; and, with no overflow, name nothing, although
+# blocks.0.attn's -inf mask spreads into another kernel's output every
+# step (it never leaves the module).
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -37,6 +39,14 @@ one_python() {   # python
 	else
 		cat "$T/$tag-fault.err" >> "$T/chk"
 		bad "$tag: fake GPU origin under nanprof" "$T/chk"
+	fi
+	run_fake "$py" "$T/$tag-bwd" --fault backward --at 3
+	if python3 $IT/check_origin.py "$T/$tag-bwd/events.jsonl" --cuda \
+		--origin backward blocks.0.gate output --step 3 > "$T/chk" 2>&1; then
+		ok "$tag: the exp launched by a backward node of blocks.0.gate, step 3, backward"
+	else
+		cat "$T/$tag-bwd.err" >> "$T/chk"
+		bad "$tag: fake GPU backward origin under nanprof" "$T/chk"
 	fi
 	run_fake "$py" "$T/$tag-clean" --at -1
 	if python3 $IT/check_origin.py "$T/$tag-clean/events.jsonl" --cuda --no-origin \
