@@ -8,65 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../../cupti/kdecode.h"
-
-#define FIXTURE "tests/unit/fixtures/torch_kernels.tsv"
-#define MAX_LINES 512
-
-struct kline {
-	char *mangled, *dem, *layout;
-};
-
-static struct kline lines[MAX_LINES];
-static int nlines;
-static char *text;
-
-static void load(void)
-{
-	FILE *f = fopen(FIXTURE, "r");
-	long n;
-	char *p, *nl;
-
-	cr_assert_not_null(f, "cannot open %s (run from the repository root)", FIXTURE);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = malloc((size_t)n + 1);
-	cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-	text[n] = '\0';
-	fclose(f);
-	nlines = 0;
-	for (p = text; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		cr_assert_not_null(nl, "fixture does not end in a newline");
-		*nl = '\0';
-		if (*p == '#')
-			continue;
-		cr_assert_lt(nlines, MAX_LINES);
-		struct kline *l = &lines[nlines++];
-		l->mangled = p;
-		l->dem = strchr(p, '\t');
-		cr_assert_not_null(l->dem);
-		*l->dem++ = '\0';
-		l->layout = strchr(l->dem, '\t');
-		cr_assert_not_null(l->layout);
-		*l->layout++ = '\0';
-	}
-}
-
-static void unload(void)
-{
-	free(text);
-}
-
-/* The first fixture line whose demangled name contains sub. */
-static const struct kline *find(const char *sub)
-{
-	for (int i = 0; i < nlines; i++)
-		if (strstr(lines[i].dem, sub))
-			return &lines[i];
-	cr_assert_fail("no fixture kernel contains \"%s\"", sub);
-	return NULL;
-}
+#include "fixture.h"
 
 static int starts(const char *s, const char *prefix)
 {
@@ -124,7 +66,7 @@ static int expected_family(const char *dem)
 	return -1;
 }
 
-TestSuite(kdecode_fixture, .init = load, .fini = unload);
+TestSuite(kdecode_fixture, .init = fixture_load, .fini = fixture_unload);
 
 Test(kdecode_fixture, every_line_parses)
 {
@@ -256,7 +198,7 @@ Test(kdecode_fixture, named_kernels_exactly)
 {
 	for (size_t i = 0; i < sizeof(spot) / sizeof(spot[0]); i++) {
 		struct np_kinfo ki;
-		const struct kline *l = find(spot[i].sub);
+		const struct kline *l = fixture_find(spot[i].sub);
 		np_kdecode_classify(l->dem, &ki);
 		cr_expect_eq(ki.family, spot[i].family, "%s: family %s", spot[i].sub,
 			     np_kfamily_name(ki.family));
@@ -371,7 +313,7 @@ static int signature_launch_at(const char *sub, struct np_klaunch *kl, struct np
 	static struct launch ln;
 	struct np_kinfo ki;
 	struct np_kparams l;
-	const struct kline *k = find(sub);
+	const struct kline *k = fixture_find(sub);
 	np_kdecode_classify(k->dem, &ki);
 	np_kdecode_layout_parse(k->layout, &l);
 	lay_out(&ln, &l);
@@ -467,7 +409,7 @@ Test(kdecode_fixture, null_optional_output_is_skipped)
 	struct np_kinfo ki;
 	struct np_kparams l;
 	struct np_kbuf out[4];
-	const struct kline *k = find("vectorized_layer_norm_kernel<float, float, false>");
+	const struct kline *k = fixture_find("vectorized_layer_norm_kernel<float, float, false>");
 	np_kdecode_classify(k->dem, &ki);
 	np_kdecode_layout_parse(k->layout, &l);
 	lay_out(&ln, &l);
@@ -485,7 +427,7 @@ Test(kdecode_fixture, pointer_words_inside_multi_tensor_apply_metadata)
 	struct np_kparams l;
 	static uint64_t words[4096];
 	struct np_kbuf out[4];
-	const struct kline *k = find("FusedAdamMathFunctor<float, 5,");
+	const struct kline *k = fixture_find("FusedAdamMathFunctor<float, 5,");
 	np_kdecode_classify(k->dem, &ki);
 	np_kdecode_layout_parse(k->layout, &l);
 	cr_assert_gt(l.p[0].size, 4096, "the metadata is passed by value, %u bytes", l.p[0].size);

@@ -19,31 +19,9 @@
 #include <unistd.h>
 #include "../../cupti/kdecode.h"
 
-#define FIXTURE "tests/unit/fixtures/torch_kernels.tsv"
-#define CHUNK 65536
+#include "fixture.h"
 
-/* ---- the fixture ---- */
-
-static char *text;
-
-static void load(void)
-{
-	FILE *f = fopen(FIXTURE, "r");
-	long n;
-	cr_assert_not_null(f, "cannot open %s (run from the repository root)", FIXTURE);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = malloc((size_t)n + 1);
-	cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-	text[n] = '\0';
-	fclose(f);
-}
-
-static void unload(void)
-{
-	free(text);
-}
+#define CHUNK 65536   /* kChunkSize of MultiTensorApply.cuh */
 
 struct kern {
 	char dem[4096];
@@ -51,38 +29,19 @@ struct kern {
 	struct np_kparams l;
 };
 
-/* The fixture line at *p (a kernel, or a comment: 0), classified, its
- * layout parsed; *p moves to the next line.  Returns 1 for a kernel. */
-static int next_line(char **p, struct kern *k)
+/* Fixture line l, classified, its layout parsed. */
+static void kern_of(const struct kline *l, struct kern *k)
 {
-	char *line = *p, *nl = strchr(line, '\n'), *tab1, *tab2;
-	char lay[1024];
-
-	cr_assert_not_null(nl, "fixture does not end in a newline");
-	*p = nl + 1;
-	if (*line == '#')
-		return 0;
-	tab1 = strchr(line, '\t');
-	tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
-	cr_assert(tab1 && tab2 && tab2 < nl);
-	cr_assert_lt((size_t)(tab2 - tab1 - 1), sizeof(k->dem));
-	cr_assert_lt((size_t)(nl - tab2 - 1), sizeof(lay));
-	memcpy(k->dem, tab1 + 1, (size_t)(tab2 - tab1 - 1));
-	k->dem[tab2 - tab1 - 1] = '\0';
-	memcpy(lay, tab2 + 1, (size_t)(nl - tab2 - 1));
-	lay[nl - tab2 - 1] = '\0';
-	cr_assert_gt(np_kdecode_layout_parse(lay, &k->l), 0);
+	cr_assert_lt(strlen(l->dem), sizeof(k->dem));
+	strcpy(k->dem, l->dem);
+	cr_assert_gt(np_kdecode_layout_parse(l->layout, &k->l), 0);
 	np_kdecode_classify(k->dem, &k->ki);
-	return 1;
 }
 
 /* The first fixture kernel whose demangled name contains sub. */
 static void find(const char *sub, struct kern *k)
 {
-	for (char *p = text; *p;)
-		if (next_line(&p, k) && strstr(k->dem, sub))
-			return;
-	cr_assert_fail("no fixture kernel contains \"%s\"", sub);
+	kern_of(fixture_find(sub), k);
 }
 
 /* ---- PyTorch's metadata structs, CUDA >= 13 capacities ---- */
@@ -451,7 +410,7 @@ static void run_all(struct run *r, struct mview *v, int n, const int64_t *numel,
 		}
 }
 
-TestSuite(kdecode_mta, .init = load, .fini = unload);
+TestSuite(kdecode_mta, .init = fixture_load, .fini = fixture_unload);
 
 /* Every fixture kernel of the family: the metadata is understood and its
  * size under the CUDA 13 tables is the cubin's. */
@@ -459,9 +418,10 @@ Test(kdecode_mta, every_fixture_metadata_size)
 {
 	static struct kern k;
 	int n = 0;
-	for (char *p = text; *p;) {
-		if (!next_line(&p, &k) || !strstr(k.dem, "::multi_tensor_apply_kernel<"))
+	for (int i = 0; i < nlines; i++) {
+		if (!strstr(lines[i].dem, "::multi_tensor_apply_kernel<"))
 			continue;
+		kern_of(&lines[i], &k);
 		cr_assert_eq(k.ki.family, NP_KF_MULTI_TENSOR_APPLY);
 		if (strstr(k.dem, "LpNormFunctor")) {
 			cr_expect_eq(k.ki.mta.meta, NP_MTA_NONE, "no list written");

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "../../cupti/kdecode.h"
 
-#define FIXTURE "tests/unit/fixtures/torch_kernels.tsv"
+#include "fixture.h"
 
 /* Pointer parameter i holds PTR(i). */
 #define PTR(i) (0x7f0000300000ull + 0x1000ull * (i))
@@ -22,33 +22,13 @@ struct launch {
 	void *kp[NP_KD_MAX_PARAMS];
 };
 
-/* Finds the fixture line whose demangled name starts with "void " and
- * contains sub, and lays out its parameters: every 8-byte one PTR(i),
- * everything else 0. */
+/* Finds the first fixture line whose demangled name contains sub, and
+ * lays out its parameters: every 8-byte one PTR(i), everything else 0. */
 static void setup(struct launch *ln, const char *sub)
 {
-	static char line[8192];
-	FILE *f = fopen(FIXTURE, "r");
-	int found = 0;
-
-	cr_assert_not_null(f, "cannot open %s (run from the repository root)", FIXTURE);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *dem, *layout;
-		if (line[0] == '#' || !(dem = strchr(line, '\t')))
-			continue;
-		*dem++ = '\0';
-		layout = strchr(dem, '\t');
-		cr_assert_not_null(layout);
-		*layout++ = '\0';
-		layout[strcspn(layout, "\n")] = '\0';
-		if (!strstr(dem, sub))
-			continue;
-		np_kdecode_classify(dem, &ln->ki);
-		cr_assert_gt(np_kdecode_layout_parse(layout, &ln->l), 0, "%s", dem);
-		found = 1;
-	}
-	fclose(f);
-	cr_assert(found, "no fixture kernel contains \"%s\"", sub);
+	const struct kline *k = fixture_find(sub);
+	np_kdecode_classify(k->dem, &ln->ki);
+	cr_assert_gt(np_kdecode_layout_parse(k->layout, &ln->l), 0, "%s", k->dem);
 	memset(ln->buf, 0, sizeof(ln->buf));
 	for (int i = 0; i < ln->l.n; i++) {
 		cr_assert_leq(ln->l.p[i].offset + ln->l.p[i].size, sizeof(ln->buf));
@@ -93,6 +73,8 @@ static void expect_out(const struct np_kbuf *b, int param, uint64_t numel, enum 
 
 /* vectorized_layer_norm_kernel(int N, float eps, X, gamma, beta, float* mean,
  * float* rstd, T* Y): Y rows x N, mean and rstd rows; rows = gridDim.x. */
+TestSuite(kdecode_norm, .init = fixture_load, .fini = fixture_unload);
+
 Test(kdecode_norm, vectorized_layer_norm)
 {
 	static struct launch ln;

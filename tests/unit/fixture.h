@@ -1,0 +1,73 @@
+/* fixture.h - the real torch kernels of tests/unit/fixtures/torch_kernels.tsv
+ * (mangled name, demangled name, cuFuncGetParamInfo layout per line; made
+ * by tests/fixtures/extract_torch_kernels.py), read once per test process
+ * for the kdecode tests.  Static helpers: included by one file each. */
+#ifndef NP_TEST_FIXTURE_H
+#define NP_TEST_FIXTURE_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIXTURE "tests/unit/fixtures/torch_kernels.tsv"
+#define FIXTURE_MAX_LINES 512
+
+struct kline {
+	char *mangled, *dem, *layout;
+};
+
+static struct kline lines[FIXTURE_MAX_LINES];
+static int nlines;
+static char *fixture_text;
+
+/* Reads the fixture into lines[] (comments skipped); a suite's .init. */
+static void fixture_load(void)
+{
+	FILE *f = fopen(FIXTURE, "r");
+	long n;
+	char *p, *nl;
+
+	cr_assert_not_null(f, "cannot open %s (run from the repository root)", FIXTURE);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	fixture_text = malloc((size_t)n + 1);
+	cr_assert_eq(fread(fixture_text, 1, (size_t)n, f), (size_t)n);
+	fixture_text[n] = '\0';
+	fclose(f);
+	nlines = 0;
+	for (p = fixture_text; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		cr_assert_not_null(nl, "fixture does not end in a newline");
+		*nl = '\0';
+		if (*p == '#')
+			continue;
+		cr_assert_lt(nlines, FIXTURE_MAX_LINES);
+		struct kline *l = &lines[nlines++];
+		l->mangled = p;
+		l->dem = strchr(p, '\t');
+		cr_assert_not_null(l->dem);
+		*l->dem++ = '\0';
+		l->layout = strchr(l->dem, '\t');
+		cr_assert_not_null(l->layout);
+		*l->layout++ = '\0';
+	}
+}
+
+static void fixture_unload(void)
+{
+	free(fixture_text);
+}
+
+/* The first fixture line whose demangled name contains sub. */
+static const struct kline *fixture_find(const char *sub)
+{
+	for (int i = 0; i < nlines; i++)
+		if (strstr(lines[i].dem, sub))
+			return &lines[i];
+	cr_assert_fail("no fixture kernel contains \"%s\"", sub);
+	return NULL;
+}
+
+#endif
