@@ -242,9 +242,11 @@ static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const stru
 
 static int sampled_out(struct np_kfunc *f)
 {
-	uint64_t n = __atomic_fetch_add(&f->launches, 1, __ATOMIC_RELAXED);
+	/* every launch of a kernel bumps its counter only when sampling:
+	 * launching threads share it */
 	if (config.mode != NP_GPU_SAMPLE || np_gpu_zoom)
 		return 0;
+	uint64_t n = __atomic_fetch_add(&f->launches, 1, __ATOMIC_RELAXED);
 	return n % config.sample_every != 0;
 }
 
