@@ -18,3 +18,7 @@ finish() {
 	echo "$pass passed, $fail failed, $skip skipped"
 	[ $fail -eq 0 ]
 }
+# py_tag PYTHON: "python3.11-torch2.13.0+cpu", or nothing without torch
+py_tag() {
+	"$1" -c 'import sys, torch; print("python%d.%d-torch%s" % (sys.version_info[:2] + (torch.__version__,)))' 2>/dev/null
+}

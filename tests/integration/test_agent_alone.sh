@@ -21,7 +21,7 @@ alone() {   # records-file python args...
 
 one_python() {   # python
 	local py=$1 tag
-	tag=$("$py" -c 'import sys, torch; print("python%d.%d-torch%s" % (sys.version_info[:2] + (torch.__version__,)))' 2>/dev/null)
+	tag=$(py_tag "$py")
 	if [ -z "$tag" ]; then
 		skp "agent alone with $py" "no torch"
 		return

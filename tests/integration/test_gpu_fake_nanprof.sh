@@ -25,7 +25,7 @@ run_fake() {   # python out-dir args...
 
 one_python() {   # python
 	local py=$1 tag
-	tag=$("$py" -c 'import sys, torch; print("python%d.%d-torch%s" % (sys.version_info[:2] + (torch.__version__,)))' 2>/dev/null)
+	tag=$(py_tag "$py")
 	if [ -z "$tag" ]; then
 		skp "fake GPU under nanprof with $py" "no torch"
 		return
