@@ -13,6 +13,7 @@
  * Tables are fixed-size; what does not fit is counted and reported.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "hooks.h"
 #include "report.h"
@@ -54,6 +55,10 @@ static uint32_t ntouched;
 static uint32_t reports_this_step;
 static int dirty_this_step;              /* anything non-finite seen this step */
 static int enabled;
+/* NANPROF_AGENT_SKIP=bodies (benchmarks only): every hook stays
+ * installed but returns at once, so a benchmark measures what torch's
+ * hook machinery costs by itself, the floor of this design. */
+static int bodies_off;
 /* Installed by an attach, in the middle of a step: until that step ends,
  * a parameter's .grad holds gradients the hooks did not see made. */
 static int mid_step;
@@ -258,7 +263,7 @@ static int any_dirty(PyObject *o)
 static PyObject *fwd_hook(PyObject *self, PyObject *args)
 {
 	(void)self;
-	if (!enabled || np_py.Tuple_Size(args) != 3)
+	if (!enabled || bodies_off || np_py.Tuple_Size(args) != 3)
 		goto out;
 	PyObject *module = np_py.Tuple_GetItem(args, 0);
 	int fresh = 0;
@@ -292,7 +297,7 @@ out:
 static PyObject *node_hook(PyObject *self, PyObject *args)
 {
 	(void)self;
-	if (!enabled || np_py.Tuple_Size(args) != 2)
+	if (!enabled || bodies_off || np_py.Tuple_Size(args) != 2)
 		goto out;
 	struct scan s = { 0 };
 	np_tensor_visit(np_py.Tuple_GetItem(args, 0), scan_one, &s);
@@ -545,7 +550,7 @@ static void flush_stats(void)
 static PyObject *opt_pre(PyObject *self, PyObject *args)
 {
 	(void)self;
-	if (enabled && np_py.Tuple_Size(args) >= 1) {
+	if (enabled && !bodies_off && np_py.Tuple_Size(args) >= 1) {
 		each_param(np_py.Tuple_GetItem(args, 0), grad_one, NULL);
 		flush_stats();
 	}
@@ -555,7 +560,7 @@ static PyObject *opt_pre(PyObject *self, PyObject *args)
 static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 {
 	(void)self;
-	if (enabled && np_py.Tuple_Size(args) >= 1) {
+	if (enabled && !bodies_off && np_py.Tuple_Size(args) >= 1) {
 		uint8_t flags = extra | (dirty_this_step ? NP_AF_SOURCE_DIRTY : 0);
 		each_param(np_py.Tuple_GetItem(args, 0), param_one, &flags);
 		/* the step is over: statistics and bounds start again */
@@ -643,6 +648,8 @@ int np_hooks_init(void)
 {
 	if (post_hook_fn)
 		return 0;
+	const char *skip = getenv("NANPROF_AGENT_SKIP");
+	bodies_off = skip && strstr(skip, "bodies") != NULL;
 	if (np_tensor_init())
 		return -1;
 	PyObject *ag = np_py.Run_StringFlags(

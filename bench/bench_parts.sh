@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What each part of nanprof's checks costs on one model: step time of
 # bench/workloads.py plain, under the tracer alone, with every check,
-# and with each part left out (NANPROF_AGENT_SKIP, docs/checks.md),
-# interleaved over ROUNDS rounds; medians over rounds.
+# with each part left out (NANPROF_AGENT_SKIP, docs/checks.md), with
+# every hook installed but its body empty (what torch's hook machinery
+# costs by itself), and the agent alone without the tracer (preloaded,
+# records to a file); interleaved over ROUNDS rounds; medians over rounds.
 #   bench/bench_parts.sh [MODEL [ROUNDS [PYTHON]]]    (mlp, 5, python3)
 set -eu
 cd "$(dirname "$0")/.."
@@ -10,11 +12,14 @@ MODEL=${1:-mlp} ROUNDS=${2:-5} PY=${3:-python3}
 out=$(mktemp -d /tmp/nanprof-parts.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 for r in $(seq "$ROUNDS"); do
-	for cfg in baseline tracer all no-forward no-backward no-optimizer; do
+	for cfg in baseline tracer all bodies agent-alone no-forward no-backward no-optimizer; do
 		case $cfg in
 		baseline) pre=();;
 		tracer) pre=(./nanprof run -q --no-checks -o "$out/np" --);;
 		all) pre=(./nanprof run -q -o "$out/np" --);;
+		bodies) pre=(env NANPROF_AGENT_SKIP=bodies ./nanprof run -q -o "$out/np" --);;
+		agent-alone) pre=(env LD_PRELOAD="$PWD/libnanprof_agent.so"
+				  NANPROF_AGENT_RECORDS="$out/records.bin");;
 		no-*) pre=(env NANPROF_AGENT_SKIP="${cfg#no-}" ./nanprof run -q -o "$out/np" --);;
 		esac
 		"${pre[@]}" $PY bench/workloads.py --model "$MODEL" --steps 200 --warmup 40 \
