@@ -211,9 +211,17 @@ static void gpu_poll(int *told)
 	struct np_gpu_config cfg;
 	const char *why = NULL;
 	np_gpu_config_from_env(&cfg);
-	if (np_gpu_start(&cfg, &why) == 0) {
+	int rc = np_gpu_start(&cfg, &why);
+	if (rc == 0) {
 		np_report_status_gpu(NP_AST_GPU_ON, cfg.mode == NP_GPU_SAMPLE ? "sample" : "every");
 		np_alog("GPU checks on");
+	} else if (rc == 1) {
+		/* "modules: <why>", why being CUPTI's holder or the user's choice */
+		char how[32];
+		snprintf(how, sizeof(how), "modules: %s",
+			 why && strncmp(why, "cupti taken", 11) == 0 ? "cupti taken" : "asked for");
+		np_report_status_gpu(NP_AST_GPU_ON, how);
+		np_alog("GPU checks at module level: %s", why ? why : "?");
 	} else {
 		np_report_status_gpu(NP_AST_GPU_OFF, why);
 		np_alog("GPU checks off: %s", why ? why : "?");

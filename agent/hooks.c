@@ -18,6 +18,7 @@
 #include "hooks.h"
 #include "report.h"
 #include "tensor.h"
+#include "../cupti/gpu.h"
 
 #define MOD_SLOTS 16384          /* modules with statistics (power of 2) */
 #define PARAM_SLOTS 65536        /* parameters with a known owner */
@@ -229,19 +230,73 @@ static PyObject *hook_done(void)
 
 /* ---- visiting tensors ---- */
 
+/* CUDA tensors, while the GPU side checks them at module level
+ * (cupti/modules.c): their check is enqueued on the stream that made
+ * them and judged later, away from the hook, on what they were made
+ * from (inputs: data pointers, known non-finite or not by then). */
+#define GPU_INPUTS 15
+struct gpu_site {
+	uint8_t what;                /* enum np_gpu_what; 0: not checked on the GPU */
+	uint32_t n_in;
+	uint64_t in[GPU_INPUTS];
+};
+
+/* The tensor's own memory counts as an input: a parent module returning
+ * its child's output, or a .grad the backward already made non-finite,
+ * shows a value seen before, not one born here. */
+static void gpu_check(const struct np_tensor_view *v, const struct gpu_site *site)
+{
+	if (!site || !site->what)
+		return;
+	uint64_t in[GPU_INPUTS + 1];
+	memcpy(in, site->in, site->n_in * sizeof(in[0]));
+	in[site->n_in] = (uint64_t)(uintptr_t)v->ptr;
+	struct np_gpu_tensor t = { .ptr = (uint64_t)(uintptr_t)v->ptr, .numel = v->numel,
+				   .stream = v->stream, .dtype = v->dtype, .what = site->what,
+				   .inputs = in, .n_in = site->n_in + 1 };
+	np_gpu_check_tensor(&t);
+}
+
+static void gpu_input(PyObject *t, void *arg)
+{
+	struct gpu_site *site = arg;
+	struct np_tensor_view v;
+	if (site->n_in < sizeof(site->in) / sizeof(site->in[0]) && np_tensor_view(t, &v) == 2)
+		site->in[site->n_in++] = (uint64_t)(uintptr_t)v.ptr;
+}
+
+/* A site for tensors made from what o holds; NULL when the GPU side is
+ * not checking at module level (the common case costs one call). */
+static struct gpu_site *gpu_site(struct gpu_site *site, uint8_t what, PyObject *o)
+{
+	if (!np_gpu_modules())
+		return NULL;
+	site->what = what;
+	site->n_in = 0;
+	if (o)
+		np_tensor_visit(o, gpu_input, site);
+	return site;
+}
+
 struct scan {
 	double max_abs;              /* over finite values of clean tensors */
 	int dirty;
 	struct np_tensor_check first;   /* the first non-finite tensor */
 	PyObject *first_obj;            /* borrowed, valid during the hook */
+	const struct gpu_site *gpu;     /* CUDA tensors: checked there */
 };
 
 static void scan_one(PyObject *t, void *arg)
 {
 	struct scan *s = arg;
+	struct np_tensor_view v;
 	struct np_tensor_check c;
-	if (np_tensor_check(t, &c) != 1)
+	int r = np_tensor_view(t, &v);
+	if (r == 2)
+		gpu_check(&v, s->gpu);
+	if (r != 1)
 		return;
+	np_tensor_check_view(&v, &c);
 	if (c.r.max_abs > s->max_abs)
 		s->max_abs = c.r.max_abs;
 	if (bad(&c) && !s->dirty++) {
@@ -270,7 +325,8 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 	struct mod_slot *m = mod_get((uint64_t)(uintptr_t)module, &fresh);
 	if (fresh)
 		index_params(module, module, 0);
-	struct scan s = { 0 };
+	struct gpu_site site;
+	struct scan s = { .gpu = gpu_site(&site, NP_GPU_WHAT_OUTPUT, np_py.Tuple_GetItem(args, 1)) };
 	np_tensor_visit(np_py.Tuple_GetItem(args, 2), scan_one, &s);
 	if (m) {
 		touch(m);
@@ -299,7 +355,8 @@ static PyObject *node_hook(PyObject *self, PyObject *args)
 	(void)self;
 	if (!enabled || bodies_off || np_py.Tuple_Size(args) != 2)
 		goto out;
-	struct scan s = { 0 };
+	struct gpu_site site;
+	struct scan s = { .gpu = gpu_site(&site, NP_GPU_WHAT_GRAD, np_py.Tuple_GetItem(args, 1)) };
 	np_tensor_visit(np_py.Tuple_GetItem(args, 0), scan_one, &s);
 	if (s.dirty) {
 		uint8_t flags = any_dirty(np_py.Tuple_GetItem(args, 1)) ? NP_AF_SOURCE_DIRTY : 0;
@@ -484,7 +541,12 @@ static void grad_one(PyObject *p, void *arg)
 	(void)arg;
 	PyObject *g = np_py.Object_GetAttr(p, np_n.grad);
 	struct np_tensor_view v;
-	if (g && g != np_py.None && np_tensor_view(g, &v) == 1) {
+	int r = g && g != np_py.None ? np_tensor_view(g, &v) : 0;
+	if (r == 2) {
+		struct gpu_site site = { .what = NP_GPU_WHAT_PARAM_GRAD };
+		gpu_check(&v, &site);
+	}
+	if (r == 1) {
 		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
 		uint64_t module = ps ? ps->module : 0;
 		int fresh = 0;
@@ -515,8 +577,25 @@ static void grad_one(PyObject *p, void *arg)
 static void param_one(PyObject *p, void *arg)
 {
 	uint8_t flags = *(uint8_t *)arg;
+	struct np_tensor_view v;
 	struct np_tensor_check c;
-	if (np_tensor_check(p, &c) == 1 && bad(&c)) {
+	int r = np_tensor_view(p, &v);
+	if (r == 2) {
+		/* made from itself and its .grad */
+		struct gpu_site site = { .what = NP_GPU_WHAT_PARAM };
+		PyObject *g = np_py.Object_GetAttr(p, np_n.grad);
+		if (g && g != np_py.None)
+			gpu_input(g, &site);
+		np_py_xdecref(g);
+		if (np_py.Err_Occurred())
+			np_py.Err_Clear();
+		gpu_check(&v, &site);
+		return;
+	}
+	if (r != 1)
+		return;
+	np_tensor_check_view(&v, &c);
+	if (bad(&c)) {
 		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
 		send_check(NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, flags, ps ? ps->module : 0, &c,
 			   ps ? ps->name : NULL);

@@ -1,6 +1,7 @@
 /* tensor.c - torch.Tensor seen from C (see tensor.h). */
 #include <string.h>
 #include "tensor.h"
+#include "../cupti/gpu.h"
 
 struct np_names np_n;
 struct np_tensor_stats np_tensor_stats;
@@ -21,7 +22,7 @@ int np_tensor_init(void)
 	if (tensor_type)
 		return 0;
 #define N(f) np_n.f = intern(#f)
-	N(dtype); N(is_cpu); N(data_ptr); N(numel); N(is_contiguous); N(shape); N(stride);
+	N(dtype); N(is_cpu); N(is_cuda); N(data_ptr); N(numel); N(is_contiguous); N(shape); N(stride);
 	N(grad_fn); N(next_functions); N(register_hook); N(name); N(grad); N(param_groups);
 	N(_parameters); N(_modules);
 #undef N
@@ -106,6 +107,24 @@ static int dense_span(PyObject *t, uint64_t numel)
 	return dense;
 }
 
+/* The stream torch runs the next op on, on t's device: in a hook, run
+ * right after the op that made t, the stream that made it.  (One
+ * Python call; module-level GPU checks only.) */
+static int cuda_stream_of(PyObject *t, uint64_t *stream)
+{
+	static PyObject *fn;
+	if (!fn && !(fn = np_py.Run_StringFlags(
+			     "lambda t: __import__('torch').cuda.current_stream(t.device).cuda_stream",
+			     258 /* Py_eval_input */, np_py.Eval_GetBuiltins(), NULL, NULL)))
+		return -1;
+	PyObject *v = np_py.Object_CallFunctionObjArgs(fn, t, NULL);
+	if (!v)
+		return -1;
+	*stream = (uint64_t)np_py.Long_AsLongLong(v);
+	np_py.DecRef(v);
+	return np_py.Err_Occurred() ? -1 : 0;
+}
+
 int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 {
 	PyObject *dt = np_py.Object_GetAttr(t, np_n.dtype);
@@ -122,7 +141,10 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 	if (cpu < 0)
 		goto err;
 	uint64_t numel, ptr;
-	if (!cpu) {
+	int cuda = 0;
+	if (!cpu && (!np_gpu_modules() || (cuda = flag(t, np_n.is_cuda, false)) != 1)) {
+		if (cuda < 0)
+			goto err;
 		np_tensor_stats.skipped++;
 		return 0;
 	}
@@ -145,6 +167,12 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 	v->ptr = (const void *)(uintptr_t)ptr;
 	v->numel = numel;
 	v->dtype = (uint8_t)kind;
+	v->stream = 0;
+	if (cuda) {
+		if (cuda_stream_of(t, &v->stream))
+			goto err;
+		return 2;
+	}
 	return 1;
 err:
 	np_py.Err_Clear();

@@ -29,10 +29,13 @@ struct np_tensor_view {
 	const void *ptr;
 	uint64_t numel;
 	uint8_t dtype;           /* enum np_dtype */
+	uint64_t stream;         /* CUDA tensor (2 below): torch's current stream */
 };
 
-/* 1: v filled; 0: not checkable here (not floating point, not on the
- * CPU, empty, not dense); -1: Python error (cleared). */
+/* 1: v filled; 2: v filled for a CUDA tensor, to be checked by the GPU
+ * side at module level (only while np_gpu_modules(), cupti/gpu.h); 0:
+ * not checkable here (not floating point, on a device not checked,
+ * empty, not dense); -1: Python error (cleared). */
 int np_tensor_view(PyObject *t, struct np_tensor_view *v);
 /* Checks the elements of a view (counts into np_tensor_stats). */
 void np_tensor_check_view(const struct np_tensor_view *v, struct np_tensor_check *c);
@@ -55,7 +58,7 @@ extern struct np_tensor_stats np_tensor_stats;
 
 /* Names used by the hooks too (interned str objects). */
 struct np_names {
-	PyObject *dtype, *is_cpu, *data_ptr, *numel, *is_contiguous, *shape, *stride,
+	PyObject *dtype, *is_cpu, *is_cuda, *data_ptr, *numel, *is_contiguous, *shape, *stride,
 		*grad_fn, *next_functions, *register_hook, *name, *grad, *param_groups,
 		*_parameters, *_modules;
 };

@@ -15,6 +15,7 @@ enum np_gpu_mode {
 	NP_GPU_EVERY = 0,      /* check every launch */
 	NP_GPU_SAMPLE,         /* every k-th launch of each kernel, every
 				* launch once a non-finite value propagated */
+	NP_GPU_MODULES,        /* no CUPTI: CUDA tensors the hooks see */
 };
 
 struct np_gpu_config {
@@ -22,14 +23,18 @@ struct np_gpu_config {
 	uint32_t sample_every;     /* k of NP_GPU_SAMPLE */
 };
 
-/* Reads NANPROF_GPU_MODE ("every", "sample" or "sample:K") into *cfg;
- * defaults: every launch, k = 16. */
+/* Reads NANPROF_GPU_MODE ("every", "sample", "sample:K" or "modules")
+ * into *cfg; defaults: every launch, k = 16. */
 void np_gpu_config_from_env(struct np_gpu_config *cfg);
 
 /* Subscribes to CUPTI and starts checking, if the process has libcuda.
- * Idempotent.  Returns 0, or -1 with *why a short reason (at most 31
- * characters, for the agent's STATUS record).  Call from the agent's own
- * thread, never from a thread that may hold the loader lock. */
+ * Idempotent.  Returns 0 (every kernel's outputs checked); 1 when CUPTI
+ * is held by another tool (Kineto, nsys) or mode is NP_GPU_MODULES: then
+ * only the CUDA tensors the hooks hand to np_gpu_check_tensor() are
+ * checked, and *why says why; or -1 with *why a short reason.  Reasons
+ * are at most 31 characters, for the agent's STATUS record.  Call from
+ * the agent's own thread, never from a thread that may hold the loader
+ * lock. */
 int np_gpu_start(const struct np_gpu_config *cfg, const char **why);
 
 /* Stops launching checks (at once) and drains what is in flight for up
@@ -41,5 +46,34 @@ void np_gpu_stop(void);
 
 /* Whether np_gpu_start() succeeded and np_gpu_stop() was not called. */
 int np_gpu_active(void);
+
+/* Module-level checks: whether they are on (np_gpu_start() returned 1). */
+int np_gpu_modules(void);
+
+/* What a module-level check looked at; each is named as a pseudo-kernel
+ * in the reports ("nanprof module-level check: ..."). */
+enum np_gpu_what {
+	NP_GPU_WHAT_OUTPUT = 1,    /* a module's forward output */
+	NP_GPU_WHAT_GRAD,          /* a gradient an autograd node produced */
+	NP_GPU_WHAT_PARAM_GRAD,    /* a parameter's .grad before the step */
+	NP_GPU_WHAT_PARAM,         /* a parameter after the step */
+	NP_GPU_WHAT_MAX
+};
+
+struct np_gpu_tensor {
+	uint64_t ptr, numel;       /* contiguous device memory */
+	uint64_t stream;           /* the stream that made it (torch's current) */
+	uint8_t dtype;             /* enum np_dtype */
+	uint8_t what;              /* enum np_gpu_what */
+	const uint64_t *inputs;    /* data pointers it was made from: known
+				    * non-finite there makes it propagation */
+	uint32_t n_in;
+};
+
+/* Enqueues the finite check of t on t->stream, after the work that made
+ * it, as a kernel launch's output would be checked; no synchronisation.
+ * Returns 1 if launched, 0 if not (off, capture without resources, table
+ * full: counted). */
+int np_gpu_check_tensor(const struct np_gpu_tensor *t);
 
 #endif

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "../agent/report.h"
+#include "check_launch.h"
 #include "cuda_api.h"
 #include "drain.h"
 #include "gpu.h"
@@ -34,6 +35,9 @@ static int started;
 static pid_t owner;              /* the process that started the checks */
 static struct np_gpu_config config;
 static struct np_ivmap allocations;
+static int modules;              /* module-level checks: no CUPTI subscription */
+static const char *modules_why;
+#define CUPTI_TAKEN "cupti taken by another tool"
 static __thread int inside;      /* our own driver calls and launches */
 
 static const CUpti_CallbackId launch_cbids[] = {
@@ -148,8 +152,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Launches the check of one output.  Returns 1 if launched, 0 if not
- * (counted here), -1 if the output's extent is unknown. */
 /* The innermost known interval holding ptr: a tensor, else the device
  * allocation.  An allocation made before we subscribed is asked of the
  * driver once, then kept.  0, or -1 for memory the driver does not know. */
@@ -189,7 +191,10 @@ static uint64_t checked_numel(const struct np_kbuf *b, unsigned esz)
 
 static __thread uint32_t my_tid;
 
-static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const struct np_kfunc *f,
+/* Launches the check of one output (check_launch.h).  Returns 1 if
+ * launched, 0 if not (counted here), -1 if the output's extent is
+ * unknown. */
+int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
 			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
 			int captured)
 {
@@ -214,7 +219,7 @@ static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const stru
 	 * graph, before what is launched after it is replayed, and in
 	 * capture order within it. */
 	uint64_t order = captured ? np_inflight_tag(0) : tag;
-	e.dl = (struct np_dirty_launch){ .tag = order, .stream = (uint64_t)(uintptr_t)l->stream,
+	e.dl = (struct np_dirty_launch){ .tag = order, .stream = (uint64_t)(uintptr_t)stream,
 					 .out_ptr = b->ptr, .out_len = numel * esz };
 	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
 		e.dl.in[e.dl.n_in++] = inputs[k];
@@ -231,7 +236,7 @@ static int check_buffer(struct np_gpu_ctx *g, const struct launch *l, const stru
 		blocks = g->max_blocks;
 	void *kp[] = { &args };
 	if (np_cu.launch_kernel(g->check_fn[b->dtype], (unsigned)blocks, 1, 1, NP_CHECK_THREADS,
-				1, 1, 0, l->stream, kp, NULL) != CUDA_SUCCESS) {
+				1, 1, 0, stream, kp, NULL) != CUDA_SUCCESS) {
 		__atomic_add_fetch(&np_gpu_cnt.launch_failed, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
@@ -328,8 +333,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		for (int k = 0; k < nout; k++) {
 			const struct np_kbuf *b = &outs[k];
 			int own = b->n_in >= 0;
-			sized |= check_buffer(g, &l, f, b, own ? b->in : inputs,
-					      own ? (uint32_t)b->n_in : n_in, captured) >= 0;
+			sized |= np_gpu_launch_check(g, l.stream, f, b, own ? b->in : inputs,
+						     own ? (uint32_t)b->n_in : n_in, captured) >= 0;
 		}
 		if (!kl.more)
 			break;
@@ -405,6 +410,8 @@ void np_gpu_config_from_env(struct np_gpu_config *cfg)
 	const char *s = getenv("NANPROF_GPU_MODE");
 	cfg->mode = NP_GPU_EVERY;
 	cfg->sample_every = 16;
+	if (s && strcmp(s, "modules") == 0)
+		cfg->mode = NP_GPU_MODULES;
 	if (s && strncmp(s, "sample", 6) == 0) {
 		cfg->mode = NP_GPU_SAMPLE;
 		if (s[6] == ':' && atoi(s + 7) > 0)
@@ -416,7 +423,7 @@ static const char *subscribe(void)
 {
 	CUptiResult r = np_cu.subscribe(&subscriber, (CUpti_CallbackFunc)callback, NULL);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-		return "cupti taken by another tool";
+		return CUPTI_TAKEN;
 	if (r != CUPTI_SUCCESS)
 		return "cupti subscribe failed";
 	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++) {
@@ -450,6 +457,8 @@ int np_gpu_start(const struct np_gpu_config *cfg, const char **why)
 			rc = -1;
 		} else {
 			enabled = 1;
+			rc = modules;
+			*why = modules ? modules_why : NULL;
 		}
 		goto out;
 	}
@@ -468,9 +477,19 @@ int np_gpu_start(const struct np_gpu_config *cfg, const char **why)
 		rc = -1;
 		goto out;
 	}
-	if ((*why = subscribe())) {
+	/* CUPTI held by another tool (Kineto, nsys), or left free on
+	 * purpose: the hooks check CUDA tensors at module level instead
+	 * (modules.c), with the same kernels and the same drain */
+	const char *taken = config.mode == NP_GPU_MODULES ? "asked for" : subscribe();
+	if (taken && strcmp(taken, CUPTI_TAKEN) != 0 && config.mode != NP_GPU_MODULES) {
+		*why = taken;
 		rc = -1;
 		goto out;
+	}
+	if (taken) {
+		modules = 1;
+		*why = taken;
+		rc = 1;
 	}
 	if (np_drain_start()) {
 		*why = "cannot start drain thread";
@@ -479,6 +498,7 @@ int np_gpu_start(const struct np_gpu_config *cfg, const char **why)
 	}
 	started = 1;
 	enabled = 1;
+	modules_why = *why;
 	/* at exit: the last results and counters, before the thread dies */
 	owner = getpid();
 	atexit(at_exit);
@@ -498,4 +518,9 @@ void np_gpu_stop(void)
 int np_gpu_active(void)
 {
 	return started && enabled;
+}
+
+int np_gpu_modules(void)
+{
+	return modules && started && enabled;
 }

@@ -209,6 +209,21 @@ static void print_gpu_checks(FILE *f, const struct np_proc_state *p)
 	}
 	if (g->state != 1)
 		return;
+	if (strncmp(g->how, "modules", 7) == 0) {
+		/* no launch seen: the hooks' CUDA tensors (cupti/modules.c) */
+		fprintf(f, "    GPU checks: CUDA tensors at module level (%s); %llu checks (%.1f MB)",
+			strstr(g->how, "cupti taken") ? "CUPTI is taken by another tool"
+						      : "NANPROF_GPU_MODE=modules",
+			(unsigned long long)g->checks, (double)g->bytes / 1e6);
+		if (g->births)
+			fprintf(f, "; births: %llu", (unsigned long long)g->births);
+		if (g->dropped || g->overflow || g->lost)
+			fprintf(f, "; %llu results lost, %llu over table limits, %llu records lost",
+				(unsigned long long)g->dropped, (unsigned long long)g->overflow,
+				(unsigned long long)g->lost);
+		fputc('\n', f);
+		return;
+	}
 	fprintf(f, "    GPU checks: %s launch%s; %s, %llu checks (%.1f MB), %llu launches with "
 		"no output nanprof can size", strcmp(g->how, "every") == 0 ? "every" : "sampled",
 		strcmp(g->how, "every") == 0 ? "" : "es", g->launches[0] ? g->launches : "launches ?",

@@ -1,0 +1,23 @@
+/* check_launch.h - enqueueing one finite check, shared by the CUPTI
+ * launch callbacks (subscriber.c) and the module-level checks
+ * (modules.c).  Internal to cupti/. */
+#ifndef NP_CHECK_LAUNCH_H
+#define NP_CHECK_LAUNCH_H
+
+#include <cuda.h>
+#include <stdint.h>
+#include "gpu_ctx.h"
+#include "kdecode.h"
+#include "kfunc.h"
+
+/* Launches np_check_<dtype> over b on stream, after what is queued
+ * there, with an in-flight entry saying which function made b (f) and
+ * from which input words (dirty.h judges the result).  b->numel 0: only
+ * as far as a tensor interval covers.  Never past the device allocation
+ * holding b.  Returns 1 if launched, 0 if not (counted), -1 if b's
+ * extent is unknown. */
+int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
+			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
+			int captured);
+
+#endif

@@ -1,0 +1,63 @@
+/* modules.c - module-level checks of CUDA tensors (gpu.h), for when no
+ * kernel launch can be seen: another tool (Kineto, nsys) holds CUPTI, or
+ * NANPROF_GPU_MODE=modules leaves it free for one.
+ *
+ * The agent's hooks see every module output, every gradient a node
+ * produces, each .grad and each parameter after the step, as on the CPU.
+ * A CUDA tensor among them is checked by the same kernel a launch's
+ * output would be, enqueued on the stream that made it (torch's current
+ * stream in the hook), and judged by the same drain: non-finite while
+ * none of the tensors it was made from is known non-finite is a birth,
+ * placed in the module, step and phase the hook ran in.  What it cannot
+ * tell is which kernel inside the module made the value: the kernel is
+ * named after what was checked.
+ */
+#include <string.h>
+#include "check_launch.h"
+#include "cuda_api.h"
+#include "drain.h"
+#include "gpu.h"
+#include "gpu_ctx.h"
+#include "kfunc.h"
+
+/* Pseudo-function keys: no CUfunction lives in the first page. */
+static const char *const names[NP_GPU_WHAT_MAX] = {
+	[NP_GPU_WHAT_OUTPUT] = "nanprof module-level check: module output",
+	[NP_GPU_WHAT_GRAD] = "nanprof module-level check: gradient a node produced",
+	[NP_GPU_WHAT_PARAM_GRAD] = "nanprof module-level check: parameter .grad",
+	[NP_GPU_WHAT_PARAM] = "nanprof module-level check: parameter after the step",
+};
+
+static int no_layout(uint64_t key, struct np_kparams *out, void *arg)
+{
+	(void)key;
+	(void)arg;
+	memset(out, 0, sizeof(*out));
+	return 0;
+}
+
+int np_gpu_check_tensor(const struct np_gpu_tensor *t)
+{
+	if (!np_gpu_modules() || t->what == 0 || t->what >= NP_GPU_WHAT_MAX || !t->numel)
+		return 0;
+	CUstream stream = (CUstream)(uintptr_t)t->stream;
+	CUcontext ctx = NULL;
+	if (np_cu.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS || !ctx)
+		return 0;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	np_cu.stream_is_capturing(stream, &cap);
+	int captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	const char *why = NULL;
+	/* nothing is loaded or allocated while the stream captures */
+	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(ctx) : np_gpu_ctx_get(ctx, &why);
+	if (!g) {
+		__atomic_add_fetch(&np_gpu_cnt.capture_skip, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	struct np_kfunc *f = np_kfunc_get(t->what, names[t->what], no_layout, NULL);
+	if (!f)
+		return 0;
+	struct np_kbuf b = { .ptr = t->ptr, .numel = t->numel, .dtype = (enum np_dtype)t->dtype,
+			     .n_in = -1 };
+	return np_gpu_launch_check(g, stream, f, &b, t->inputs, t->n_in, captured) == 1;
+}
