@@ -45,6 +45,9 @@ FAKE_EXPORT CUfunction fake_cuda_register(const char *mangled, int nparams,
 
 /* Whether a subscriber is set with at least one callback on. */
 FAKE_EXPORT int fake_cuda_subscribed(void);
+/* cuptiSubscribe calls refused because CUPTI was taken (FAKE_CUPTI_TAKEN). */
+FAKE_EXPORT void fake_cuda_note_refused(void);
+FAKE_EXPORT int fake_cuda_refused(void);
 
 /* What the fake saw, for the job's own checks. */
 struct fake_cuda_stats {

@@ -159,6 +159,18 @@ void fake_cuda_enable_cbid(CUpti_CallbackId cbid, int on)
 		cb_on[cbid] = (unsigned char)!!on;
 }
 
+static int refused;
+
+void fake_cuda_note_refused(void)
+{
+	__atomic_add_fetch(&refused, 1, __ATOMIC_RELEASE);
+}
+
+int fake_cuda_refused(void)
+{
+	return __atomic_load_n(&refused, __ATOMIC_ACQUIRE);
+}
+
 int fake_cuda_subscribed(void)
 {
 	if (!__atomic_load_n(&sub_cb, __ATOMIC_ACQUIRE))

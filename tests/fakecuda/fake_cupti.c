@@ -26,6 +26,7 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFun
 	pthread_mutex_lock(&lock);
 	if (taken || (other && strcmp(other, "1") == 0)) {
 		pthread_mutex_unlock(&lock);
+		fake_cuda_note_refused();
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	}
 	taken = 1;

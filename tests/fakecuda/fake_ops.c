@@ -111,10 +111,30 @@ int fo_init(void)
 	return failed ? -1 : 0;
 }
 
-/* Whether the agent has subscribed (the job waits for it). */
+/* Whether the agent has subscribed (the job waits for it), or, with
+ * FAKE_CUPTI_TAKEN=1, been refused (it then checks at module level). */
 int fo_subscribed(void)
 {
 	return fake_cuda_subscribed();
+}
+
+int fo_refused(void)
+{
+	return fake_cuda_refused();
+}
+
+/* The device address of buffer i (0 x, 1 sc, 2 e, 3 s: see above) and
+ * their length, for a job that hands them to nanprof's hooks as CUDA
+ * tensors (module-level checks). */
+unsigned long long fo_buf(int i)
+{
+	float *b[] = { x, sc, e, s };
+	return i >= 0 && i < 4 ? (unsigned long long)(uintptr_t)b[i] : 0;
+}
+
+int fo_numel(void)
+{
+	return N;
 }
 
 static void launch1(CUfunction f, float v, float *out)

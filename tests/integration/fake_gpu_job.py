@@ -7,7 +7,15 @@ exp() runs in the backward of an autograd.Function inside blocks.0.gate,
 and the training loop reads its output after backward().  The optimizer
 steps a real (CPU) parameter, so nanprof counts steps as in any job.
 
+With --modules (run with FAKE_CUPTI_TAKEN=1: another tool holds CUPTI, so
+the agent sees no launch) each module also returns the fake device buffer
+it wrote, as a tensor that tells the agent it is a CUDA tensor at that
+address: the agent's hooks check it at module level.  attn returns its
+finite scores (the mask stays inside), gate its exp() output, head the sum
+that reads it.
+
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward] [--at N] [--steps N]
+                  [--modules]
 """
 import argparse
 import ctypes
@@ -24,17 +32,24 @@ def main():
     ap.add_argument("--at", type=int, default=3, help="step of the overflow; -1: none")
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--fault", choices=["forward", "backward"], default="forward")
+    ap.add_argument("--modules", action="store_true")
     a = ap.parse_args()
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
+    ops.fo_buf.restype = ctypes.c_ulonglong
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
+    ready = ops.fo_refused if a.modules else ops.fo_subscribed
     for _ in range(200):            # the agent subscribes within a poll or two
-        if ops.fo_subscribed():
+        if ready():
             break
         time.sleep(0.02)
     else:
-        sys.exit("fake_gpu_job: the agent never subscribed to CUPTI")
+        sys.exit("fake_gpu_job: the agent never %s CUPTI"
+                 % ("asked for" if a.modules else "subscribed to"))
+    if a.modules:
+        time.sleep(0.1)             # from refused to checking at module level
+        return modules_job(a, ops)
 
     class Attn(nn.Module):
         def forward(self, x):
@@ -103,6 +118,93 @@ def main():
         loss.backward()
         if a.fault == "backward":
             ops.fo_head()           # the gate's gradient work, read after backward()
+        opt.step()
+        print("step %d loss %r" % (step, loss.item()), flush=True)
+        time.sleep(0.05)            # the drain thread polls every 0.5 ms
+    time.sleep(0.3)
+
+
+class DeviceBuffer(torch.Tensor):
+    """A CPU tensor that tells nanprof's agent it is a CUDA tensor whose
+    memory is one of the fake driver's buffers (module-level checks read
+    that memory, not this tensor's)."""
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @property
+    def is_cpu(self):
+        return False
+
+    @property
+    def is_cuda(self):
+        return True
+
+    def data_ptr(self):
+        return self.device_address
+
+
+def modules_job(a, ops):
+    """--modules: the forward pass's modules hand back the fake device
+    buffers they wrote; the real (CPU) path carries the training."""
+    import types
+    # the agent asks torch for the current stream of the tensor's device:
+    # the fake driver's legacy stream, where fake_ops launches
+    torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0)
+    n = ops.fo_numel()
+
+    def buf(i):
+        t = torch.zeros(n).as_subclass(DeviceBuffer)
+        t.device_address = ops.fo_buf(i)
+        return t
+
+    class Attn(nn.Module):
+        def forward(self, x, dev):
+            ops.fo_attn()           # a -inf mask inside, finite scores out
+            return x, buf(1)
+
+    class Gate(nn.Module):
+        value = 1.0
+
+        def forward(self, x, dev):
+            ops.fo_gate(self.value)
+            return x, buf(2)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn, self.gate = Attn(), Gate()
+
+        def forward(self, x, dev):
+            return self.gate(*self.attn(x, dev))
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 1)
+
+        def forward(self, x, dev):
+            ops.fo_head()           # s = e + x: reads the gate's output
+            return self.lin(x), buf(3)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([Block()])
+            self.head = Head()
+
+        def forward(self, x):
+            dev = buf(0)
+            for b in self.blocks:
+                x, dev = b(x, dev)
+            return self.head(x, dev)[0]
+
+    torch.manual_seed(0)
+    model = Model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for step in range(a.steps):
+        model.blocks[0].gate.value = 100.0 if step == a.at else 1.0
+        opt.zero_grad()
+        loss = model(torch.ones(2, 4, requires_grad=True)).sum()
+        loss.backward()
         opt.step()
         print("step %d loss %r" % (step, loss.item()), flush=True)
         time.sleep(0.05)            # the drain thread polls every 0.5 ms

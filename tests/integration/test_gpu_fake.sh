@@ -89,13 +89,13 @@ else
 	run_job "$T/rec2" "$T/job2" FAKE_CUPTI_TAKEN=1
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q ' check_launches=0 ' "$T/job2.out" && ! grep -q . "$T/job2.err"; then
-		ok "CUPTI taken: the job exits 0, no check launched"
+		ok "CUPTI taken: the job exits 0, no check launched (no hook hands it a CUDA tensor)"
 	else
 		{ echo "exit $rc"; cat "$T/job2.out" "$T/job2.err"; } > "$T/chk"
 		bad "CUPTI taken: the job exits 0" "$T/chk"
 	fi
-	expect "CUPTI taken: status gpu_off, cupti taken by another tool" "$T/rec2" \
-		--expect-status "gpu_off:cupti taken by another tool"
+	expect "CUPTI taken: status gpu_on, at module level because cupti is taken" "$T/rec2" \
+		--expect-status "gpu_on:modules: cupti taken"
 
 	# --- sampled: every 2nd launch of each kernel ---
 	# add's second launch (c) and div's second (the graph's, i) are

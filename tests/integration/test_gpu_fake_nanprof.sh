@@ -8,7 +8,11 @@
 # kernel launched by the backward of a node blocks.0.gate made, in the
 # backward phase; and, with no overflow, name nothing, although
 # blocks.0.attn's -inf mask spreads into another kernel's output every
-# step (it never leaves the module).
+# step (it never leaves the module).  Then with CUPTI held by another tool
+# (FAKE_CUPTI_TAKEN=1): the agent checks the CUDA tensors its hooks see,
+# at module level, and must name blocks.0.gate at step 3 from the gate's
+# output alone (the mask never leaves attn; blocks.0 returns the same
+# buffer and is no second birth); with no overflow, nothing.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -16,10 +20,10 @@ set -u
 F=$PWD/.output/fakecuda
 export OMP_NUM_THREADS=1
 
-run_fake() {   # python out-dir args...
+run_fake() {   # python out-dir args...   (FAKE_ENV: more environment)
 	local py=$1 out=$2
 	shift 2
-	timeout 120 $NP run -q -o "$out" -- env NANPROF_CUPTI="$F/libcupti.so.13" \
+	timeout 120 $NP run -q -o "$out" -- env NANPROF_CUPTI="$F/libcupti.so.13" ${FAKE_ENV:-} \
 		"$py" $IT/fake_gpu_job.py "$F/libfakeops.so" "$@" > "$out.job" 2> "$out.err"
 }
 
@@ -56,6 +60,26 @@ one_python() {   # python
 	else
 		cat "$T/$tag-clean.err" >> "$T/chk"
 		bad "$tag: fake GPU clean job under nanprof" "$T/chk"
+	fi
+	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-mod" --modules --at 3
+	if python3 $IT/check_origin.py "$T/$tag-mod/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"op":"nanprof module-level check: module output"' "$T/$tag-mod/events.jsonl" &&
+	   grep -q '"gpu_message":"modules: cupti taken".*"gpu_births":1,' "$T/$tag-mod/events.jsonl" &&
+	   grep -q 'GPU checks: CUDA tensors at module level (CUPTI is taken' "$T/$tag-mod/summary.txt"; then
+		ok "$tag: CUPTI taken: the gate's CUDA output, checked at module level, step 3, forward"
+	else
+		cat "$T/$tag-mod.err" "$T/$tag-mod/summary.txt" >> "$T/chk"
+		bad "$tag: module-level GPU origin under nanprof" "$T/chk"
+	fi
+	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-modclean" --modules --at -1
+	if python3 $IT/check_origin.py "$T/$tag-modclean/events.jsonl" --cuda --no-origin \
+		> "$T/chk" 2>&1 &&
+	   grep -q '"gpu_checks":[1-9][0-9]*,.*"gpu_births":0,' "$T/$tag-modclean/events.jsonl"; then
+		ok "$tag: CUPTI taken, no overflow: CUDA tensors checked at module level, nothing born"
+	else
+		cat "$T/$tag-modclean.err" >> "$T/chk"
+		bad "$tag: module-level GPU clean job under nanprof" "$T/chk"
 	fi
 }
 
