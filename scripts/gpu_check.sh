@@ -358,8 +358,11 @@ set_origin() {
 	esac
 }
 
+# nanprof_job FAULT [modules]: with "modules", NANPROF_GPU_MODE=modules
+# (no CUPTI: the hooks' CUDA tensors, checked at module level)
 nanprof_job() {
-	local f=$1 name=run-$1 secs got label
+	local f=$1 name=run-$1${2:+-$2} secs got label envs=()
+	[ "${2:-}" = modules ] && envs=(NANPROF_GPU_MODE=modules)
 	secs=$(limit 120)
 	if [ "$secs" -lt 30 ]; then
 		row "$name" "origin under nanprof run" SKIP "budget spent"
@@ -369,8 +372,8 @@ nanprof_job() {
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/graph_fault.py" \
 			--device "$DEV" --steps 10 --at 6
 	else
-		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$FAULTS" "${FARGS[@]}" \
-			--fault "$f"
+		job "$name" "$secs" ${envs[@]+"${envs[@]}"} -- "$NP" run -o "$W/$name" -- \
+			"$PY" "$FAULTS" "${FARGS[@]}" --fault "$f"
 	fi
 	wait
 	job_ran "$name" 9
@@ -390,7 +393,7 @@ step_under_nanprof() {
 	echo "== 3. under nanprof run (BPF)"
 	local f
 	if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
-		for f in "${FAULT_KINDS[@]}" none graph; do
+		for f in "${FAULT_KINDS[@]}" none graph forward-modules; do
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
 		return
@@ -398,6 +401,7 @@ step_under_nanprof() {
 	for f in "${FAULT_KINDS[@]}" none graph; do
 		nanprof_job "$f"
 	done
+	nanprof_job forward modules
 }
 
 # ---- 4. overhead ----
