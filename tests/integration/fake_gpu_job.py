@@ -109,15 +109,20 @@ def main():
             return self.head(x)
 
     torch.manual_seed(0)
-    model = Model()
+    # the gate's gradient work, read after backward()
+    train(Model(), a, ops.fo_head if a.fault == "backward" else None)
+
+
+def train(model, a, after_backward=None):
+    """The loop both jobs share: the gate overflows at step --at."""
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     for step in range(a.steps):
         model.blocks[0].gate.value = 100.0 if step == a.at else 1.0
         opt.zero_grad()
         loss = model(torch.ones(2, 4, requires_grad=True)).sum()
         loss.backward()
-        if a.fault == "backward":
-            ops.fo_head()           # the gate's gradient work, read after backward()
+        if after_backward:
+            after_backward()
         opt.step()
         print("step %d loss %r" % (step, loss.item()), flush=True)
         time.sleep(0.05)            # the drain thread polls every 0.5 ms
@@ -198,17 +203,7 @@ def modules_job(a, ops):
             return self.head(x, dev)[0]
 
     torch.manual_seed(0)
-    model = Model()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    for step in range(a.steps):
-        model.blocks[0].gate.value = 100.0 if step == a.at else 1.0
-        opt.zero_grad()
-        loss = model(torch.ones(2, 4, requires_grad=True)).sum()
-        loss.backward()
-        opt.step()
-        print("step %d loss %r" % (step, loss.item()), flush=True)
-        time.sleep(0.05)            # the drain thread polls every 0.5 ms
-    time.sleep(0.3)
+    train(Model(), a)
 
 
 if __name__ == "__main__":
