@@ -425,14 +425,17 @@ static int node_seen(uint64_t key)
 
 /* A root of backward() that is itself non-finite was computed outside
  * any module (a loss written in the training loop): no forward hook saw
- * it, so it is reported here. */
+ * it, so it is reported here.  In the step an attach installed the hooks
+ * in, the forward that made it may not have been seen at all (attached
+ * between forward and backward): then it was born before the attach. */
 static void check_root(PyObject *root)
 {
 	struct np_tensor_check c;
 	if (np_tensor_check(root, &c) == 1 && bad(&c)) {
 		char op[24];
 		np_tensor_grad_fn_name(root, op, sizeof(op));
-		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, 0, &c, op);
+		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
+			   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0, 0, &c, op);
 	}
 }
 
@@ -641,6 +644,10 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 	(void)self;
 	if (enabled && !bodies_off && np_py.Tuple_Size(args) >= 1) {
 		uint8_t flags = extra | (dirty_this_step ? NP_AF_SOURCE_DIRTY : 0);
+		/* in the step an attach landed in, a parameter whose module the
+		 * hooks never saw may have been non-finite before this update */
+		if (mid_step)
+			flags |= NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING;
 		each_param(np_py.Tuple_GetItem(args, 0), param_one, &flags);
 		/* the step is over: statistics and bounds start again */
 		if (++gen == 0)

@@ -24,8 +24,10 @@ const char *np_metric_name(unsigned metric)
 static const char *tensor_words(const struct np_finding *f)
 {
 	if (f->preexisting)
-		return f->role == 4 ? "a parameter's .grad, in the step nanprof attached in"
-				    : "a parameter of the module, when nanprof first saw it";
+		return f->role == 4   ? "a parameter's .grad, in the step nanprof attached in"
+		       : f->role == 1 ? "its output, made in the step nanprof attached in by a "
+					"forward pass it did not see"
+				      : "a parameter of the module, when nanprof first saw it";
 	switch (f->role) {
 	case 1: return "its output";
 	case 2: return "a gradient it produced";
