@@ -47,7 +47,9 @@ def main():
                                                  for c in checks])
     if a.before_attach and len(origins) == 1:
         o = origins[0]
-        if not (o["before_attach"] and o["tensor"] in ("param", "param_grad")):
+        # a parameter, or (attached between forward and backward) the loss
+        if not (o["before_attach"] and (o["tensor"] in ("param", "param_grad") or
+                                        (o["tensor"] == "output" and o["outside_modules"]))):
             errors.append("origin not reported as born before the attach: %s" % o)
     if a.origin or a.outside or a.warning_before_origin or a.before_attach:
         if len(origins) != 1:

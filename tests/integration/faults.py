@@ -103,6 +103,16 @@ class Model(nn.Module):
         return self.head(x).mean(dim=1).squeeze(-1)
 
 
+class SleepySGD(torch.optim.SGD):
+    """SGD that can sleep inside step(), before the update (--sleep-at step)."""
+    nap = 0.0
+
+    def step(self, closure=None):
+        if self.nap:
+            time.sleep(self.nap)
+        return super().step(closure)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fault", default="none",
@@ -111,6 +121,10 @@ def main():
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
+    ap.add_argument("--sleep-at", choices=["end", "backward", "step"], default="end",
+                    help="where the --sleep goes: after each step, between its "
+                         "forward and its backward, or inside optimizer.step() before "
+                         "the update (an attach then lands mid-step)")
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--wait-file", help="wait for this file before the first step")
     ap.add_argument("--ready-file", help="write this file after step 2")
@@ -153,7 +167,8 @@ def main():
         net = torch.nn.parallel.DistributedDataParallel(model)
     head = list(model.head.parameters())
     rest = [p for n, p in model.named_parameters() if not n.startswith("head.")]
-    opt = torch.optim.SGD([{"params": rest}, {"params": head}], lr=args.lr)
+    opt = SleepySGD([{"params": rest}, {"params": head}], lr=args.lr)
+    opt.nap = args.sleep if args.sleep_at == "step" else 0.0
     gen = torch.Generator().manual_seed(1 + rank)
     # what an attached nanprof replaces, to check it is all back at the end
     orig = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"])
@@ -191,6 +206,8 @@ def main():
         loss = F.mse_loss(out, target)
         if at and args.fault == "loss":
             loss = loss + torch.log(torch.zeros((), device=loss.device))
+        if args.sleep and args.sleep_at == "backward":
+            time.sleep(args.sleep)
         loss.backward()
         if args.dist == "manual":
             for p in model.parameters():
@@ -209,7 +226,7 @@ def main():
         sys.stdout.flush()
         if args.ready_file and step == 2:
             open(args.ready_file, "w").write("ready\n")
-        if args.sleep:
+        if args.sleep and args.sleep_at == "end":
             time.sleep(args.sleep)
     if times:
         times.write("end %d\n" % time.monotonic_ns())

@@ -96,21 +96,31 @@ for PY in python3 /usr/bin/python3; do
 	# the first thing nanprof sees (the parameters of the first module it
 	# sees, or a .grad if it attached mid-step) is reported as born before
 	# the attach, not as an origin there
-	rm -f "$T/ready"
-	$PY $IT/faults.py --fault optimizer --at 1 --steps 60 --sleep 0.03 --ready-file "$T/ready" \
-		> "$T/late.out" 2>&1 &
-	job=$!
-	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
-	$NP attach -q -o "$T/late" --duration 1 $job 2> "$T/np.err"
-	rc=$?
-	wait $job
-	if [ $rc -eq 0 ] && grep -q "before nanprof attached" "$T/np.err" &&
-	   $PY $IT/check_origin.py "$T/late/events.jsonl" --before-attach > "$T/chk" 2>&1 &&
-	   grep -q '"before_attach":true' "$T/late/events.jsonl"; then
-		ok "$tag attach after the fault: the bad parameter is reported as born before"
-	else
-		cat "$T/np.err" >> "$T/chk"; bad "$tag attach after the fault" "$T/chk"
-	fi
+	# between steps, the first thing seen is a parameter; between forward
+	# and backward (the job sleeps there), the loss given to backward();
+	# inside optimizer.step() (torch 2: its global pre-hook already
+	# passed), the parameters after an update whose start it did not see
+	for at in end backward step; do
+		what="the bad parameter"
+		[ $at = backward ] && what="the loss, its forward unseen,"
+		[ $at = step ] && what="what the optimizer hooks see first"
+		rm -f "$T/ready"
+		$PY $IT/faults.py --fault optimizer --at 1 --steps 60 --sleep 0.03 --sleep-at $at \
+			--ready-file "$T/ready" > "$T/late.out" 2>&1 &
+		job=$!
+		for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+		$NP attach -q -o "$T/late" --duration 1 $job 2> "$T/np.err"
+		rc=$?
+		wait $job
+		if [ $rc -eq 0 ] && grep -q "before nanprof attached" "$T/np.err" &&
+		   $PY $IT/check_origin.py "$T/late/events.jsonl" --before-attach > "$T/chk" 2>&1 &&
+		   grep -q '"before_attach":true' "$T/late/events.jsonl"; then
+			ok "$tag attach after the fault (sleeping at $at): $what is reported as born before"
+		else
+			cat "$T/np.err" >> "$T/chk"
+			bad "$tag attach after the fault (sleeping at $at)" "$T/chk"
+		fi
+	done
 
 	# attach and detach again and again: same losses as a job left alone
 	# (the job waits at its end until the last detach is over, then says
