@@ -10,6 +10,8 @@ runs every configuration once, starting at a different one each round):
   baseline      the job alone
   agent         the agent preloaded alone (NANPROF_AGENT_RECORDS): every launch checked
   agent-s16     the same, NANPROF_GPU_MODE=sample:16
+  agent-mod     the same, NANPROF_GPU_MODE=modules: no CUPTI, the CUDA tensors
+                the hooks see, checked at module level
   nanprof       under `nanprof run` (only with --nanprof: BPF works, as root)
   anomaly       torch.autograd.set_detect_anomaly(True)
 
@@ -38,7 +40,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CONFIGS = ["baseline", "agent", "agent-s16", "nanprof", "anomaly"]
+CONFIGS = ["baseline", "agent", "agent-s16", "agent-mod", "nanprof", "anomaly"]
 MODELS = ["transformer", "faults"]
 
 
@@ -154,13 +156,15 @@ def config_command(a, config, rnd, result):
            "--models", a.models, "--steps", str(a.steps), "--warmup", str(a.warmup),
            "--device", a.device]
     tag = "%s-r%d" % (config, rnd)
-    if config in ("agent", "agent-s16", "nanprof"):
+    if config in ("agent", "agent-s16", "agent-mod", "nanprof"):
         # the records file also tells the worker when the GPU checks are on
         env["NANPROF_AGENT_RECORDS"] = os.path.join(a.out, tag + ".rec")
-    if config in ("agent", "agent-s16"):
+    if config in ("agent", "agent-s16", "agent-mod"):
         env["LD_PRELOAD"] = os.path.abspath(a.agent)
     if config == "agent-s16":
         env["NANPROF_GPU_MODE"] = "sample:16"
+    if config == "agent-mod":
+        env["NANPROF_GPU_MODE"] = "modules"
     if config == "nanprof":
         job = [a.nanprof, "run", "-q", "-o", os.path.join(a.out, tag)] + ["--"] + job
     return job, env
