@@ -213,8 +213,14 @@ static void gpu_poll(int *told)
 	np_gpu_config_from_env(&cfg);
 	int rc = np_gpu_start(&cfg, &why);
 	if (rc == 0) {
-		np_report_status_gpu(NP_AST_GPU_ON, cfg.mode == NP_GPU_SAMPLE ? "sample" : "every");
-		np_alog("GPU checks on");
+		const char *how = cfg.mode == NP_GPU_SAMPLE ? "sample" : "every";
+		char both[32];
+		if (cfg.with_modules) {   /* launches, and the hooks' CUDA tensors */
+			snprintf(both, sizeof(both), "%s+modules", how);
+			how = both;
+		}
+		np_report_status_gpu(NP_AST_GPU_ON, how);
+		np_alog("GPU checks on: %s", how);
 	} else if (rc == 1) {
 		/* "modules: <why>", why being CUPTI's holder or the user's choice */
 		char how[32];

@@ -21,10 +21,14 @@ enum np_gpu_mode {
 struct np_gpu_config {
 	enum np_gpu_mode mode;
 	uint32_t sample_every;     /* k of NP_GPU_SAMPLE */
+	int with_modules;          /* launches, and the hooks' CUDA tensors too */
 };
 
-/* Reads NANPROF_GPU_MODE ("every", "sample", "sample:K" or "modules")
- * into *cfg; defaults: every launch, k = 16. */
+/* Reads NANPROF_GPU_MODE ("every", "sample", "sample:K" or "modules";
+ * "+modules" after either of the first three adds module-level checks
+ * to the launch checks: a value an undecoded kernel (cuBLAS, cuDNN) makes
+ * is then caught at the module that made it) into *cfg; defaults: every
+ * launch, k = 16, no module-level checks. */
 void np_gpu_config_from_env(struct np_gpu_config *cfg);
 
 /* Subscribes to CUPTI and starts checking, if the process has libcuda.
@@ -47,7 +51,9 @@ void np_gpu_stop(void);
 /* Whether np_gpu_start() succeeded and np_gpu_stop() was not called. */
 int np_gpu_active(void);
 
-/* Module-level checks: whether they are on (np_gpu_start() returned 1). */
+/* Whether the hooks hand CUDA tensors to np_gpu_check_tensor():
+ * module-level checks on, instead of the launch checks (np_gpu_start()
+ * returned 1) or besides them ("+modules"). */
 int np_gpu_modules(void);
 
 /* What a module-level check looked at; each is named as a pseudo-kernel

@@ -8,6 +8,7 @@ void np_gpu_config_from_env(struct np_gpu_config *cfg)
 {
 	cfg->mode = NP_GPU_EVERY;
 	cfg->sample_every = 16;
+	cfg->with_modules = 0;
 }
 
 int np_gpu_start(const struct np_gpu_config *cfg, const char **why)

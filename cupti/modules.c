@@ -1,6 +1,9 @@
 /* modules.c - module-level checks of CUDA tensors (gpu.h), for when no
  * kernel launch can be seen: another tool (Kineto, nsys) holds CUPTI, or
- * NANPROF_GPU_MODE=modules leaves it free for one.
+ * NANPROF_GPU_MODE=modules leaves it free for one; or besides the launch
+ * checks ("every+modules"), so that a value made by a kernel whose
+ * outputs cannot be decoded (cuBLAS, cuDNN) is caught at the module
+ * that made it rather than at its first decoded reader.
  *
  * The agent's hooks see every module output, every gradient a node
  * produces, each .grad and each parameter after the step, as on the CPU.
@@ -36,10 +39,21 @@ static int no_layout(uint64_t key, struct np_kparams *out, void *arg)
 	return 0;
 }
 
+static int check_tensor(const struct np_gpu_tensor *t);
+
 int np_gpu_check_tensor(const struct np_gpu_tensor *t)
 {
 	if (!np_gpu_modules() || t->what == 0 || t->what >= NP_GPU_WHAT_MAX || !t->numel)
 		return 0;
+	/* with the launch checks on too, our setup and launch are not the job's */
+	np_gpu_own_calls(1);
+	int r = check_tensor(t);
+	np_gpu_own_calls(0);
+	return r;
+}
+
+static int check_tensor(const struct np_gpu_tensor *t)
+{
 	CUstream stream = (CUstream)(uintptr_t)t->stream;
 	CUcontext ctx = NULL;
 	if (np_cu.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS || !ctx)

@@ -191,6 +191,11 @@ static uint64_t checked_numel(const struct np_kbuf *b, unsigned esz)
 
 static __thread uint32_t my_tid;
 
+void np_gpu_own_calls(int on)
+{
+	inside = on;
+}
+
 /* Launches the check of one output (check_launch.h).  Returns 1 if
  * launched, 0 if not (counted here), -1 if the output's extent is
  * unknown. */
@@ -410,6 +415,7 @@ void np_gpu_config_from_env(struct np_gpu_config *cfg)
 	const char *s = getenv("NANPROF_GPU_MODE");
 	cfg->mode = NP_GPU_EVERY;
 	cfg->sample_every = 16;
+	cfg->with_modules = s && strstr(s, "+modules") != NULL;
 	if (s && strcmp(s, "modules") == 0)
 		cfg->mode = NP_GPU_MODULES;
 	if (s && strncmp(s, "sample", 6) == 0) {
@@ -522,5 +528,5 @@ int np_gpu_active(void)
 
 int np_gpu_modules(void)
 {
-	return modules && started && enabled;
+	return (modules || config.with_modules) && started && enabled;
 }

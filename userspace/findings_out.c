@@ -226,9 +226,11 @@ static void print_gpu_checks(FILE *f, const struct np_proc_state *p)
 		fputc('\n', f);
 		return;
 	}
-	fprintf(f, "    GPU checks: %s launch%s; %s, %llu checks (%.1f MB), %llu launches with "
-		"no output nanprof can size", strcmp(g->how, "every") == 0 ? "every" : "sampled",
-		strcmp(g->how, "every") == 0 ? "" : "es", g->launches[0] ? g->launches : "launches ?",
+	int every = strncmp(g->how, "every", 5) == 0;
+	fprintf(f, "    GPU checks: %s launch%s%s; %s, %llu checks (%.1f MB), %llu launches with "
+		"no output nanprof can size", every ? "every" : "sampled", every ? "" : "es",
+		strstr(g->how, "+modules") ? " and CUDA tensors at module level" : "",
+		g->launches[0] ? g->launches : "launches ?",
 		(unsigned long long)g->checks, (double)g->bytes / 1e6,
 		(unsigned long long)g->undecoded);
 	if (g->births)
