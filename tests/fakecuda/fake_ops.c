@@ -11,6 +11,7 @@
  *                    (fill): a -inf mask that spreads inside the module
  *                    and is overwritten there, never seen outside it
  *   fo_gate(v)       y = v (fill), e = exp(y) (exp): +inf when v = 100
+ *   fo_gate_opaque(v) the same, the exp in a kernel no decoder reads
  *   fo_head()        s = e + x (add): reads the gate's output
  * Returns 0, or -1 when the driver refused a call.
  */
@@ -29,7 +30,11 @@ static const char fill_f32[] =
 static const char exp_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_15exp_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE0_clEvENKUlvE0_clEvEUlfE_St5arrayIPcLm2EELb1EEEviT0_T1_";
 
-static CUfunction add, fill, exp_;
+/* a cuBLAS-like kernel: a C name and one opaque parameter struct, whose
+ * output no decoder can find (counted as undecoded) */
+static const char opaque_exp[] = "nvjet_fake_exp_64x64_1x1_opaque";
+
+static CUfunction add, fill, exp_, opaque;
 static float *x, *mask, *sc, *y, *e, *s;
 static int failed;
 
@@ -78,6 +83,19 @@ static void k_exp(const void *a, unsigned grid, unsigned block)
 		((float *)d[0])[i] = expf(((float *)d[1])[i]);
 }
 
+struct opaque_args {
+	float *out, *in;
+	int n;
+};
+
+static void k_opaque(const void *a, unsigned grid, unsigned block)
+{
+	struct opaque_args o;
+	memcpy(&o, a, sizeof(o));
+	for (int i = 0; i < o.n; i++)
+		o.out[i] = expf(o.in[i]);
+}
+
 static CUfunction reg(const char *name, int n, const uint32_t *off, const uint32_t *size,
 		      fake_kernel_fn fn)
 {
@@ -104,6 +122,8 @@ int fo_init(void)
 	add = reg(add_f32, 3, off3, size_add, k_add);
 	fill = reg(fill_f32, 3, off3, size_fill, k_fill);
 	exp_ = reg(exp_f32, 3, off3, size_exp, k_exp);
+	static const uint32_t off1[] = { 0 }, size_opaque[] = { sizeof(struct opaque_args) };
+	opaque = reg(opaque_exp, 1, off1, size_opaque, k_opaque);
 	x = alloc(), mask = alloc(), sc = alloc(), y = alloc(), e = alloc(), s = alloc();
 	if (!failed)
 		for (int i = 0; i < N; i++)
@@ -170,6 +190,17 @@ int fo_gate(float v)
 	char *d[2] = { (char *)e, (char *)y };
 	void *p[] = { &n, &lambda, d };
 	check(cuLaunchKernel(exp_, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
+/* fo_gate with the exp in an undecodable kernel (as a cuBLAS epilogue
+ * would compute it): its output is never checked at launch. */
+int fo_gate_opaque(float v)
+{
+	launch1(fill, v, y);
+	struct opaque_args o = { e, y, N };
+	void *p[] = { &o };
+	check(cuLaunchKernel(opaque, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
 	return failed ? -1 : 0;
 }
 

@@ -14,11 +14,17 @@ address: the agent's hooks check it at module level.  attn returns its
 finite scores (the mask stays inside), gate its exp() output, head the sum
 that reads it.
 
+With --opaque the gate's exp runs in a kernel no decoder can read (a
+cuBLAS-like C name and one opaque argument struct): its output is never
+checked at launch, only at the gate's module output (--modules with
+NANPROF_GPU_MODE=every+modules).
+
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward] [--at N] [--steps N]
-                  [--modules]
+                  [--modules] [--opaque]
 """
 import argparse
 import ctypes
+import os
 import sys
 import time
 
@@ -33,20 +39,24 @@ def main():
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--fault", choices=["forward", "backward"], default="forward")
     ap.add_argument("--modules", action="store_true")
+    ap.add_argument("--opaque", action="store_true")
     a = ap.parse_args()
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
+    ops.fo_gate_opaque.argtypes = [ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
-    ready = ops.fo_refused if a.modules else ops.fo_subscribed
+    # CUPTI taken: the agent is refused; else it subscribes
+    refused = a.modules and os.environ.get("FAKE_CUPTI_TAKEN") == "1"
+    ready = ops.fo_refused if refused else ops.fo_subscribed
     for _ in range(200):            # the agent subscribes within a poll or two
         if ready():
             break
         time.sleep(0.02)
     else:
         sys.exit("fake_gpu_job: the agent never %s CUPTI"
-                 % ("asked for" if a.modules else "subscribed to"))
+                 % ("asked for" if refused else "subscribed to"))
     if a.modules:
         time.sleep(0.1)             # from refused to checking at module level
         return modules_job(a, ops)
@@ -170,7 +180,7 @@ def modules_job(a, ops):
         value = 1.0
 
         def forward(self, x, dev):
-            ops.fo_gate(self.value)
+            (ops.fo_gate_opaque if a.opaque else ops.fo_gate)(self.value)
             return x, buf(2)
 
     class Block(nn.Module):

@@ -12,7 +12,10 @@
 # (FAKE_CUPTI_TAKEN=1): the agent checks the CUDA tensors its hooks see,
 # at module level, and must name blocks.0.gate at step 3 from the gate's
 # output alone (the mask never leaves attn; blocks.0 returns the same
-# buffer and is no second birth); with no overflow, nothing.
+# buffer and is no second birth); with no overflow, nothing.  Last, the
+# gate's exp in a kernel no decoder reads (cuBLAS-like): launch checks
+# alone cannot name the gate; with NANPROF_GPU_MODE=every+modules the
+# gate's module output check does.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -80,6 +83,23 @@ one_python() {   # python
 	else
 		cat "$T/$tag-modclean.err" >> "$T/chk"
 		bad "$tag: module-level GPU clean job under nanprof" "$T/chk"
+	fi
+	run_fake "$py" "$T/$tag-opq" --modules --opaque --at 3
+	FAKE_ENV=NANPROF_GPU_MODE=every+modules run_fake "$py" "$T/$tag-opqmod" --modules --opaque \
+		--at 3
+	if ! grep -q '"type":"nan_origin".*"module":"blocks.0.gate"' "$T/$tag-opq/events.jsonl" &&
+	   grep -q '"gpu_launches_undecoded":[1-9]' "$T/$tag-opq/events.jsonl" &&
+	   python3 $IT/check_origin.py "$T/$tag-opqmod/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"op":"nanprof module-level check: module output"' "$T/$tag-opqmod/events.jsonl" &&
+	   grep -q '"gpu_message":"every+modules"' "$T/$tag-opqmod/events.jsonl" &&
+	   grep -q 'GPU checks: every launch and CUDA tensors at module level' \
+		"$T/$tag-opqmod/summary.txt"; then
+		ok "$tag: undecoded kernel: missed by launch checks alone, named at blocks.0.gate with +modules"
+	else
+		cat "$T/$tag-opq.err" "$T/$tag-opqmod.err" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-opq/events.jsonl" >> "$T/chk"
+		bad "$tag: undecoded kernel with every+modules" "$T/chk"
 	fi
 }
 
