@@ -358,11 +358,12 @@ set_origin() {
 	esac
 }
 
-# nanprof_job FAULT [modules]: with "modules", NANPROF_GPU_MODE=modules
-# (no CUPTI: the hooks' CUDA tensors, checked at module level)
+# nanprof_job FAULT [MODE]: MODE is a NANPROF_GPU_MODE ("modules": no
+# CUPTI, the hooks' CUDA tensors checked at module level; "every+modules":
+# both, so that an undecoded kernel's value is caught at its module)
 nanprof_job() {
 	local f=$1 name=run-$1${2:+-$2} secs got label envs=()
-	[ "${2:-}" = modules ] && envs=(NANPROF_GPU_MODE=modules)
+	[ -n "${2:-}" ] && envs=(NANPROF_GPU_MODE="$2")
 	secs=$(limit 120)
 	if [ "$secs" -lt 30 ]; then
 		row "$name" "origin under nanprof run" SKIP "budget spent"
@@ -393,7 +394,7 @@ step_under_nanprof() {
 	echo "== 3. under nanprof run (BPF)"
 	local f
 	if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
-		for f in "${FAULT_KINDS[@]}" none graph forward-modules; do
+		for f in "${FAULT_KINDS[@]}" none graph forward-modules functional-every+modules; do
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
 		return
@@ -402,6 +403,8 @@ step_under_nanprof() {
 		nanprof_job "$f"
 	done
 	nanprof_job forward modules
+	# MHA's out_proj overflows in a cuBLAS kernel no decoder reads
+	nanprof_job functional every+modules
 }
 
 # ---- 4. overhead ----
