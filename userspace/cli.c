@@ -30,6 +30,14 @@ static const char run_help[] =
 "                       (CPython's slot_tp_call: one hit per module call) or\n"
 "                       eval (_PyEval_EvalFrameDefault: works everywhere, costs\n"
 "                       about 4x more hits)\n"
+"      --gpu MODE       how CUDA work is checked (sets NANPROF_GPU_MODE):\n"
+"                       every (default): the outputs of every kernel launch;\n"
+"                       sample:K: every K-th launch of each kernel, every\n"
+"                       launch once a NaN spreads; modules: no CUPTI (free for\n"
+"                       your profiler): the CUDA tensors modules return, the\n"
+"                       gradients and the parameters; every+modules or\n"
+"                       sample:K+modules: both, so a value a cuBLAS or cuDNN\n"
+"                       kernel makes is caught at its module\n"
 "  -v, --verbose        debug messages, libbpf's included\n"
 "  -q, --quiet          no summary on stderr\n"
 "  -h, --help           this help\n"
@@ -68,7 +76,10 @@ static const char attach_help[] =
 "Examples:\n"
 "  nanprof attach 12345\n"
 "  nanprof attach --duration 30 -o /tmp/np $(pgrep -f train.py)\n"
-"  nanprof attach --children $(pgrep -f torchrun)   # every rank\n";
+"  nanprof attach --children $(pgrep -f torchrun)   # every rank\n"
+"\n"
+"CUDA work in an attached process is checked as its own NANPROF_GPU_MODE\n"
+"says (default every; see --gpu in nanprof run --help).\n";
 
 void np_usage_main(void)
 {
@@ -113,7 +124,31 @@ static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max
 }
 
 enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION, OPT_PYTHON_PROBE,
-       OPT_CHILDREN, OPT_NO_CHECKS };
+       OPT_CHILDREN, OPT_NO_CHECKS, OPT_GPU };
+
+/* every | sample | sample:K | modules, the first three maybe +modules:
+ * what the agent's np_gpu_config_from_env() reads (cupti/gpu.h) */
+static bool valid_gpu_mode(const char *s)
+{
+	const char *plus = strchr(s, '+');
+	size_t n = plus ? (size_t)(plus - s) : strlen(s);
+	if (plus && strcmp(plus, "+modules") != 0)
+		return false;
+	if ((n == 5 && !strncmp(s, "every", 5)) || (n == 6 && !strncmp(s, "sample", 6)))
+		return true;
+	if (n == 7 && !strncmp(s, "modules", 7))
+		return !plus;
+	if (n > 7 && !strncmp(s, "sample:", 7)) {
+		unsigned long k = 0;
+		for (size_t i = 7; i < n; i++) {
+			if (s[i] < '0' || s[i] > '9' || k > 1000000)
+				return false;
+			k = k * 10 + (unsigned long)(s[i] - '0');
+		}
+		return k >= 1 && k <= 1000000;
+	}
+	return false;
+}
 
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -125,6 +160,7 @@ static const struct option long_opts[] = {
 	{ "python-probe", required_argument, NULL, OPT_PYTHON_PROBE },
 	{ "children", required_argument, NULL, OPT_CHILDREN },
 	{ "no-checks", no_argument, NULL, OPT_NO_CHECKS },
+	{ "gpu", required_argument, NULL, OPT_GPU },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -202,6 +238,19 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 			o->children_of = (pid_t)pid;
 			break;
 		}
+		case OPT_GPU:
+			if (attach) {
+				np_err("unknown option '--gpu' (an attached process keeps its own "
+				       "NANPROF_GPU_MODE)");
+				return -EINVAL;
+			}
+			if (!valid_gpu_mode(optarg)) {
+				np_err("invalid --gpu '%s': expected every, sample:K, modules, "
+				       "every+modules or sample:K+modules", optarg);
+				return -EINVAL;
+			}
+			o->gpu_mode = optarg;
+			break;
 		case OPT_PYTHON_PROBE:
 			if (!strcmp(optarg, "auto"))
 				o->python_probe = 0;

@@ -254,6 +254,39 @@ Test(cli_run, duration_is_attach_only)
 		     "run accepted --duration (duration=%g), which run never uses", o.duration);
 }
 
+/* --gpu takes what the agent's NANPROF_GPU_MODE parser reads, and
+ * nothing else: a typo must not silently fall back to the default. */
+Test(cli_run, gpu_modes)
+{
+	static const char *const good[] = {
+		"every", "sample", "sample:1", "sample:16", "sample:1000000", "modules",
+		"every+modules", "sample+modules", "sample:4+modules",
+	};
+	static const char *const bad[] = {
+		"", "all", "Every", "sample:", "sample:0", "sample:-3", "sample:x", "sample:1000001",
+		"sample:99999999999999999999", "modules+modules", "every+", "every+mod",
+		"every+modules+modules", "+modules", "every modules", "sample16",
+	};
+	struct np_opts o;
+
+	cr_expect_eq(RUN(&o, "run", "--", "x"), 0);
+	cr_expect_null(o.gpu_mode, "default must leave the job's own NANPROF_GPU_MODE");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		cr_expect_eq(RUN(&o, "run", "--gpu", (char *)good[i], "--", "x"), 0,
+			     "--gpu '%s' refused: %s", good[i], err_text);
+		expect_no_message();
+		cr_expect_str_eq(o.gpu_mode, good[i]);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(RUN(&o, "run", "--gpu", (char *)bad[i], "--", "x"), -EINVAL,
+			     "--gpu '%s' accepted", bad[i]);
+		expect_error("invalid --gpu", "every+modules");
+	}
+	/* a live process's environment cannot be changed: refused, with why */
+	cr_expect_eq(ATTACH(&o, "attach", "--gpu", "every", "123"), -EINVAL);
+	expect_error("--gpu", "NANPROF_GPU_MODE");
+}
+
 Test(cli_run, missing_value)
 {
 	struct np_opts o;
