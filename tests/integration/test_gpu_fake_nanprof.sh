@@ -14,7 +14,7 @@
 # output alone (the mask never leaves attn; blocks.0 returns the same
 # buffer and is no second birth); with no overflow, nothing.  Last, the
 # gate's exp in a kernel no decoder reads (cuBLAS-like): launch checks
-# alone cannot name the gate; with NANPROF_GPU_MODE=every+modules the
+# alone cannot name the gate; with `nanprof run --gpu every+modules` the
 # gate's module output check does.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
@@ -23,10 +23,10 @@ set -u
 F=$PWD/.output/fakecuda
 export OMP_NUM_THREADS=1
 
-run_fake() {   # python out-dir args...   (FAKE_ENV: more environment)
+run_fake() {   # python out-dir args...   (FAKE_ENV: more environment; NP_OPTS: nanprof's)
 	local py=$1 out=$2
 	shift 2
-	timeout 120 $NP run -q -o "$out" -- env NANPROF_CUPTI="$F/libcupti.so.13" ${FAKE_ENV:-} \
+	timeout 120 $NP run -q ${NP_OPTS:-} -o "$out" -- env NANPROF_CUPTI="$F/libcupti.so.13" ${FAKE_ENV:-} \
 		"$py" $IT/fake_gpu_job.py "$F/libfakeops.so" "$@" > "$out.job" 2> "$out.err"
 }
 
@@ -85,8 +85,7 @@ one_python() {   # python
 		bad "$tag: module-level GPU clean job under nanprof" "$T/chk"
 	fi
 	run_fake "$py" "$T/$tag-opq" --modules --opaque --at 3
-	FAKE_ENV=NANPROF_GPU_MODE=every+modules run_fake "$py" "$T/$tag-opqmod" --modules --opaque \
-		--at 3
+	NP_OPTS="--gpu every+modules" run_fake "$py" "$T/$tag-opqmod" --modules --opaque --at 3
 	if ! grep -q '"type":"nan_origin".*"module":"blocks.0.gate"' "$T/$tag-opq/events.jsonl" &&
 	   grep -q '"gpu_launches_undecoded":[1-9]' "$T/$tag-opq/events.jsonl" &&
 	   python3 $IT/check_origin.py "$T/$tag-opqmod/events.jsonl" --cuda \
