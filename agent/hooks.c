@@ -9,6 +9,9 @@
  * module and op the node belongs to, nanprof knows from its BPF probes.
  * Optimizer: before step() the parameters' .grad are checked and their
  * squares summed (gradient norms); after it the parameters themselves.
+ * CUDA tensors among all these are skipped, unless the GPU side checks
+ * at module level (cupti/gpu.h: CUPTI taken, or asked for): then each is
+ * handed to it with the tensors it was made from, and judged there.
  *
  * Tables are fixed-size; what does not fit is counted and reported.
  */
