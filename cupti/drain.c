@@ -10,6 +10,7 @@
 #include "../kernels/gpu_ring.h"
 #include "dirty.h"
 #include "drain.h"
+#include "gpu.h"
 #include "gpu_ctx.h"
 #include "inflight.h"
 #include "kfunc.h"
@@ -70,13 +71,24 @@ static void send_name(struct np_kfunc *f)
 	}
 }
 
+/* A kernel's output, or, for a module-level check's pseudo-function
+ * (modules.c: its key is what it checked), what the hook handed over. */
+static uint8_t role_of(const struct np_kfunc *f)
+{
+	static const uint8_t roles[NP_GPU_WHAT_MAX] = {
+		[NP_GPU_WHAT_OUTPUT] = NP_ROLE_OUTPUT, [NP_GPU_WHAT_GRAD] = NP_ROLE_GRAD,
+		[NP_GPU_WHAT_PARAM_GRAD] = NP_ROLE_PARAM_GRAD, [NP_GPU_WHAT_PARAM] = NP_ROLE_PARAM,
+	};
+	return f && f->key < NP_GPU_WHAT_MAX && roles[f->key] ? roles[f->key] : NP_ROLE_OUTPUT;
+}
+
 static void report(const struct np_gpu_rec *g, const struct np_inflight *e, uint64_t birth,
 		   int propagated)
 {
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_GPU_CHECK;
-	r.role = 1;   /* NP_ROLE_OUTPUT */
+	r.role = role_of(np_kfunc_by_id(e->func));
 	r.flags = (uint8_t)((propagated ? NP_AF_SOURCE_DIRTY : 0) |
 			    (e->captured ? NP_AF_GRAPH : 0));
 	r.dtype = (uint8_t)g->dtype;

@@ -63,7 +63,8 @@ static void finding_of(struct np_collector *c, struct np_proc_state *p,
 		f->op = (uint32_t)name;
 	f->ts = r->gpu.launch_ns;
 	f->tid = r->gpu.launch_tid;
-	f->role = NP_ROLE_OUTPUT;
+	/* a kernel's output, or what a module-level check looked at */
+	f->role = r->role ? r->role : NP_ROLE_OUTPUT;
 	f->dtype = r->dtype;
 	f->inputs_finite = !(r->flags & NP_AF_SOURCE_DIRTY);
 	f->numel = r->gpu.numel;
