@@ -174,6 +174,16 @@ static void launch_add(float *out, float *a, float *b)
 	check(cuLaunchKernel(add, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
 }
 
+/* Buffer i (as fo_buf) = v, by the fill kernel: an optimizer's update. */
+int fo_set(int i, float v)
+{
+	float *b[] = { x, sc, e, s };
+	if (i < 0 || i >= 4)
+		return -1;
+	launch1(fill, v, b[i]);
+	return failed ? -1 : 0;
+}
+
 int fo_attn(void)
 {
 	launch1(fill, -INFINITY, mask);

@@ -19,8 +19,13 @@ cuBLAS-like C name and one opaque argument struct): its output is never
 checked at launch, only at the gate's module output (--modules with
 NANPROF_GPU_MODE=every+modules).
 
-  fake_gpu_job.py LIBFAKEOPS [--fault forward|backward] [--at N] [--steps N]
-                  [--modules] [--opaque]
+With --modules --fault optimizer, head owns a parameter that says it is a
+CUDA tensor over the fake buffer x, which the optimizer's step overwrites
+with +inf at step --at (the gate stays finite); head reads x in the next
+forward.
+
+  fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer] [--at N]
+                  [--steps N] [--modules] [--opaque]
 """
 import argparse
 import ctypes
@@ -37,13 +42,14 @@ def main():
     ap.add_argument("lib")
     ap.add_argument("--at", type=int, default=3, help="step of the overflow; -1: none")
     ap.add_argument("--steps", type=int, default=6)
-    ap.add_argument("--fault", choices=["forward", "backward"], default="forward")
+    ap.add_argument("--fault", choices=["forward", "backward", "optimizer"], default="forward")
     ap.add_argument("--modules", action="store_true")
     ap.add_argument("--opaque", action="store_true")
     a = ap.parse_args()
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
+    ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
@@ -123,11 +129,13 @@ def main():
     train(Model(), a, ops.fo_head if a.fault == "backward" else None)
 
 
-def train(model, a, after_backward=None):
-    """The loop both jobs share: the gate overflows at step --at."""
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):
+    """The loop both jobs share: the gate overflows at step gate_at (--at)."""
+    gate_at = a.at if gate_at is None else gate_at
+    opt = opt_cls(model.parameters(), lr=0.01)
     for step in range(a.steps):
-        model.blocks[0].gate.value = 100.0 if step == a.at else 1.0
+        opt.step_no = step
+        model.blocks[0].gate.value = 100.0 if step == gate_at else 1.0
         opt.zero_grad()
         loss = model(torch.ones(2, 4, requires_grad=True)).sum()
         loss.backward()
@@ -143,6 +151,22 @@ class DeviceBuffer(torch.Tensor):
     """A CPU tensor that tells nanprof's agent it is a CUDA tensor whose
     memory is one of the fake driver's buffers (module-level checks read
     that memory, not this tensor's)."""
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @property
+    def is_cpu(self):
+        return False
+
+    @property
+    def is_cuda(self):
+        return True
+
+    def data_ptr(self):
+        return self.device_address
+
+
+class DeviceParam(nn.Parameter):
+    """A parameter that says it is a CUDA tensor, as DeviceBuffer."""
     __torch_function__ = torch._C._disabled_torch_function_impl
 
     @property
@@ -195,9 +219,12 @@ def modules_job(a, ops):
         def __init__(self):
             super().__init__()
             self.lin = nn.Linear(4, 1)
+            if a.fault == "optimizer":
+                self.scale = DeviceParam(torch.zeros(n))
+                self.scale.device_address = ops.fo_buf(0)
 
-        def forward(self, x, dev):
-            ops.fo_head()           # s = e + x: reads the gate's output
+        def forward(self, x, dev, dev0):
+            ops.fo_head()           # s = e + x: reads the gate's output (and x)
             return self.lin(x), buf(3)
 
     class Model(nn.Module):
@@ -207,13 +234,24 @@ def modules_job(a, ops):
             self.head = Head()
 
         def forward(self, x):
-            dev = buf(0)
+            dev = dev0 = buf(0)
             for b in self.blocks:
                 x, dev = b(x, dev)
-            return self.head(x, dev)[0]
+            return self.head(x, dev, dev0)[0]
+
+    class OverflowingSGD(torch.optim.SGD):
+        """Its step writes +inf into x (head.scale's memory) at step --at,
+        before the update, so that every optimizer hook sees it after."""
+        def step(self, closure=None):
+            if self.step_no == a.at:
+                ops.fo_set(0, float("inf"))
+            return super().step(closure)
 
     torch.manual_seed(0)
-    train(Model(), a)
+    if a.fault == "optimizer":
+        train(Model(), a, opt_cls=OverflowingSGD, gate_at=-1)
+    else:
+        train(Model(), a)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@
 # (FAKE_CUPTI_TAKEN=1): the agent checks the CUDA tensors its hooks see,
 # at module level, and must name blocks.0.gate at step 3 from the gate's
 # output alone (the mask never leaves attn; blocks.0 returns the same
-# buffer and is no second birth); with no overflow, nothing.  Last, the
+# buffer and is no second birth); a CUDA parameter the optimizer step
+# makes +inf, at step 3 in the optimizer; with no overflow, nothing.  Last, the
 # gate's exp in a kernel no decoder reads (cuBLAS-like): launch checks
 # alone cannot name the gate; with `nanprof run --gpu every+modules` the
 # gate's module output check does.
@@ -74,6 +75,16 @@ one_python() {   # python
 	else
 		cat "$T/$tag-mod.err" "$T/$tag-mod/summary.txt" >> "$T/chk"
 		bad "$tag: module-level GPU origin under nanprof" "$T/chk"
+	fi
+	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-modopt" --modules --fault optimizer --at 3
+	if python3 $IT/check_origin.py "$T/$tag-modopt/events.jsonl" --cuda \
+		--origin optimizer '' param --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"op":"nanprof module-level check: parameter after the step"' \
+		"$T/$tag-modopt/events.jsonl"; then
+		ok "$tag: CUPTI taken: a CUDA parameter the step made +inf, checked after it, step 3, optimizer"
+	else
+		cat "$T/$tag-modopt.err" >> "$T/chk"
+		bad "$tag: module-level GPU optimizer origin under nanprof" "$T/chk"
 	fi
 	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-modclean" --modules --at -1
 	if python3 $IT/check_origin.py "$T/$tag-modclean/events.jsonl" --cuda --no-origin \
