@@ -19,7 +19,10 @@ cuBLAS-like C name and one opaque argument struct): its output is never
 checked at launch, only at the gate's module output (--modules with
 NANPROF_GPU_MODE=every+modules).
 
-With --modules --fault optimizer, head owns a parameter that says it is a
+With --modules --fault backward, the gate's exp runs in the backward of
+a node gate made, whose gradient for gate.w is the fake buffer it wrote:
+checked as a gradient the node produced, then as w's .grad.  With
+--modules --fault optimizer, head owns a parameter that says it is a
 CUDA tensor over the fake buffer x, which the optimizer's step overwrites
 with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
@@ -200,10 +203,32 @@ def modules_job(a, ops):
             ops.fo_attn()           # a -inf mask inside, finite scores out
             return x, buf(1)
 
+    class GateGrad(torch.autograd.Function):
+        """Identity on gate.w; its backward runs the gate's exp and hands
+        back, as w's gradient, the fake buffer it wrote."""
+        value = 1.0
+
+        @staticmethod
+        def forward(ctx, w):
+            return w.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            ops.fo_gate(GateGrad.value)
+            return buf(2)
+
     class Gate(nn.Module):
         value = 1.0
 
+        def __init__(self):
+            super().__init__()
+            if a.fault == "backward":
+                self.w = nn.Parameter(torch.zeros(n))
+
         def forward(self, x, dev):
+            if a.fault == "backward":
+                GateGrad.value = self.value
+                return x + 0 * GateGrad.apply(self.w).sum(), buf(1)
             (ops.fo_gate_opaque if a.opaque else ops.fo_gate)(self.value)
             return x, buf(2)
 
@@ -248,10 +273,16 @@ def modules_job(a, ops):
             return super().step(closure)
 
     torch.manual_seed(0)
+    model = Model()
     if a.fault == "optimizer":
-        train(Model(), a, opt_cls=OverflowingSGD, gate_at=-1)
+        train(model, a, opt_cls=OverflowingSGD, gate_at=-1)
+    elif a.fault == "backward":
+        # on CUDA, AccumulateGrad keeps the node's gradient as .grad when
+        # it can; here autograd copies it, so the job says so itself
+        w = model.blocks[0].gate.w
+        train(model, a, lambda: setattr(w, "grad", buf(2)))
     else:
-        train(Model(), a)
+        train(model, a)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@
 # (FAKE_CUPTI_TAKEN=1): the agent checks the CUDA tensors its hooks see,
 # at module level, and must name blocks.0.gate at step 3 from the gate's
 # output alone (the mask never leaves attn; blocks.0 returns the same
-# buffer and is no second birth); a CUDA parameter the optimizer step
-# makes +inf, at step 3 in the optimizer; with no overflow, nothing.  Last, the
+# buffer and is no second birth); a CUDA gradient a node of the gate
+# makes +inf, in the backward (confirmed by its .grad in the optimizer);
+# a CUDA parameter the optimizer step makes +inf, at step 3 in the
+# optimizer; with no overflow, nothing.  Last, the
 # gate's exp in a kernel no decoder reads (cuBLAS-like): launch checks
 # alone cannot name the gate; with `nanprof run --gpu every+modules` the
 # gate's module output check does.
@@ -75,6 +77,16 @@ one_python() {   # python
 	else
 		cat "$T/$tag-mod.err" "$T/$tag-mod/summary.txt" >> "$T/chk"
 		bad "$tag: module-level GPU origin under nanprof" "$T/chk"
+	fi
+	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-modbwd" --modules --fault backward --at 3
+	if python3 $IT/check_origin.py "$T/$tag-modbwd/events.jsonl" --cuda \
+		--origin backward blocks.0.gate grad --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"op":"nanprof module-level check: gradient a node produced"' \
+		"$T/$tag-modbwd/events.jsonl"; then
+		ok "$tag: CUPTI taken: a CUDA gradient a node of blocks.0.gate made, seen again as .grad, step 3, backward"
+	else
+		cat "$T/$tag-modbwd.err" >> "$T/chk"
+		bad "$tag: module-level GPU backward origin under nanprof" "$T/chk"
 	fi
 	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-modopt" --modules --fault optimizer --at 3
 	if python3 $IT/check_origin.py "$T/$tag-modopt/events.jsonl" --cuda \
