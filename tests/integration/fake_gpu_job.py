@@ -150,10 +150,11 @@ def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):
     time.sleep(0.3)
 
 
-class DeviceBuffer(torch.Tensor):
-    """A CPU tensor that tells nanprof's agent it is a CUDA tensor whose
-    memory is one of the fake driver's buffers (module-level checks read
-    that memory, not this tensor's)."""
+class SaysCuda:
+    """Mixed into a CPU tensor class: tells nanprof's agent the tensor is a
+    CUDA tensor whose memory is one of the fake driver's buffers
+    (device_address); module-level checks read that memory, not the
+    tensor's."""
     __torch_function__ = torch._C._disabled_torch_function_impl
 
     @property
@@ -168,20 +169,12 @@ class DeviceBuffer(torch.Tensor):
         return self.device_address
 
 
-class DeviceParam(nn.Parameter):
-    """A parameter that says it is a CUDA tensor, as DeviceBuffer."""
-    __torch_function__ = torch._C._disabled_torch_function_impl
+class DeviceBuffer(SaysCuda, torch.Tensor):
+    pass
 
-    @property
-    def is_cpu(self):
-        return False
 
-    @property
-    def is_cuda(self):
-        return True
-
-    def data_ptr(self):
-        return self.device_address
+class DeviceParam(SaysCuda, nn.Parameter):
+    pass
 
 
 def modules_job(a, ops):
