@@ -75,18 +75,7 @@ def main():
             ops.fo_attn()
             return x
 
-    class GateBackward(torch.autograd.Function):
-        """Identity forward; its backward launches the gate's kernels."""
-        value = 1.0
-
-        @staticmethod
-        def forward(ctx, x):
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, g):
-            ops.fo_gate(GateBackward.value)
-            return g
+    GateBackward = gate_function(ops)
 
     class Gate(nn.Module):
         value = 1.0
@@ -150,6 +139,23 @@ def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):
     time.sleep(0.3)
 
 
+def gate_function(ops, grad=lambda g: g):
+    """An autograd Function, identity forward, whose backward launches the
+    gate's kernels (exp of the class's value) and returns grad(g)."""
+    class GateBackward(torch.autograd.Function):
+        value = 1.0
+
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            ops.fo_gate(GateBackward.value)
+            return grad(g)
+    return GateBackward
+
+
 class SaysCuda:
     """Mixed into a CPU tensor class: tells nanprof's agent the tensor is a
     CUDA tensor whose memory is one of the fake driver's buffers
@@ -196,19 +202,8 @@ def modules_job(a, ops):
             ops.fo_attn()           # a -inf mask inside, finite scores out
             return x, buf(1)
 
-    class GateGrad(torch.autograd.Function):
-        """Identity on gate.w; its backward runs the gate's exp and hands
-        back, as w's gradient, the fake buffer it wrote."""
-        value = 1.0
-
-        @staticmethod
-        def forward(ctx, w):
-            return w.clone()
-
-        @staticmethod
-        def backward(ctx, g):
-            ops.fo_gate(GateGrad.value)
-            return buf(2)
+    # its backward hands back, as gate.w's gradient, the fake buffer it wrote
+    GateGrad = gate_function(ops, lambda g: buf(2))
 
     class Gate(nn.Module):
         value = 1.0
