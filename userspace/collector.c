@@ -307,7 +307,14 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 	uint64_t key2 = parent * 31 + self;
 	if (np_map_get(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, &id) == 0)
 		return (uint32_t)id;
-	const char *pname = t->depth && t->depth <= NP_MAX_OPEN ? np_name(c, t->stack[t->depth - 1].name) : "";
+	/* The caller's name is the thread's top frame only when that frame is
+	 * the parent the probe saw.  It is not when nanprof attached inside
+	 * the parent's call, or lost its entry: then say the caller is unknown
+	 * and keep the name out of the cache, or a child named in the first
+	 * partial step would keep that wrong prefix for the whole run. */
+	bool caller_known = t->depth && t->depth <= NP_MAX_OPEN &&
+			    t->stack[t->depth - 1].self == parent;
+	const char *pname = caller_known ? np_name(c, t->stack[t->depth - 1].name) : "?";
 	char path[384], full[512];
 	int err = p->mem.v ? np_py_module_path(&p->mem, parent, self, 3, path, sizeof(path))
 			   : -ENOTSUP;
@@ -315,7 +322,7 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 		snprintf(path, sizeof(path), "<%s>", np_name(c, type));
 	snprintf(full, sizeof(full), "%s%s%s", pname, *pname ? "." : "", path);
 	id = np_intern(c, full);
-	if (!err)   /* retry unregistered ones later: the dict may fill in */
+	if (!err && caller_known)   /* retry unregistered ones later: the dict may fill in */
 		np_map_put(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, id);
 	return (uint32_t)id;
 }

@@ -68,7 +68,10 @@ static void type_name(struct sim *s, uint64_t ts, uint64_t type, const char *nam
 	send(&e);
 }
 
-static void mod_enter(struct sim *s, uint64_t ts, uint64_t self, uint64_t type, uint64_t seq)
+/* lost: the BPF side pushes, but the event never reaches userspace (as
+ * when it comes before the collector knows the process) */
+static void mod_enter_maybe_lost(struct sim *s, uint64_t ts, uint64_t self, uint64_t type,
+				 uint64_t seq, bool lost)
 {
 	if (s->depth == 0 && !s->bwd_depth && !s->opt_depth && s->saw_backward) {
 		s->batch++;   /* first forward after a backward: next batch */
@@ -81,7 +84,13 @@ static void mod_enter(struct sim *s, uint64_t ts, uint64_t self, uint64_t type, 
 	e.b = type;
 	e.c = parent;
 	e.d = seq;
-	send(&e);
+	if (!lost)
+		send(&e);
+}
+
+static void mod_enter(struct sim *s, uint64_t ts, uint64_t self, uint64_t type, uint64_t seq)
+{
+	mod_enter_maybe_lost(s, ts, self, type, seq, false);
 }
 
 /* lost: the BPF side pops, but the event never reaches userspace */

@@ -394,6 +394,36 @@ Test(collector, fallback_module_names)
 	cr_expect_eq(p->cur.module_calls, 6);
 }
 
+/* A child whose caller's entry never reached the collector is not named
+ * as if it were called from the frame below: its caller is unknown. */
+Test(collector, lost_caller_entry_gives_an_unknown_caller)
+{
+	struct np_proc_state *p = start_default();
+
+	names(&sim, 10);
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter_maybe_lost(&sim, 110, M_BLK, T_BLK, NP_SEQ_UNKNOWN, true);
+	mod_enter(&sim, 120, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 130, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 140, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 150, NP_SEQ_UNKNOWN);
+	/* the next call is whole: the same child gets its real caller */
+	mod_enter(&sim, 200, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 210, M_BLK, T_BLK, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 220, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 230, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 240, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 250, NP_SEQ_UNKNOWN);
+
+	const struct np_bucket *b = np_bucket_at(&col, p, 0);
+	/* the call whose entry was lost leaves no record */
+	static const char *const want[] = { "?.<Linear>", "", "<Block>.<Linear>", "<Block>", "" };
+	cr_assert_eq(b->len, 5, "records %u", b->len);
+	for (unsigned i = 0; i < 5; i++)
+		cr_expect_str_eq(np_name(&col, b->recs[i].name), want[i], "rec %u: \"%s\"", i,
+				 np_name(&col, b->recs[i].name));
+}
+
 Test(collector, type_names_keep_the_last_dotted_part)
 {
 	start_default();
