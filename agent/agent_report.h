@@ -65,6 +65,7 @@ enum np_arec_status {
 	NP_AST_GPU_COUNTERS,     /* checked = checks launched, skipped = launches
 				  * with no decodable output, dropped = results
 				  * lost (ring full), overflow = table limits */
+	NP_AST_GPU_LAUNCHES,     /* launch counters (launch below) */
 };
 
 /* One module's statistics of one step (np_agent_report_bulk). */
@@ -120,6 +121,13 @@ struct np_agent_rec {
 			uint64_t overflow;       /* modules over the agent's table */
 			char what[32];
 		} cnt;
+		/* STATUS GPU_LAUNCHES: what became of the kernel launches */
+		struct {
+			uint64_t launches;       /* seen */
+			uint64_t sampled_out;    /* not checked: sampling */
+			uint64_t guard_checks;   /* CUDA tensors checked as guards */
+			uint64_t guard_skips;    /* ... not: their writer was checked */
+		} launch;
 	};
 };
 _Static_assert(sizeof(struct np_agent_rec) == NP_AGENT_REC_SIZE, "np_agent_rec ABI");

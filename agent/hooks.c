@@ -236,29 +236,18 @@ static PyObject *hook_done(void)
 /* CUDA tensors, while the GPU side checks them at module level
  * (cupti/modules.c): their check is enqueued on the stream that made
  * them and judged later, away from the hook, on what they were made
- * from (inputs: data pointers, known non-finite or not by then). */
+ * from (inputs: data pointers, known non-finite or not by then).  As
+ * guards (cupti/gpu.h) most are not checked: what a check needs (the
+ * stream, the inputs' pointers: Python calls) is gathered only for one
+ * that is. */
 #define GPU_INPUTS 15
 struct gpu_site {
 	uint8_t what;                /* enum np_gpu_what; 0: not checked on the GPU */
+	PyObject *from;              /* borrowed: what they were made from, or NULL */
+	int gathered;                /* in[] holds from's CUDA tensors */
 	uint32_t n_in;
 	uint64_t in[GPU_INPUTS];
 };
-
-/* The tensor's own memory counts as an input: a parent module returning
- * its child's output, or a .grad the backward already made non-finite,
- * shows a value seen before, not one born here. */
-static void gpu_check(const struct np_tensor_view *v, const struct gpu_site *site)
-{
-	if (!site || !site->what)
-		return;
-	uint64_t in[GPU_INPUTS + 1];
-	memcpy(in, site->in, site->n_in * sizeof(in[0]));
-	in[site->n_in] = (uint64_t)(uintptr_t)v->ptr;
-	struct np_gpu_tensor t = { .ptr = (uint64_t)(uintptr_t)v->ptr, .numel = v->numel,
-				   .stream = v->stream, .dtype = v->dtype, .what = site->what,
-				   .inputs = in, .n_in = site->n_in + 1 };
-	np_gpu_check_tensor(&t);
-}
 
 static void gpu_input(PyObject *t, void *arg)
 {
@@ -268,16 +257,36 @@ static void gpu_input(PyObject *t, void *arg)
 		site->in[site->n_in++] = (uint64_t)(uintptr_t)v.ptr;
 }
 
-/* A site for tensors made from what o holds; NULL when the GPU side is
- * not checking at module level (the common case costs one call). */
-static struct gpu_site *gpu_site(struct gpu_site *site, uint8_t what, PyObject *o)
+/* The tensor's own memory counts as an input: a parent module returning
+ * its child's output, or a .grad the backward already made non-finite,
+ * shows a value seen before, not one born here. */
+static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_site *site)
+{
+	uint64_t stream;
+	if (!site || !site->what || !np_gpu_wants((uint64_t)(uintptr_t)v->ptr) ||
+	    np_tensor_cuda_stream(obj, &stream))
+		return;
+	if (!site->gathered) {
+		site->gathered = 1;
+		if (site->from)
+			np_tensor_visit(site->from, gpu_input, site);
+	}
+	uint64_t in[GPU_INPUTS + 1];
+	memcpy(in, site->in, site->n_in * sizeof(in[0]));
+	in[site->n_in] = (uint64_t)(uintptr_t)v->ptr;
+	struct np_gpu_tensor t = { .ptr = (uint64_t)(uintptr_t)v->ptr, .numel = v->numel,
+				   .stream = stream, .dtype = v->dtype, .what = site->what,
+				   .inputs = in, .n_in = site->n_in + 1 };
+	np_gpu_check_tensor(&t);
+}
+
+/* A site for tensors made from what `from` holds; NULL when the GPU side
+ * is not checking at module level (the common case costs one call). */
+static struct gpu_site *gpu_site(struct gpu_site *site, uint8_t what, PyObject *from)
 {
 	if (!np_gpu_modules())
 		return NULL;
-	site->what = what;
-	site->n_in = 0;
-	if (o)
-		np_tensor_visit(o, gpu_input, site);
+	*site = (struct gpu_site){ .what = what, .from = from };
 	return site;
 }
 
@@ -286,7 +295,7 @@ struct scan {
 	int dirty;
 	struct np_tensor_check first;   /* the first non-finite tensor */
 	PyObject *first_obj;            /* borrowed, valid during the hook */
-	const struct gpu_site *gpu;     /* CUDA tensors: checked there */
+	struct gpu_site *gpu;           /* CUDA tensors: checked there */
 };
 
 static void scan_one(PyObject *t, void *arg)
@@ -296,7 +305,7 @@ static void scan_one(PyObject *t, void *arg)
 	struct np_tensor_check c;
 	int r = np_tensor_view(t, &v);
 	if (r == 2)
-		gpu_check(&v, s->gpu);
+		gpu_check(t, &v, s->gpu);
 	if (r != 1)
 		return;
 	np_tensor_check_view(&v, &c);
@@ -550,7 +559,7 @@ static void grad_one(PyObject *p, void *arg)
 	int r = g && g != np_py.None ? np_tensor_view(g, &v) : 0;
 	if (r == 2) {
 		struct gpu_site site = { .what = NP_GPU_WHAT_PARAM_GRAD };
-		gpu_check(&v, &site);
+		gpu_check(g, &v, &site);
 	}
 	if (r == 1) {
 		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
@@ -588,14 +597,13 @@ static void param_one(PyObject *p, void *arg)
 	int r = np_tensor_view(p, &v);
 	if (r == 2) {
 		/* made from itself and its .grad */
-		struct gpu_site site = { .what = NP_GPU_WHAT_PARAM };
 		PyObject *g = np_py.Object_GetAttr(p, np_n.grad);
-		if (g && g != np_py.None)
-			gpu_input(g, &site);
-		np_py_xdecref(g);
 		if (np_py.Err_Occurred())
 			np_py.Err_Clear();
-		gpu_check(&v, &site);
+		struct gpu_site site = { .what = NP_GPU_WHAT_PARAM,
+					 .from = g && g != np_py.None ? g : NULL };
+		gpu_check(p, &v, &site);
+		np_py_xdecref(g);
 		return;
 	}
 	if (r != 1)

@@ -107,22 +107,23 @@ static int dense_span(PyObject *t, uint64_t numel)
 	return dense;
 }
 
-/* The stream torch runs the next op on, on t's device: in a hook, run
- * right after the op that made t, the stream that made it.  (One
- * Python call; module-level GPU checks only.) */
-static int cuda_stream_of(PyObject *t, uint64_t *stream)
+int np_tensor_cuda_stream(PyObject *t, uint64_t *stream)
 {
 	static PyObject *fn;
 	if (!fn && !(fn = np_py.Run_StringFlags(
 			     "lambda t: __import__('torch').cuda.current_stream(t.device).cuda_stream",
 			     258 /* Py_eval_input */, np_py.Eval_GetBuiltins(), NULL, NULL)))
-		return -1;
+		goto err;
 	PyObject *v = np_py.Object_CallFunctionObjArgs(fn, t, NULL);
 	if (!v)
-		return -1;
+		goto err;
 	*stream = (uint64_t)np_py.Long_AsLongLong(v);
 	np_py.DecRef(v);
-	return np_py.Err_Occurred() ? -1 : 0;
+	if (!np_py.Err_Occurred())
+		return 0;
+err:
+	np_py.Err_Clear();
+	return -1;
 }
 
 int np_tensor_view(PyObject *t, struct np_tensor_view *v)
@@ -167,13 +168,7 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 	v->ptr = (const void *)(uintptr_t)ptr;
 	v->numel = numel;
 	v->dtype = (uint8_t)kind;
-	v->stream = 0;
-	if (cuda) {
-		if (cuda_stream_of(t, &v->stream))
-			goto err;
-		return 2;
-	}
-	return 1;
+	return cuda ? 2 : 1;
 err:
 	np_py.Err_Clear();
 	np_tensor_stats.skipped++;

@@ -29,7 +29,6 @@ struct np_tensor_view {
 	const void *ptr;
 	uint64_t numel;
 	uint8_t dtype;           /* enum np_dtype */
-	uint64_t stream;         /* CUDA tensor (2 below): torch's current stream */
 };
 
 /* 1: v filled; 2: v filled for a CUDA tensor, to be checked by the GPU
@@ -37,6 +36,10 @@ struct np_tensor_view {
  * not checkable here (not floating point, on a device not checked,
  * empty, not dense); -1: Python error (cleared). */
 int np_tensor_view(PyObject *t, struct np_tensor_view *v);
+/* The stream torch runs the next op on, on CUDA tensor t's device: in a
+ * hook, the stream that made t.  One Python call: asked only when a
+ * module-level check is launched.  0, or -1 (Python error cleared). */
+int np_tensor_cuda_stream(PyObject *t, uint64_t *stream);
 /* Checks the elements of a view (counts into np_tensor_stats). */
 void np_tensor_check_view(const struct np_tensor_view *v, struct np_tensor_check *c);
 

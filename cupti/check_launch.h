@@ -25,4 +25,8 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
  * itself (a module-level check's context setup and launch, from a hook). */
 void np_gpu_own_calls(int on);
 
+/* Whether module-level checks are guards (gpu.h): then a launched one
+ * notes its buffer as seen (writers.h) and is counted as a guard. */
+int np_gpu_guarding(void);
+
 #endif

@@ -194,6 +194,15 @@ static void send_counters(void)
 	snprintf(r.cnt.what, sizeof(r.cnt.what), "launches %llu",
 		 (unsigned long long)__atomic_load_n(&np_gpu_cnt.launches, __ATOMIC_RELAXED));
 	np_report_send_gpu(&r);
+
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_GPU_LAUNCHES;
+	r.launch.launches = __atomic_load_n(&np_gpu_cnt.launches, __ATOMIC_RELAXED);
+	r.launch.sampled_out = __atomic_load_n(&np_gpu_cnt.sampled_out, __ATOMIC_RELAXED);
+	r.launch.guard_checks = __atomic_load_n(&np_gpu_cnt.guard_checks, __ATOMIC_RELAXED);
+	r.launch.guard_skips = __atomic_load_n(&np_gpu_cnt.guard_skips, __ATOMIC_RELAXED);
+	np_report_send_gpu(&r);
 }
 
 /* One pass over every context's ring; how many results it took. */

@@ -22,13 +22,20 @@ struct np_gpu_config {
 	enum np_gpu_mode mode;
 	uint32_t sample_every;     /* k of NP_GPU_SAMPLE */
 	int with_modules;          /* launches, and the hooks' CUDA tensors too */
+	int guard;                 /* every launch, and the hooks' CUDA tensors
+				    * whose last writer went unchecked (writers.h) */
 };
 
 /* Reads NANPROF_GPU_MODE ("every", "sample", "sample:K" or "modules";
  * "+modules" after either of the first three adds module-level checks
- * to the launch checks: a value an undecoded kernel (cuBLAS, cuDNN) makes
- * is then caught at the module that made it) into *cfg; defaults: every
- * launch, k = 16, no module-level checks. */
+ * of every CUDA tensor the hooks see to the launch checks) into *cfg;
+ * defaults: every launch, k = 16, no module-level checks but the guards.
+ * Guards (every mode without "+modules"; NANPROF_GPU_GUARD=0 turns them
+ * off, for measuring): a CUDA tensor a module returns, a node's gradient,
+ * a .grad or a parameter is checked at module level when its last writer
+ * may have been a kernel the launch checks could not decode (cuBLAS,
+ * cuDNN), so that such a kernel's non-finite output is named at the
+ * module that made it, not at its first decoded reader. */
 void np_gpu_config_from_env(struct np_gpu_config *cfg);
 
 /* Subscribes to CUPTI and starts checking, if the process has libcuda.
@@ -53,8 +60,14 @@ int np_gpu_active(void);
 
 /* Whether the hooks hand CUDA tensors to np_gpu_check_tensor():
  * module-level checks on, instead of the launch checks (np_gpu_start()
- * returned 1) or besides them ("+modules"). */
+ * returned 1), besides them ("+modules"), or as guards. */
 int np_gpu_modules(void);
+
+/* Whether a CUDA tensor at ptr is to be checked at module level now: all
+ * are with "modules" and "+modules"; as a guard, only one whose last
+ * writer the launch checks may not have seen (skips are counted).  The
+ * hooks ask before they gather what a check needs. */
+int np_gpu_wants(uint64_t ptr);
 
 /* What a module-level check looked at; each is named as a pseudo-kernel
  * in the reports ("nanprof module-level check: ..."). */

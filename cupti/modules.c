@@ -22,6 +22,7 @@
 #include "gpu.h"
 #include "gpu_ctx.h"
 #include "kfunc.h"
+#include "writers.h"
 
 /* Pseudo-function keys: no CUfunction lives in the first page. */
 static const char *const names[NP_GPU_WHAT_MAX] = {
@@ -73,5 +74,12 @@ static int check_tensor(const struct np_gpu_tensor *t)
 		return 0;
 	struct np_kbuf b = { .ptr = t->ptr, .numel = t->numel, .dtype = (enum np_dtype)t->dtype,
 			     .n_in = -1 };
-	return np_gpu_launch_check(g, stream, f, &b, t->inputs, t->n_in, captured) == 1;
+	if (np_gpu_launch_check(g, stream, f, &b, t->inputs, t->n_in, captured) != 1)
+		return 0;
+	if (np_gpu_guarding()) {
+		/* seen now: a parent returning the same tensor is not checked again */
+		np_writers_checked(t->ptr, np_writers_next());
+		__atomic_add_fetch(&np_gpu_cnt.guard_checks, 1, __ATOMIC_RELAXED);
+	}
+	return 1;
 }

@@ -24,6 +24,7 @@
 #include "inflight.h"
 #include "intervals.h"
 #include "kfunc.h"
+#include "writers.h"
 
 #define MAX_OUTPUTS NP_KD_MAX_OUTPUTS
 #define MAX_WORDS 64             /* pointer words looked at per launch */
@@ -279,6 +280,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	/* the guards' launch order: what this launch wrote, checked or not */
+	uint64_t seq = config.guard ? np_writers_next() : 0;
 	void *packed[NP_KD_MAX_PARAMS];
 	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
 	struct np_kbuf outs[MAX_OUTPUTS];
@@ -293,6 +296,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					       &kl, outs, MAX_OUTPUTS) : 0;
 	if (nout <= 0) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+		if (seq)
+			np_writers_unchecked(seq);
 		return;
 	}
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -309,6 +314,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		 * which the gpu_on already sent must not hide */
 		if (why && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
 			np_report_status_gpu(NP_AST_GPU_OFF, why);
+		if (seq)
+			np_writers_unchecked(seq);
 		return;
 	}
 	/* inputs: every pointer word but each output's own word, once: an
@@ -338,8 +345,13 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		for (int k = 0; k < nout; k++) {
 			const struct np_kbuf *b = &outs[k];
 			int own = b->n_in >= 0;
-			sized |= np_gpu_launch_check(g, l.stream, f, b, own ? b->in : inputs,
-						     own ? (uint32_t)b->n_in : n_in, captured) >= 0;
+			int r = np_gpu_launch_check(g, l.stream, f, b, own ? b->in : inputs,
+						    own ? (uint32_t)b->n_in : n_in, captured);
+			sized |= r >= 0;
+			if (seq && r == 1)
+				np_writers_checked(b->ptr, seq);
+			else if (seq)
+				np_writers_unchecked(seq);
 		}
 		if (!kl.more)
 			break;
@@ -423,6 +435,10 @@ void np_gpu_config_from_env(struct np_gpu_config *cfg)
 		if (s[6] == ':' && atoi(s + 7) > 0)
 			cfg->sample_every = (uint32_t)atoi(s + 7);
 	}
+	/* not when sampling: nearly every output's last check would be old,
+	 * and guarding them all would cost what sampling saves */
+	const char *g = getenv("NANPROF_GPU_GUARD");
+	cfg->guard = cfg->mode == NP_GPU_EVERY && !cfg->with_modules && !(g && strcmp(g, "0") == 0);
 }
 
 static const char *subscribe(void)
@@ -528,5 +544,20 @@ int np_gpu_active(void)
 
 int np_gpu_modules(void)
 {
-	return (modules || config.with_modules) && started && enabled;
+	return (modules || config.with_modules || config.guard) && started && enabled;
+}
+
+int np_gpu_wants(uint64_t ptr)
+{
+	if (!np_gpu_modules())
+		return 0;
+	if (modules || config.with_modules || !np_writers_seen(ptr))
+		return 1;
+	__atomic_add_fetch(&np_gpu_cnt.guard_skips, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int np_gpu_guarding(void)
+{
+	return !modules && !config.with_modules && config.guard;
 }

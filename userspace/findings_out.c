@@ -233,6 +233,12 @@ static void print_gpu_checks(FILE *f, const struct np_proc_state *p)
 		g->launches[0] ? g->launches : "launches ?",
 		(unsigned long long)g->checks, (double)g->bytes / 1e6,
 		(unsigned long long)g->undecoded);
+	if (g->sampled_out)
+		fprintf(f, ", %llu sampled out", (unsigned long long)g->sampled_out);
+	if (g->guard_checks || g->guard_skips)   /* cupti/writers.h */
+		fprintf(f, "; guards: %llu CUDA tensors checked at module level after "
+			"unchecked launches, %llu not (their writer was checked)",
+			(unsigned long long)g->guard_checks, (unsigned long long)g->guard_skips);
 	if (g->births)
 		fprintf(f, "; %llu kernel births", (unsigned long long)g->births);
 	if (g->dropped || g->overflow || g->lost || g->candidates_dropped)
@@ -341,6 +347,9 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "gpu_checks", g->checks);
 		np_jsonw_uint_field(w, "gpu_bytes_checked", g->bytes);
 		np_jsonw_uint_field(w, "gpu_launches_undecoded", g->undecoded);
+		np_jsonw_uint_field(w, "gpu_launches_sampled_out", g->sampled_out);
+		np_jsonw_uint_field(w, "gpu_guard_checks", g->guard_checks);
+		np_jsonw_uint_field(w, "gpu_guard_skips", g->guard_skips);
 		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);
 		np_jsonw_uint_field(w, "gpu_table_overflow", g->overflow);
 		np_jsonw_uint_field(w, "gpu_records_lost", g->lost);

@@ -9,7 +9,7 @@ bool np_gpu_is_gpu_record(const struct np_agent_rec *r)
 	return r->kind == NP_AREC_GPU_CHECK || r->kind == NP_AREC_GPU_NAME ||
 	       (r->kind == NP_AREC_STATUS &&
 		(r->status == NP_AST_GPU_ON || r->status == NP_AST_GPU_OFF ||
-		 r->status == NP_AST_GPU_COUNTERS));
+		 r->status == NP_AST_GPU_COUNTERS || r->status == NP_AST_GPU_LAUNCHES));
 }
 
 void np_gpu_context(struct np_proc_state *p, uint64_t ts, uint32_t tid, uint64_t step,
@@ -138,6 +138,12 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		      const struct np_agent_rec *r)
 {
 	struct np_gpu_state *g = &p->gpu;
+	if (r->status == NP_AST_GPU_LAUNCHES) {
+		g->sampled_out = r->launch.sampled_out;
+		g->guard_checks = r->launch.guard_checks;
+		g->guard_skips = r->launch.guard_skips;
+		return;
+	}
 	if (r->status == NP_AST_GPU_COUNTERS) {
 		g->checks = r->cnt.checked;
 		g->bytes = r->cnt.bytes;

@@ -208,6 +208,8 @@ struct np_gpu_state {
 	char how[32];             /* "every", "sample", or why it is off */
 	uint64_t checks, bytes, undecoded, dropped, overflow;
 	char launches[32];
+	uint64_t sampled_out;     /* launches sampling left unchecked */
+	uint64_t guard_checks, guard_skips;   /* CUDA tensors the guards checked, or not */
 	uint64_t records, lost, last_seq;
 	uint64_t births, candidates_dropped;
 	uint64_t inside;          /* propagations still inside their birth's scope */

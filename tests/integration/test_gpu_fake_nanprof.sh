@@ -17,8 +17,10 @@
 # a CUDA parameter the optimizer step makes +inf, at step 3 in the
 # optimizer; with no overflow, nothing.  Last, the
 # gate's exp in a kernel no decoder reads (cuBLAS-like): launch checks
-# alone cannot name the gate; with `nanprof run --gpu every+modules` the
-# gate's module output check does.
+# alone (NANPROF_GPU_GUARD=0) cannot name the gate; the default guards
+# (a module-level check of a CUDA output whose last writer went
+# unchecked) do, and so does `nanprof run --gpu every+modules`; with
+# decoded kernels only, the guards check nothing twice.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -107,21 +109,41 @@ one_python() {   # python
 		cat "$T/$tag-modclean.err" >> "$T/chk"
 		bad "$tag: module-level GPU clean job under nanprof" "$T/chk"
 	fi
-	run_fake "$py" "$T/$tag-opq" --modules --opaque --at 3
-	NP_OPTS="--gpu every+modules" run_fake "$py" "$T/$tag-opqmod" --modules --opaque --at 3
-	if ! grep -q '"type":"nan_origin".*"module":"blocks.0.gate"' "$T/$tag-opq/events.jsonl" &&
-	   grep -q '"gpu_launches_undecoded":[1-9]' "$T/$tag-opq/events.jsonl" &&
-	   python3 $IT/check_origin.py "$T/$tag-opqmod/events.jsonl" --cuda \
+	# the guards: in every mode the hooks' CUDA tensors whose last writer
+	# went unchecked get a module-level check, and only those
+	run_fake "$py" "$T/$tag-grd" --modules --at 3
+	if python3 $IT/check_origin.py "$T/$tag-grd/events.jsonl" --cuda \
 		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"op":"[^"]*exp_kernel_cuda' "$T/$tag-grd/events.jsonl" &&
+	   grep -q '"gpu_guard_checks":0,"gpu_guard_skips":[1-9]' "$T/$tag-grd/events.jsonl"; then
+		ok "$tag: guards: CUDA outputs of decoded kernels not checked twice, the exp kernel named"
+	else
+		cat "$T/$tag-grd.err" >> "$T/chk"
+		bad "$tag: guards skip what launch checks saw" "$T/chk"
+	fi
+	run_fake "$py" "$T/$tag-opq" --modules --opaque --at 3
+	FAKE_ENV=NANPROF_GPU_GUARD=0 run_fake "$py" "$T/$tag-opqoff" --modules --opaque --at 3
+	NP_OPTS="--gpu every+modules" run_fake "$py" "$T/$tag-opqmod" --modules --opaque --at 3
+	if ! grep -q '"type":"nan_origin".*"module":"blocks.0.gate"' "$T/$tag-opqoff/events.jsonl" &&
+	   grep -q '"gpu_launches_undecoded":[1-9]' "$T/$tag-opqoff/events.jsonl" &&
+	   python3 $IT/check_origin.py "$T/$tag-opq/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"op":"nanprof module-level check: module output"' "$T/$tag-opq/events.jsonl" &&
+	   grep -q '"gpu_guard_checks":[1-9][0-9]*,"gpu_guard_skips":[1-9]' "$T/$tag-opq/events.jsonl" &&
+	   grep -q 'guards: [1-9][0-9]* CUDA tensors checked at module level' "$T/$tag-opq/summary.txt" &&
+	   python3 $IT/check_origin.py "$T/$tag-opqmod/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 >> "$T/chk" 2>&1 &&
 	   grep -q '"op":"nanprof module-level check: module output"' "$T/$tag-opqmod/events.jsonl" &&
 	   grep -q '"gpu_message":"every+modules"' "$T/$tag-opqmod/events.jsonl" &&
+	   grep -q '"gpu_guard_checks":0,"gpu_guard_skips":0' "$T/$tag-opqmod/events.jsonl" &&
 	   grep -q 'GPU checks: every launch and CUDA tensors at module level' \
 		"$T/$tag-opqmod/summary.txt"; then
-		ok "$tag: undecoded kernel: missed by launch checks alone, named at blocks.0.gate with +modules"
+		ok "$tag: undecoded kernel: missed without guards, named at blocks.0.gate by the guards and by +modules"
 	else
-		cat "$T/$tag-opq.err" "$T/$tag-opqmod.err" >> "$T/chk"
-		grep -h nan_origin "$T/$tag-opq/events.jsonl" >> "$T/chk"
-		bad "$tag: undecoded kernel with every+modules" "$T/chk"
+		cat "$T/$tag-opq.err" "$T/$tag-opqoff.err" "$T/$tag-opqmod.err" \
+			"$T/$tag-opq/summary.txt" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-opqoff/events.jsonl" >> "$T/chk"
+		bad "$tag: undecoded kernel: guards and every+modules" "$T/chk"
 	fi
 }
 

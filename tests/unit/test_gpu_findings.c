@@ -299,6 +299,18 @@ Test(gpu_findings, counters_and_off_reason)
 	cr_assert_eq(proc->gpu.bytes, 5678);
 	cr_assert_eq(proc->gpu.undecoded, 9);
 	cr_assert_str_eq(proc->gpu.launches, "launches 2000");
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_GPU_LAUNCHES;
+	r.launch.launches = 2000;
+	r.launch.sampled_out = 1500;
+	r.launch.guard_checks = 12;
+	r.launch.guard_skips = 30;
+	send_rec(21, &r, true);
+	cr_assert_eq(proc->gpu.sampled_out, 1500);
+	cr_assert_eq(proc->gpu.guard_checks, 12);
+	cr_assert_eq(proc->gpu.guard_skips, 30);
+	cr_assert_eq(proc->gpu.checks, 1234, "the other counters stay");
 }
 
 /* ---- ctxhist on its own ---- */

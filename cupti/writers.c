@@ -1,0 +1,62 @@
+/* writers.c - the last checked writer of each buffer (writers.h). */
+#include <pthread.h>
+#include <string.h>
+#include "writers.h"
+
+static struct {
+	uint64_t ptr, seq;
+} slots[NP_WRITERS_SLOTS];
+static uint64_t last_unchecked;   /* seq of the latest launch with unchecked outputs */
+static uint64_t counter;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Device allocations are aligned: the low bits say little. */
+static unsigned slot_of(uint64_t ptr)
+{
+	uint64_t h = (ptr >> 4) * 0x9e3779b97f4a7c15ull;
+	return (unsigned)(h >> 40) & (NP_WRITERS_SLOTS - 1);
+}
+
+void np_writers_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	memset(slots, 0, sizeof(slots));
+	last_unchecked = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+uint64_t np_writers_next(void)
+{
+	return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+}
+
+void np_writers_checked(uint64_t ptr, uint64_t seq)
+{
+	if (!ptr)
+		return;
+	unsigned i = slot_of(ptr);
+	pthread_mutex_lock(&lock);
+	/* launches of different threads may note out of order: keep the latest */
+	if (slots[i].ptr != ptr || slots[i].seq < seq) {
+		slots[i].ptr = ptr;
+		slots[i].seq = seq;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void np_writers_unchecked(uint64_t seq)
+{
+	pthread_mutex_lock(&lock);
+	if (seq > last_unchecked)
+		last_unchecked = seq;
+	pthread_mutex_unlock(&lock);
+}
+
+int np_writers_seen(uint64_t ptr)
+{
+	unsigned i = slot_of(ptr);
+	pthread_mutex_lock(&lock);
+	int seen = ptr && slots[i].ptr == ptr && slots[i].seq > last_unchecked;
+	pthread_mutex_unlock(&lock);
+	return seen;
+}

@@ -1,0 +1,54 @@
+/* writers.h - whether the launch checks saw what last wrote a buffer: the
+ * question a module-level "guard" check asks before it checks a CUDA
+ * tensor a module returned.
+ *
+ * The launch checks name the kernel a non-finite value was born in, but
+ * only when they can decode its outputs.  A value an undecoded kernel
+ * makes (cuBLAS, cuDNN, a reduction) is first seen at its first decoded
+ * reader, which then looks like the birth: the wrong op, and often the
+ * wrong module (the GELU after a Linear whose matmul overflowed).  So in
+ * "every" mode the hooks' CUDA tensors get a module-level check of their
+ * own whenever the launch checks may not have seen their last writer:
+ * the births of undecoded kernels are then named at the module that ran
+ * them.  Tensors a decoded, checked kernel wrote are not checked twice.
+ *
+ * The rule, on one global launch order (np_writers_next()):
+ *   a buffer's start address was the output of a checked launch, and no
+ *   launch whose outputs went unchecked came after that one
+ *                                         -> seen: no guard check
+ *   otherwise (never seen, or an unchecked launch since: it may have
+ *   written the buffer through a pointer nobody decoded)
+ *                                         -> guard check
+ * It is conservative: an unchecked launch on any thread or stream makes
+ * every older output "maybe overwritten".  A guard check that was
+ * launched counts as a checked write of its buffer, so a parent module
+ * returning its child's output is not checked again.
+ *
+ * A bounded, direct-mapped table (NP_WRITERS_SLOTS): a slot taken by
+ * another address forgets the first, whose next guard then checks.
+ * Thread-safe (one mutex; launch callbacks and hooks run on any thread).
+ */
+#ifndef NP_WRITERS_H
+#define NP_WRITERS_H
+
+#include <stdint.h>
+
+#define NP_WRITERS_SLOTS 8192   /* 16 bytes each */
+
+/* Forgets everything (tests, and a new start). */
+void np_writers_reset(void);
+
+/* A number for a new launch, larger than every earlier one's (from 1). */
+uint64_t np_writers_next(void);
+
+/* Launch `seq` wrote ptr, and its check was enqueued. */
+void np_writers_checked(uint64_t ptr, uint64_t seq);
+
+/* Launch `seq` may have written buffers no check covers. */
+void np_writers_unchecked(uint64_t seq);
+
+/* 1: the latest writer of ptr was checked (the rule above); 0: a guard
+ * check is needed. */
+int np_writers_seen(uint64_t ptr);
+
+#endif

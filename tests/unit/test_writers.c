@@ -1,0 +1,69 @@
+/* test_writers.c - cupti/writers.c: when a module's CUDA output needs a
+ * guard check (its last writer may not have been checked) and when not. */
+#include <criterion/criterion.h>
+#include "../../cupti/writers.h"
+
+TestSuite(writers, .init = np_writers_reset);
+
+#define A 0x7f0000200000ull
+#define B 0x7f0000400000ull
+
+Test(writers, never_written_needs_a_check)
+{
+	cr_expect_eq(np_writers_seen(A), 0);
+	cr_expect_eq(np_writers_seen(0), 0);
+}
+
+Test(writers, a_checked_output_is_seen_until_an_unchecked_launch)
+{
+	uint64_t fill = np_writers_next();
+	np_writers_checked(A, fill);
+	cr_expect_eq(np_writers_seen(A), 1);
+	cr_expect_eq(np_writers_seen(B), 0, "another buffer was not written");
+	cr_expect_eq(np_writers_seen(A + 16), 0, "a view inside A is not A's start");
+	/* a matmul nobody decodes: it may have written A */
+	np_writers_unchecked(np_writers_next());
+	cr_expect_eq(np_writers_seen(A), 0);
+	/* a decoded kernel after it writes A again: checked, seen */
+	np_writers_checked(A, np_writers_next());
+	cr_expect_eq(np_writers_seen(A), 1);
+}
+
+Test(writers, an_older_note_never_hides_a_newer_unchecked_launch)
+{
+	uint64_t early = np_writers_next();       /* thread 1's launch */
+	uint64_t opaque = np_writers_next();      /* thread 2's, unchecked */
+	np_writers_unchecked(opaque);
+	np_writers_checked(A, early);             /* thread 1 notes late */
+	cr_expect_eq(np_writers_seen(A), 0);
+	/* and a late note of an older launch does not replace a newer one */
+	uint64_t newer = np_writers_next();
+	np_writers_checked(B, newer);
+	np_writers_checked(B, early);
+	cr_expect_eq(np_writers_seen(B), 1);
+	np_writers_unchecked(early);              /* out of order: no effect */
+	cr_expect_eq(np_writers_seen(B), 1);
+}
+
+Test(writers, a_slot_taken_by_another_address_forgets_the_first)
+{
+	uint64_t s = np_writers_next();
+	np_writers_checked(A, s);
+	/* find an address sharing A's slot: the table is bounded */
+	uint64_t other = 0;
+	for (uint64_t p = A + 256; p < A + (1ull << 32) && !other; p += 256) {
+		np_writers_checked(p, np_writers_next());
+		if (!np_writers_seen(A))
+			other = p;
+	}
+	cr_assert_neq(other, 0, "no address shares A's slot");
+	cr_expect_eq(np_writers_seen(other), 1);
+	cr_expect_eq(np_writers_seen(A), 0, "forgotten: checked again, never skipped wrongly");
+}
+
+Test(writers, launch_numbers_grow)
+{
+	uint64_t a = np_writers_next(), b = np_writers_next();
+	cr_expect_gt(b, a);
+	cr_expect_gt(a, 0);
+}
