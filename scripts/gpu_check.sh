@@ -403,7 +403,9 @@ step_under_nanprof() {
 		nanprof_job "$f"
 	done
 	nanprof_job forward modules
-	# MHA's out_proj overflows in a cuBLAS kernel no decoder reads
+	# MHA's out_proj overflows in a cuBLAS kernel no decoder reads: the
+	# default run-functional names it through the guards, this one by
+	# checking every module's CUDA output
 	nanprof_job functional every+modules
 }
 

@@ -8,7 +8,9 @@ Configurations, each in its own process, in interleaved rounds (round r
 runs every configuration once, starting at a different one each round):
 
   baseline      the job alone
-  agent         the agent preloaded alone (NANPROF_AGENT_RECORDS): every launch checked
+  agent         the agent preloaded alone (NANPROF_AGENT_RECORDS): every launch checked,
+                with guards (module outputs no checked launch wrote last)
+  agent-ng      the same without guards (NANPROF_GPU_GUARD=0): what they cost
   agent-s16     the same, NANPROF_GPU_MODE=sample:16
   agent-mod     the same, NANPROF_GPU_MODE=modules: no CUPTI, the CUDA tensors
                 the hooks see, checked at module level
@@ -40,7 +42,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CONFIGS = ["baseline", "agent", "agent-s16", "agent-mod", "nanprof", "anomaly"]
+CONFIGS = ["baseline", "agent", "agent-ng", "agent-s16", "agent-mod", "nanprof", "anomaly"]
 MODELS = ["transformer", "faults"]
 
 
@@ -156,11 +158,13 @@ def config_command(a, config, rnd, result):
            "--models", a.models, "--steps", str(a.steps), "--warmup", str(a.warmup),
            "--device", a.device]
     tag = "%s-r%d" % (config, rnd)
-    if config in ("agent", "agent-s16", "agent-mod", "nanprof"):
+    if config in ("agent", "agent-ng", "agent-s16", "agent-mod", "nanprof"):
         # the records file also tells the worker when the GPU checks are on
         env["NANPROF_AGENT_RECORDS"] = os.path.join(a.out, tag + ".rec")
-    if config in ("agent", "agent-s16", "agent-mod"):
+    if config in ("agent", "agent-ng", "agent-s16", "agent-mod"):
         env["LD_PRELOAD"] = os.path.abspath(a.agent)
+    if config == "agent-ng":
+        env["NANPROF_GPU_GUARD"] = "0"
     if config == "agent-s16":
         env["NANPROF_GPU_MODE"] = "sample:16"
     if config == "agent-mod":
