@@ -29,4 +29,10 @@ void np_gpu_own_calls(int on);
  * notes its buffer as seen (writers.h) and is counted as a guard. */
 int np_gpu_guarding(void);
 
+/* The kernel a guard check of ptr most likely checks the work of: the
+ * calling thread's latest launch whose outputs went unchecked, if it
+ * came after the latest checked write of ptr (writers.h).  Its kfunc id,
+ * or 0. */
+uint32_t np_gpu_suspect(uint64_t ptr);
+
 #endif

@@ -72,14 +72,16 @@ static void send_name(struct np_kfunc *f)
 }
 
 /* A kernel's output, or, for a module-level check's pseudo-function
- * (modules.c: its key is what it checked), what the hook handed over. */
+ * (modules.c: its key, or a guard's key's low byte, is what it checked),
+ * what the hook handed over. */
 static uint8_t role_of(const struct np_kfunc *f)
 {
 	static const uint8_t roles[NP_GPU_WHAT_MAX] = {
 		[NP_GPU_WHAT_OUTPUT] = NP_ROLE_OUTPUT, [NP_GPU_WHAT_GRAD] = NP_ROLE_GRAD,
 		[NP_GPU_WHAT_PARAM_GRAD] = NP_ROLE_PARAM_GRAD, [NP_GPU_WHAT_PARAM] = NP_ROLE_PARAM,
 	};
-	return f && f->key < NP_GPU_WHAT_MAX && roles[f->key] ? roles[f->key] : NP_ROLE_OUTPUT;
+	uint64_t what = f ? (f->key & NP_KFUNC_PSEUDO ? f->key & 0xff : f->key) : 0;
+	return what && what < NP_GPU_WHAT_MAX && roles[what] ? roles[what] : NP_ROLE_OUTPUT;
 }
 
 static void report(const struct np_gpu_rec *g, const struct np_inflight *e, uint64_t birth,

@@ -14,6 +14,9 @@
 #include "kdecode.h"
 
 #define NP_KFUNC_MAX 4096           /* distinct kernels per process */
+/* Keys of the module-level checks' pseudo-functions (cupti/modules.c)
+ * are below NP_GPU_WHAT_MAX, or have this bit: no CUfunction does. */
+#define NP_KFUNC_PSEUDO (1ull << 63)
 #define NP_KFUNC_NAME 288           /* bytes of name kept (short form): 4 records */
 
 struct np_kfunc {

@@ -13,8 +13,10 @@
  * none of the tensors it was made from is known non-finite is a birth,
  * placed in the module, step and phase the hook ran in.  What it cannot
  * tell is which kernel inside the module made the value: the kernel is
- * named after what was checked.
+ * named after what was checked, and, for a guard, after the kernel whose
+ * unchecked launch made the guard check (np_gpu_suspect()).
  */
+#include <stdio.h>
 #include <string.h>
 #include "check_launch.h"
 #include "cuda_api.h"
@@ -38,6 +40,18 @@ static int no_layout(uint64_t key, struct np_kparams *out, void *arg)
 	(void)arg;
 	memset(out, 0, sizeof(*out));
 	return 0;
+}
+
+/* A guard's pseudo-function: what was checked, after which kernel.  Keys
+ * with bit 63 set are no CUfunction either; the low byte is the what. */
+static struct np_kfunc *suspect_kfunc(uint8_t what, uint32_t suspect)
+{
+	const struct np_kfunc *s = np_kfunc_by_id(suspect);
+	if (!s || s->id != suspect)
+		return NULL;
+	char name[NP_KFUNC_NAME + 64];   /* np_kfunc_get keeps what fits */
+	snprintf(name, sizeof(name), "%s, after %s", names[what], s->name);
+	return np_kfunc_get(NP_KFUNC_PSEUDO | (uint64_t)suspect << 8 | what, name, no_layout, NULL);
 }
 
 static int check_tensor(const struct np_gpu_tensor *t);
@@ -69,7 +83,10 @@ static int check_tensor(const struct np_gpu_tensor *t)
 		__atomic_add_fetch(&np_gpu_cnt.capture_skip, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	struct np_kfunc *f = np_kfunc_get(t->what, names[t->what], no_layout, NULL);
+	uint32_t suspect = np_gpu_guarding() ? np_gpu_suspect(t->ptr) : 0;
+	struct np_kfunc *f = suspect ? suspect_kfunc(t->what, suspect) : NULL;
+	if (!f)
+		f = np_kfunc_get(t->what, names[t->what], no_layout, NULL);
 	if (!f)
 		return 0;
 	struct np_kbuf b = { .ptr = t->ptr, .numel = t->numel, .dtype = (enum np_dtype)t->dtype,

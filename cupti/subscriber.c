@@ -191,6 +191,21 @@ static uint64_t checked_numel(const struct np_kbuf *b, unsigned esz)
 }
 
 static __thread uint32_t my_tid;
+/* this thread's latest launch with unchecked outputs: the guards' suspect */
+static __thread uint64_t unchecked_seq;
+static __thread uint32_t unchecked_func;
+
+static void note_unchecked(uint64_t seq, const struct np_kfunc *f)
+{
+	np_writers_unchecked(seq);
+	unchecked_seq = seq;
+	unchecked_func = f ? f->id : 0;
+}
+
+uint32_t np_gpu_suspect(uint64_t ptr)
+{
+	return unchecked_seq && unchecked_seq > np_writers_last(ptr) ? unchecked_func : 0;
+}
 
 void np_gpu_own_calls(int on)
 {
@@ -297,7 +312,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (nout <= 0) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
 		if (seq)
-			np_writers_unchecked(seq);
+			note_unchecked(seq, f);
 		return;
 	}
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -315,7 +330,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (why && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
 			np_report_status_gpu(NP_AST_GPU_OFF, why);
 		if (seq)
-			np_writers_unchecked(seq);
+			note_unchecked(seq, f);
 		return;
 	}
 	/* inputs: every pointer word but each output's own word, once: an
@@ -351,7 +366,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			if (seq && r == 1)
 				np_writers_checked(b->ptr, seq);
 			else if (seq)
-				np_writers_unchecked(seq);
+				note_unchecked(seq, f);
 		}
 		if (!kl.more)
 			break;

@@ -52,6 +52,15 @@ void np_writers_unchecked(uint64_t seq)
 	pthread_mutex_unlock(&lock);
 }
 
+uint64_t np_writers_last(uint64_t ptr)
+{
+	unsigned i = slot_of(ptr);
+	pthread_mutex_lock(&lock);
+	uint64_t seq = ptr && slots[i].ptr == ptr ? slots[i].seq : 0;
+	pthread_mutex_unlock(&lock);
+	return seq;
+}
+
 int np_writers_seen(uint64_t ptr)
 {
 	unsigned i = slot_of(ptr);

@@ -51,4 +51,8 @@ void np_writers_unchecked(uint64_t seq);
  * check is needed. */
 int np_writers_seen(uint64_t ptr);
 
+/* The number of the latest checked launch that wrote ptr, 0 if none is
+ * known: a launch after it may have written ptr. */
+uint64_t np_writers_last(uint64_t ptr);
+
 #endif

@@ -19,8 +19,9 @@
 # gate's exp in a kernel no decoder reads (cuBLAS-like): launch checks
 # alone (NANPROF_GPU_GUARD=0) cannot name the gate; the default guards
 # (a module-level check of a CUDA output whose last writer went
-# unchecked) do, and so does `nanprof run --gpu every+modules`; with
-# decoded kernels only, the guards check nothing twice.
+# unchecked) do, naming the undecoded kernel, and so does
+# `nanprof run --gpu every+modules`; with decoded kernels only, the
+# guards check nothing twice.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -128,7 +129,8 @@ one_python() {   # python
 	   grep -q '"gpu_launches_undecoded":[1-9]' "$T/$tag-opqoff/events.jsonl" &&
 	   python3 $IT/check_origin.py "$T/$tag-opq/events.jsonl" --cuda \
 		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
-	   grep -q '"op":"nanprof module-level check: module output"' "$T/$tag-opq/events.jsonl" &&
+	   grep -q '"op":"nanprof module-level check: module output, after nvjet_fake_exp_64x64_1x1_opaque"' \
+		"$T/$tag-opq/events.jsonl" &&
 	   grep -q '"gpu_guard_checks":[1-9][0-9]*,"gpu_guard_skips":[1-9]' "$T/$tag-opq/events.jsonl" &&
 	   grep -q 'guards: [1-9][0-9]* CUDA tensors checked at module level' "$T/$tag-opq/summary.txt" &&
 	   python3 $IT/check_origin.py "$T/$tag-opqmod/events.jsonl" --cuda \

@@ -61,6 +61,17 @@ Test(writers, a_slot_taken_by_another_address_forgets_the_first)
 	cr_expect_eq(np_writers_seen(A), 0, "forgotten: checked again, never skipped wrongly");
 }
 
+Test(writers, last_checked_write_by_address)
+{
+	cr_expect_eq(np_writers_last(A), 0, "never written");
+	uint64_t s = np_writers_next();
+	np_writers_checked(A, s);
+	np_writers_unchecked(np_writers_next());
+	cr_expect_eq(np_writers_last(A), s, "an unchecked launch since does not change it");
+	cr_expect_eq(np_writers_last(B), 0);
+	cr_expect_eq(np_writers_last(0), 0);
+}
+
 Test(writers, launch_numbers_grow)
 {
 	uint64_t a = np_writers_next(), b = np_writers_next();
