@@ -147,6 +147,20 @@ int np_ivmap_remove(struct np_ivmap *m, enum np_iv_kind kind, uint64_t base)
 	return n;
 }
 
+int np_ivmap_remove_range(struct np_ivmap *m, uint64_t base, uint64_t len)
+{
+	if (!len || base + len < base)
+		return -EINVAL;
+	int n = 0;
+	for (int k = 0; k < NP_IV_KINDS; k++) {
+		size_t lo, hi;
+		span(&m->set[k], base, base + len, &lo, &hi);
+		splice(&m->set[k], lo, hi, NULL);
+		n += (int)(hi - lo);
+	}
+	return n;
+}
+
 int np_ivmap_lookup(const struct np_ivmap *m, uint64_t addr, struct np_iv *out)
 {
 	const struct np_iv *iv = find(&m->set[NP_IV_TENSOR], addr);

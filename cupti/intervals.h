@@ -84,6 +84,12 @@ int np_ivmap_insert(struct np_ivmap *m, enum np_iv_kind kind, uint64_t base, uin
  * or -ENOENT when no kind interval starts at base. */
 int np_ivmap_remove(struct np_ivmap *m, enum np_iv_kind kind, uint64_t base);
 
+/* Removes every interval, of either kind, overlapping [base, base + len):
+ * memory unmapped (cuMemUnmap), which may cover part of an interval or
+ * several.  Returns the number removed (>= 0); -EINVAL for len 0 or a
+ * range past the top of the address space. */
+int np_ivmap_remove_range(struct np_ivmap *m, uint64_t base, uint64_t len);
+
 /* The innermost interval containing addr, a tensor before a segment,
  * copied to *out (may be NULL).  0, or -ENOENT when none contains it. */
 int np_ivmap_lookup(const struct np_ivmap *m, uint64_t addr, struct np_iv *out);

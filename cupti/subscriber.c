@@ -52,6 +52,8 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
 	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+	CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
 };
 
 /* ---- one launch, whatever API made it ---- */
@@ -382,6 +384,22 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 /* ---- allocations ---- */
 
+/* Memory mapped into a reserved range (cuMemMap: PyTorch's expandable
+ * segments grow a segment a chunk at a time).  Adjacent mapped chunks
+ * become one segment, so a tensor across a chunk boundary can still be
+ * checked: every byte of it is mapped.  Called with the map locked. */
+static void mapped(uint64_t base, uint64_t len)
+{
+	struct np_iv iv;
+	uint64_t lo = base, hi = base + len;
+	if (base && np_ivmap_lookup(&allocations, base - 1, &iv) == 0 && iv.kind == NP_IV_SEGMENT &&
+	    iv.base + iv.len == base)
+		lo = iv.base;
+	if (np_ivmap_lookup(&allocations, hi, &iv) == 0 && iv.kind == NP_IV_SEGMENT && iv.base == hi)
+		hi = iv.base + iv.len;
+	np_ivmap_insert(&allocations, NP_IV_SEGMENT, lo, hi - lo, -1, 0);
+}
+
 static void on_memory(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	const void *p = cb->functionParams;
@@ -410,6 +428,21 @@ static void on_memory(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			np_ivmap_remove(&allocations, NP_IV_SEGMENT,
 					((const cuMemFreeAsync_params *)p)->dptr);
 		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemMap: {
+		const cuMemMap_params *a = p;
+		if (cb->callbackSite == CUPTI_API_EXIT && ok && a->size)
+			mapped(a->ptr, a->size);
+		break;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap: {
+		/* before the memory goes: no check may be bounded by it after.
+		 * The whole segment holding any of it goes (a merged one too);
+		 * what stays mapped is asked of the driver again when used. */
+		const cuMemUnmap_params *a = p;
+		if (cb->callbackSite == CUPTI_API_ENTER && a->size)
+			np_ivmap_remove_range(&allocations, a->ptr, a->size);
+		break;
+	}
 	}
 	np_ivmap_unlock(&allocations);
 }
@@ -427,6 +460,8 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
 		on_memory(cbid, cb);
 		break;
 	default:

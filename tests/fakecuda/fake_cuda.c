@@ -23,6 +23,10 @@
  *  - a stream can capture a graph (cuStreamIsCapturing says so), whose
  *    launches, the agent's checks among them, run again at each
  *    cuGraphLaunch with the arguments they were captured with;
+ *  - virtual memory as PyTorch's expandable segments use it: a range
+ *    reserved (no access), chunks mapped into it and unmapped (cuMemMap,
+ *    cuMemUnmap, traced); a check may span adjacent mapped chunks, and
+ *    faults on a byte that is not mapped;
  *  - FAKE_CUDA_NO_IMAGE=1 plays a GPU the agent's fatbin has no code for.
  * The check kernels run as tests/check_emu.h emulates finite_check.cu:
  * block by block (last block first: any order must work), thread by
@@ -260,6 +264,23 @@ static struct fk_alloc *alloc_find(uintptr_t p, size_t n)
 
 static int any_capturing(void);
 
+/* Whether every byte of [p, p + n) is in an allocation: adjacent mapped
+ * chunks of a reserved range hold one tensor together, as on a GPU. */
+static int mapped(uintptr_t p, size_t n)
+{
+	while (n) {
+		struct fk_alloc *a = alloc_find(p, 1);
+		if (!a)
+			return 0;
+		size_t here = a->base + a->len - p;
+		if (here >= n)
+			return 1;
+		p += here;
+		n -= here;
+	}
+	return 1;
+}
+
 static CUresult mem_alloc(CUdeviceptr *dptr, size_t n)
 {
 	if (!initialized)
@@ -313,6 +334,72 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 	cuMemFree_v2_params p = { dptr };
 	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2", &p, NULL,
 		      mem_free(dptr));
+}
+
+/* ---- virtual memory: reserve, map chunks, unmap ---- */
+
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+			     unsigned long long flags)
+{
+	(void)alignment, (void)addr, (void)flags;
+	if (!initialized)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ptr || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*ptr = (CUdeviceptr)p;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+	return munmap((void *)ptr, size) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/* The handle is not looked at: the fake's physical memory is the range's. */
+static CUresult mem_map(CUdeviceptr ptr, size_t size)
+{
+	if (!ptr || !size || mprotect((void *)ptr, size, PROT_READ | PROT_WRITE))
+		return CUDA_ERROR_INVALID_VALUE;
+	alloc_add((void *)ptr, size, 0);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+		  unsigned long long flags)
+{
+	cuMemMap_params p = { ptr, size, offset, handle, flags };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemMap, "cuMemMap", &p, NULL, mem_map(ptr, size));
+}
+
+/* Every mapped chunk inside [ptr, ptr + size) goes, and its pages with it. */
+static CUresult mem_unmap(CUdeviceptr ptr, size_t size)
+{
+	struct fk_alloc **pp = &allocs, *a;
+	int n = 0;
+	pthread_mutex_lock(&lock);
+	while ((a = *pp)) {
+		if (!a->host && a->base >= ptr && a->base - ptr < size) {
+			*pp = a->next;
+			free(a);
+			n++;
+		} else {
+			pp = &a->next;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (!n || mprotect((void *)ptr, size, PROT_NONE))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+	cuMemUnmap_params p = { ptr, size };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, "cuMemUnmap", &p, NULL,
+		      mem_unmap(ptr, size));
 }
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
@@ -929,7 +1016,7 @@ static int check_ok(const struct fk_op *op)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(use) / sizeof(use[0]); i++) {
-		if (use[i].n && !alloc_find(use[i].p, use[i].n)) {
+		if (use[i].n && !mapped(use[i].p, use[i].n)) {
 			fault("%s: %s at %#lx (%zu bytes) outside every allocation",
 			      op->f->name, use[i].what, (unsigned long)use[i].p, use[i].n);
 			return 0;

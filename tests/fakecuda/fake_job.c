@@ -35,6 +35,15 @@
  *                       the metadata's unused     turn of the decoder; the
  *                       slots pointing at (b)'s   stale slots must not make
  *                       dirty output              the births propagations
+ *   (m) div      float  v = v / v, in place, over  0/0 at index 700: a birth
+ *                       1024 floats across two    nobody reads; checked
+ *                       chunks mapped into one    whole (the chunks are one
+ *                       reserved range (as        segment to the agent)
+ *                       expandable segments)
+ *   (n) fill     float  the second chunk          a decoding mistake played
+ *                       unmapped, v's numel       again: the segment must
+ *                       still says 1024 (the      have gone with the unmap,
+ *                       kernel does nothing)      no check launched
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -326,6 +335,7 @@ int main(void)
 				 k_softmax_f32, NULL);
 	reg(add_f16, "0:4,4:4,8:24", k_add_f16, &add_f16_kernel);
 	CUfunction liar = reg(fill_f32, "0:4,4:4,8:8", k_nothing, NULL);
+	CUfunction liar2 = reg(fill_f32, "0:4,4:4,8:8", k_nothing, NULL);
 	CUfunction adamw = reg(adamw_f32, "0:25544,25544:1,25552:8,25560:8,25568:8,25576:8,"
 			       "25584:8,25592:8,25600:1,25608:8,25616:8", k_adamw_f32, NULL);
 
@@ -485,6 +495,34 @@ int main(void)
 			     &maximize, &grad_scale, &found_inf };
 	CHECK(cuLaunchKernel(adamw, nblocks, 1, 1, 512, 1, 1, 0, NULL, l_params, NULL));
 
+	/* (m) v = v / v over two chunks mapped one after the other into a
+	 * reserved range, as PyTorch's expandable segments grow */
+	enum { CHUNK = 64 << 10, NV = 1024 };
+	CUdeviceptr range = 0;
+	CHECK(cuMemAddressReserve(&range, 2 * CHUNK, 0, 0, 0));
+	CHECK(cuMemMap(range, CHUNK, 0, 0, 0));
+	CHECK(cuMemMap(range + CHUNK, CHUNK, 0, 0, 0));
+	if (failed)
+		return 1;
+	float *v = (float *)(range + CHUNK) - NV / 2;   /* half in each chunk */
+	for (int i = 0; i < NV; i++)
+		v[i] = (float)(i + 1);
+	v[700] = 0.0f;
+	int n_v = NV;
+	char *m_data[3] = { (char *)v, (char *)v, (char *)v };
+	void *m_params[] = { &n_v, &functor, m_data };
+	CHECK(cuLaunchKernel(div, 8, 1, 1, 128, 1, 1, 0, NULL, m_params, NULL));
+	CHECK(cuCtxSynchronize());   /* torch empties its cache only when idle */
+	float v0 = v[0];
+	int v700_nan = isnan(v[700]);
+
+	/* (n) the second chunk unmapped; a kernel whose numel still says all
+	 * of v: its check would read unmapped memory */
+	CHECK(cuMemUnmap(range + CHUNK, CHUNK));
+	char *n_data[1] = { (char *)v };
+	void *n_params[] = { &n_v, &one, n_data };
+	CHECK(cuLaunchKernel(liar2, 8, 1, 1, 128, 1, 1, 0, NULL, n_params, NULL));
+
 	CHECK(cuCtxSynchronize());
 
 	/* the job's own results: the kernels really ran */
@@ -496,7 +534,7 @@ int main(void)
 	    fabsf(row - 1) > 1e-3f || !isnan(sm[300]) || !isnan(sm[399]) || isnan(sm[400]) ||
 	    !isnan(gt[5]) || gt[6] != 7.0f / 4 + 7 ||
 	    lists[0][0] != -INFINITY || lists[0][ADAM_ELEMS - 1] != -INFINITY ||
-	    !isfinite(lists[2][ADAM_ELEMS - 1]) || lists[3][0] <= 0) {
+	    !isfinite(lists[2][ADAM_ELEMS - 1]) || lists[3][0] <= 0 || v0 != 1.0f || !v700_nan) {
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
 		failed = 1;
 	}

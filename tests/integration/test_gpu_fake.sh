@@ -9,7 +9,10 @@
 # whose fully masked row is NaN (its output sized from its arguments and
 # grid), a kernel whose output cannot be checked, one whose numel lies,
 # a CUDA graph replayed twice and a kernel
-# reading its output, and a fused AdamW step with lr=inf (multi_tensor_apply).
+# reading its output, a fused AdamW step with lr=inf (multi_tensor_apply),
+# and a division across two chunks mapped into one reserved range (as
+# PyTorch's expandable segments grow), then one chunk unmapped under a
+# kernel whose numel still says both.
 # The records must name the exp as the origin, the mask as a
 # contained birth, follow the graph's NaN out of it, catch the params at
 # the optimizer's kernel, and count every check.  Then CUPTI taken by another
@@ -24,7 +27,7 @@ F=.output/fakecuda
 RR="python3 $IT/read_records.py"
 # the checks and undecodable kernels fake_job.c launches
 # (the fused AdamW: 21 params, exp_avg and exp_avg_sq each)
-CHECKS=72 UNDECODED=2 LAUNCHES=12
+CHECKS=73 UNDECODED=3 LAUNCHES=14
 
 run_job() {   # records-file out-prefix [env...]
 	local rec=$1 out=$2
@@ -81,6 +84,8 @@ else
 	expect "optimizer.step() with lr=inf: the params are births at the fused AdamW" "$T/rec" \
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,numel=70000,neginf=70000"
+	expect "expandable segment: a division across two mapped chunks checked whole" "$T/rec" \
+		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=1024,nan=1,first_bad=700,propagated=false"
 	expect "counters last: $CHECKS checks, $UNDECODED undecoded, nothing dropped" "$T/rec" \
 		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0,what=launches $LAUNCHES"
 	expect "no GPU record lost (numbered 1..N)" "$T/rec" --expect-gpu-seq

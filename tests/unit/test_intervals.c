@@ -189,6 +189,31 @@ Test(intervals, segment_removal_drops_straddling_tensor)
 	cr_expect_eq(id_at(0x2100), 12);
 }
 
+/* cuMemUnmap of one chunk of a growing (VMM) segment: what it touched
+ * goes, of both kinds; what lies wholly outside stays. */
+Test(intervals, unmapped_range_removes_what_it_touches)
+{
+	cr_assert_eq(np_ivmap_init(&m, 8, 8), 0);
+	cr_assert_eq(np_ivmap_insert(&m, NP_IV_SEGMENT, 0x1000, 0x1000, -1, 1), 0);
+	cr_assert_eq(np_ivmap_insert(&m, NP_IV_SEGMENT, 0x2000, 0x1000, -1, 2), 0);
+	cr_assert_eq(np_ivmap_insert(&m, NP_IV_SEGMENT, 0x3000, 0x1000, -1, 3), 0);
+	cr_assert_eq(np_ivmap_insert(&m, NP_IV_TENSOR, 0x1f00, 0x200, -1, 11), 0);
+	cr_assert_eq(np_ivmap_insert(&m, NP_IV_TENSOR, 0x3000, 0x100, -1, 13), 0);
+	/* half of segment 2 and the tensor reaching into it */
+	cr_expect_eq(np_ivmap_remove_range(&m, 0x2800, 0x100), 1, "segment 2 only");
+	cr_expect_eq(id_at(0x2400), -1, "a partly unmapped segment is no bound any more");
+	cr_expect_eq(id_at(0x2000), 11, "the tensor outside the range stays");
+	cr_expect_eq(np_ivmap_remove_range(&m, 0x1800, 0x800), 2, "segment 1 and tensor 11");
+	cr_expect_eq(id_at(0x1000), -1);
+	cr_expect_eq(id_at(0x2000), -1);
+	cr_expect_eq(id_at(0x3000), 13, "beyond the range: kept");
+	cr_expect_eq(id_at(0x3800), 3);
+	cr_expect_eq(np_ivmap_remove_range(&m, 0x5000, 0x1000), 0, "nothing there");
+	cr_expect_eq(np_ivmap_remove_range(&m, 0x5000, 0), -EINVAL);
+	cr_expect_eq(np_ivmap_remove_range(&m, ~0ull - 10, 0x100), -EINVAL);
+	cr_expect_eq(np_ivmap_entries(&m), 2);
+}
+
 Test(intervals, overlap_replaces)
 {
 	cr_assert_eq(np_ivmap_init(&m, 8, 8), 0);
