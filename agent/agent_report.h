@@ -127,6 +127,8 @@ struct np_agent_rec {
 			uint64_t sampled_out;    /* not checked: sampling */
 			uint64_t guard_checks;   /* CUDA tensors checked as guards */
 			uint64_t guard_skips;    /* ... not: their writer was checked */
+			uint64_t check_launches; /* check kernel launches (a list
+						  * launch checks several buffers) */
 		} launch;
 	};
 };

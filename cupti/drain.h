@@ -38,7 +38,8 @@ void np_drain_stop(int max_ms);
 /* Counters the launch side adds to (relaxed atomics). */
 struct np_gpu_counters {
 	uint64_t launches;      /* kernel launches seen */
-	uint64_t checks;        /* check kernels launched */
+	uint64_t checks;        /* buffers checks were launched for */
+	uint64_t check_launches; /* check kernel launches (a list launch checks several) */
 	uint64_t bytes;         /* bytes those checks cover */
 	uint64_t undecoded;     /* launches with no output we could name */
 	uint64_t sampled_out;   /* launches skipped by sampling */

@@ -11,6 +11,7 @@ static struct np_gpu_ctx ctxs[NP_GPU_MAX_CTX];
 static int nctx;                      /* published with release stores */
 static CUlibrary library;             /* context-independent: loaded once */
 static CUkernel kernels[NP_DT_MAX];
+static CUkernel list_kernels[NP_DT_MAX];   /* NULL: not in the fatbin, one launch per check */
 
 static const char *const kernel_names[NP_DT_MAX] = {
 	[NP_DT_F32] = NP_CHECK_KERNEL_PREFIX "f32",
@@ -19,6 +20,15 @@ static const char *const kernel_names[NP_DT_MAX] = {
 	[NP_DT_BF16] = NP_CHECK_KERNEL_PREFIX "bf16",
 	[NP_DT_F8E4M3] = NP_CHECK_KERNEL_PREFIX "f8e4m3",
 	[NP_DT_F8E5M2] = NP_CHECK_KERNEL_PREFIX "f8e5m2",
+};
+
+static const char *const list_kernel_names[NP_DT_MAX] = {
+	[NP_DT_F32] = NP_CHECK_LIST_KERNEL_PREFIX "f32",
+	[NP_DT_F64] = NP_CHECK_LIST_KERNEL_PREFIX "f64",
+	[NP_DT_F16] = NP_CHECK_LIST_KERNEL_PREFIX "f16",
+	[NP_DT_BF16] = NP_CHECK_LIST_KERNEL_PREFIX "bf16",
+	[NP_DT_F8E4M3] = NP_CHECK_LIST_KERNEL_PREFIX "f8e4m3",
+	[NP_DT_F8E5M2] = NP_CHECK_LIST_KERNEL_PREFIX "f8e5m2",
 };
 
 static int load_library(const char **why)
@@ -37,6 +47,9 @@ static int load_library(const char **why)
 			*why = "check kernel missing in fatbin";
 			return -1;
 		}
+		if (np_cu.library_get_kernel(&list_kernels[t], library, list_kernel_names[t]) !=
+		    CUDA_SUCCESS)
+			list_kernels[t] = NULL;
 	}
 	return 0;
 }
@@ -51,6 +64,13 @@ static int load_functions(struct np_gpu_ctx *g, const char **why)
 			*why = "cannot load check kernels here";
 			return -1;
 		}
+		/* the list kernels only save launches: without them, one each */
+		g->check_list_fn[t] = NULL;
+		CUfunction fn;
+		if (list_kernels[t] &&
+		    np_cu.kernel_get_function(&fn, list_kernels[t]) == CUDA_SUCCESS &&
+		    np_cu.func_load(fn) == CUDA_SUCCESS)
+			g->check_list_fn[t] = fn;
 	}
 	return 0;
 }

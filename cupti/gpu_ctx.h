@@ -25,6 +25,7 @@ struct np_gpu_ctx {
 	int device;
 	int ready;                       /* 1: usable; -1: failed, never retried */
 	CUfunction check_fn[NP_DT_MAX];  /* np_check_<dtype> in this context */
+	CUfunction check_list_fn[NP_DT_MAX]; /* np_check_list_<dtype>, or NULL */
 	unsigned int max_blocks;         /* 2 x SMs, at most NP_CHECK_MAX_BLOCKS */
 	struct np_gpu_ring ring;         /* device addresses, passed to kernels */
 	struct np_gpu_rec *slots_host;   /* the same slots, host addresses */

@@ -214,12 +214,18 @@ void np_gpu_own_calls(int on)
 	inside = on;
 }
 
-/* Launches the check of one output (check_launch.h).  Returns 1 if
- * launched, 0 if not (counted here), -1 if the output's extent is
- * unknown. */
-int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
-			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
-			int captured)
+/* A check made ready: its in-flight entry stored, its arguments filled;
+ * launched alone or in a list (np_check_list_<dtype>). */
+struct check_ready {
+	struct np_check_args args;
+	unsigned blocks;
+	uint8_t dtype;
+};
+
+/* 1: c is ready; 0: not (counted); -1: b's extent is unknown. */
+static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
+			 const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
+			 int captured, struct check_ready *c)
 {
 	unsigned esz = np_dtype_size((enum np_dtype)b->dtype);
 	uint64_t numel = checked_numel(b, esz);
@@ -248,24 +254,94 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
 		e.dl.in[e.dl.n_in++] = inputs[k];
 	np_inflight_put(&e);
 
-	struct np_check_args args = {
+	c->args = (struct np_check_args){
 		.buf = (const void *)(uintptr_t)b->ptr, .numel = numel, .tag = tag,
 		.slot = &g->scratch[np_inflight_scratch_index(tag, NP_GPU_SCRATCH_SLOTS)],
 		.ring = g->ring, .report_all = 1,
 	};
 	uint64_t per_block = (uint64_t)NP_CHECK_THREADS * 16;
 	uint64_t blocks = (numel + per_block - 1) / per_block;
-	if (blocks > g->max_blocks)
-		blocks = g->max_blocks;
-	void *kp[] = { &args };
-	if (np_cu.launch_kernel(g->check_fn[b->dtype], (unsigned)blocks, 1, 1, NP_CHECK_THREADS,
-				1, 1, 0, stream, kp, NULL) != CUDA_SUCCESS) {
-		__atomic_add_fetch(&np_gpu_cnt.launch_failed, 1, __ATOMIC_RELAXED);
-		return 0;
-	}
-	__atomic_add_fetch(&np_gpu_cnt.checks, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&np_gpu_cnt.bytes, numel * esz, __ATOMIC_RELAXED);
+	c->blocks = (unsigned)(blocks > g->max_blocks ? g->max_blocks : blocks);
+	c->dtype = (uint8_t)b->dtype;
 	return 1;
+}
+
+static void counted(CUresult r, uint64_t checks, uint64_t bytes)
+{
+	if (r != CUDA_SUCCESS) {
+		__atomic_add_fetch(&np_gpu_cnt.launch_failed, checks, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_add_fetch(&np_gpu_cnt.checks, checks, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&np_gpu_cnt.bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&np_gpu_cnt.check_launches, 1, __ATOMIC_RELAXED);
+}
+
+static int launch_one(struct np_gpu_ctx *g, CUstream stream, const struct check_ready *c)
+{
+	void *kp[] = { (void *)&c->args };
+	CUresult r = np_cu.launch_kernel(g->check_fn[c->dtype], c->blocks, 1, 1, NP_CHECK_THREADS,
+					 1, 1, 0, stream, kp, NULL);
+	counted(r, 1, c->args.numel * np_dtype_size((enum np_dtype)c->dtype));
+	return r == CUDA_SUCCESS;
+}
+
+/* Outputs of one launch, checked in as few launches as it takes: small
+ * ones (at most LIST_MAX_BLOCKS blocks: every entry of a list gets as
+ * many blocks as its largest) of one dtype go in one list launch. */
+#define LIST_MAX_BLOCKS 8
+struct check_batch {
+	struct np_check_list list;
+	uint8_t blocks_of[NP_CHECK_LIST];   /* each entry's own, for a lone launch */
+	unsigned n, blocks;
+	uint8_t dtype;
+	uint64_t bytes;
+};
+
+static void batch_flush(struct np_gpu_ctx *g, CUstream stream, struct check_batch *bt)
+{
+	if (bt->n == 1 || (bt->n && !g->check_list_fn[bt->dtype])) {
+		for (unsigned i = 0; i < bt->n; i++) {
+			struct check_ready c = { bt->list.e[i], bt->blocks_of[i], bt->dtype };
+			launch_one(g, stream, &c);
+		}
+	} else if (bt->n) {
+		void *kp[] = { &bt->list };
+		CUresult r = np_cu.launch_kernel(g->check_list_fn[bt->dtype], bt->blocks, bt->n, 1,
+						 NP_CHECK_THREADS, 1, 1, 0, stream, kp, NULL);
+		counted(r, bt->n, bt->bytes);
+	}
+	bt->n = bt->blocks = 0;
+	bt->bytes = 0;
+}
+
+static void batch_add(struct np_gpu_ctx *g, CUstream stream, struct check_batch *bt,
+		      const struct check_ready *c)
+{
+	if (c->blocks > LIST_MAX_BLOCKS) {
+		launch_one(g, stream, c);
+		return;
+	}
+	if (bt->n && (bt->dtype != c->dtype || bt->n == NP_CHECK_LIST))
+		batch_flush(g, stream, bt);
+	bt->blocks_of[bt->n] = (uint8_t)c->blocks;
+	bt->list.e[bt->n++] = c->args;
+	bt->dtype = c->dtype;
+	if (c->blocks > bt->blocks)
+		bt->blocks = c->blocks;
+	bt->bytes += c->args.numel * np_dtype_size((enum np_dtype)c->dtype);
+}
+
+/* Launches the check of one output (check_launch.h).  Returns 1 if
+ * launched, 0 if not (counted here), -1 if the output's extent is
+ * unknown. */
+int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
+			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
+			int captured)
+{
+	struct check_ready c;
+	int r = check_prepare(g, stream, f, b, inputs, n_in, captured, &c);
+	return r == 1 ? launch_one(g, stream, &c) : r;
 }
 
 static int sampled_out(struct np_kfunc *f)
@@ -358,13 +434,21 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * launch with more outputs than outs[] holds (an optimizer's list,
 	 * up to about a thousand) is read in turns. */
 	int sized = 0;
+	struct check_batch batch;
+	batch.n = batch.blocks = 0;
+	batch.bytes = 0;
 	for (;;) {
 		for (int k = 0; k < nout; k++) {
 			const struct np_kbuf *b = &outs[k];
 			int own = b->n_in >= 0;
-			int r = np_gpu_launch_check(g, l.stream, f, b, own ? b->in : inputs,
-						    own ? (uint32_t)b->n_in : n_in, captured);
+			struct check_ready c;
+			int r = check_prepare(g, l.stream, f, b, own ? b->in : inputs,
+					      own ? (uint32_t)b->n_in : n_in, captured, &c);
+			if (r == 1)
+				batch_add(g, l.stream, &batch, &c);
 			sized |= r >= 0;
+			/* a check launch the driver refuses later is counted,
+			 * but the writer stays noted as checked */
 			if (seq && r == 1)
 				np_writers_checked(b->ptr, seq);
 			else if (seq)
@@ -378,6 +462,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (nout <= 0)
 			break;
 	}
+	batch_flush(g, l.stream, &batch);
 	if (!sized)
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
 }

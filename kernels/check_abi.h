@@ -30,6 +30,16 @@
 #define NP_CHECK_THREADS 256          /* threads per block */
 #define NP_CHECK_MAX_BLOCKS 1024      /* the host never launches more */
 
+/* And np_check_list_<dtype> (same suffixes): the checks of up to
+ * NP_CHECK_LIST buffers in one launch, for a kernel with many outputs (an
+ * optimizer's tensor lists, a layer norm's y, mean and rstd), whose
+ * one-launch-per-output would cost a launch each.  One by-value struct
+ * np_check_list parameter; <<<dim3(nblocks, n), threads>>>: blockIdx.y
+ * picks the entry, and gridDim.x blocks check it exactly as a launch of
+ * np_check_<dtype> with those args would. */
+#define NP_CHECK_LIST_KERNEL_PREFIX "np_check_list_"
+#define NP_CHECK_LIST 48              /* 3,840 bytes: under the 4 KiB parameter limit */
+
 /* Per-check accumulator in device memory; all zero when free.  The last
  * block leaves it zero again. */
 struct np_check_slot {
@@ -77,6 +87,10 @@ struct np_check_args {
 	unsigned int report_all;      /* 1: push a record even when all finite
 				       * (statistics are due) */
 	unsigned int pad;
+};
+
+struct np_check_list {
+	struct np_check_args e[NP_CHECK_LIST];   /* the first gridDim.y are used */
 };
 
 #endif

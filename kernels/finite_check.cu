@@ -1,5 +1,6 @@
 /* finite_check.cu - the GPU finite checks of check_abi.h, one kernel per
- * dtype, launched by the host on the checked kernel's own stream.
+ * dtype (and one per dtype that checks a list of buffers, a row of
+ * blocks each), launched by the host on the checked kernel's own stream.
  *
  * Each thread scans its grid-stride part of the buffer (check_accum.h:
  * 16-byte vector loads where aligned, lone elements at the edges), the
@@ -24,6 +25,7 @@
 static_assert(sizeof(struct np_check_args) == 80, "np_check_args is 80 bytes");
 static_assert(sizeof(struct np_check_slot) == 64, "np_check_slot is 64 bytes");
 static_assert(sizeof(struct np_gpu_rec) == 64, "np_gpu_rec is 64 bytes");
+static_assert(sizeof(struct np_check_list) <= 4096, "np_check_list fits the parameter space");
 
 #define NP_WARP 32
 /* 8 blocks of 256 per SM (2048 threads, the sm_80/sm_90 limit) caps the
@@ -84,9 +86,25 @@ __device__ static __forceinline__ void np_check(const struct np_check_args &args
 		np_check<dt>(args);                                                \
 	}
 
+/* One entry of the list per row of blocks (check_abi.h). */
+#define NP_CHECK_LIST_KERNEL(name, dt)                                              \
+	extern "C" __global__ void                                                 \
+	__launch_bounds__(NP_CHECK_THREADS, NP_CHECK_MIN_BLOCKS)                   \
+	name(const struct np_check_list list)                                      \
+	{                                                                          \
+		np_check<dt>(list.e[blockIdx.y]);                                  \
+	}
+
 NP_CHECK_KERNEL(np_check_f32, NP_DT_F32)
 NP_CHECK_KERNEL(np_check_f64, NP_DT_F64)
 NP_CHECK_KERNEL(np_check_f16, NP_DT_F16)
 NP_CHECK_KERNEL(np_check_bf16, NP_DT_BF16)
 NP_CHECK_KERNEL(np_check_f8e4m3, NP_DT_F8E4M3)
 NP_CHECK_KERNEL(np_check_f8e5m2, NP_DT_F8E5M2)
+
+NP_CHECK_LIST_KERNEL(np_check_list_f32, NP_DT_F32)
+NP_CHECK_LIST_KERNEL(np_check_list_f64, NP_DT_F64)
+NP_CHECK_LIST_KERNEL(np_check_list_f16, NP_DT_F16)
+NP_CHECK_LIST_KERNEL(np_check_list_bf16, NP_DT_BF16)
+NP_CHECK_LIST_KERNEL(np_check_list_f8e4m3, NP_DT_F8E4M3)
+NP_CHECK_LIST_KERNEL(np_check_list_f8e5m2, NP_DT_F8E5M2)

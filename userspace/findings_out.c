@@ -227,12 +227,13 @@ static void print_gpu_checks(FILE *f, const struct np_proc_state *p)
 		return;
 	}
 	int every = strncmp(g->how, "every", 5) == 0;
-	fprintf(f, "    GPU checks: %s launch%s%s; %s, %llu checks (%.1f MB), %llu launches with "
-		"no output nanprof can size", every ? "every" : "sampled", every ? "" : "es",
-		strstr(g->how, "+modules") ? " and CUDA tensors at module level" : "",
-		g->launches[0] ? g->launches : "launches ?",
-		(unsigned long long)g->checks, (double)g->bytes / 1e6,
-		(unsigned long long)g->undecoded);
+	fprintf(f, "    GPU checks: %s launch%s%s; %s, %llu checks", every ? "every" : "sampled",
+		every ? "" : "es", strstr(g->how, "+modules") ? " and CUDA tensors at module level" : "",
+		g->launches[0] ? g->launches : "launches ?", (unsigned long long)g->checks);
+	if (g->check_launches)   /* a list launch checks several outputs */
+		fprintf(f, " in %llu launches", (unsigned long long)g->check_launches);
+	fprintf(f, " (%.1f MB), %llu launches with no output nanprof can size",
+		(double)g->bytes / 1e6, (unsigned long long)g->undecoded);
 	if (g->sampled_out)
 		fprintf(f, ", %llu sampled out", (unsigned long long)g->sampled_out);
 	if (g->guard_checks || g->guard_skips)   /* cupti/writers.h */
@@ -345,6 +346,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "gpu_state", g->state == 1 ? "on" : "off");
 		np_jsonw_string_field(w, "gpu_message", g->how);
 		np_jsonw_uint_field(w, "gpu_checks", g->checks);
+		np_jsonw_uint_field(w, "gpu_check_launches", g->check_launches);
 		np_jsonw_uint_field(w, "gpu_bytes_checked", g->bytes);
 		np_jsonw_uint_field(w, "gpu_launches_undecoded", g->undecoded);
 		np_jsonw_uint_field(w, "gpu_launches_sampled_out", g->sampled_out);

@@ -142,6 +142,7 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		g->sampled_out = r->launch.sampled_out;
 		g->guard_checks = r->launch.guard_checks;
 		g->guard_skips = r->launch.guard_skips;
+		g->check_launches = r->launch.check_launches;
 		return;
 	}
 	if (r->status == NP_AST_GPU_COUNTERS) {

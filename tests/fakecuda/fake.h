@@ -53,6 +53,7 @@ FAKE_EXPORT int fake_cuda_refused(void);
 struct fake_cuda_stats {
 	uint64_t launches;        /* every cuLaunchKernel */
 	uint64_t check_launches;  /* of nanprof's np_check_* kernels */
+	uint64_t checks;          /* buffers they checked (a list launch checks several) */
 	uint64_t check_blocks;    /* blocks those ran */
 	uint64_t callbacks;       /* CUPTI callbacks delivered */
 	uint64_t allocs;          /* cuMemAlloc_v2 */

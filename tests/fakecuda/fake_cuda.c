@@ -27,7 +27,8 @@
  *    reserved (no access), chunks mapped into it and unmapped (cuMemMap,
  *    cuMemUnmap, traced); a check may span adjacent mapped chunks, and
  *    faults on a byte that is not mapped;
- *  - FAKE_CUDA_NO_IMAGE=1 plays a GPU the agent's fatbin has no code for.
+ *  - FAKE_CUDA_NO_IMAGE=1 plays a GPU the agent's fatbin has no code for,
+ *    FAKE_CUDA_NO_LIST=1 a fatbin without the list check kernels.
  * The check kernels run as tests/check_emu.h emulates finite_check.cu:
  * block by block (last block first: any order must work), thread by
  * thread, with the kernels' own check_accum.h and gpu_ring.h.
@@ -55,6 +56,11 @@ static const char *const check_names[NP_DT_MAX] = {
 	[NP_DT_F16] = "np_check_f16", [NP_DT_BF16] = "np_check_bf16",
 	[NP_DT_F8E4M3] = "np_check_f8e4m3", [NP_DT_F8E5M2] = "np_check_f8e5m2",
 };
+static const char *const check_list_names[NP_DT_MAX] = {
+	[NP_DT_F32] = "np_check_list_f32", [NP_DT_F64] = "np_check_list_f64",
+	[NP_DT_F16] = "np_check_list_f16", [NP_DT_BF16] = "np_check_list_bf16",
+	[NP_DT_F8E4M3] = "np_check_list_f8e4m3", [NP_DT_F8E5M2] = "np_check_list_f8e5m2",
+};
 
 /* A CUfunction, or a CUkernel (then `func` is its function). */
 struct fk_func {
@@ -66,6 +72,7 @@ struct fk_func {
 	uint32_t argbytes;         /* end of the last parameter */
 	fake_kernel_fn fn;         /* a job kernel */
 	int check_dtype;           /* a check kernel: enum np_dtype; else -1 */
+	int check_list;            /* ... of a list (np_check_list_<dtype>) */
 };
 
 struct fk_ctx {
@@ -78,6 +85,7 @@ struct fk_op {
 	struct fk_op *next;
 	struct fk_func *f;         /* NULL: a memset */
 	unsigned grid, block;
+	unsigned rows;             /* a list check: gridDim.y, one entry each */
 	void *args;
 	unsigned char *dst;
 	const unsigned char *src;  /* a copy, when set; else a memset */
@@ -107,6 +115,7 @@ struct fk_graph {
 struct fk_lib {
 	uint32_t magic;
 	struct fk_func *kern[NP_DT_MAX];
+	struct fk_func *kern_list[NP_DT_MAX];
 };
 
 struct fk_alloc {
@@ -930,6 +939,15 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 		f->check_dtype = t;
 		lib->kern[t] = kernel_of(f);
 		found++;
+		const char *no_list = getenv("FAKE_CUDA_NO_LIST");
+		if ((no_list && strcmp(no_list, "1") == 0) ||
+		    !memmem(code, len, check_list_names[t], strlen(check_list_names[t]) + 1))
+			continue;
+		static const uint32_t lsize[1] = { sizeof(struct np_check_list) };
+		f = func_new(check_list_names[t], 1, off, lsize);
+		f->check_dtype = t;
+		f->check_list = 1;
+		lib->kern_list[t] = kernel_of(f);
 	}
 	if (found == NP_DT_MAX)
 		COUNT(libraries);
@@ -945,6 +963,10 @@ CUresult cuLibraryGetKernel(CUkernel *pkernel, CUlibrary library, const char *na
 	for (int t = 0; t < NP_DT_MAX; t++) {
 		if (lib->kern[t] && strcmp(lib->kern[t]->name, name) == 0) {
 			*pkernel = (CUkernel)lib->kern[t];
+			return CUDA_SUCCESS;
+		}
+		if (lib->kern_list[t] && strcmp(lib->kern_list[t]->name, name) == 0) {
+			*pkernel = (CUkernel)lib->kern_list[t];
 			return CUDA_SUCCESS;
 		}
 	}
@@ -993,9 +1015,8 @@ CUresult cuKernelGetParamInfo(CUkernel kernel, size_t i, size_t *off, size_t *si
 
 /* The check kernel's launch, as finite_check.cu would take it: every
  * address it reads or writes must lie in memory the driver gave out. */
-static int check_ok(const struct fk_op *op)
+static int check_ok(const struct fk_op *op, const struct np_check_args *a)
 {
-	const struct np_check_args *a = op->args;
 	enum np_dtype t = (enum np_dtype)op->f->check_dtype;
 	const struct np_gpu_ring *r = &a->ring;
 	struct { const char *what; uintptr_t p; size_t n; } use[] = {
@@ -1027,13 +1048,23 @@ static int check_ok(const struct fk_op *op)
 
 static void run_check(struct fk_op *op)
 {
-	const struct np_check_args *a = op->args;
-	if (!check_ok(op))
+	if (op->f->check_list && (!op->rows || op->rows > NP_CHECK_LIST)) {
+		fault("%s launched with %u rows", op->f->name, op->rows);
 		return;
-	/* last block first: finite_check.cu may not depend on block order */
-	for (unsigned b = op->grid; b-- > 0;)
-		np_emu_block(a, (enum np_dtype)op->f->check_dtype, b, op->grid, op->block);
-	__atomic_add_fetch(&stats.check_blocks, op->grid, __ATOMIC_RELAXED);
+	}
+	/* a list: each row of blocks checks its entry as a lone launch would */
+	for (unsigned row = 0; row < op->rows; row++) {
+		const struct np_check_args *a = op->f->check_list
+			? &((const struct np_check_list *)op->args)->e[row]
+			: op->args;
+		if (!check_ok(op, a))
+			continue;
+		/* last block first: finite_check.cu may not depend on block order */
+		for (unsigned b = op->grid; b-- > 0;)
+			np_emu_block(a, (enum np_dtype)op->f->check_dtype, b, op->grid, op->block);
+		__atomic_add_fetch(&stats.check_blocks, op->grid, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&stats.checks, 1, __ATOMIC_RELAXED);
+	}
 }
 
 static CUresult launch(struct fk_func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -1079,6 +1110,11 @@ static CUresult launch(struct fk_func *f, unsigned gx, unsigned gy, unsigned gz,
 	struct fk_op *op = calloc(1, sizeof(*op));
 	op->f = f;
 	op->grid = gx * gy * gz;
+	op->rows = 1;
+	if (f->check_list) {   /* one row of blocks per entry */
+		op->grid = gx * gz;
+		op->rows = gy;
+	}
 	op->block = bx * by * bz;
 	op->args = args;
 	COUNT(launches);

@@ -542,9 +542,10 @@ int main(void)
 
 	struct fake_cuda_stats st;
 	fake_cuda_stats(&st);
-	printf("fake_job: launches=%llu check_launches=%llu check_blocks=%llu callbacks=%llu "
-	       "allocs=%llu libraries=%llu faults=%llu\n",
+	printf("fake_job: launches=%llu check_launches=%llu checks=%llu check_blocks=%llu "
+	       "callbacks=%llu allocs=%llu libraries=%llu faults=%llu\n",
 	       (unsigned long long)st.launches, (unsigned long long)st.check_launches,
+	       (unsigned long long)st.checks,
 	       (unsigned long long)st.check_blocks, (unsigned long long)st.callbacks,
 	       (unsigned long long)st.allocs, (unsigned long long)st.libraries,
 	       (unsigned long long)st.faults);

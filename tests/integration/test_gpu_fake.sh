@@ -15,7 +15,9 @@
 # kernel whose numel still says both.
 # The records must name the exp as the origin, the mask as a
 # contained birth, follow the graph's NaN out of it, catch the params at
-# the optimizer's kernel, and count every check.  Then CUPTI taken by another
+# the optimizer's kernel, and count every check (small outputs of one
+# launch are checked in one list launch; without the list kernels, one
+# launch each).  Then CUPTI taken by another
 # tool, and a GPU the agent has no check kernels for: GPU checks off,
 # said why, and the job unharmed.
 # Needs the agent built with its GPU side (the CUDA toolkit's headers);
@@ -28,6 +30,10 @@ RR="python3 $IT/read_records.py"
 # the checks and undecodable kernels fake_job.c launches
 # (the fused AdamW: 21 params, exp_avg and exp_avg_sq each)
 CHECKS=73 UNDECODED=3 LAUNCHES=14
+# in launches: the fused AdamW's 60 small outputs in two list launches
+# (48 + 12), its three 70000-float ones alone, the rest one each; the
+# fake counts a check at each run: the graph's at both replays
+CHECK_LAUNCHES=15 CHECK_RUNS=$((CHECKS + 1))
 
 run_job() {   # records-file out-prefix [env...]
 	local rec=$1 out=$2
@@ -54,11 +60,12 @@ else
 	rc=$?
 	stats=$(grep '^fake_job:' "$T/job.out")
 	if [ $rc -eq 0 ] && ! grep -q . "$T/job.err" && [[ $stats == *" faults=0"* ]] &&
-	   [[ $stats == *" check_launches=$CHECKS "* ]] && [[ $stats == *" libraries=1 "* ]]; then
-		ok "job exits 0; $CHECKS checks launched from the embedded fatbin, no fault"
+	   [[ $stats == *" check_launches=$CHECK_LAUNCHES checks=$CHECK_RUNS "* ]] &&
+	   [[ $stats == *" libraries=1 "* ]]; then
+		ok "job exits 0; $CHECKS checks in $CHECK_LAUNCHES launches (lists) from the embedded fatbin, no fault"
 	else
 		{ echo "exit $rc"; cat "$T/job.out" "$T/job.err"; } > "$T/chk"
-		bad "job exits 0 with $CHECKS checks, no fault" "$T/chk"
+		bad "job exits 0 with $CHECKS checks in $CHECK_LAUNCHES launches, no fault" "$T/chk"
 	fi
 	expect "status gpu_on" "$T/rec" --expect-status gpu_on:every
 	expect "origin: the exp that overflowed, not the earlier -inf mask" \
@@ -108,14 +115,28 @@ else
 	run_job "$T/rec4" "$T/job4" NANPROF_GPU_MODE=sample:2
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q ' faults=0' "$T/job4.out" &&
-	   grep -q " check_launches=$((CHECKS - 2)) " "$T/job4.out"; then
-		ok "sample:2: the job exits 0, $((CHECKS - 2)) checks launched (two launches sampled out)"
+	   grep -q " checks=$((CHECKS - 2)) " "$T/job4.out"; then
+		ok "sample:2: the job exits 0, $((CHECKS - 2)) checks run (two launches sampled out)"
 	else
 		{ echo "exit $rc"; cat "$T/job4.out" "$T/job4.err"; } > "$T/chk"
 		bad "sample:2: checks launched" "$T/chk"
 	fi
 	expect "sample:2: mode said, counters agree" "$T/rec4" --expect-status "gpu_on:sample" \
 		--expect-counters "checked=$((CHECKS - 2)),skipped=$UNDECODED,dropped=0,what=launches $LAUNCHES"
+
+	# --- no list check kernels: one launch per check, the same checks ---
+	run_job "$T/rec5" "$T/job5" FAKE_CUDA_NO_LIST=1
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q ' faults=0' "$T/job5.out" &&
+	   grep -q " check_launches=$CHECKS checks=$CHECK_RUNS " "$T/job5.out"; then
+		ok "no list kernels: the job exits 0, $CHECKS checks in as many launches"
+	else
+		{ echo "exit $rc"; cat "$T/job5.out" "$T/job5.err"; } > "$T/chk"
+		bad "no list kernels: one launch per check" "$T/chk"
+	fi
+	expect "no list kernels: the same births" "$T/rec5" --expect-origin exp_kernel_cuda \
+		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
+		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0"
 
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1

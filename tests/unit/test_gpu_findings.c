@@ -306,10 +306,12 @@ Test(gpu_findings, counters_and_off_reason)
 	r.launch.sampled_out = 1500;
 	r.launch.guard_checks = 12;
 	r.launch.guard_skips = 30;
+	r.launch.check_launches = 700;
 	send_rec(21, &r, true);
 	cr_assert_eq(proc->gpu.sampled_out, 1500);
 	cr_assert_eq(proc->gpu.guard_checks, 12);
 	cr_assert_eq(proc->gpu.guard_skips, 30);
+	cr_assert_eq(proc->gpu.check_launches, 700);
 	cr_assert_eq(proc->gpu.checks, 1234, "the other counters stay");
 }
 
