@@ -192,8 +192,11 @@ def run_one(a, config, rnd):
             import gpu_records
             recs = gpu_records.load(rec)
             c = gpu_records.counters(recs)
+            lc = gpu_records.launch_counters(recs)
             r["gpu_checks"] = c["checked"] if c else None
             r["gpu_launches"] = gpu_records.launches(c) if c else None
+            r["gpu_check_launches"] = lc["check_launches"] if lc else None
+            r["gpu_guard_checks"] = lc["guard_checks"] if lc else None
         return r
     return {"config": config, "error": "exit %s (see %s.log)" % (rc, tag)}
 
@@ -214,19 +217,21 @@ def summarize(a, configs, results):
             per_round = [statistics.median(r["models"][model]) for r in ok]
             if config == "baseline":
                 base = med
-            checks = [r.get("gpu_checks") for r in ok if r.get("gpu_checks") is not None]
+            first = [r for r in ok if r.get("gpu_checks") is not None]
             rows.append({"model": model, "config": config, "median_ms": med,
                          "round_min_ms": min(per_round), "round_max_ms": max(per_round),
                          "rounds": len(ok), "steps": len(steps),
                          "ratio": med / base if base else None,
                          "gpu_status": ok[0].get("gpu_status"),
-                         "gpu_checks": checks[0] if checks else None})
+                         "gpu_checks": first[0]["gpu_checks"] if first else None,
+                         "gpu_check_launches": first[0].get("gpu_check_launches") if first else None,
+                         "gpu_guard_checks": first[0].get("gpu_guard_checks") if first else None})
     return rows, sorted(set(failed))
 
 
 def table(rows):
     out = ["| model | config | median step (ms) | rounds' medians (ms) | x baseline | "
-           "GPU checks (first run) |",
+           "GPU checks (first run): checks, check launches, guard checks |",
            "|---|---|---|---|---|---|"]
     for r in rows:
         if r["median_ms"] is None:
@@ -235,7 +240,9 @@ def table(rows):
         out.append("| %s | %s | %.2f | %.2f-%.2f (%d) | %s | %s |" % (
             r["model"], r["config"], r["median_ms"], r["round_min_ms"], r["round_max_ms"],
             r["rounds"], "%.2f" % r["ratio"] if r["ratio"] else "",
-            "" if r["gpu_checks"] is None else "%d (%s)" % (r["gpu_checks"], r["gpu_status"])))
+            "" if r["gpu_checks"] is None else "%d, %s, %s (%s)" % (
+                r["gpu_checks"], r.get("gpu_check_launches"), r.get("gpu_guard_checks"),
+                r["gpu_status"])))
     return "\n".join(out)
 
 

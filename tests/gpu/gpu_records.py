@@ -109,11 +109,21 @@ def launches(c):
         return -1
 
 
-def counters_text(c):
+def launch_counters(recs):
+    c = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_launches"]
+    return c[-1] if c else None
+
+
+def counters_text(c, lc=None):
     if not c:
         return "no GPU counters record"
-    return ("%d checks, %s, %d undecoded, %d results lost, %d over limits or unready" %
+    text = ("%d checks, %s, %d undecoded, %d results lost, %d over limits or unready" %
             (c["checked"], c["what"] or "launches ?", c["skipped"], c["dropped"], c["overflow"]))
+    if lc:   # how many check launches, what the guards and sampling did
+        text += ("; %d check launches, guards %d checked %d skipped, %d sampled out" %
+                 (lc["check_launches"], lc["guard_checks"], lc["guard_skips"],
+                  lc["sampled_out"]))
+    return text
 
 
 def origin(recs):
@@ -172,7 +182,7 @@ def cmd_smoke(a):
         # no launch decoded: a rebuild would not change that
         print("off checks on (%s) but no launch checked: %s" % (what, counters_text(c)))
     else:
-        print("ok checks on (%s): %s" % (what, counters_text(c)))
+        print("ok checks on (%s): %s" % (what, counters_text(c, launch_counters(recs))))
 
 
 class Rows:
@@ -198,7 +208,7 @@ def cmd_verdict(a):
     rows.add("GPU checks on", "PASS" if state == "on" else "FAIL",
              "gpu_%s: %s" % (state, what) if state else what)
     c = counters(recs)
-    rows.add("GPU check counters", "INFO", counters_text(c))
+    rows.add("GPU check counters", "INFO", counters_text(c, launch_counters(recs)))
     checks = [r for r in recs if r["kind"] == "gpu_check"]
     births = [r for r in checks if not r["propagated"]]
     born, into = origin(recs)
@@ -281,9 +291,12 @@ def cmd_counters(a):
     recs = load(a.file)
     state, what = gpu_status(recs)
     c = counters(recs)
+    lc = launch_counters(recs)
     print(json.dumps({"gpu": state, "what": what,
                       "checks": c["checked"] if c else None,
-                      "launches": launches(c) if c else None}))
+                      "launches": launches(c) if c else None,
+                      "check_launches": lc["check_launches"] if lc else None,
+                      "guard_checks": lc["guard_checks"] if lc else None}))
 
 
 def main():

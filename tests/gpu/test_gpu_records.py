@@ -19,6 +19,13 @@ def status(seq, code, what, checked=0, skipped=0, overflow=0):
     return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, code, 0, 0) + body
 
 
+def launch_status(seq, launches, sampled, guard_checks, guard_skips, check_launches):
+    """The GPU_LAUNCHES status (agent_report.h's launch struct)."""
+    body = struct.pack("<QQQQQ", launches, sampled, guard_checks, guard_skips,
+                       check_launches).ljust(72, b"\0")
+    return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 9, 0, 0) + body
+
+
 def name(seq, func, text):
     return struct.pack("<IBBBBBBHIQ", seq, 5, 0, 0, 16, 0, 0, 0, 0, func) + \
         text.encode()[:72].ljust(72, b"\0")
@@ -134,6 +141,11 @@ def main():
     out = subprocess.check_output([sys.executable, TOOL, "smoke", rec]).decode()
     if not out.startswith("ok"):
         fails.append("smoke of a working agent: %r" % out)
+    # the launch counters, when the agent sends them, are said too
+    job(rec, [on, cnt, launch_status(21, 900, 0, 12, 30, 650)], times)
+    out = subprocess.check_output([sys.executable, TOOL, "smoke", rec]).decode()
+    if not out.startswith("ok") or "650 check launches, guards 12 checked 30 skipped" not in out:
+        fails.append("smoke with launch counters: %r" % out)
 
     for f in fails:
         print("FAIL", f)

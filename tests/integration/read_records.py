@@ -30,9 +30,12 @@ together, each failing with a line that says why):
                                   SUBSTR with these fields (dtype=float16,
                                   posinf=2, first_bad=7, propagated=false;
                                   spread=true: a birth that propagated)
-  --expect-counters K=V[,K=V...]  the last GPU record is the gpu_counters
-                                  STATUS, with these fields (checked=6,
-                                  what=launches 7)
+  --expect-counters K=V[,K=V...]  the last GPU record (but the launch
+                                  counters) is the gpu_counters STATUS, with
+                                  these fields (checked=6, what=launches 7)
+  --expect-launches K=V[,K=V...]  the last gpu_launches STATUS has these
+                                  fields (launches, sampled_out,
+                                  guard_checks, guard_skips, check_launches)
   --expect-gpu-seq                GPU records numbered 1, 2, ... N: none lost
 """
 import argparse
@@ -44,7 +47,7 @@ REC = 96
 KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name"}
 ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective"}
 STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
-          6: "gpu_on", 7: "gpu_off", 8: "gpu_counters"}
+          6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches"}
 DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "bfloat16", 4: "float8_e4m3fn",
          5: "float8_e5m2"}
 F_SOURCE_DIRTY, F_GRAPH, F_LAST = 1, 8, 16
@@ -73,6 +76,10 @@ def decode(buf):
                  graph=bool(flags & F_GRAPH))
     elif kind == 5:
         r.update(func=module, piece=role, last=bool(flags & F_LAST), text=text(body[:72]))
+    elif kind == 3 and status == 9:
+        launches, sampled, gchecks, gskips, claunches = struct.unpack_from("<QQQQQ", body, 0)
+        r.update(status="gpu_launches", launches=launches, sampled_out=sampled,
+                 guard_checks=gchecks, guard_skips=gskips, check_launches=claunches)
     elif kind == 3:
         checked, nbytes, skipped, dropped, overflow = struct.unpack_from("<QQQQQ", body, 0)
         r.update(status=STATUS.get(status, status), what=text(body[40:72]), checked=checked,
@@ -102,7 +109,7 @@ def decode_all(data):
     return recs
 
 
-GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters")
+GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters", "gpu_launches")
 
 
 def is_gpu(r):
@@ -168,7 +175,8 @@ def expect_gpu(a, recs):
         elif all(mismatches(r, want) for r in mine):
             fail.append("GPU_CHECK of %r: %s" % (sub, "; ".join(mismatches(mine[0], want))))
     if a.expect_counters is not None:
-        gpu = [r for r in recs if is_gpu(r)]
+        # the launch counters follow each counters record
+        gpu = [r for r in recs if is_gpu(r) and r.get("status") != "gpu_launches"]
         last = gpu[-1] if gpu else None
         if not last or last["kind"] != "status" or last["status"] != "gpu_counters":
             fail.append("the last GPU record is not the counters: %s" % (json.dumps(last),))
@@ -176,6 +184,14 @@ def expect_gpu(a, recs):
             bad = mismatches(last, fields(a.expect_counters))
             if bad:
                 fail.append("counters: %s" % "; ".join(bad))
+    if a.expect_launches is not None:
+        mine = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_launches"]
+        if not mine:
+            fail.append("no gpu_launches record")
+        else:
+            bad = mismatches(mine[-1], fields(a.expect_launches))
+            if bad:
+                fail.append("launch counters: %s" % "; ".join(bad))
     if a.expect_gpu_seq:
         seqs = [r["seq"] for r in recs if is_gpu(r)]
         if sorted(seqs) != list(range(1, len(seqs) + 1)):
@@ -191,6 +207,7 @@ def main():
     ap.add_argument("--expect-propagated", action="store_true")
     ap.add_argument("--expect-cpu-check", metavar="ROLE")
     ap.add_argument("--expect-status", action="append", metavar="STATUS[:TEXT]")
+    ap.add_argument("--expect-launches", metavar="K=V,...")
     ap.add_argument("--expect-origin", metavar="SUBSTR")
     ap.add_argument("--expect-contained", action="append", metavar="SUBSTR")
     ap.add_argument("--expect-gpu-check", action="append", metavar="SUBSTR[:K=V,...]")
@@ -203,7 +220,8 @@ def main():
         print("FAIL: " + f)
     failed = bool(gpu_fail)
     gpu_expect = bool(a.expect_status or a.expect_origin is not None or a.expect_contained or
-                      a.expect_gpu_check or a.expect_counters is not None or a.expect_gpu_seq)
+                      a.expect_gpu_check or a.expect_counters is not None or a.expect_gpu_seq or
+                      a.expect_launches is not None)
     if a.expect_birth is not None:
         births = [r for r in recs if r["kind"] == "gpu_check" and not r["propagated"]]
         if not births:

@@ -93,8 +93,9 @@ else
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,numel=70000,neginf=70000"
 	expect "expandable segment: a division across two mapped chunks checked whole" "$T/rec" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=1024,nan=1,first_bad=700,propagated=false"
-	expect "counters last: $CHECKS checks, $UNDECODED undecoded, nothing dropped" "$T/rec" \
-		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0,what=launches $LAUNCHES"
+	expect "counters last: $CHECKS checks in $CHECK_LAUNCHES launches, $UNDECODED undecoded, nothing dropped" "$T/rec" \
+		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0,what=launches $LAUNCHES" \
+		--expect-launches "launches=$LAUNCHES,sampled_out=0,check_launches=$CHECK_LAUNCHES"
 	expect "no GPU record lost (numbered 1..N)" "$T/rec" --expect-gpu-seq
 
 	# --- CUPTI held by another tool ---
@@ -121,8 +122,9 @@ else
 		{ echo "exit $rc"; cat "$T/job4.out" "$T/job4.err"; } > "$T/chk"
 		bad "sample:2: checks launched" "$T/chk"
 	fi
-	expect "sample:2: mode said, counters agree" "$T/rec4" --expect-status "gpu_on:sample" \
-		--expect-counters "checked=$((CHECKS - 2)),skipped=$UNDECODED,dropped=0,what=launches $LAUNCHES"
+	expect "sample:2: mode said, counters agree, 2 launches sampled out" "$T/rec4" --expect-status "gpu_on:sample" \
+		--expect-counters "checked=$((CHECKS - 2)),skipped=$UNDECODED,dropped=0,what=launches $LAUNCHES" \
+		--expect-launches "launches=$LAUNCHES,sampled_out=2"
 
 	# --- no list check kernels: one launch per check, the same checks ---
 	run_job "$T/rec5" "$T/job5" FAKE_CUDA_NO_LIST=1
@@ -136,7 +138,8 @@ else
 	fi
 	expect "no list kernels: the same births" "$T/rec5" --expect-origin exp_kernel_cuda \
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
-		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0"
+		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0" \
+		--expect-launches "check_launches=$CHECKS"
 
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1
