@@ -15,7 +15,8 @@
 #      whether nanprof can load BPF here (a `nanprof run` of print(1));
 #   2. the agent preloaded alone (no BPF needed), records to a file: every
 #      fault of tests/integration/faults.py on CUDA, a clean job (losses
-#      bit-identical with and without the agent), a CUDA-graph job;
+#      bit-identical with and without the agent), a CUDA-graph job, the
+#      forward fault with expandable segments (memory mapped by cuMemMap);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU;
 #   4. the overhead benchmark (tests/gpu/bench_gpu.py).
@@ -282,6 +283,12 @@ start_agent_jobs() {
 		--mask-from host --step-times "$W/agent-none-hostmask.times"
 	agent_job agent-graph "$secs" "$PY" "$GPUT/graph_fault.py" --device "$DEV" --steps 10 --at 6 \
 		--step-times "$W/agent-graph.times"
+	# PyTorch's expandable segments: memory mapped into a reserved range
+	# chunk by chunk (cuMemMap), which the allocation map must follow
+	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
+		NANPROF_AGENT_RECORDS="$W/agent-forward-expseg.rec" NANPROF_AGENT_DEBUG=1 \
+		PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- "$PY" "$FAULTS" "${FARGS[@]}" \
+		--fault forward --step-times "$W/agent-forward-expseg.times"
 }
 
 # the rows of gpu_records.py; a traceback there is a FAIL of its own
@@ -328,6 +335,8 @@ step_agent_alone() {
 		job_ran "agent-$f" 9
 		verdict "agent-$f" --fault "$f" --at 6 --clean "$W/agent-none.rec"
 	done
+	job_ran agent-forward-expseg 9
+	verdict agent-forward-expseg --fault forward --at 6 --clean "$W/agent-none.rec"
 	job_ran plain-none-1 9
 	job_ran plain-none-2 9
 	job_ran agent-none 9
