@@ -13,23 +13,13 @@ static CUlibrary library;             /* context-independent: loaded once */
 static CUkernel kernels[NP_DT_MAX];
 static CUkernel list_kernels[NP_DT_MAX];   /* NULL: not in the fatbin, one launch per check */
 
-static const char *const kernel_names[NP_DT_MAX] = {
-	[NP_DT_F32] = NP_CHECK_KERNEL_PREFIX "f32",
-	[NP_DT_F64] = NP_CHECK_KERNEL_PREFIX "f64",
-	[NP_DT_F16] = NP_CHECK_KERNEL_PREFIX "f16",
-	[NP_DT_BF16] = NP_CHECK_KERNEL_PREFIX "bf16",
-	[NP_DT_F8E4M3] = NP_CHECK_KERNEL_PREFIX "f8e4m3",
-	[NP_DT_F8E5M2] = NP_CHECK_KERNEL_PREFIX "f8e5m2",
-};
-
-static const char *const list_kernel_names[NP_DT_MAX] = {
-	[NP_DT_F32] = NP_CHECK_LIST_KERNEL_PREFIX "f32",
-	[NP_DT_F64] = NP_CHECK_LIST_KERNEL_PREFIX "f64",
-	[NP_DT_F16] = NP_CHECK_LIST_KERNEL_PREFIX "f16",
-	[NP_DT_BF16] = NP_CHECK_LIST_KERNEL_PREFIX "bf16",
-	[NP_DT_F8E4M3] = NP_CHECK_LIST_KERNEL_PREFIX "f8e4m3",
-	[NP_DT_F8E5M2] = NP_CHECK_LIST_KERNEL_PREFIX "f8e5m2",
-};
+/* The entry points of check_abi.h: a prefix, then the dtype. */
+#define CHECK_NAMES(prefix)                                                     \
+	{ [NP_DT_F32] = prefix "f32", [NP_DT_F64] = prefix "f64",                  \
+	  [NP_DT_F16] = prefix "f16", [NP_DT_BF16] = prefix "bf16",                \
+	  [NP_DT_F8E4M3] = prefix "f8e4m3", [NP_DT_F8E5M2] = prefix "f8e5m2" }
+static const char *const kernel_names[NP_DT_MAX] = CHECK_NAMES(NP_CHECK_KERNEL_PREFIX);
+static const char *const list_kernel_names[NP_DT_MAX] = CHECK_NAMES(NP_CHECK_LIST_KERNEL_PREFIX);
 
 static int load_library(const char **why)
 {

@@ -51,16 +51,12 @@
 #define MAGIC_GRAPH 0x48505247u
 #define MAX_PARAMS 64
 
-static const char *const check_names[NP_DT_MAX] = {
-	[NP_DT_F32] = "np_check_f32", [NP_DT_F64] = "np_check_f64",
-	[NP_DT_F16] = "np_check_f16", [NP_DT_BF16] = "np_check_bf16",
-	[NP_DT_F8E4M3] = "np_check_f8e4m3", [NP_DT_F8E5M2] = "np_check_f8e5m2",
-};
-static const char *const check_list_names[NP_DT_MAX] = {
-	[NP_DT_F32] = "np_check_list_f32", [NP_DT_F64] = "np_check_list_f64",
-	[NP_DT_F16] = "np_check_list_f16", [NP_DT_BF16] = "np_check_list_bf16",
-	[NP_DT_F8E4M3] = "np_check_list_f8e4m3", [NP_DT_F8E5M2] = "np_check_list_f8e5m2",
-};
+#define CHECK_NAMES(prefix)                                                     \
+	{ [NP_DT_F32] = prefix "f32", [NP_DT_F64] = prefix "f64",                  \
+	  [NP_DT_F16] = prefix "f16", [NP_DT_BF16] = prefix "bf16",                \
+	  [NP_DT_F8E4M3] = prefix "f8e4m3", [NP_DT_F8E5M2] = prefix "f8e5m2" }
+static const char *const check_names[NP_DT_MAX] = CHECK_NAMES("np_check_");
+static const char *const check_list_names[NP_DT_MAX] = CHECK_NAMES("np_check_list_");
 
 /* A CUfunction, or a CUkernel (then `func` is its function). */
 struct fk_func {
