@@ -609,6 +609,9 @@ int np_gpu_start(const struct np_gpu_config *cfg, const char **why)
 	int rc = 0;
 	pthread_mutex_lock(&lock);
 	if (started) {   /* nanprof attached again */
+		/* what ran while detached was not seen: no buffer's last
+		 * writer is known to have been checked */
+		np_writers_reset();
 		if (np_drain_start()) {
 			*why = "cannot start drain thread";
 			rc = -1;
