@@ -25,11 +25,17 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
  * itself (a module-level check's context setup and launch, from a hook). */
 void np_gpu_own_calls(int on);
 
-/* Whether module-level checks are guards (gpu.h): then a launched one
- * notes its buffer as seen (writers.h) and is counted as a guard. */
+/* Whether module-level checks are guards (gpu.h): then a launched one is
+ * counted as a guard. */
 int np_gpu_guarding(void);
 
-/* The kernel a guard check of ptr most likely checks the work of: the
+/* Whether launches are numbered and their checked writes noted
+ * (writers.h): with the launch checks and module-level checks both on
+ * (guards, "+modules"), for the guards' rule and for naming a module-level
+ * check after its suspect. */
+int np_gpu_writers(void);
+
+/* The kernel a module-level check of ptr most likely checks the work of: the
  * calling thread's latest launch whose outputs went unchecked, if it
  * came after the latest checked write of ptr (writers.h).  Its kfunc id,
  * or 0. */

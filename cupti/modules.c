@@ -13,8 +13,9 @@
  * none of the tensors it was made from is known non-finite is a birth,
  * placed in the module, step and phase the hook ran in.  What it cannot
  * tell is which kernel inside the module made the value: the kernel is
- * named after what was checked, and, for a guard, after the kernel whose
- * unchecked launch made the guard check (np_gpu_suspect()).
+ * named after what was checked, and, beside the launch checks (guards,
+ * "+modules"), after the latest kernel whose outputs went unchecked
+ * (np_gpu_suspect()).
  */
 #include <stdio.h>
 #include <string.h>
@@ -83,7 +84,7 @@ static int check_tensor(const struct np_gpu_tensor *t)
 		__atomic_add_fetch(&np_gpu_cnt.capture_skip, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	uint32_t suspect = np_gpu_guarding() ? np_gpu_suspect(t->ptr) : 0;
+	uint32_t suspect = np_gpu_writers() ? np_gpu_suspect(t->ptr) : 0;
 	struct np_kfunc *f = suspect ? suspect_kfunc(t->what, suspect) : NULL;
 	if (!f)
 		f = np_kfunc_get(t->what, names[t->what], no_layout, NULL);
@@ -93,10 +94,11 @@ static int check_tensor(const struct np_gpu_tensor *t)
 			     .n_in = -1 };
 	if (np_gpu_launch_check(g, stream, f, &b, t->inputs, t->n_in, captured) != 1)
 		return 0;
-	if (np_gpu_guarding()) {
-		/* seen now: a parent returning the same tensor is not checked again */
+	/* seen now: a guard of a parent returning the same tensor does not
+	 * check it again, and no check of it names an older suspect */
+	if (np_gpu_writers())
 		np_writers_checked(t->ptr, np_writers_next());
+	if (np_gpu_guarding())
 		__atomic_add_fetch(&np_gpu_cnt.guard_checks, 1, __ATOMIC_RELAXED);
-	}
 	return 1;
 }

@@ -374,7 +374,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	}
 	/* the guards' launch order: what this launch wrote, checked or not */
-	uint64_t seq = config.guard ? np_writers_next() : 0;
+	uint64_t seq = np_gpu_writers() ? np_writers_next() : 0;
 	void *packed[NP_KD_MAX_PARAMS];
 	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
 	struct np_kbuf outs[MAX_OUTPUTS];
@@ -698,4 +698,9 @@ int np_gpu_wants(uint64_t ptr)
 int np_gpu_guarding(void)
 {
 	return !modules && !config.with_modules && config.guard;
+}
+
+int np_gpu_writers(void)
+{
+	return !modules && (config.with_modules || config.guard);
 }

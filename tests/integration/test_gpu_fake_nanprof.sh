@@ -135,7 +135,8 @@ one_python() {   # python
 	   grep -q 'guards: [1-9][0-9]* CUDA tensors checked at module level' "$T/$tag-opq/summary.txt" &&
 	   python3 $IT/check_origin.py "$T/$tag-opqmod/events.jsonl" --cuda \
 		--origin forward blocks.0.gate output --step 3 >> "$T/chk" 2>&1 &&
-	   grep -q '"op":"nanprof module-level check: module output"' "$T/$tag-opqmod/events.jsonl" &&
+	   grep -q '"op":"nanprof module-level check: module output, after nvjet_fake_exp_64x64_1x1_opaque"' \
+		"$T/$tag-opqmod/events.jsonl" &&
 	   grep -q '"gpu_message":"every+modules"' "$T/$tag-opqmod/events.jsonl" &&
 	   grep -q '"gpu_guard_checks":0,"gpu_guard_skips":0' "$T/$tag-opqmod/events.jsonl" &&
 	   grep -q 'GPU checks: every launch and CUDA tensors at module level' \
