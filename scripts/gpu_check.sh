@@ -19,7 +19,9 @@
 #      forward fault with expandable segments (memory mapped by cuMemMap);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU;
-#   4. the overhead benchmark (tests/gpu/bench_gpu.py).
+#   4. the overhead benchmark (tests/gpu/bench_gpu.py);
+#   5. if time is left: the forward fault with the agent under
+#      compute-sanitizer's memcheck (information: invalid accesses named).
 # PYTHON picks the python (default /opt/torch/.venv/bin/python3, else python3).
 # GPU_CHECK_REBUILD=1 rebuilds the agent on the host even if the copied one
 # seems to work.  GPU_CHECK_DRY_CPU=1 runs every step on the CPU, to test
@@ -511,6 +513,47 @@ pack() {
 		echo "gpu_check: packing work/ failed"
 }
 
+# ---- 5. memcheck ----
+
+# The agent's launches and check kernels under compute-sanitizer's
+# memcheck: no check may read outside the memory it was given, or write
+# anywhere but its slot and the ring.  Information: a report names the
+# kernel, which says whose access it was.
+step_memcheck() {
+	echo "== 5. compute-sanitizer memcheck (the forward fault, agent alone)"
+	local cs secs errs state
+	cs=$(command -v compute-sanitizer 2>/dev/null)
+	[ -z "$cs" ] && cs=$(cuda_home)/bin/compute-sanitizer
+	if [ "$DRY" = 1 ] || [ ! -x "$cs" ]; then
+		row memcheck "no invalid access under compute-sanitizer" SKIP \
+			"$([ "$DRY" = 1 ] && echo "dry run on the CPU" || echo "no compute-sanitizer")"
+		return
+	fi
+	secs=$(limit 150)
+	if [ "$secs" -lt 60 ]; then
+		row memcheck "no invalid access under compute-sanitizer" SKIP "budget spent ($(left) s left)"
+		return
+	fi
+	# only the python gets the agent, not the sanitizer's own front end
+	job memcheck "$secs" -- "$cs" --tool memcheck --target-processes all --print-limit 20 \
+		env LD_PRELOAD="$AGENT" NANPROF_AGENT_RECORDS="$W/memcheck.rec" \
+		"$PY" "$FAULTS" --device "$DEV" --steps 8 --at 6 --fault forward
+	wait
+	errs=$(grep -ho 'ERROR SUMMARY: [0-9]* error' "$W/memcheck.out" "$W/memcheck.err" |
+		awk '{ n += $3 } END { print n + 0 }')
+	state=$("$PY" "$GPUT/gpu_records.py" smoke "$W/memcheck.rec" 2>&1 | head -n 1)
+	if ! grep -q 'ERROR SUMMARY' "$W/memcheck.out" "$W/memcheck.err"; then
+		row memcheck "no invalid access under compute-sanitizer" CHECK \
+			"no summary (exit $(cat "$W/memcheck.rc" 2>/dev/null)); agent: $state"
+	elif [ "$errs" -eq 0 ]; then
+		row memcheck "no invalid access under compute-sanitizer" PASS "0 errors; agent: $state"
+	else
+		row memcheck "no invalid access under compute-sanitizer" CHECK \
+			"$errs errors, first: $(grep -h -m 3 -E 'Invalid|Address|kernel' "$W/memcheck.out" \
+				"$W/memcheck.err" | tr -s ' ' | head -n 3 | tr '\n' ' ')"
+	fi
+}
+
 main() {
 	pick_python
 	echo "== 1. facts (budget ${BUDGET}s)"
@@ -528,6 +571,7 @@ main() {
 	step_agent_alone
 	step_under_nanprof
 	step_bench
+	step_memcheck
 	local rc=0 verdict="Every hard check passed (exit 0)."
 	if [ "$(count FAIL)" -gt 0 ]; then
 		rc=1
