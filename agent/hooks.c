@@ -268,8 +268,7 @@ static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_
 		return;
 	if (!site->gathered) {
 		site->gathered = 1;
-		if (site->from)
-			np_tensor_visit(site->from, gpu_input, site);
+		np_tensor_visit(site->from, gpu_input, site);
 	}
 	uint64_t in[GPU_INPUTS + 1];
 	memcpy(in, site->in, site->n_in * sizeof(in[0]));
@@ -324,22 +323,50 @@ static int any_dirty(PyObject *o)
 	return s.dirty > 0;
 }
 
+static void kw_one(PyObject *t, void *arg)
+{
+	struct np_tensor_check c;
+	if (np_tensor_check(t, &c) == 1 && (c.r.nan || c.r.posinf))
+		*(int *)arg = 1;
+}
+
+/* Keyword arguments flowing into a module count as non-finite only for a
+ * NaN or a +Inf: an attention mask is passed as a keyword (attn_mask=,
+ * src_mask=) and is -inf by design, every step; counted, it would make
+ * every overflow inside nn.MultiheadAttention look like propagation.
+ * Positional inputs count whatever they hold (a mask passed positionally
+ * makes its module's output look propagated: docs/checks.md).  The GPU
+ * side judges module-level checks on positional inputs only, for the
+ * same reason: its known-dirty ranges hold the mask. */
+static int kw_dirty(PyObject *kwargs)
+{
+	int dirty = 0;
+	np_tensor_visit(kwargs, kw_one, &dirty);
+	return dirty;
+}
+
 /* ---- forward ---- */
 
-/* hook(module, input, output) */
+/* hook(module, input, output), or hook(module, input, kwargs, output)
+ * when registered with_kwargs (torch >= 2.0): the keyword arguments are
+ * inputs too. */
 static PyObject *fwd_hook(PyObject *self, PyObject *args)
 {
 	(void)self;
-	if (!enabled || bodies_off || np_py.Tuple_Size(args) != 3)
+	ptrdiff_t nargs = np_py.Tuple_Size(args);
+	if (!enabled || bodies_off || (nargs != 3 && nargs != 4))
 		goto out;
 	PyObject *module = np_py.Tuple_GetItem(args, 0);
+	PyObject *in = np_py.Tuple_GetItem(args, 1);
+	PyObject *in_kw = nargs == 4 ? np_py.Tuple_GetItem(args, 2) : NULL;
+	PyObject *output = np_py.Tuple_GetItem(args, nargs - 1);
 	int fresh = 0;
 	struct mod_slot *m = mod_get((uint64_t)(uintptr_t)module, &fresh);
 	if (fresh)
 		index_params(module, module, 0);
 	struct gpu_site site;
-	struct scan s = { .gpu = gpu_site(&site, NP_GPU_WHAT_OUTPUT, np_py.Tuple_GetItem(args, 1)) };
-	np_tensor_visit(np_py.Tuple_GetItem(args, 2), scan_one, &s);
+	struct scan s = { .gpu = gpu_site(&site, NP_GPU_WHAT_OUTPUT, in) };
+	np_tensor_visit(output, scan_one, &s);
 	if (m) {
 		touch(m);
 		if (s.max_abs > m->out_max)
@@ -348,7 +375,7 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 			m->out_max = INFINITY;   /* non-finite: the heatmap shows it red */
 	}
 	if (s.dirty) {
-		uint8_t flags = any_dirty(np_py.Tuple_GetItem(args, 1)) ? NP_AF_SOURCE_DIRTY : 0;
+		uint8_t flags = any_dirty(in) || kw_dirty(in_kw) ? NP_AF_SOURCE_DIRTY : 0;
 		char op[24];
 		np_tensor_grad_fn_name(s.first_obj, op, sizeof(op));
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,

@@ -13,6 +13,7 @@ tests can assert nanprof's origin exactly (step, phase, module):
   optimizer   the param group of `head` gets lr=inf: head.weight and
               head.bias become non-finite in the update
   input       a NaN in the batch: it comes into the model from outside
+              (with --noise-kw as a keyword argument: net(tokens, noise=x))
   loss        log(0) in the loss, outside any module
   explode     the learning rate grows 1.6x per step from --at on: gradients
               explode over several steps before the first Inf
@@ -134,6 +135,8 @@ def main():
     ap.add_argument("--report-hooks", action="store_true",
                     help="at the end, say whether anything of nanprof's is left in torch")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--noise-kw", action="store_true",
+                    help="pass the noise as a keyword argument: net(tokens, noise=noise)")
     ap.add_argument("--mask-from", choices=["device", "host"], default="device",
                     help="build the -inf attention mask on the model's device or on the "
                          "CPU (then copied); the same on CPU")
@@ -202,7 +205,7 @@ def main():
             for g in opt.param_groups:
                 g["lr"] *= 1.6
         opt.zero_grad()
-        out = net(tokens, noise)
+        out = net(tokens, noise=noise) if args.noise_kw else net(tokens, noise)
         loss = F.mse_loss(out, target)
         if at and args.fault == "loss":
             loss = loss + torch.log(torch.zeros((), device=loss.device))

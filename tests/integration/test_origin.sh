@@ -52,6 +52,17 @@ for PY in python3 /usr/bin/python3; do
 	fault "optimizer fault: head.weight" optimizer \
 		--origin optimizer head param --param weight --step 6
 	fault "non-finite input comes from outside the model" input --origin forward "" input --step 6
+	# the same input as a keyword argument: torch 2's global forward hook
+	# gets the kwargs too; torch 1.13's cannot (no with_kwargs)
+	if $PY -c 'import sys, torch; sys.exit(int(torch.__version__.split(".")[0]) < 2)'; then
+		FARGS="--steps 10 --at 6 --noise-kw"
+		fault "non-finite input passed as a keyword argument: still from outside" input \
+			--origin forward "" input --step 6
+		FARGS="--steps 10 --at 6"
+	else
+		skp "$tag non-finite input as a keyword argument" \
+			"torch 1.13's global forward hooks get no keyword arguments"
+	fi
 	fault "loss computed outside modules" loss --outside --step 6
 	FARGS="--steps 40 --at 8"
 	fault "exploding gradients warn before the first Inf" explode --warning-before-origin
