@@ -43,6 +43,19 @@ run_job() {   # records-file out-prefix [env...]
 		timeout 60 $F/fake_job > "$out.out" 2> "$out.err"
 }
 
+# job_stats NAME RC OUT REGEX [quiet]: the job exited 0 and its stats line
+# matches REGEX (with quiet, it wrote nothing on stderr either)
+job_stats() {
+	local name=$1 rc=$2 out=$3 re=$4 quiet=${5:-}
+	if [ "$rc" -eq 0 ] && grep -qE -- "$re" "$out.out" &&
+	   { [ -z "$quiet" ] || ! grep -q . "$out.err"; }; then
+		ok "$name"
+	else
+		{ echo "exit $rc"; cat "$out.out" "$out.err"; } > "$T/chk"
+		bad "$name" "$T/chk"
+	fi
+}
+
 # expect NAME ARGS...: one verdict from read_records.py's checks
 expect() {
 	local name=$1
@@ -100,13 +113,8 @@ else
 
 	# --- CUPTI held by another tool ---
 	run_job "$T/rec2" "$T/job2" FAKE_CUPTI_TAKEN=1
-	rc=$?
-	if [ $rc -eq 0 ] && grep -q ' check_launches=0 ' "$T/job2.out" && ! grep -q . "$T/job2.err"; then
-		ok "CUPTI taken: the job exits 0, no check launched (no hook hands it a CUDA tensor)"
-	else
-		{ echo "exit $rc"; cat "$T/job2.out" "$T/job2.err"; } > "$T/chk"
-		bad "CUPTI taken: the job exits 0" "$T/chk"
-	fi
+	job_stats "CUPTI taken: the job exits 0, no check launched (no hook hands it a CUDA tensor)" \
+		$? "$T/job2" ' check_launches=0 ' quiet
 	expect "CUPTI taken: status gpu_on, at module level because cupti is taken" "$T/rec2" \
 		--expect-status "gpu_on:modules: cupti taken"
 
@@ -114,28 +122,16 @@ else
 	# add's second launch (c) and div's second (the graph's, i) are
 	# skipped; nothing propagates, so sampling never zooms in
 	run_job "$T/rec4" "$T/job4" NANPROF_GPU_MODE=sample:2
-	rc=$?
-	if [ $rc -eq 0 ] && grep -q ' faults=0' "$T/job4.out" &&
-	   grep -q " checks=$((CHECKS - 2)) " "$T/job4.out"; then
-		ok "sample:2: the job exits 0, $((CHECKS - 2)) checks run (two launches sampled out)"
-	else
-		{ echo "exit $rc"; cat "$T/job4.out" "$T/job4.err"; } > "$T/chk"
-		bad "sample:2: checks launched" "$T/chk"
-	fi
+	job_stats "sample:2: the job exits 0, $((CHECKS - 2)) checks run (two launches sampled out)" \
+		$? "$T/job4" " checks=$((CHECKS - 2)) .* faults=0"
 	expect "sample:2: mode said, counters agree, 2 launches sampled out" "$T/rec4" --expect-status "gpu_on:sample" \
 		--expect-counters "checked=$((CHECKS - 2)),skipped=$UNDECODED,dropped=0,what=launches $LAUNCHES" \
 		--expect-launches "launches=$LAUNCHES,sampled_out=2"
 
 	# --- no list check kernels: one launch per check, the same checks ---
 	run_job "$T/rec5" "$T/job5" FAKE_CUDA_NO_LIST=1
-	rc=$?
-	if [ $rc -eq 0 ] && grep -q ' faults=0' "$T/job5.out" &&
-	   grep -q " check_launches=$CHECKS checks=$CHECK_RUNS " "$T/job5.out"; then
-		ok "no list kernels: the job exits 0, $CHECKS checks in as many launches"
-	else
-		{ echo "exit $rc"; cat "$T/job5.out" "$T/job5.err"; } > "$T/chk"
-		bad "no list kernels: one launch per check" "$T/chk"
-	fi
+	job_stats "no list kernels: the job exits 0, $CHECKS checks in as many launches" \
+		$? "$T/job5" " check_launches=$CHECKS checks=$CHECK_RUNS .* faults=0"
 	expect "no list kernels: the same births" "$T/rec5" --expect-origin exp_kernel_cuda \
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
 		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0" \
@@ -143,13 +139,8 @@ else
 
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1
-	rc=$?
-	if [ $rc -eq 0 ] && grep -q ' check_launches=0 ' "$T/job3.out" && ! grep -q . "$T/job3.err"; then
-		ok "no check kernel image: the job exits 0, no check launched"
-	else
-		{ echo "exit $rc"; cat "$T/job3.out" "$T/job3.err"; } > "$T/chk"
-		bad "no check kernel image: the job exits 0" "$T/chk"
-	fi
+	job_stats "no check kernel image: the job exits 0, no check launched" \
+		$? "$T/job3" ' check_launches=0 ' quiet
 	expect "no check kernel image: gpu_off says so after gpu_on" "$T/rec3" \
 		--expect-status "gpu_off:cannot load the check kernels" \
 		--expect-counters "checked=0,what=launches $LAUNCHES" --expect-gpu-seq
