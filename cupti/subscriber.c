@@ -366,6 +366,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					  driver_layout, NULL);
 	if (!f) {
 		__atomic_add_fetch(&np_gpu_cnt.table_full, 1, __ATOMIC_RELAXED);
+		if (np_gpu_writers())   /* it wrote something no check saw */
+			np_writers_unchecked(np_writers_next());
 		return;
 	}
 	if (f->ours || sampled_out(f)) {
