@@ -72,7 +72,9 @@ enum np_arec_status {
 struct np_arec_stat {
 	uint64_t module;         /* nn.Module object; 0: parameters of no module */
 	float out_max;           /* largest finite |x| of its forward outputs */
-	float pad;
+	uint32_t lag;            /* 0: this step's; k > 0: only grad_sumsq, of the
+				  * CUDA .grads of the step k optimizer steps ago
+				  * (read back without a sync: agent/gpu_norms.c) */
 	double grad_sumsq;       /* sum of squares of its parameters' .grad */
 };
 

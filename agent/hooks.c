@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gpu_norms.h"
 #include "hooks.h"
 #include "report.h"
 #include "tensor.h"
@@ -587,6 +588,9 @@ static void grad_one(PyObject *p, void *arg)
 	if (r == 2) {
 		struct gpu_site site = { .what = NP_GPU_WHAT_PARAM_GRAD };
 		gpu_check(g, &v, &site);
+		/* its norm, read back in a later step (gpu_norms.h) */
+		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
+		np_gpu_norms_add(g, ps ? ps->module : 0);
 	}
 	if (r == 1) {
 		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
@@ -657,7 +661,7 @@ static void flush_stats(void)
 		const struct mod_slot *m = touched[i];
 		st[n].module = m->key == 1 ? 0 : m->key;
 		st[n].out_max = m->out_max;
-		st[n].pad = 0;
+		st[n].lag = 0;
 		st[n].grad_sumsq = m->grad_sumsq;
 		if (++n == NP_AGENT_BULK_STATS) {
 			np_report_stats(st, n);
@@ -671,8 +675,10 @@ static PyObject *opt_pre(PyObject *self, PyObject *args)
 {
 	(void)self;
 	if (enabled && !bodies_off && np_py.Tuple_Size(args) >= 1) {
+		np_gpu_norms_poll();   /* CUDA .grad norms of earlier steps, if back */
 		each_param(np_py.Tuple_GetItem(args, 0), grad_one, NULL);
 		flush_stats();
+		np_gpu_norms_start();
 	}
 	return hook_done();
 }
@@ -815,6 +821,7 @@ void np_hooks_mid_step(void)
 
 void np_hooks_reset(void)
 {
+	np_gpu_norms_reset();
 	ntouched = 0;
 	memset(mods, 0, sizeof(mods));
 	memset(params, 0, sizeof(params));
@@ -832,6 +839,7 @@ void np_hooks_send_counters(void)
 	r.cnt.bytes = np_tensor_stats.bytes;
 	r.cnt.skipped = np_tensor_stats.skipped;
 	r.cnt.dropped = dropped;
-	r.cnt.overflow = overflow;
+	/* CUDA .grads over the norms' table, steps whose norms were given up */
+	r.cnt.overflow = overflow + np_gpu_norms_overflow + np_gpu_norms_dropped;
 	np_report_send(&r);
 }

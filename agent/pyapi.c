@@ -41,6 +41,9 @@ int np_pyapi_load(void)
 	NEED(Tuple_GetItem, "PyTuple_GetItem");
 	NEED(List_Size, "PyList_Size");
 	NEED(List_GetItem, "PyList_GetItem");
+	NEED(List_New, "PyList_New");
+	NEED(List_Append, "PyList_Append");
+	NEED(Float_AsDouble, "PyFloat_AsDouble");
 	NEED(Dict_Next, "PyDict_Next");
 	NEED(Long_AsVoidPtr, "PyLong_AsVoidPtr");
 	NEED(Long_AsLongLong, "PyLong_AsLongLong");

@@ -50,6 +50,9 @@ struct np_pyapi {
 	PyObject *(*Tuple_GetItem)(PyObject *, ptrdiff_t);           /* borrowed */
 	ptrdiff_t (*List_Size)(PyObject *);
 	PyObject *(*List_GetItem)(PyObject *, ptrdiff_t);            /* borrowed */
+	PyObject *(*List_New)(ptrdiff_t);
+	int (*List_Append)(PyObject *, PyObject *);
+	double (*Float_AsDouble)(PyObject *);
 	int (*Dict_Next)(PyObject *, ptrdiff_t *, PyObject **, PyObject **);
 	void *(*Long_AsVoidPtr)(PyObject *);
 	long long (*Long_AsLongLong)(PyObject *);

@@ -143,7 +143,7 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 		goto err;
 	uint64_t numel, ptr;
 	int cuda = 0;
-	if (!cpu && (!np_gpu_modules() || (cuda = flag(t, np_n.is_cuda, false)) != 1)) {
+	if (!cpu && (cuda = flag(t, np_n.is_cuda, false)) != 1) {
 		if (cuda < 0)
 			goto err;
 		np_tensor_stats.skipped++;

@@ -31,10 +31,10 @@ struct np_tensor_view {
 	uint8_t dtype;           /* enum np_dtype */
 };
 
-/* 1: v filled; 2: v filled for a CUDA tensor, to be checked by the GPU
- * side at module level (only while np_gpu_modules(), cupti/gpu.h); 0:
- * not checkable here (not floating point, on a device not checked,
- * empty, not dense); -1: Python error (cleared). */
+/* 1: v filled; 2: v filled for a CUDA tensor (checked by the GPU side at
+ * module level while np_gpu_modules(), cupti/gpu.h; its .grad's norm
+ * taken by agent/gpu_norms.c); 0: not checkable here (not floating point,
+ * on another device, empty, not dense); -1: Python error (cleared). */
 int np_tensor_view(PyObject *t, struct np_tensor_view *v);
 /* The stream torch runs the next op on, on CUDA tensor t's device: in a
  * hook, the stream that made t.  One Python call: asked only when a

@@ -20,11 +20,6 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
 			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
 			int captured);
 
-/* Marks the calling thread's driver calls as the agent's own (1) or not
- * (0): the CUPTI callback ignores them, as it ignores those it makes
- * itself (a module-level check's context setup and launch, from a hook). */
-void np_gpu_own_calls(int on);
-
 /* Whether module-level checks are guards (gpu.h): then a launched one is
  * counted as a guard. */
 int np_gpu_guarding(void);

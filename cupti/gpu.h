@@ -55,6 +55,12 @@ int np_gpu_start(const struct np_gpu_config *cfg, const char **why);
  * again. */
 void np_gpu_stop(void);
 
+/* Marks the calling thread's driver calls and launches as the agent's own
+ * (1) or not (0): the CUPTI callback ignores them, as it ignores those it
+ * makes itself (a module-level check's set-up and launch, the gradient
+ * norms agent/gpu_norms.c has torch compute from a hook). */
+void np_gpu_own(int on);
+
 /* Whether np_gpu_start() succeeded and np_gpu_stop() was not called. */
 int np_gpu_active(void);
 

@@ -32,6 +32,11 @@ int np_gpu_modules(void)
 	return 0;
 }
 
+void np_gpu_own(int on)
+{
+	(void)on;
+}
+
 int np_gpu_wants(uint64_t ptr)
 {
 	(void)ptr;

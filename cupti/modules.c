@@ -62,9 +62,9 @@ int np_gpu_check_tensor(const struct np_gpu_tensor *t)
 	if (!np_gpu_modules() || t->what == 0 || t->what >= NP_GPU_WHAT_MAX || !t->numel)
 		return 0;
 	/* with the launch checks on too, our setup and launch are not the job's */
-	np_gpu_own_calls(1);
+	np_gpu_own(1);
 	int r = check_tensor(t);
-	np_gpu_own_calls(0);
+	np_gpu_own(0);
 	return r;
 }
 

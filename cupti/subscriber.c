@@ -209,7 +209,7 @@ uint32_t np_gpu_suspect(uint64_t ptr)
 	return unchecked_seq && unchecked_seq > np_writers_last(ptr) ? unchecked_func : 0;
 }
 
-void np_gpu_own_calls(int on)
+void np_gpu_own(int on)
 {
 	inside = on;
 }

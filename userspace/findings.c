@@ -237,14 +237,20 @@ static struct np_modstat *modstat(struct np_proc_state *p, uint64_t addr)
 	return m;
 }
 
+static void late_stats(struct np_collector *c, struct np_proc_state *p, uint64_t step,
+		       const struct np_arec_stat *st);
+
 void np_findings_stats(struct np_collector *c, struct np_proc_state *p,
 		       const struct np_bulk_event *e)
 {
-	(void)c;
 	struct np_arec_stat st;
 	for (uint32_t off = 0; off + sizeof(st) <= e->len && off + sizeof(st) <= NP_AGENT_BULK_MAX;
 	     off += sizeof(st)) {
 		memcpy(&st, e->data + off, sizeof(st));
+		if (st.lag) {
+			late_stats(c, p, e->step >= st.lag ? e->step - st.lag : 0, &st);
+			continue;
+		}
 		struct np_modstat *m = modstat(p, st.module);
 		if (!m)
 			continue;
@@ -253,6 +259,7 @@ void np_findings_stats(struct np_collector *c, struct np_proc_state *p,
 		m->grad_sumsq = st.grad_sumsq;
 		p->ag.step_sumsq += st.grad_sumsq;
 		p->ag.step_has_stats = true;
+		p->ag.step_has_grads |= st.grad_sumsq != 0;
 		if (isfinite(st.out_max) && st.out_max > p->cur.out_max)
 			p->cur.out_max = st.out_max;
 	}
@@ -348,20 +355,108 @@ static void heat_put(struct np_heat *h, float (*out)[NP_HEAT_MODS], float (*grad
 		    : m->grad_sumsq > 0 ? (float)sqrt(m->grad_sumsq) : NAN;
 }
 
+/* The late CUDA gradient statistics of one step (np_arec_stat.lag): sums
+ * per module and in all until the step's last record, then into the
+ * series, the warnings and the heatmap under the step they belong to. */
+/* The whole model's gradient norm of one step into its series.  With late
+ * CUDA statistics about, a step's CPU part waits for them (a model with
+ * .grads on both sides has one norm, not two interleaved). */
+static void total_push(struct np_collector *c, struct np_proc_state *p, uint64_t step,
+		       double sumsq)
+{
+	double total = isfinite(sumsq) ? sqrt(sumsq) : INFINITY;
+	double r = np_series_push(&p->ag.total, total, step, true);
+	if (r > 0)
+		warn(c, p, step, 0, NP_METRIC_GRAD_NORM, total, r);
+}
+
+static void cpu_total_flush(struct np_collector *c, struct np_proc_state *p)
+{
+	if (p->ag.cpu_has)
+		total_push(c, p, p->ag.cpu_step, p->ag.cpu_sumsq);
+	p->ag.cpu_has = false;
+}
+
+static void late_flush(struct np_collector *c, struct np_proc_state *p)
+{
+	struct np_agent_state *a = &p->ag;
+	if (!a->late_has)
+		return;
+	uint64_t step = a->late_step;
+	a->late_has = false;
+	double sumsq = a->late_sumsq;
+	a->late_sumsq = 0;
+	if (a->cpu_has && a->cpu_step < step)
+		cpu_total_flush(c, p);   /* a step that had no CUDA part */
+	if (a->cpu_has && a->cpu_step == step) {
+		sumsq += a->cpu_sumsq;
+		a->cpu_has = false;
+	}
+	total_push(c, p, step, sumsq);
+	double r;
+	uint32_t col = NP_HEAT_STEPS;   /* the step's heatmap column, if still kept */
+	for (uint32_t i = 0; a->heat && i < a->heat->len; i++)
+		if (a->heat->step[(a->heat->start + i) % NP_HEAT_STEPS] == step)
+			col = (a->heat->start + i) % NP_HEAT_STEPS;
+	for (uint32_t i = 0; i < a->nmods; i++) {
+		struct np_modstat *m = &a->mods[i];
+		if (m->late_step != step || !m->addr || m->late_sumsq == 0)
+			continue;
+		uint32_t name = 0, type = 0;
+		module_names(c, p, m->addr, &name, &type);
+		double g = sqrt(m->late_sumsq);   /* inf or nan stays so */
+		for (uint32_t k = 0; col < NP_HEAT_STEPS && k < a->heat->nmods; k++)
+			if (a->heat->mod_addr[k] == m->addr)
+				a->heat->grad[col][k] = isfinite(g) ? (float)g : INFINITY;
+		if ((r = np_series_push(&m->s[NP_METRIC_GRAD_NORM], g, step, true)) > 0)
+			warn(c, p, step, name, NP_METRIC_GRAD_NORM, g, r);
+		m->late_sumsq = 0;
+	}
+}
+
+static void late_stats(struct np_collector *c, struct np_proc_state *p, uint64_t step,
+		       const struct np_arec_stat *st)
+{
+	struct np_agent_state *a = &p->ag;
+	if (a->late_has && a->late_step != step)
+		late_flush(c, p);
+	a->late_has = a->late_seen = true;
+	a->late_step = step;
+	a->late_sumsq += st->grad_sumsq;
+	struct np_modstat *m = modstat(p, st->module);
+	if (!m)
+		return;
+	if (m->late_step != step)
+		m->late_sumsq = 0;
+	m->late_step = step;
+	m->late_sumsq += st->grad_sumsq;
+}
+
 void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 {
 	struct np_agent_state *a = &p->ag;
 	uint64_t step = p->cur.step;
+	late_flush(c, p);   /* an earlier step's, sent in this one */
+	cpu_total_flush(c, p);   /* no late part came for it */
 	p->cur.grad_norm = NAN;
 	if (!a->step_has_stats)
 		return;
 	double total = isfinite(a->step_sumsq) ? sqrt(a->step_sumsq) : INFINITY;
-	p->cur.grad_norm = total;
+	/* a model whose .grads are all on the GPU sends them late: its 0
+	 * here is no gradient norm */
+	bool grads = a->step_has_grads;
+	p->cur.grad_norm = grads ? total : NAN;
+	if (grads && a->late_seen) {   /* waits for the step's CUDA part */
+		a->cpu_has = true;
+		a->cpu_step = step;
+		a->cpu_sumsq = a->step_sumsq;
+	} else if (grads) {
+		total_push(c, p, step, a->step_sumsq);
+	}
 	a->step_sumsq = 0;
 	a->step_has_stats = false;
-	double r = np_series_push(&a->total, total, step, true);
-	if (r > 0)
-		warn(c, p, step, 0, NP_METRIC_GRAD_NORM, total, r);
+	a->step_has_grads = false;
+	double r;
 	if (!a->heat)
 		a->heat = calloc(1, sizeof(*a->heat));
 	float (*hgrad)[NP_HEAT_MODS] = NULL;

@@ -150,6 +150,9 @@ struct np_modstat {
 	uint64_t addr;            /* nn.Module */
 	double out_max, grad_sumsq;
 	uint64_t step;            /* step of the values above */
+	double late_sumsq;        /* CUDA .grads' sum of squares of step late_step,
+				   * sent a step or more later (agent/gpu_norms.c) */
+	uint64_t late_step;
 	struct np_series s[NP_METRIC_MAX];
 };
 
@@ -190,6 +193,14 @@ struct np_agent_state {
 	struct np_series total;   /* whole-model gradient norm */
 	double step_sumsq;        /* this step's, from STATS records */
 	bool step_has_stats;
+	bool step_has_grads;      /* a CPU .grad was in them (CUDA ones come late) */
+	bool late_has;            /* late CUDA gradient statistics of late_step */
+	uint64_t late_step;
+	double late_sumsq;
+	bool late_seen;           /* ever: CPU totals then wait for the late part */
+	bool cpu_has;             /* a step's CPU .grads' sum, waiting (cpu_step) */
+	uint64_t cpu_step;
+	double cpu_sumsq;
 	struct np_explosion_warning warnings[NP_MAX_WARNINGS];
 	uint32_t nwarnings;
 	uint64_t warnings_dropped;

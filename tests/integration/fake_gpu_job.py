@@ -19,6 +19,12 @@ cuBLAS-like C name and one opaque argument struct): its output is never
 checked at launch, only at the gate's module output (--modules with
 NANPROF_GPU_MODE=every+modules).
 
+With --modules --fault explode, head owns a parameter whose .grad, set
+after each backward, says it is a CUDA tensor (its values are on the CPU,
+where torch computes its norm) and grows 4x a step from step --at: its
+gradient norm comes back a step late (agent/gpu_norms.c) and must warn
+at the step --cpu-grads warns, where the same .grad is a CPU tensor.
+
 With --modules --fault backward, the gate's exp runs in the backward of
 a node gate made, whose gradient for gate.w is the fake buffer it wrote:
 checked as a gradient the node produced, then as w's .grad.  With
@@ -27,8 +33,8 @@ CUDA tensor over the fake buffer x, which the optimizer's step overwrites
 with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
 
-  fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer] [--at N]
-                  [--steps N] [--modules] [--opaque]
+  fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode]
+                  [--at N] [--steps N] [--modules] [--opaque] [--cpu-grads]
 """
 import argparse
 import ctypes
@@ -45,7 +51,10 @@ def main():
     ap.add_argument("lib")
     ap.add_argument("--at", type=int, default=3, help="step of the overflow; -1: none")
     ap.add_argument("--steps", type=int, default=6)
-    ap.add_argument("--fault", choices=["forward", "backward", "optimizer"], default="forward")
+    ap.add_argument("--fault", choices=["forward", "backward", "optimizer", "explode"],
+                    default="forward")
+    ap.add_argument("--cpu-grads", action="store_true",
+                    help="explode: the growing .grad is a CPU tensor")
     ap.add_argument("--modules", action="store_true")
     ap.add_argument("--opaque", action="store_true")
     a = ap.parse_args()
@@ -232,9 +241,11 @@ def modules_job(a, ops):
         def __init__(self):
             super().__init__()
             self.lin = nn.Linear(4, 1)
-            if a.fault == "optimizer":
+            if a.fault == "optimizer" or (a.fault == "explode" and not a.cpu_grads):
                 self.scale = DeviceParam(torch.zeros(n))
                 self.scale.device_address = ops.fo_buf(0)
+            elif a.fault == "explode":
+                self.scale = nn.Parameter(torch.zeros(n))
 
         def forward(self, x, dev, dev0):
             ops.fo_head()           # s = e + x: reads the gate's output (and x)
@@ -264,6 +275,18 @@ def modules_job(a, ops):
     model = Model()
     if a.fault == "optimizer":
         train(model, a, opt_cls=OverflowingSGD, gate_at=-1)
+    elif a.fault == "explode":
+        scale = model.head.scale
+        step = [0]
+
+        def growing_grad():
+            g = torch.full((n,), 1e-3 * 4.0 ** max(0, step[0] - a.at + 1))
+            if not a.cpu_grads:
+                g = g.as_subclass(DeviceBuffer)
+                g.device_address = ops.fo_buf(3)
+            scale.grad = g
+            step[0] += 1
+        train(model, a, growing_grad, gate_at=-1)
     elif a.fault == "backward":
         # on CUDA, AccumulateGrad keeps the node's gradient as .grad when
         # it can; here autograd copies it, so the job says so itself

@@ -21,7 +21,9 @@
 # (a module-level check of a CUDA output whose last writer went
 # unchecked) do, naming the undecoded kernel, and so does
 # `nanprof run --gpu every+modules`; with decoded kernels only, the
-# guards check nothing twice.
+# guards check nothing twice.  And a .grad that says it is CUDA and
+# grows 4x a step: its norm comes back a step late, and the explosion
+# warnings are those of the same .grad on the CPU.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -109,6 +111,28 @@ one_python() {   # python
 	else
 		cat "$T/$tag-modclean.err" >> "$T/chk"
 		bad "$tag: module-level GPU clean job under nanprof" "$T/chk"
+	fi
+	# gradient norms of CUDA .grads come back a step late, without a sync:
+	# the warnings must be those of the same .grads on the CPU (but the
+	# last step's, whose norms the job's end leaves behind)
+	run_fake "$py" "$T/$tag-exp" --modules --fault explode --at 8 --steps 16
+	run_fake "$py" "$T/$tag-expcpu" --modules --fault explode --at 8 --steps 16 --cpu-grads
+	if python3 - "$T/$tag-exp/events.jsonl" "$T/$tag-expcpu/events.jsonl" > "$T/chk" 2>&1 <<'PY'
+import json, sys
+def warned(path):
+    return [(e["step"], e["module"], e["metric"]) for e in map(json.loads, open(path))
+            if e.get("type") == "explosion_warning" and e["step"] < 15]
+gpu, cpu = warned(sys.argv[1]), warned(sys.argv[2])
+print("CUDA .grads:", gpu)
+print("CPU .grads: ", cpu)
+sys.exit(0 if gpu == cpu and (9, "head", "grad_norm") in gpu and
+         any(m == "" for _, m, _ in gpu) else 1)
+PY
+	then
+		ok "$tag: CUDA .grad norms a step late: the same explosion warnings as on the CPU"
+	else
+		cat "$T/$tag-exp.err" >> "$T/chk"
+		bad "$tag: late CUDA gradient norms" "$T/chk"
 	fi
 	# the guards: in every mode the hooks' CUDA tensors whose last writer
 	# went unchecked get a module-level check, and only those

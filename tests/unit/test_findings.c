@@ -286,17 +286,24 @@ Test(findings, gaps_in_record_numbers_count_as_lost)
 	cr_assert_eq(proc->ag.checked, 40);
 }
 
-/* One module's statistics, as the agent's bulk report carries them. */
-static void stats(uint64_t ts, uint64_t module, float out_max, double sumsq)
+/* One module's statistics, as the agent's bulk report carries them; lag
+ * > 0: CUDA .grads of the step lag steps ago (agent/gpu_norms.c). */
+static void stats_lag(uint64_t ts, uint64_t module, float out_max, double sumsq, uint32_t lag)
 {
 	static struct np_bulk_event b;
 	struct np_event e = ev(&sim, NP_EV_AGENT_BULK, ts);
 	memset(&b, 0, sizeof(b));
 	memcpy(&b, &e, offsetof(struct np_bulk_event, len));
-	struct np_arec_stat st = { .module = module, .out_max = out_max, .grad_sumsq = sumsq };
+	struct np_arec_stat st = { .module = module, .out_max = out_max, .lag = lag,
+				   .grad_sumsq = sumsq };
 	memcpy(b.data, &st, sizeof(st));
 	b.len = sizeof(st);
 	send((const struct np_event *)&b);
+}
+
+static void stats(uint64_t ts, uint64_t module, float out_max, double sumsq)
+{
+	stats_lag(ts, module, out_max, sumsq, 0);
 }
 
 static void stat_step(uint64_t k, double norm)
@@ -347,6 +354,63 @@ Test(findings, growing_gradients_warn_before_the_first_nonfinite)
 		whole += proc->ag.warnings[i].module == 0 &&
 			 proc->ag.warnings[i].metric == NP_METRIC_GRAD_NORM;
 	cr_assert_leq(whole, 8);
+}
+
+/* A model on the GPU: its .grads' norms come a step late (lag 1), its
+ * step's own statistics with none.  The warnings must be those of the
+ * same norms sent in their own step: same steps, modules and values. */
+static void cuda_step(uint64_t k, double norm, double prev)
+{
+	uint64_t t = 1000 + k * 1000;
+	mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, t + 10, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, t + 20, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, t + 30, NP_SEQ_UNKNOWN);
+	opt_enter(&sim, t + 100);
+	if (k) {   /* the last step's, back from the GPU */
+		stats_lag(t + 105, M_LIN, NAN, prev * prev * 0.4, 1);
+		stats_lag(t + 106, M_LIN, NAN, prev * prev * 0.24, 1);   /* its bias */
+		stats_lag(t + 107, 0, NAN, prev * prev * 0.36, 1);
+	}
+	stats(t + 110, M_LIN, 1.5f, 0);
+	(void)norm;
+	opt_exit(&sim, t + 200);
+}
+
+Test(findings, late_cuda_gradient_norms_warn_as_if_on_time)
+{
+	struct np_proc_info info = { .pid = PID + 1, .py_major = 3, .py_minor = 11 };
+	struct np_proc_state *gpu = np_collector_add_proc(&col, &info, 0);
+	cr_assert_not_null(gpu);
+	gpu->checks = NP_CHECKS_ON;
+	double x[21];
+	for (unsigned k = 0; k < 21; k++)
+		x[k] = 2.0 * pow(4.0, k > 8 ? k - 8 : 0);
+	for (unsigned k = 0; k < 20; k++)
+		stat_step(k, x[k]);
+	proc = gpu;   /* sim and checks now speak for the GPU process */
+	sim.pid = PID + 1;
+	memset(sim.stack, 0, sizeof(sim.stack));
+	sim.depth = 0;
+	sim.step = 0;
+	type_name(&sim, 1, T_NET, "Net");
+	type_name(&sim, 3, T_LIN, "Linear");
+	for (unsigned k = 0; k < 21; k++)
+		cuda_step(k, x[k], k ? x[k - 1] : 0);
+	struct np_proc_state *cpu = &col.procs[0];
+	cr_assert_gt(cpu->ag.nwarnings, 0);
+	cr_assert_eq(gpu->ag.nwarnings, cpu->ag.nwarnings, "%u warnings, want %u",
+		     gpu->ag.nwarnings, cpu->ag.nwarnings);
+	for (uint32_t i = 0; i < cpu->ag.nwarnings; i++) {
+		const struct np_explosion_warning *w = &gpu->ag.warnings[i], *v = &cpu->ag.warnings[i];
+		cr_expect_eq(w->step, v->step, "warning %u: step %llu, want %llu", i,
+			     (unsigned long long)w->step, (unsigned long long)v->step);
+		cr_expect_str_eq(np_name(&col, w->module), np_name(&col, v->module));
+		cr_expect_eq(w->metric, v->metric);
+		cr_expect_float_eq(w->value, v->value, 1e-6 * v->value);
+	}
+	/* a step's own statistics carried no .grad: no gradient norm there */
+	cr_expect(isnan(gpu->steps[3].grad_norm), "step 3: %g", gpu->steps[3].grad_norm);
 }
 
 Test(findings, series_needs_history_and_two_rises)
