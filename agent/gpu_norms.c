@@ -11,10 +11,13 @@
 
 /* start(grads): per device, the norms of the .grads in float32, copied
  * to pinned memory after an event (torch's caching host allocator reuses
- * the pinned blocks once the copy is done).  ready(pending): None until
- * every event has completed, then the norms in the order of grads.  A
- * device-less run (the fake driver's tests: no torch.cuda) computes them
- * where the tensors are, ready at once. */
+ * the pinned blocks once the copy is done); None while the stream
+ * captures a CUDA graph (allocating pinned memory then would break the
+ * user's capture).  ready(pending): None until every event has
+ * completed, then the norms in the order of grads, -1 for a .grad left
+ * out (a DTensor: its norm may take a collective).  A device-less run
+ * (the fake driver's tests: no torch.cuda) computes them where the
+ * tensors are, ready at once. */
 static const char helper_py[] =
 "import torch\n"
 "def _norms(gs):\n"
@@ -26,10 +29,13 @@ static const char helper_py[] =
 "            return [n.float() for n in f(gs)]\n"
 "    return [torch.linalg.vector_norm(g, dtype=torch.float32) for g in gs]\n"
 "def start(grads):\n"
+"    if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():\n"
+"        return None\n"
 "    groups = {}\n"
 "    for i, g in enumerate(grads):\n"
-"        groups.setdefault((g.device, g.dtype), []).append(i)\n"
-"    out = []\n"
+"        if type(g).__name__ not in ('DTensor', 'ShardedTensor'):\n"
+"            groups.setdefault((g.device, g.dtype), []).append(i)\n"
+"    out = [len(grads)]\n"
 "    with torch.no_grad():\n"
 "        for idx in groups.values():\n"
 "            n = torch.stack(_norms([grads[i].detach() for i in idx]))\n"
@@ -43,10 +49,10 @@ static const char helper_py[] =
 "            out.append((idx, host, ev))\n"
 "    return out\n"
 "def ready(pending):\n"
-"    if any(ev is not None and not ev.query() for _, _, ev in pending):\n"
+"    if any(ev is not None and not ev.query() for _, _, ev in pending[1:]):\n"
 "        return None\n"
-"    vals = [0.0] * sum(len(idx) for idx, _, _ in pending)\n"
-"    for idx, host, _ in pending:\n"
+"    vals = [-1.0] * pending[0]\n"
+"    for idx, host, _ in pending[1:]:\n"
 "        for i, v in zip(idx, host.tolist()):\n"
 "            vals[i] = v\n"
 "    return vals\n";
@@ -131,6 +137,8 @@ void np_gpu_norms_start(void)
 	if (!obj) {
 		np_py.Err_Clear();
 		np_gpu_norms_dropped++;
+	} else if (obj == np_py.None) {   /* capturing a graph: no norms this step */
+		np_py.DecRef(obj);
 	} else {
 		p->obj = obj;
 		p->step = steps;
@@ -152,6 +160,8 @@ static void send(const struct pending *p, PyObject *vals, uint32_t lag)
 	for (uint32_t i = 0; i < p->n; i++) {
 		PyObject *v = np_py.List_GetItem(vals, (ptrdiff_t)i);
 		double x = v ? np_py.Float_AsDouble(v) : NAN;
+		if (x < 0)
+			continue;   /* left out (gpu_norms.c's helper) */
 		if (n && st[n - 1].module == p->keys[i]) {
 			st[n - 1].grad_sumsq += x * x;
 			continue;
