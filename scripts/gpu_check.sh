@@ -365,6 +365,8 @@ set_origin() {
 	input) ORIGIN=(--origin forward '' '*' --step 6) ;;
 	loss) ORIGIN=(--outside --step 6) ;;
 	none) ORIGIN=(--no-origin --no-warnings) ;;
+	# CUDA .grad norms come back a step late (agent/gpu_norms.c)
+	explode) ORIGIN=(--warning-before-origin) ;;
 	graph) ORIGIN=(--origin forward act '*' --graph) ;;
 	esac
 }
@@ -405,7 +407,8 @@ step_under_nanprof() {
 	echo "== 3. under nanprof run (BPF)"
 	local f
 	if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
-		for f in "${FAULT_KINDS[@]}" none graph forward-modules functional-every+modules; do
+		for f in "${FAULT_KINDS[@]}" none graph forward-modules explode \
+			functional-every+modules; do
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
 		return
@@ -414,6 +417,12 @@ step_under_nanprof() {
 		nanprof_job "$f"
 	done
 	nanprof_job forward modules
+	# exploding gradients, over 40 steps as on the CPU: warned before the
+	# first Inf, from gradient norms read back without a sync
+	local fargs=("${FARGS[@]}")
+	FARGS=(--device "$DEV" --steps 40 --at 8)
+	nanprof_job explode
+	FARGS=("${fargs[@]}")
 	# MHA's out_proj overflows in a cuBLAS kernel no decoder reads: the
 	# default run-functional names it through the guards, this one by
 	# checking every module's CUDA output
