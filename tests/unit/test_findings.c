@@ -306,7 +306,9 @@ static void stats(uint64_t ts, uint64_t module, float out_max, double sumsq)
 	stats_lag(ts, module, out_max, sumsq, 0);
 }
 
-static void stat_step(uint64_t k, double norm)
+/* Step k's forward (Net calls Linear), up to its optimizer step; its
+ * start time. */
+static uint64_t forward_to_step(uint64_t k)
 {
 	uint64_t t = 1000 + k * 1000;
 	mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
@@ -314,6 +316,12 @@ static void stat_step(uint64_t k, double norm)
 	mod_exit(&sim, t + 20, NP_SEQ_UNKNOWN);
 	mod_exit(&sim, t + 30, NP_SEQ_UNKNOWN);
 	opt_enter(&sim, t + 100);
+	return t;
+}
+
+static void stat_step(uint64_t k, double norm)
+{
+	uint64_t t = forward_to_step(k);
 	stats(t + 110, M_LIN, 1.5f, norm * norm * 0.64);
 	stats(t + 120, 0, 0, norm * norm * 0.36);   /* parameters of no module */
 	opt_exit(&sim, t + 200);
@@ -359,21 +367,15 @@ Test(findings, growing_gradients_warn_before_the_first_nonfinite)
 /* A model on the GPU: its .grads' norms come a step late (lag 1), its
  * step's own statistics with none.  The warnings must be those of the
  * same norms sent in their own step: same steps, modules and values. */
-static void cuda_step(uint64_t k, double norm, double prev)
+static void cuda_step(uint64_t k, double prev)
 {
-	uint64_t t = 1000 + k * 1000;
-	mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	mod_enter(&sim, t + 10, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
-	mod_exit(&sim, t + 20, NP_SEQ_UNKNOWN);
-	mod_exit(&sim, t + 30, NP_SEQ_UNKNOWN);
-	opt_enter(&sim, t + 100);
+	uint64_t t = forward_to_step(k);
 	if (k) {   /* the last step's, back from the GPU */
 		stats_lag(t + 105, M_LIN, NAN, prev * prev * 0.4, 1);
 		stats_lag(t + 106, M_LIN, NAN, prev * prev * 0.24, 1);   /* its bias */
 		stats_lag(t + 107, 0, NAN, prev * prev * 0.36, 1);
 	}
 	stats(t + 110, M_LIN, 1.5f, 0);
-	(void)norm;
 	opt_exit(&sim, t + 200);
 }
 
@@ -396,7 +398,7 @@ Test(findings, late_cuda_gradient_norms_warn_as_if_on_time)
 	type_name(&sim, 1, T_NET, "Net");
 	type_name(&sim, 3, T_LIN, "Linear");
 	for (unsigned k = 0; k < 21; k++)
-		cuda_step(k, x[k], k ? x[k - 1] : 0);
+		cuda_step(k, k ? x[k - 1] : 0);
 	struct np_proc_state *cpu = &col.procs[0];
 	cr_assert_gt(cpu->ag.nwarnings, 0);
 	cr_assert_eq(gpu->ag.nwarnings, cpu->ag.nwarnings, "%u warnings, want %u",
