@@ -249,6 +249,9 @@ def main():
         left += len(getattr(O, "_global_optimizer_post_hooks", {}))
         print("nanprof hooks left: %d" % left)
     if args.dist != "none":
+        # every rank done before any tears gloo down: a rank that goes
+        # while a peer still talks to it dies in std::terminate (torch 2.x)
+        dist.barrier()
         dist.destroy_process_group()
 
 
