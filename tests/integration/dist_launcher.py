@@ -17,4 +17,11 @@ for rank in range(world):
                MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     procs.append(subprocess.Popen([sys.executable, os.path.join(here, "faults.py")] + sys.argv[2:],
                                   env=env))
-sys.exit(max(p.wait() for p in procs))
+status = 0
+for rank, p in enumerate(procs):
+    rc = p.wait()
+    if rc < 0:                      # a rank killed by a signal fails the job too
+        sys.stderr.write("dist_launcher: rank %d ended by signal %d\n" % (rank, -rc))
+        rc = 128 - rc
+    status = status or rc
+sys.exit(status)

@@ -253,6 +253,11 @@ def main():
         # while a peer still talks to it dies in std::terminate (torch 2.x)
         dist.barrier()
         dist.destroy_process_group()
+        # gloo's worker thread drops the barrier's work after waking us, and
+        # the drop can take the GIL; if that lands once finalization began,
+        # CPython ends the thread mid-destructor and std::terminate kills the
+        # rank (pytorch/pytorch#179291). A short sleep lets it finish first.
+        time.sleep(0.2)
 
 
 if __name__ == "__main__":
