@@ -108,8 +108,23 @@ void np_report_status_gpu(enum np_arec_status st, const char *what)
 }
 
 
+/* nanprof's probe copies NP_AGENT_BULK_BYTES whatever n is, and a BPF
+ * probe cannot fault a page in: a byte on a page the process never
+ * touched (untouched .bss is not mapped yet) fails the whole copy and
+ * the step's statistics are lost.  So they go through one page-aligned
+ * page of our own, written from its start right before the trap. */
+static union {
+	struct np_arec_stat st[NP_AGENT_BULK_STATS];
+	uint8_t page[4096];
+} stage __attribute__((aligned(4096)));
+_Static_assert(NP_AGENT_BULK_BYTES <= sizeof(stage), "the probe reads within one page");
+
 void np_report_stats(const struct np_arec_stat *st, uint32_t n)
 {
-	if (n)
-		np_agent_report_bulk(st, n * (uint32_t)sizeof(*st));
+	if (!n)
+		return;
+	if (n > NP_AGENT_BULK_STATS)
+		n = NP_AGENT_BULK_STATS;
+	memcpy(stage.st, st, n * sizeof(*st));
+	np_agent_report_bulk(stage.st, n * (uint32_t)sizeof(*st));
 }

@@ -13,8 +13,9 @@ void np_report_send(struct np_agent_rec *r);
  * racing into the ring are not taken for lost ones. */
 void np_report_send_gpu(struct np_agent_rec *r);
 
-/* A step's statistics, n entries (at most NP_AGENT_BULK_STATS) at the
- * start of a buffer of NP_AGENT_BULK_BYTES. */
+/* A step's statistics, n entries (at most NP_AGENT_BULK_STATS), in one
+ * trap (copied first to a page nanprof's probe can always read).  Under
+ * the GIL, like every caller. */
 void np_report_stats(const struct np_arec_stat *st, uint32_t n);
 
 /* Whether records also go to NANPROF_AGENT_RECORDS (the agent alone). */
