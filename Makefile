@@ -35,7 +35,7 @@ AGENT_LIB_SRCS := agent/cpu_check.c
 # the GPU agent's logic that needs no GPU: kernel-argument decoding, the
 # allocation map, clean->dirty tracking (cupti/README.md)
 AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/dirty.c cupti/inflight.c \
-			    cupti/kfunc.c cupti/writers.c)
+			    cupti/kfunc.c cupti/writers.c cupti/outmax.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))

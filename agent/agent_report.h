@@ -71,10 +71,14 @@ enum np_arec_status {
 /* One module's statistics of one step (np_agent_report_bulk). */
 struct np_arec_stat {
 	uint64_t module;         /* nn.Module object; 0: parameters of no module */
-	float out_max;           /* largest finite |x| of its forward outputs */
-	uint32_t lag;            /* 0: this step's; k > 0: only grad_sumsq, of the
-				  * CUDA .grads of the step k optimizer steps ago
-				  * (read back without a sync: agent/gpu_norms.c) */
+	float out_max;           /* largest finite |x| of its forward outputs
+				  * (+inf: one was non-finite; NAN: none measured,
+				  * as for CUDA outputs on time) */
+	uint32_t lag;            /* 0: this step's; k > 0: of the step k optimizer
+				  * steps ago, read back without a sync: out_max
+				  * of its CUDA outputs (cupti/outmax.h), or
+				  * grad_sumsq of its CUDA .grads
+				  * (agent/gpu_norms.c); the other is NAN / < 0 */
 	double grad_sumsq;       /* sum of squares of its parameters' .grad */
 };
 

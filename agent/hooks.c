@@ -23,6 +23,7 @@
 #include "report.h"
 #include "tensor.h"
 #include "../cupti/gpu.h"
+#include "../cupti/outmax.h"
 
 #define MOD_SLOTS 16384          /* modules with statistics (power of 2) */
 #define PARAM_SLOTS 65536        /* parameters with a known owner */
@@ -33,7 +34,9 @@
 struct mod_slot {
 	uint64_t key;                /* nn.Module address; 0 = free */
 	uint32_t gen;                /* step generation of the statistics */
-	float out_max;
+	float out_max;               /* of its CPU outputs; NAN: none */
+	int cuda_out;                /* CUDA outputs too: out_max goes late, with
+				      * theirs (cupti/outmax.h) */
 	double grad_sumsq;
 };
 
@@ -102,7 +105,8 @@ static void touch(struct mod_slot *m)
 	if (m->gen == gen)
 		return;
 	m->gen = gen;
-	m->out_max = 0;
+	m->out_max = NAN;   /* until a CPU output is seen: CUDA ones come late */
+	m->cuda_out = 0;
 	m->grad_sumsq = 0;
 	touched[ntouched++] = m;   /* at most one entry per slot: never overflows */
 }
@@ -244,6 +248,9 @@ static PyObject *hook_done(void)
 #define GPU_INPUTS 15
 struct gpu_site {
 	uint8_t what;                /* enum np_gpu_what; 0: not checked on the GPU */
+	uint64_t stat_module;        /* outputs of this module: their largest |x|
+				      * into its statistics (cupti/outmax.h) */
+	int stat_cuda;               /* one was: the module's maximum goes late */
 	PyObject *from;              /* borrowed: what they were made from, or NULL */
 	int gathered;                /* in[] holds from's CUDA tensors */
 	uint32_t n_in;
@@ -263,9 +270,18 @@ static void gpu_input(PyObject *t, void *arg)
  * shows a value seen before, not one born here. */
 static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_site *site)
 {
-	uint64_t stream;
-	if (!site || !site->what || !np_gpu_wants((uint64_t)(uintptr_t)v->ptr) ||
-	    np_tensor_cuda_stream(obj, &stream))
+	uint64_t stream, ptr = (uint64_t)(uintptr_t)v->ptr;
+	if (!site || !site->what)
+		return;
+	if (!np_gpu_wants(ptr)) {
+		/* checked already, by the launch that wrote it */
+		if (site->stat_module) {
+			np_gpu_stat_seen(ptr, site->stat_module, gen);
+			site->stat_cuda = 1;
+		}
+		return;
+	}
+	if (np_tensor_cuda_stream(obj, &stream))
 		return;
 	if (!site->gathered) {
 		site->gathered = 1;
@@ -276,8 +292,10 @@ static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_
 	in[site->n_in] = (uint64_t)(uintptr_t)v->ptr;
 	struct np_gpu_tensor t = { .ptr = (uint64_t)(uintptr_t)v->ptr, .numel = v->numel,
 				   .stream = stream, .dtype = v->dtype, .what = site->what,
-				   .inputs = in, .n_in = site->n_in + 1 };
-	np_gpu_check_tensor(&t);
+				   .inputs = in, .n_in = site->n_in + 1,
+				   .stat_module = site->stat_module, .stat_step = gen };
+	if (np_gpu_check_tensor(&t) && site->stat_module)
+		site->stat_cuda = 1;
 }
 
 /* A site for tensors made from what `from` holds; NULL when the GPU side
@@ -292,6 +310,7 @@ static struct gpu_site *gpu_site(struct gpu_site *site, uint8_t what, PyObject *
 
 struct scan {
 	double max_abs;              /* over finite values of clean tensors */
+	int cpu;                     /* CPU tensors seen: max_abs is theirs */
 	int dirty;
 	struct np_tensor_check first;   /* the first non-finite tensor */
 	PyObject *first_obj;            /* borrowed, valid during the hook */
@@ -308,6 +327,7 @@ static void scan_one(PyObject *t, void *arg)
 		gpu_check(t, &v, s->gpu);
 	if (r != 1)
 		return;
+	s->cpu++;
 	np_tensor_check_view(&v, &c);
 	if (c.r.max_abs > s->max_abs)
 		s->max_abs = c.r.max_abs;
@@ -367,10 +387,13 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		index_params(module, module, 0);
 	struct gpu_site site;
 	struct scan s = { .gpu = gpu_site(&site, NP_GPU_WHAT_OUTPUT, in) };
+	if (s.gpu && m)
+		s.gpu->stat_module = (uint64_t)(uintptr_t)module;
 	np_tensor_visit(output, scan_one, &s);
 	if (m) {
 		touch(m);
-		if (s.max_abs > m->out_max)
+		m->cuda_out |= s.gpu && s.gpu->stat_cuda;
+		if (s.cpu && !(m->out_max >= s.max_abs))   /* NAN: none yet */
 			m->out_max = s.max_abs > 3.4e38 ? INFINITY : (float)s.max_abs;
 		if (s.dirty)
 			m->out_max = INFINITY;   /* non-finite: the heatmap shows it red */
@@ -651,16 +674,17 @@ static void param_one(PyObject *p, void *arg)
  * modules). */
 static void flush_stats(void)
 {
-	static union {
-		struct np_arec_stat st[NP_AGENT_BULK_STATS];
-		uint8_t bytes[NP_AGENT_BULK_BYTES];
-	} buf;
-	struct np_arec_stat *st = buf.st;
+	static struct np_arec_stat st[NP_AGENT_BULK_STATS];
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ntouched; i++) {
 		const struct mod_slot *m = touched[i];
 		st[n].module = m->key == 1 ? 0 : m->key;
 		st[n].out_max = m->out_max;
+		if (m->cuda_out) {   /* one value a step: with its CUDA outputs', late */
+			if (!isnan(m->out_max))
+				np_outmax_value(m->key, gen, m->out_max);
+			st[n].out_max = NAN;
+		}
 		st[n].lag = 0;
 		st[n].grad_sumsq = m->grad_sumsq;
 		if (++n == NP_AGENT_BULK_STATS) {
@@ -671,11 +695,38 @@ static void flush_stats(void)
 	np_report_stats(st, n);
 }
 
+/* The largest |x| of CUDA module outputs of earlier steps whose checks
+ * are all back (cupti/outmax.h), as late statistics. */
+struct late_buf {
+	struct np_arec_stat st[NP_AGENT_BULK_STATS];
+	uint32_t n;
+};
+
+static void late_out_one(uint64_t module, uint32_t step, float max, void *arg)
+{
+	struct late_buf *b = arg;
+	b->st[b->n++] = (struct np_arec_stat){ .module = module, .out_max = max,
+						 .lag = gen - step, .grad_sumsq = -1 };
+	if (b->n == NP_AGENT_BULK_STATS) {
+		np_report_stats(b->st, b->n);
+		b->n = 0;
+	}
+}
+
+static void send_late_out_max(void)
+{
+	static struct late_buf b;
+	b.n = 0;
+	if (np_outmax_collect(gen, late_out_one, &b) && b.n)
+		np_report_stats(b.st, b.n);
+}
+
 static PyObject *opt_pre(PyObject *self, PyObject *args)
 {
 	(void)self;
 	if (enabled && !bodies_off && np_py.Tuple_Size(args) >= 1) {
 		np_gpu_norms_poll();   /* CUDA .grad norms of earlier steps, if back */
+		send_late_out_max();
 		each_param(np_py.Tuple_GetItem(args, 0), grad_one, NULL);
 		flush_stats();
 		np_gpu_norms_start();
@@ -839,7 +890,9 @@ void np_hooks_send_counters(void)
 	r.cnt.bytes = np_tensor_stats.bytes;
 	r.cnt.skipped = np_tensor_stats.skipped;
 	r.cnt.dropped = dropped;
-	/* CUDA .grads over the norms' table, steps whose norms were given up */
-	r.cnt.overflow = overflow + np_gpu_norms_overflow + np_gpu_norms_dropped;
+	/* CUDA .grads over the norms' table, steps whose norms or output
+	 * maxima were given up */
+	r.cnt.overflow = overflow + np_gpu_norms_overflow + np_gpu_norms_dropped +
+			 np_outmax_dropped();
 	np_report_send(&r);
 }

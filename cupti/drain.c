@@ -1,5 +1,6 @@
 /* drain.c - reading and judging the check kernels' results (see drain.h). */
 #define _GNU_SOURCE
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "gpu_ctx.h"
 #include "inflight.h"
 #include "kfunc.h"
+#include "outmax.h"
 
 struct np_gpu_counters np_gpu_cnt;
 volatile int np_gpu_zoom;
@@ -145,6 +147,11 @@ static void judge(const struct np_gpu_rec *g)
 		return;
 	}
 	int dirty = g->nan || g->posinf || g->neginf;
+	/* a module output's largest |x|, if a hook asked for it */
+	if (!e.captured) {
+		double m = np_magnitude((enum np_dtype)g->dtype, g->max_mag);
+		np_outmax_result(g->tag, dirty || m > 3.4e38 ? INFINITY : (float)m);
+	}
 	struct np_dirty_why why;
 	enum np_dirty_verdict v = np_dirty_result(&tracker, &e.dl, dirty, &why);
 	if (v == NP_DIRTY_CLEAN)

@@ -93,7 +93,16 @@ struct np_gpu_tensor {
 	const uint64_t *inputs;    /* data pointers it was made from: known
 				    * non-finite there makes it propagation */
 	uint32_t n_in;
+	uint64_t stat_module;      /* a module output: its check's largest |x|
+				    * goes into this module's statistics of
+				    * step stat_step (outmax.h); 0: not one */
+	uint32_t stat_step;
 };
+
+/* A CUDA output of module in step `step` that np_gpu_wants() did not
+ * want checked: the check of its last writer read it, and that check's
+ * largest |x| goes into the module's statistics (outmax.h). */
+void np_gpu_stat_seen(uint64_t ptr, uint64_t module, uint32_t step);
 
 /* Enqueues the finite check of t on t->stream, after the work that made
  * it, as a kernel launch's output would be checked; no synchronisation.

@@ -25,6 +25,7 @@
 #include "gpu.h"
 #include "gpu_ctx.h"
 #include "kfunc.h"
+#include "outmax.h"
 #include "writers.h"
 
 /* Pseudo-function keys: no CUfunction lives in the first page. */
@@ -56,6 +57,12 @@ static struct np_kfunc *suspect_kfunc(uint8_t what, uint32_t suspect)
 }
 
 static int check_tensor(const struct np_gpu_tensor *t);
+
+void np_gpu_stat_seen(uint64_t ptr, uint64_t module, uint32_t step)
+{
+	if (np_gpu_writers())
+		np_outmax_expect(np_writers_tag(ptr), module, step);
+}
 
 int np_gpu_check_tensor(const struct np_gpu_tensor *t)
 {
@@ -92,12 +99,14 @@ static int check_tensor(const struct np_gpu_tensor *t)
 		return 0;
 	struct np_kbuf b = { .ptr = t->ptr, .numel = t->numel, .dtype = (enum np_dtype)t->dtype,
 			     .n_in = -1 };
-	if (np_gpu_launch_check(g, stream, f, &b, t->inputs, t->n_in, captured) != 1)
+	uint64_t tag = 0;
+	if (np_gpu_launch_check(g, stream, f, &b, t->inputs, t->n_in, captured, &tag) != 1)
 		return 0;
+	np_outmax_expect(tag, t->stat_module, t->stat_step);
 	/* seen now: a guard of a parent returning the same tensor does not
 	 * check it again, and no check of it names an older suspect */
 	if (np_gpu_writers())
-		np_writers_checked(t->ptr, np_writers_next());
+		np_writers_checked(t->ptr, np_writers_next(), tag);
 	if (np_gpu_guarding())
 		__atomic_add_fetch(&np_gpu_cnt.guard_checks, 1, __ATOMIC_RELAXED);
 	return 1;

@@ -24,6 +24,7 @@
 #include "inflight.h"
 #include "intervals.h"
 #include "kfunc.h"
+#include "outmax.h"
 #include "writers.h"
 
 #define MAX_OUTPUTS NP_KD_MAX_OUTPUTS
@@ -337,10 +338,11 @@ static void batch_add(struct np_gpu_ctx *g, CUstream stream, struct check_batch 
  * unknown. */
 int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
 			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
-			int captured)
+			int captured, uint64_t *tag)
 {
 	struct check_ready c;
 	int r = check_prepare(g, stream, f, b, inputs, n_in, captured, &c);
+	*tag = r == 1 && !captured ? c.args.tag : 0;
 	return r == 1 ? launch_one(g, stream, &c) : r;
 }
 
@@ -452,7 +454,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			/* a check launch the driver refuses later is counted,
 			 * but the writer stays noted as checked */
 			if (seq && r == 1)
-				np_writers_checked(b->ptr, seq);
+				np_writers_checked(b->ptr, seq, captured ? 0 : c.args.tag);
 			else if (seq)
 				note_unchecked(seq, f);
 		}
@@ -614,6 +616,7 @@ int np_gpu_start(const struct np_gpu_config *cfg, const char **why)
 		/* what ran while detached was not seen: no buffer's last
 		 * writer is known to have been checked */
 		np_writers_reset();
+		np_outmax_reset();
 		if (np_drain_start()) {
 			*why = "cannot start drain thread";
 			rc = -1;

@@ -4,7 +4,7 @@
 #include "writers.h"
 
 static struct {
-	uint64_t ptr, seq;
+	uint64_t ptr, seq, tag;
 } slots[NP_WRITERS_SLOTS];
 static uint64_t last_unchecked;   /* seq of the latest launch with unchecked outputs */
 static uint64_t counter;
@@ -30,7 +30,7 @@ uint64_t np_writers_next(void)
 	return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
 }
 
-void np_writers_checked(uint64_t ptr, uint64_t seq)
+void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag)
 {
 	if (!ptr)
 		return;
@@ -40,6 +40,7 @@ void np_writers_checked(uint64_t ptr, uint64_t seq)
 	if (slots[i].ptr != ptr || slots[i].seq < seq) {
 		slots[i].ptr = ptr;
 		slots[i].seq = seq;
+		slots[i].tag = tag;
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -68,4 +69,14 @@ int np_writers_seen(uint64_t ptr)
 	int seen = ptr && slots[i].ptr == ptr && slots[i].seq > last_unchecked;
 	pthread_mutex_unlock(&lock);
 	return seen;
+}
+
+uint64_t np_writers_tag(uint64_t ptr)
+{
+	unsigned i = slot_of(ptr);
+	pthread_mutex_lock(&lock);
+	uint64_t tag = ptr && slots[i].ptr == ptr && slots[i].seq > last_unchecked
+		? slots[i].tag : 0;
+	pthread_mutex_unlock(&lock);
+	return tag;
 }

@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#define NP_WRITERS_SLOTS 8192   /* 16 bytes each */
+#define NP_WRITERS_SLOTS 8192   /* 24 bytes each */
 
 /* Forgets everything (tests, and a new start). */
 void np_writers_reset(void);
@@ -41,8 +41,9 @@ void np_writers_reset(void);
 /* A number for a new launch, larger than every earlier one's (from 1). */
 uint64_t np_writers_next(void);
 
-/* Launch `seq` wrote ptr, and its check was enqueued. */
-void np_writers_checked(uint64_t ptr, uint64_t seq);
+/* Launch `seq` wrote ptr, and its check was enqueued with `tag` (0: a
+ * captured check, whose records come at replays). */
+void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag);
 
 /* Launch `seq` may have written buffers no check covers. */
 void np_writers_unchecked(uint64_t seq);
@@ -54,5 +55,10 @@ int np_writers_seen(uint64_t ptr);
 /* The number of the latest checked launch that wrote ptr, 0 if none is
  * known: a launch after it may have written ptr. */
 uint64_t np_writers_last(uint64_t ptr);
+
+/* The tag of the check of ptr's latest checked write, if no unchecked
+ * launch came after it (np_writers_seen()); else 0.  Its record holds
+ * ptr's largest |x| (outmax.h). */
+uint64_t np_writers_tag(uint64_t ptr);
 
 #endif

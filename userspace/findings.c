@@ -355,6 +355,15 @@ static void heat_put(struct np_heat *h, float (*out)[NP_HEAT_MODS], float (*grad
 		    : m->grad_sumsq > 0 ? (float)sqrt(m->grad_sumsq) : NAN;
 }
 
+/* The heatmap column of a step still kept, else NP_HEAT_STEPS. */
+static uint32_t heat_column_of(const struct np_heat *h, uint64_t step)
+{
+	for (uint32_t i = 0; h && i < h->len; i++)
+		if (h->step[(h->start + i) % NP_HEAT_STEPS] == step)
+			return (h->start + i) % NP_HEAT_STEPS;
+	return NP_HEAT_STEPS;
+}
+
 /* The late CUDA gradient statistics of one step (np_arec_stat.lag): sums
  * per module and in all until the step's last record, then into the
  * series, the warnings and the heatmap under the step they belong to. */
@@ -394,10 +403,7 @@ static void late_flush(struct np_collector *c, struct np_proc_state *p)
 	}
 	total_push(c, p, step, sumsq);
 	double r;
-	uint32_t col = NP_HEAT_STEPS;   /* the step's heatmap column, if still kept */
-	for (uint32_t i = 0; a->heat && i < a->heat->len; i++)
-		if (a->heat->step[(a->heat->start + i) % NP_HEAT_STEPS] == step)
-			col = (a->heat->start + i) % NP_HEAT_STEPS;
+	uint32_t col = heat_column_of(a->heat, step);
 	for (uint32_t i = 0; i < a->nmods; i++) {
 		struct np_modstat *m = &a->mods[i];
 		if (m->late_step != step || !m->addr || m->late_sumsq == 0)
@@ -414,10 +420,37 @@ static void late_flush(struct np_collector *c, struct np_proc_state *p)
 	}
 }
 
+/* A module's largest |x| of its CUDA outputs in a past step, one value
+ * per module and step (cupti/outmax.h): straight into that step's
+ * heatmap column and the module's series, whose warnings it may raise.
+ * Its on-time statistics said NAN (not measured) for it. */
+static void late_out(struct np_collector *c, struct np_proc_state *p, uint64_t step,
+		     const struct np_arec_stat *st)
+{
+	struct np_agent_state *a = &p->ag;
+	struct np_modstat *m = st->module ? modstat(p, st->module) : NULL;
+	if (!m)
+		return;
+	uint32_t col = heat_column_of(a->heat, step);
+	for (uint32_t k = 0; col < NP_HEAT_STEPS && k < a->heat->nmods; k++)
+		if (a->heat->mod_addr[k] == m->addr)
+			a->heat->out[col][k] = st->out_max;
+	double r = np_series_push(&m->s[NP_METRIC_OUT_MAX], st->out_max, step, false);
+	if (r > 0) {
+		uint32_t name = 0, type = 0;
+		module_names(c, p, m->addr, &name, &type);
+		warn(c, p, step, name, NP_METRIC_OUT_MAX, st->out_max, r);
+	}
+}
+
 static void late_stats(struct np_collector *c, struct np_proc_state *p, uint64_t step,
 		       const struct np_arec_stat *st)
 {
 	struct np_agent_state *a = &p->ag;
+	if (!isnan(st->out_max))
+		late_out(c, p, step, st);
+	if (st->grad_sumsq < 0)
+		return;   /* no gradient part (NaN is one: a non-finite norm) */
 	if (a->late_has && a->late_step != step)
 		late_flush(c, p);
 	a->late_has = a->late_seen = true;

@@ -25,6 +25,12 @@ where torch computes its norm) and grows 4x a step from step --at: its
 gradient norm comes back a step late (agent/gpu_norms.c) and must warn
 at the step --cpu-grads warns, where the same .grad is a CPU tensor.
 
+With --modules --fault activations, the gate's output (a fake buffer,
+filled by a decoded kernel) holds 1e-3 growing 4x a step from step --at:
+its largest |x| comes from its check's record (cupti/outmax.h), sent a
+step or more late, and must warn at the steps and values --cpu-outputs
+warns, where the gate returns the same values as a CPU tensor.
+
 With --modules --fault backward, the gate's exp runs in the backward of
 a node gate made, whose gradient for gate.w is the fake buffer it wrote:
 checked as a gradient the node produced, then as w's .grad.  With
@@ -33,8 +39,9 @@ CUDA tensor over the fake buffer x, which the optimizer's step overwrites
 with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
 
-  fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode]
+  fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--cpu-grads]
+                  [--cpu-outputs]
 """
 import argparse
 import ctypes
@@ -51,10 +58,12 @@ def main():
     ap.add_argument("lib")
     ap.add_argument("--at", type=int, default=3, help="step of the overflow; -1: none")
     ap.add_argument("--steps", type=int, default=6)
-    ap.add_argument("--fault", choices=["forward", "backward", "optimizer", "explode"],
-                    default="forward")
+    ap.add_argument("--fault", default="forward",
+                    choices=["forward", "backward", "optimizer", "explode", "activations"])
     ap.add_argument("--cpu-grads", action="store_true",
                     help="explode: the growing .grad is a CPU tensor")
+    ap.add_argument("--cpu-outputs", action="store_true",
+                    help="activations: the gate's growing output is a CPU tensor")
     ap.add_argument("--modules", action="store_true")
     ap.add_argument("--opaque", action="store_true")
     a = ap.parse_args()
@@ -135,7 +144,7 @@ def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):
     gate_at = a.at if gate_at is None else gate_at
     opt = opt_cls(model.parameters(), lr=0.01)
     for step in range(a.steps):
-        opt.step_no = step
+        train.step = opt.step_no = step
         model.blocks[0].gate.value = 100.0 if step == gate_at else 1.0
         opt.zero_grad()
         loss = model(torch.ones(2, 4, requires_grad=True)).sum()
@@ -227,6 +236,11 @@ def modules_job(a, ops):
                 GateGrad.value = self.value
                 return x + 0 * GateGrad.apply(self.w).sum(), buf(1)
             (ops.fo_gate_opaque if a.opaque else ops.fo_gate)(self.value)
+            if a.fault == "activations":
+                v = 1e-3 * 4.0 ** max(0, train.step - a.at + 1)
+                ops.fo_set(2, v)    # a fill kernel: decoded, checked
+                if a.cpu_outputs:
+                    return x, torch.full((n,), v)
             return x, buf(2)
 
     class Block(nn.Module):
@@ -287,6 +301,8 @@ def modules_job(a, ops):
             scale.grad = g
             step[0] += 1
         train(model, a, growing_grad, gate_at=-1)
+    elif a.fault == "activations":
+        train(model, a, gate_at=-1)
     elif a.fault == "backward":
         # on CUDA, AccumulateGrad keeps the node's gradient as .grad when
         # it can; here autograd copies it, so the job says so itself

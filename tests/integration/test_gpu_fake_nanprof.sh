@@ -23,7 +23,9 @@
 # `nanprof run --gpu every+modules`; with decoded kernels only, the
 # guards check nothing twice.  And a .grad that says it is CUDA and
 # grows 4x a step: its norm comes back a step late, and the explosion
-# warnings are those of the same .grad on the CPU.
+# warnings are those of the same .grad on the CPU; and so are the
+# activation warnings of a CUDA output that grows 4x a step, whose
+# largest |x| comes late from its checks' records.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -133,6 +135,33 @@ PY
 	else
 		cat "$T/$tag-exp.err" >> "$T/chk"
 		bad "$tag: late CUDA gradient norms" "$T/chk"
+	fi
+	# the largest |x| of CUDA module outputs comes from their checks'
+	# records, late: the activation warnings must be those of the same
+	# values on the CPU, with the launch checks (guards) and with CUPTI taken
+	run_fake "$py" "$T/$tag-act" --modules --fault activations --at 8 --steps 16
+	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-actmod" --modules --fault activations \
+		--at 8 --steps 16
+	run_fake "$py" "$T/$tag-actcpu" --modules --fault activations --at 8 --steps 16 --cpu-outputs
+	if python3 - "$T/$tag-act/events.jsonl" "$T/$tag-actmod/events.jsonl" \
+		"$T/$tag-actcpu/events.jsonl" > "$T/chk" 2>&1 <<'PY'
+import json, sys
+def warned(path):
+    return sorted((e["step"], e["module"], e["metric"], round(e["value"], 3))
+                  for e in map(json.loads, open(path))
+                  if e.get("type") == "explosion_warning" and e["step"] < 15)
+launch, modules, cpu = (warned(p) for p in sys.argv[1:])
+print("CUDA outputs, launch checks:", launch)
+print("CUDA outputs, module checks:", modules)
+print("CPU outputs:                ", cpu)
+sys.exit(0 if launch == modules == cpu and
+         (14, "blocks.0.gate", "output_max_abs", 16.384) in launch else 1)
+PY
+	then
+		ok "$tag: largest |x| of CUDA outputs from their checks, late: the CPU's activation warnings"
+	else
+		cat "$T/$tag-act.err" >> "$T/chk"
+		bad "$tag: late CUDA output maxima" "$T/chk"
 	fi
 	# the guards: in every mode the hooks' CUDA tensors whose last writer
 	# went unchecked get a module-level check, and only those

@@ -17,7 +17,7 @@ Test(writers, never_written_needs_a_check)
 Test(writers, a_checked_output_is_seen_until_an_unchecked_launch)
 {
 	uint64_t fill = np_writers_next();
-	np_writers_checked(A, fill);
+	np_writers_checked(A, fill, 0);
 	cr_expect_eq(np_writers_seen(A), 1);
 	cr_expect_eq(np_writers_seen(B), 0, "another buffer was not written");
 	cr_expect_eq(np_writers_seen(A + 16), 0, "a view inside A is not A's start");
@@ -25,7 +25,7 @@ Test(writers, a_checked_output_is_seen_until_an_unchecked_launch)
 	np_writers_unchecked(np_writers_next());
 	cr_expect_eq(np_writers_seen(A), 0);
 	/* a decoded kernel after it writes A again: checked, seen */
-	np_writers_checked(A, np_writers_next());
+	np_writers_checked(A, np_writers_next(), 0);
 	cr_expect_eq(np_writers_seen(A), 1);
 }
 
@@ -34,12 +34,12 @@ Test(writers, an_older_note_never_hides_a_newer_unchecked_launch)
 	uint64_t early = np_writers_next();       /* thread 1's launch */
 	uint64_t opaque = np_writers_next();      /* thread 2's, unchecked */
 	np_writers_unchecked(opaque);
-	np_writers_checked(A, early);             /* thread 1 notes late */
+	np_writers_checked(A, early, 0);             /* thread 1 notes late */
 	cr_expect_eq(np_writers_seen(A), 0);
 	/* and a late note of an older launch does not replace a newer one */
 	uint64_t newer = np_writers_next();
-	np_writers_checked(B, newer);
-	np_writers_checked(B, early);
+	np_writers_checked(B, newer, 0);
+	np_writers_checked(B, early, 0);
 	cr_expect_eq(np_writers_seen(B), 1);
 	np_writers_unchecked(early);              /* out of order: no effect */
 	cr_expect_eq(np_writers_seen(B), 1);
@@ -48,11 +48,11 @@ Test(writers, an_older_note_never_hides_a_newer_unchecked_launch)
 Test(writers, a_slot_taken_by_another_address_forgets_the_first)
 {
 	uint64_t s = np_writers_next();
-	np_writers_checked(A, s);
+	np_writers_checked(A, s, 0);
 	/* find an address sharing A's slot: the table is bounded */
 	uint64_t other = 0;
 	for (uint64_t p = A + 256; p < A + (1ull << 32) && !other; p += 256) {
-		np_writers_checked(p, np_writers_next());
+		np_writers_checked(p, np_writers_next(), 0);
 		if (!np_writers_seen(A))
 			other = p;
 	}
@@ -65,7 +65,7 @@ Test(writers, last_checked_write_by_address)
 {
 	cr_expect_eq(np_writers_last(A), 0, "never written");
 	uint64_t s = np_writers_next();
-	np_writers_checked(A, s);
+	np_writers_checked(A, s, 0);
 	np_writers_unchecked(np_writers_next());
 	cr_expect_eq(np_writers_last(A), s, "an unchecked launch since does not change it");
 	cr_expect_eq(np_writers_last(B), 0);
@@ -77,4 +77,15 @@ Test(writers, launch_numbers_grow)
 	uint64_t a = np_writers_next(), b = np_writers_next();
 	cr_expect_gt(b, a);
 	cr_expect_gt(a, 0);
+}
+
+Test(writers, the_check_tag_of_a_seen_write)
+{
+	cr_expect_eq(np_writers_tag(A), 0, "never written");
+	np_writers_checked(A, np_writers_next(), 77);
+	cr_expect_eq(np_writers_tag(A), 77);
+	np_writers_checked(A, np_writers_next(), 78);
+	cr_expect_eq(np_writers_tag(A), 78, "the latest write's check");
+	np_writers_unchecked(np_writers_next());
+	cr_expect_eq(np_writers_tag(A), 0, "maybe overwritten since: its record says nothing");
 }
