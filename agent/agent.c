@@ -53,7 +53,7 @@ static void handshake(enum np_agent_msg_kind kind)
 		alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
 	}
 	if (connect(fd, (struct sockaddr *)&addr, alen) == 0) {
-		struct np_agent_msg m = { NP_AGENT_MAGIC, kind, (uint32_t)getpid(), 0 };
+		struct np_agent_msg m = { .magic = NP_AGENT_MAGIC, .kind = kind, .pid = (uint32_t)getpid() };
 		if (send(fd, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m)) {
 			struct pollfd p = { .fd = fd, .events = POLLIN };
 			char ack;

@@ -33,11 +33,16 @@ enum np_agent_msg_kind {
 			       * the connection stays open while they are on */
 };
 
+#define NP_AGENT_GPU_MODE_LEN 24
 struct np_agent_msg {
 	uint32_t magic;
 	uint32_t kind;
 	uint32_t pid;
 	uint32_t pad;
+	/* CHECKS from `nanprof attach --gpu MODE`: how CUDA work is checked
+	 * (a NANPROF_GPU_MODE value, NUL-terminated); empty: the process's
+	 * own NANPROF_GPU_MODE */
+	char gpu_mode[NP_AGENT_GPU_MODE_LEN];
 };
 
 #endif

@@ -30,6 +30,9 @@ static PyObject *ns;                  /* the bootstrap's namespace */
 static PyObject *uninstall_fn;
 static int started;
 static int attached;   /* injected by `nanprof attach`: installs come mid-job */
+/* attach --gpu MODE: how this attach wants CUDA work checked; "": as the
+ * process's NANPROF_GPU_MODE says */
+static char attach_gpu_mode[NP_AGENT_GPU_MODE_LEN];
 
 /* ---- under the GIL ---- */
 
@@ -210,7 +213,10 @@ static void gpu_poll(int *told)
 	*told = 1;
 	struct np_gpu_config cfg;
 	const char *why = NULL;
-	np_gpu_config_from_env(&cfg);
+	if (attach_gpu_mode[0])
+		np_gpu_config_parse(attach_gpu_mode, &cfg);
+	else
+		np_gpu_config_from_env(&cfg);
 	int rc = np_gpu_start(&cfg, &why);
 	if (rc == 0) {
 		const char *how = cfg.mode == NP_GPU_SAMPLE ? "sample" : "every";
@@ -283,7 +289,8 @@ static int connect_cli(void)
 		addr.sun_path[0] = 0;
 		alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
 	}
-	struct np_agent_msg m = { NP_AGENT_MAGIC, NP_AGENT_CHECKS, (uint32_t)getpid(), 0 };
+	struct np_agent_msg m = { .magic = NP_AGENT_MAGIC, .kind = NP_AGENT_CHECKS,
+				  .pid = (uint32_t)getpid() };
 	char ack;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	if (connect(fd, (struct sockaddr *)&addr, alen) ||
@@ -367,6 +374,8 @@ static void *control_main(void *arg)
 		if (trusted(fd) && poll(&p, 1, 2000) == 1 &&
 		    recv(fd, &m, sizeof(m), 0) == sizeof(m) && m.magic == NP_AGENT_MAGIC &&
 		    m.kind == NP_AGENT_CHECKS) {
+			memcpy(attach_gpu_mode, m.gpu_mode, sizeof(attach_gpu_mode));
+			attach_gpu_mode[sizeof(attach_gpu_mode) - 1] = 0;
 			char ack = 1;
 			if (send(fd, &ack, 1, MSG_NOSIGNAL) == 1)
 				serve(fd);

@@ -38,15 +38,23 @@ struct np_gpu_config {
  * module that made it, not at its first decoded reader. */
 void np_gpu_config_from_env(struct np_gpu_config *cfg);
 
+/* The same from a mode string s (NULL: the defaults), as `nanprof attach
+ * --gpu MODE` sends it (NANPROF_GPU_GUARD still comes from the
+ * environment). */
+void np_gpu_config_parse(const char *s, struct np_gpu_config *cfg);
+
 /* Subscribes to CUPTI and starts checking, if the process has libcuda.
- * Idempotent.  Returns 0 (every kernel's outputs checked); 1 when CUPTI
+ * Idempotent: called again (nanprof attached again), it switches to
+ * cfg's mode when both the old and the new one check launches (CUPTI is
+ * never subscribed or unsubscribed again); *cfg is then the mode in
+ * force.  Returns 0 (every kernel's outputs checked); 1 when CUPTI
  * is held by another tool (Kineto, nsys) or mode is NP_GPU_MODULES: then
  * only the CUDA tensors the hooks hand to np_gpu_check_tensor() are
  * checked, and *why says why; or -1 with *why a short reason.  Reasons
  * are at most 31 characters, for the agent's STATUS record.  Call from
  * the agent's own thread, never from a thread that may hold the loader
  * lock. */
-int np_gpu_start(const struct np_gpu_config *cfg, const char **why);
+int np_gpu_start(struct np_gpu_config *cfg, const char **why);
 
 /* Stops launching checks (at once) and drains what is in flight for up
  * to 100 ms.  The subscription stays, its callbacks returning at once,

@@ -563,7 +563,11 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 
 void np_gpu_config_from_env(struct np_gpu_config *cfg)
 {
-	const char *s = getenv("NANPROF_GPU_MODE");
+	np_gpu_config_parse(getenv("NANPROF_GPU_MODE"), cfg);
+}
+
+void np_gpu_config_parse(const char *s, struct np_gpu_config *cfg)
+{
 	cfg->mode = NP_GPU_EVERY;
 	cfg->sample_every = 16;
 	cfg->with_modules = s && strstr(s, "+modules") != NULL;
@@ -607,16 +611,22 @@ static void at_exit(void)
 		np_gpu_stop();
 }
 
-int np_gpu_start(const struct np_gpu_config *cfg, const char **why)
+int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	int rc = 0;
 	pthread_mutex_lock(&lock);
 	if (started) {   /* nanprof attached again */
+		/* its mode, unless that would subscribe or unsubscribe: the
+		 * launch checks' modes switch; CUPTI stays as it is */
+		if (!modules && cfg->mode != NP_GPU_MODULES)
+			config = *cfg;
+		*cfg = config;
 		/* what ran while detached was not seen: no buffer's last
 		 * writer is known to have been checked */
 		np_writers_reset();
 		np_outmax_reset();
+		np_gpu_zoom = 0;
 		if (np_drain_start()) {
 			*why = "cannot start drain thread";
 			rc = -1;

@@ -57,7 +57,8 @@ int np_agent_accept(struct np_session *s, pid_t pid, int fd)
 	return 0;
 }
 
-static int connect_agent(pid_t pid)
+/* gpu_mode: attach --gpu MODE, NULL: the process's own */
+static int connect_agent(pid_t pid, const char *gpu_mode)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%c" NP_AGENT_ATTACH_FMT, 0,
@@ -68,7 +69,10 @@ static int connect_agent(pid_t pid)
 		if (fd < 0)
 			return -errno;
 		if (connect(fd, (struct sockaddr *)&addr, alen) == 0) {
-			struct np_agent_msg m = { NP_AGENT_MAGIC, NP_AGENT_CHECKS, (uint32_t)pid, 0 };
+			struct np_agent_msg m = { .magic = NP_AGENT_MAGIC, .kind = NP_AGENT_CHECKS,
+						  .pid = (uint32_t)pid };
+			if (gpu_mode)
+				snprintf(m.gpu_mode, sizeof(m.gpu_mode), "%s", gpu_mode);
 			struct pollfd pf = { .fd = fd, .events = POLLIN };
 			char ack;
 			if (send(fd, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m) &&
@@ -112,7 +116,7 @@ int np_agent_attach(struct np_session *s, pid_t pid)
 	int err = probe_agent(s, p);
 	if (err)
 		return err;
-	int fd = connect_agent(pid);
+	int fd = connect_agent(pid, s->o->gpu_mode);
 	if (fd < 0) {
 		np_warn("pid %d: the agent does not answer (%s): tracing without checks", pid,
 			strerror(-fd));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../agent/agent_proto.h"
 #include "cli.h"
 #include "log.h"
 
@@ -72,6 +73,9 @@ static const char attach_help[] =
 "      --no-session     use uprobe+uretprobe pairs instead of uprobe sessions\n"
 "      --no-checks      trace only: do not load the agent\n"
 "      --python-probe P auto (default), call or eval (see nanprof run --help)\n"
+"      --gpu MODE       how CUDA work is checked: every, sample:K, modules,\n"
+"                       every+modules or sample:K+modules (see nanprof run\n"
+"                       --help); default: the process's NANPROF_GPU_MODE\n"
 "  -v, --verbose        more messages\n"
 "  -q, --quiet          no summary on stderr\n"
 "  -h, --help           this help\n"
@@ -81,8 +85,11 @@ static const char attach_help[] =
 "  nanprof attach --duration 30 -o /tmp/np $(pgrep -f train.py)\n"
 "  nanprof attach --children $(pgrep -f torchrun)   # every rank\n"
 "\n"
-"CUDA work in an attached process is checked as its own NANPROF_GPU_MODE\n"
-"says (default every; see --gpu in nanprof run --help).\n";
+"CUDA work is checked as --gpu says, else as the process's own\n"
+"NANPROF_GPU_MODE says (default every; modes: see nanprof run --help).\n"
+"A process attached before keeps what it subscribed to: launch checks\n"
+"(every, sample:K) stay launch checks and modules stays modules; between\n"
+"every and sample:K it switches.\n";
 
 void np_usage_main(void)
 {
@@ -133,6 +140,8 @@ enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION, OPT_PYTHO
  * what the agent's np_gpu_config_from_env() reads (cupti/gpu.h) */
 static bool valid_gpu_mode(const char *s)
 {
+	if (strlen(s) >= NP_AGENT_GPU_MODE_LEN)   /* what attach can send */
+		return false;
 	const char *plus = strchr(s, '+');
 	size_t n = plus ? (size_t)(plus - s) : strlen(s);
 	if (plus && strcmp(plus, "+modules") != 0)
@@ -242,11 +251,6 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 			break;
 		}
 		case OPT_GPU:
-			if (attach) {
-				np_err("unknown option '--gpu' (an attached process keeps its own "
-				       "NANPROF_GPU_MODE)");
-				return -EINVAL;
-			}
 			if (!valid_gpu_mode(optarg)) {
 				np_err("invalid --gpu '%s': expected every, sample:K, modules, "
 				       "every+modules or sample:K+modules", optarg);

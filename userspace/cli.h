@@ -16,7 +16,8 @@ struct np_opts {
 	bool no_session;          /* --no-session */
 	bool no_checks;           /* --no-checks: tracer only */
 	int python_probe;         /* --python-probe: enum np_py_probe */
-	const char *gpu_mode;     /* run --gpu: NANPROF_GPU_MODE for CMD; NULL = its own */
+	const char *gpu_mode;     /* --gpu: NANPROF_GPU_MODE for run's CMD, or sent to
+				   * each attached agent; NULL = the process's own */
 	int verbose;              /* -v (repeatable) */
 	bool quiet;               /* -q */
 	pid_t pid;                /* attach: the first pid (pids[0]) */

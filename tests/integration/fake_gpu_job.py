@@ -41,7 +41,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--cpu-grads]
-                  [--cpu-outputs]
+                  [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
 import ctypes
@@ -64,6 +64,9 @@ def main():
                     help="explode: the growing .grad is a CPU tensor")
     ap.add_argument("--cpu-outputs", action="store_true",
                     help="activations: the gate's growing output is a CPU tensor")
+    ap.add_argument("--wait-agent", type=float, default=4.0,
+                    help="seconds to wait for the agent's CUPTI subscription (attach)")
+    ap.add_argument("--ready-file", help="written once the job waits for the agent")
     ap.add_argument("--modules", action="store_true")
     ap.add_argument("--opaque", action="store_true")
     a = ap.parse_args()
@@ -77,7 +80,9 @@ def main():
     # CUPTI taken: the agent is refused; else it subscribes
     refused = a.modules and os.environ.get("FAKE_CUPTI_TAKEN") == "1"
     ready = ops.fo_refused if refused else ops.fo_subscribed
-    for _ in range(200):            # the agent subscribes within a poll or two
+    if a.ready_file:
+        open(a.ready_file, "w").write("ready\n")
+    for _ in range(int(a.wait_agent / 0.02)):   # a poll or two after start
         if ready():
             break
         time.sleep(0.02)

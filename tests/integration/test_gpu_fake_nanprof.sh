@@ -25,7 +25,9 @@
 # grows 4x a step: its norm comes back a step late, and the explosion
 # warnings are those of the same .grad on the CPU; and so are the
 # activation warnings of a CUDA output that grows 4x a step, whose
-# largest |x| comes late from its checks' records.
+# largest |x| comes late from its checks' records.  And `nanprof attach
+# --gpu sample:3` on a job started without nanprof samples its launches;
+# attached again with --gpu every, it checks them all.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -162,6 +164,34 @@ PY
 	else
 		cat "$T/$tag-act.err" >> "$T/chk"
 		bad "$tag: late CUDA output maxima" "$T/chk"
+	fi
+	# attach --gpu: a job started without nanprof (its own mode: every) is
+	# attached with --gpu sample:3, then again with --gpu every
+	rm -f "$T/ready"
+	env NANPROF_CUPTI="$F/libcupti.so.13" "$py" $IT/fake_gpu_job.py "$F/libfakeops.so" \
+		--at -1 --steps 400 --wait-agent 60 --ready-file "$T/ready" > "$T/$tag-att.job" 2>&1 &
+	jp=$!
+	for _ in $(seq 300); do [ -s "$T/ready" ] && break; sleep 0.1; done
+	timeout 60 $NP attach -q --gpu sample:3 -d 3 -o "$T/$tag-att1" $jp > /dev/null 2> "$T/$tag-att1.err"
+	timeout 60 $NP attach -q --gpu every -d 3 -o "$T/$tag-att2" $jp > /dev/null 2> "$T/$tag-att2.err"
+	kill $jp 2>/dev/null; wait $jp 2>/dev/null
+	if python3 - "$T/$tag-att1/events.jsonl" "$T/$tag-att2/events.jsonl" > "$T/chk" 2>&1 <<'PY'
+import json, sys
+def checks(path):
+    c = [e for e in map(json.loads, open(path)) if e.get("type") == "checks"][0]
+    print(path, c.get("gpu_message"), "launches sampled out:", c.get("gpu_launches_sampled_out"),
+          "checks:", c.get("gpu_checks"))
+    return c
+a, b = checks(sys.argv[1]), checks(sys.argv[2])
+sys.exit(0 if a["gpu_message"] == "sample" and a["gpu_launches_sampled_out"] > 0 and
+         b["gpu_message"] == "every" and b["gpu_launches_sampled_out"] == a["gpu_launches_sampled_out"]
+         and b["gpu_checks"] > a["gpu_checks"] else 1)
+PY
+	then
+		ok "$tag: attach --gpu sample:3 samples a live job's launches; attached again, --gpu every checks all"
+	else
+		cat "$T/$tag-att1.err" "$T/$tag-att2.err" "$T/$tag-att.job" >> "$T/chk"
+		bad "$tag: attach --gpu" "$T/chk"
 	fi
 	# the guards: in every mode the hooks' CUDA tensors whose last writer
 	# went unchecked get a module-level check, and only those

@@ -282,9 +282,13 @@ Test(cli_run, gpu_modes)
 			     "--gpu '%s' accepted", bad[i]);
 		expect_error("invalid --gpu", "every+modules");
 	}
-	/* a live process's environment cannot be changed: refused, with why */
-	cr_expect_eq(ATTACH(&o, "attach", "--gpu", "every", "123"), -EINVAL);
-	expect_error("--gpu", "NANPROF_GPU_MODE");
+	/* attach sends the mode to each agent (every one fits its message) */
+	cr_expect_eq(ATTACH(&o, "attach", "123"), 0);
+	cr_expect_null(o.gpu_mode, "default must leave the process's own NANPROF_GPU_MODE");
+	cr_expect_eq(ATTACH(&o, "attach", "--gpu", "sample:1000000+modules", "123"), 0);
+	cr_expect_str_eq(o.gpu_mode, "sample:1000000+modules");
+	cr_expect_eq(ATTACH(&o, "attach", "--gpu", "sample:4x", "123"), -EINVAL);
+	expect_error("invalid --gpu", "every+modules");
 }
 
 Test(cli_run, missing_value)
