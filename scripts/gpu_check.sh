@@ -18,7 +18,8 @@
 #      bit-identical with and without the agent), a CUDA-graph job, the
 #      forward fault with expandable segments (memory mapped by cuMemMap);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
-#      the origin's step, phase and module checked as on the CPU;
+#      the origin's step, phase and module checked as on the CPU, and the
+#      forward fault under `nanprof attach` (CUPTI subscribed mid-run);
 #   4. the overhead benchmark (tests/gpu/bench_gpu.py);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
@@ -403,6 +404,46 @@ nanprof_job() {
 	fi
 }
 
+# attach-forward: `nanprof attach` to a CUDA job whose context, memory
+# and model exist already (it waits on a file before its loop): CUPTI is
+# subscribed mid-run, and allocations made before it are found by
+# cuMemGetAddressRange; the forward fault must still be named.
+attach_job() {
+	local name=attach-forward secs sub got
+	secs=$(limit 120)
+	if [ "$secs" -lt 40 ]; then
+		row "$name" "origin under nanprof attach" SKIP "budget spent"
+		return
+	fi
+	rm -f "$W/$name.go"
+	(
+		cd "$ROOT" || exit 1
+		timeout -k 5 "$secs" "$PY" "$FAULTS" "${FARGS[@]}" --fault forward \
+			--wait-file "$W/$name.go" > "$W/$name.out" 2> "$W/$name.err"
+		echo $? > "$W/$name.rc"
+	) &
+	sub=$!
+	sleep 2   # the launcher's python is there
+	timeout -k 5 "$secs" "$NP" attach -o "$W/$name" --children "$sub" \
+		> "$W/$name.np.out" 2> "$W/$name.np.err" &
+	for _ in $(seq 150); do
+		grep -q "attached to" "$W/$name.np.err" 2>/dev/null && break
+		sleep 0.2
+	done
+	sleep 1   # the agent subscribes, the hooks go in
+	touch "$W/$name.go"
+	wait
+	job_ran "$name" 9
+	got=$("$PY" "$GPUT/gpu_records.py" origin "$W/$name/events.jsonl" 2>&1)
+	if "$PY" "$ROOT/tests/integration/check_origin.py" "$W/$name/events.jsonl" --cuda \
+		--origin forward blocks.1.gate '*' > "$W/$name.check" 2>&1; then
+		row "$name" "origin: forward blocks.1.gate, attached mid-run" PASS "$got"
+	else
+		row "$name" "origin: forward blocks.1.gate, attached mid-run" FAIL \
+			"$(grep ERROR "$W/$name.check" | head -n 3 | cut -c1-200 | tr '\n' ' ') got: $got; nanprof: $(tail -n 2 "$W/$name.np.err" | tr '\n' ' ')"
+	fi
+}
+
 step_under_nanprof() {
 	echo "== 3. under nanprof run (BPF)"
 	local f
@@ -411,6 +452,7 @@ step_under_nanprof() {
 			functional-every+modules; do
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
+		row attach-forward "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		return
 	fi
 	for f in "${FAULT_KINDS[@]}" none graph; do
@@ -427,6 +469,7 @@ step_under_nanprof() {
 	# default run-functional names it through the guards, this one by
 	# checking every module's CUDA output
 	nanprof_job functional every+modules
+	attach_job
 }
 
 # ---- 4. overhead ----
