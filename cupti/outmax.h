@@ -19,7 +19,8 @@
  * Bounded: a direct-mapped table of the NP_OUTMAX_JOIN latest check tags
  * (an expectation of an older tag finds it overwritten: counted, and
  * left out of its step); NP_OUTMAX_STEPS steps in flight, each with up
- * to NP_OUTMAX_MODULES modules and NP_OUTMAX_PER_TAG modules waiting on
+ * to NP_OUTMAX_MODULES / 2 modules (an open-addressed table kept half
+ * empty), and NP_OUTMAX_PER_TAG modules waiting on
  * one tag (a module and the parents that return its output).  A step
  * that lost an expected record (overwritten before it came, a full
  * table), or is still incomplete when its slot is needed, is dropped
@@ -34,7 +35,7 @@
 
 #define NP_OUTMAX_JOIN 16384      /* check tags remembered (power of 2) */
 #define NP_OUTMAX_STEPS 4         /* steps in flight */
-#define NP_OUTMAX_MODULES 2048    /* modules per step (power of 2) */
+#define NP_OUTMAX_MODULES 2048    /* table size per step (power of 2): half of it used */
 #define NP_OUTMAX_PER_TAG 6       /* modules waiting on one check */
 
 /* Forgets everything (a new attach, tests). */

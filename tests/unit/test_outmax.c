@@ -164,3 +164,14 @@ Test(outmax, a_module_with_cpu_and_cuda_outputs_has_one_value_a_step)
 	cr_expect_float_eq(max_of(&g, M1, 1), 6.0f, 0);
 	cr_expect_float_eq(max_of(&g, M1, 2), 8.0f, 0);
 }
+
+Test(outmax, a_step_with_more_modules_than_its_table_is_dropped_and_counted)
+{
+	for (uint64_t i = 0; i < NP_OUTMAX_MODULES / 2 + 1; i++)
+		np_outmax_value(0x7f0002000000ull + 64 * i, 1, 1.0f);
+	np_outmax_value(M1, 2, 1.0f);
+	struct got g = { 0 };
+	cr_expect_eq(np_outmax_collect(3, take, &g), 1, "step 1 dropped, step 2 given");
+	cr_expect_float_eq(max_of(&g, M1, 2), 1.0f, 0);
+	cr_expect_eq(np_outmax_dropped(), 2, "the module left out, and its step");
+}
