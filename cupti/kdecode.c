@@ -831,8 +831,25 @@ static void signature_dtype(struct np_kinfo *ki)
  *  passes), element_count <= next, blockDim.x == WARP_SIZE and the grid
  *  covers batch_size rows.  batch_size x element_count.
  *
- * GammaBetaBackward*, batch norm and the spatial softmax stay unsized:
- * their grids tile columns or channels in ways the name does not pin.
+ *  Normalization.cuh, batch norm's channels-last elementwise kernels
+ *  (the tensor as reduction_size rows of `stride` channels):
+ *   batch_norm_transform_input_channels_last_kernel<T, acc, layer, LOADS>
+ *       (x, z, mean, inv_std, weight, shift, T* out, int reduction_size,
+ *       int stride, bool fuse_relu) and
+ *   batch_norm_backward_elemt_channels_last_kernel<LOADS, T, acc, layer>
+ *       (dy, x, mean, inv_std, weight, sum_dy, sum_dy_xmu, [int const*
+ *       numel,] T* grad_input, [acc norm_fct | int64_t world_size], int
+ *       reduction_size, int stride): thread (c = blockIdx.x * blockDim.x
+ *       + threadIdx.x, m = blockIdx.y * blockDim.y + threadIdx.y) writes
+ *       [m * stride + c] and every blockDim.y * gridDim.y rows below it,
+ *       for c < stride, m < reduction_size: whole only if gridDim.x *
+ *       blockDim.x >= stride (the host's flexible_launch_configs makes
+ *       it so).  reduction_size x stride.
+ *
+ * GammaBetaBackward*, the rest of batch norm (statistics, whose grids tile
+ * channels and staging buffers; the NCHW kernels take tensor accessors)
+ * and the spatial softmax stay unsized: the launch checks do not see them,
+ * the guards do (writers.h).
  */
 static const struct {
 	const char *name;
@@ -853,6 +870,9 @@ static const struct {
 	{ "cunn_SoftMaxForwardReg", NP_KR_SM_REG, 3, 2, 0, 0, -1, -1 },
 	{ "softmax_warp_forward", NP_KR_SM_WARP, 8, 2, 4, 0, -1, -1 },
 	{ "softmax_warp_backward", NP_KR_SM_WARP, 7, 3, 4, 0, -1, -1 },
+	{ "batch_norm_transform_input_channels_last_kernel", NP_KR_BN_CL, 10, 7, 4, 6, -1, -1 },
+	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 11, 9, 4, 7, -1, -1 },
+	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 12, 10, 4, 8, -1, -1 },
 };
 
 /* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
@@ -864,7 +884,7 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 	int v, w;
 
 	for (i = 0; i < sizeof(row_kernels) / sizeof(row_kernels[0]); i++)
-		if (span_eq(name, row_kernels[i].name))
+		if (span_eq(name, row_kernels[i].name) && ki->nsig == row_kernels[i].nsig)
 			break;
 	if (i == sizeof(row_kernels) / sizeof(row_kernels[0]) || !targs.p ||
 	    ki->nsig != row_kernels[i].nsig)
@@ -893,6 +913,7 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 			return;
 		break;
 	case NP_KR_SM_BLOCK:
+	case NP_KR_BN_CL:
 		break;
 	case NP_KR_SM_SMEM:             /* <ILP, ..> */
 	case NP_KR_SM_REG:              /* <.., index_t, REG> */
@@ -932,7 +953,8 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 		parse_signature(span_of(rest.p + 1, rest.p + rest.n - 1), ki);
 	ki->family = family_of(name, ki);
 	template_dtype(ki, targs);
-	if (ki->family == NP_KF_SOFTMAX || ki->family == NP_KF_LAYER_NORM)
+	if (ki->family == NP_KF_SOFTMAX || ki->family == NP_KF_LAYER_NORM ||
+	    ki->family == NP_KF_BATCH_NORM)
 		rows_classify(ki, name, targs);
 	if (ki->family >= NP_KF_SOFTMAX && ki->family != NP_KF_MULTI_TENSOR_APPLY)
 		signature_dtype(ki);
@@ -1113,6 +1135,18 @@ static int row_extent(const struct np_krows *r, const struct np_kparams *l, void
 	if (r->kind == NP_KR_SM_WARP &&
 	    (l->p[r->count + 1].size != 4 || l->p[r->count + 2].size != 4))
 		return -1;
+	if (r->kind == NP_KR_BN_CL) {   /* a 2-D grid: channels x, rows y */
+		if (l->p[r->count + 1].size != 4)
+			return -1;
+		n = int_at(l, kp, r->count);
+		stride = int_at(l, kp, r->count + 1);
+		if (!g || !g[0] || !b[0] || n <= 0 || stride <= 0 ||
+		    (uint64_t)g[0] * b[0] < (uint64_t)stride)
+			return 0;
+		*rows = (uint64_t)n;
+		*cols = (uint64_t)stride;
+		return 0;
+	}
 	if (!g || !g[0] || g[1] != 1 || g[2] != 1 || !b[0] || !b[1] || b[2] != 1)
 		return 0;
 	n = int_at(l, kp, r->count);

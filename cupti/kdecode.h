@@ -125,6 +125,8 @@ enum np_krows_kind {
 	NP_KR_SM_SMEM,           /* cunn_SoftMax*Smem: the same, classes % ILP == 0 */
 	NP_KR_SM_REG,            /* cunn_SoftMaxForwardReg: blockDim.x x REG >= classes */
 	NP_KR_SM_WARP,           /* softmax_warp_forward / backward: batch_size x elements */
+	NP_KR_BN_CL,             /* batch norm's channels-last elementwise kernels:
+				  * reduction_size x stride (count, count + 1) */
 };
 
 struct np_krows {
@@ -146,7 +148,7 @@ struct np_kinfo {
 	int nsig;                /* parameters in the signature, -1 if it did not parse */
 	struct np_ksig sig[NP_KD_MAX_PARAMS];
 	struct np_kmta mta;      /* NP_KF_MULTI_TENSOR_APPLY only */
-	struct np_krows rows;    /* NP_KF_SOFTMAX and NP_KF_LAYER_NORM only */
+	struct np_krows rows;    /* NP_KF_SOFTMAX, NP_KF_LAYER_NORM and NP_KF_BATCH_NORM only */
 };
 
 /* One function's parameter layout, as cuFuncGetParamInfo gives it. */

@@ -1,5 +1,5 @@
 /* test_kdecode_norm.c - the row-sized outputs of cupti/kdecode.c: layer
- * norm, RMSNorm and softmax kernels of torch 2.14 (their real names and
+ * norm, RMSNorm, softmax and batch norm's channels-last kernels of torch 2.14 (their real names and
  * layouts, tests/unit/fixtures/torch_kernels.tsv) launched with known
  * arguments and grids.  Rows and columns are always different numbers,
  * and the grid's total blocks differ from gridDim.x, so a formula that
@@ -295,6 +295,53 @@ Test(kdecode_norm, softmax_warp)
 }
 
 /* A layout that does not fit the name: nothing. */
+/* Batch norm's channels-last elementwise kernels: reduction_size rows of
+ * stride channels, on a 2-D grid (channels on x, rows on y); whole only
+ * when the x threads cover every channel. */
+static struct np_klaunch grid2(uint32_t gx, uint32_t gy, uint32_t bx, uint32_t by)
+{
+	return (struct np_klaunch){ .threads = (uint64_t)gx * gy * bx * by, .blocks = gx * gy,
+				    .grid = { gx, gy, 1 }, .block = { bx, by, 1 } };
+}
+
+Test(kdecode_norm, batch_norm_channels_last_elementwise)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	static const struct {
+		const char *sub;
+		int y, count;
+		enum np_dtype dt;
+	} k[] = {
+		{ "batch_norm_transform_input_channels_last_kernel<float, float, float, 4>", 6, 7,
+		  NP_DT_F32 },
+		{ "batch_norm_transform_input_channels_last_kernel<double, double, double, 4>", 6,
+		  7, NP_DT_F64 },
+		{ "float const*, float const*, float*, float, int, int)", 7, 9, NP_DT_F32 },
+		{ "float const*, int const*, float*, long, int, int)", 8, 10, NP_DT_F32 },
+	};
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		setup(&ln, k[i].sub);
+		cr_assert_eq(ln.ki.rows.kind, NP_KR_BN_CL, "%s", k[i].sub);
+		set32(&ln, k[i].count, 300);        /* reduction_size: N*H*W */
+		set32(&ln, k[i].count + 1, 24);     /* stride: channels */
+		/* 24 channels on 1 x 32 threads, the rows on 10 x 4 */
+		cr_assert_eq(decode(&ln, grid2(1, 10, 32, 4), out), 1, "%s", k[i].sub);
+		expect_out(&out[0], k[i].y, 300 * 24, k[i].dt);
+		/* channels the x threads do not reach: not the whole tensor */
+		set32(&ln, k[i].count + 1, 40);
+		cr_assert_eq(decode(&ln, grid2(1, 10, 32, 4), out), 1);
+		cr_expect_eq(out[0].numel, 0, "%s: unsized", k[i].sub);
+		cr_assert_eq(decode(&ln, grid2(2, 10, 32, 4), out), 1);
+		expect_out(&out[0], k[i].y, 300 * 40, k[i].dt);
+	}
+	/* the statistics kernels write per-channel sums over staging buffers:
+	 * unsized */
+	setup(&ln, "batch_norm_collect_statistics_channels_last_kernel<at::native::Var, float,");
+	cr_expect_eq(ln.ki.rows.kind, NP_KR_NONE);
+}
+
 Test(kdecode_norm, layout_mismatch_gives_no_outputs)
 {
 	static struct launch ln;
@@ -315,6 +362,10 @@ Test(kdecode_norm, layout_mismatch_gives_no_outputs)
 	setup(&ln, "softmax_warp_forward<float, float, float, 7, false, false, 32>");
 	ln.l.p[4].size = 8;
 	cr_expect_eq(decode(&ln, grid(4, 32, 4), out), 0);
+
+	setup(&ln, "batch_norm_transform_input_channels_last_kernel<float, float, float, 4>");
+	ln.l.p[8].size = 8;     /* stride as a long: not this kernel */
+	cr_expect_eq(decode(&ln, grid2(1, 10, 32, 4), out), 0);
 }
 
 /* The name, not the family, decides: a kernel named like none of the
