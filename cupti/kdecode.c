@@ -846,10 +846,10 @@ static void signature_dtype(struct np_kinfo *ki)
  *       blockDim.x >= stride (the host's flexible_launch_configs makes
  *       it so).  reduction_size x stride.
  *
- * GammaBetaBackward*, the rest of batch norm (statistics, whose grids tile
- * channels and staging buffers; the NCHW kernels take tensor accessors)
- * and the spatial softmax stay unsized: the launch checks do not see them,
- * the guards do (writers.h).
+ * GammaBetaBackward*, batch norm's statistics kernels (whose grids tile
+ * channels and staging buffers) and the spatial softmax stay unsized:
+ * the launch checks do not see them, the guards do (writers.h).  Batch
+ * norm's NCHW kernels take tensor accessors: "accessor outputs" below.
  */
 static const struct {
 	const char *name;
@@ -934,6 +934,55 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 	ki->rows = r;
 }
 
+/* ---- accessor outputs ----
+ *
+ *  Normalization.cuh, <T input, stat, stat_acc, [bool train,] index_t>,
+ *  tensors viewed as (N, C, rest), each output accessor 3-D:
+ *   batch_norm_transform_input_kernel(input, output, mean, var_or_invstd,
+ *       weight, bias, epsilon) and
+ *   batch_norm_backward_elemt_kernel(input, grad_output, mean, invstd,
+ *       weight, sum_dy, sum_dy_xmu, grad_input, norm_fct | (int const*
+ *       numel, int world_size)): plane = blockIdx.x (returns past
+ *       size(1)); batches from blockIdx.y * blockDim.y + threadIdx.y by
+ *       blockDim.y * gridDim.y, features from threadIdx.x by blockDim.x:
+ *       every element of the output's planes below gridDim.x.  Whole when
+ *       gridDim.x >= size(1), and one contiguous range when the strides
+ *       are (size(1) * size(2), size(2), 1) (the host's view of an NCHW
+ *       output).  Parameter sizes checked against torch 2.14.1's layouts
+ *       (8 + 6 * sizeof(index_t)).
+ *  batch_norm_backward_kernel (its grad_input may be a dummy, and its
+ *  loops were not read here) and the statistics kernels stay unsized.
+ */
+static const struct {
+	const char *name;
+	int8_t nsig, param, index_targ;
+} acc_kernels[] = {
+	{ "batch_norm_transform_input_kernel", 7, 1, 4 },
+	{ "batch_norm_backward_elemt_kernel", 9, 7, 3 },
+	{ "batch_norm_backward_elemt_kernel", 10, 7, 3 },
+};
+
+static void acc_classify(struct np_kinfo *ki, struct span name, struct span targs)
+{
+	int why = NP_KDT_UNKNOWN, d;
+	size_t i;
+	struct span it;
+
+	for (i = 0; i < sizeof(acc_kernels) / sizeof(acc_kernels[0]); i++)
+		if (span_eq(name, acc_kernels[i].name) && ki->nsig == acc_kernels[i].nsig)
+			break;
+	if (i == sizeof(acc_kernels) / sizeof(acc_kernels[0]) || !targs.p)
+		return;
+	it = trim(nth_item(targs, acc_kernels[i].index_targ));
+	d = type_dtype(nth_item(targs, 0), &why);
+	if (d < 0 || !(span_eq(it, "int") || span_eq(it, "long")))
+		return;
+	ki->acc.param = acc_kernels[i].param;
+	ki->acc.isz = span_eq(it, "int") ? 4 : 8;
+	ki->dtype = d;
+	ki->dtype_why = why;
+}
+
 int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 {
 	struct span s = { demangled, demangled ? strlen(demangled) : 0 }, name, targs, rest;
@@ -958,6 +1007,8 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 		rows_classify(ki, name, targs);
 	if (ki->family >= NP_KF_SOFTMAX && ki->family != NP_KF_MULTI_TENSOR_APPLY)
 		signature_dtype(ki);
+	if (ki->family == NP_KF_BATCH_NORM)
+		acc_classify(ki, name, targs);
 	return ki->family;
 }
 
@@ -1222,6 +1273,52 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 	return e->n;
 }
 
+/* The output of an accessor kernel (see "accessor outputs"). */
+static int accessor_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			    void *const *kp, const struct np_klaunch *kl, struct emit *e)
+{
+	const struct np_kacc *a = &ki->acc;
+	const unsigned char *b;
+	int64_t size[3], stride[3];
+	uint64_t ptr;
+	struct np_kbuf *out;
+
+	if (ki->nsig < 0 || l->n != ki->nsig || l->p[a->param].size != 8u + 6u * a->isz)
+		return 0;
+	b = kp[a->param];
+	memcpy(&ptr, b, 8);
+	if (!ptr)               /* a dummy accessor: no such output */
+		return 0;
+	for (int k = 0; k < 6; k++) {
+		int64_t v;
+		if (a->isz == 4) {
+			int32_t v32;
+			memcpy(&v32, b + 8 + 4 * k, 4);
+			v = v32;
+		} else {
+			memcpy(&v, b + 8 + 8 * k, 8);
+		}
+		if (k < 3)
+			size[k] = v;
+		else
+			stride[k - 3] = v;
+	}
+	if (size[0] <= 0 || size[1] <= 0 || size[2] <= 0)
+		return 0;       /* nothing written */
+	out = emit_next(e);
+	if (!out)
+		return e->n;
+	out->ptr = ptr;
+	out->dtype = (enum np_dtype)ki->dtype;
+	out->how = NP_KH_ACCESSOR;
+	out->numel = 0;
+	if ((stride[2] == 1 || size[2] == 1) && (stride[1] == size[2] || size[1] == 1) &&
+	    (stride[0] == size[1] * size[2] || size[0] == 1) && kl && kl->grid[0] >= size[1] &&
+	    (uint64_t)size[0] * (uint64_t)size[1] <= UINT64_MAX / (uint64_t)size[2])
+		out->numel = (uint64_t)size[0] * (uint64_t)size[1] * (uint64_t)size[2];
+	return e->n;
+}
+
 /* Fields of the metadata bytes md (all offsets inside g->size). */
 static uint64_t md_u64(const unsigned char *md, uint32_t at)
 {
@@ -1382,9 +1479,12 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	case NP_KF_UNROLLED_ELEMENTWISE:
 		n = elementwise_outputs(ki, layout, kernelParams, threads, &e);
 		break;
+	case NP_KF_BATCH_NORM:
+		n = ki->acc.isz ? accessor_outputs(ki, layout, kernelParams, launch, &e)
+				: signature_outputs(ki, layout, kernelParams, launch, &e);
+		break;
 	case NP_KF_SOFTMAX:
 	case NP_KF_LAYER_NORM:
-	case NP_KF_BATCH_NORM:
 	case NP_KF_CAT:
 	case NP_KF_EXPLICIT:
 		n = signature_outputs(ki, layout, kernelParams, launch, &e);

@@ -140,6 +140,15 @@ struct np_krows {
 	int8_t mean, rstd;       /* parameters of the per-row outputs, or -1 */
 };
 
+/* Batch norm's NCHW elementwise kernels take tensor accessors, not
+ * pointers: GenericPackedTensorAccessor<T, 3, .., index_t> by value, the
+ * data pointer then 3 sizes and 3 strides of index_t (kdecode.c,
+ * "accessor outputs"). */
+struct np_kacc {
+	int8_t param;            /* the output accessor's parameter */
+	uint8_t isz;             /* sizeof index_t: 4 or 8; 0: not such a kernel */
+};
+
 struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
@@ -149,6 +158,7 @@ struct np_kinfo {
 	struct np_ksig sig[NP_KD_MAX_PARAMS];
 	struct np_kmta mta;      /* NP_KF_MULTI_TENSOR_APPLY only */
 	struct np_krows rows;    /* NP_KF_SOFTMAX, NP_KF_LAYER_NORM and NP_KF_BATCH_NORM only */
+	struct np_kacc acc;      /* NP_KF_BATCH_NORM only */
 };
 
 /* One function's parameter layout, as cuFuncGetParamInfo gives it. */
@@ -168,6 +178,8 @@ enum np_khow {
 				  * or from np_kinfo.rows and the launch's grid */
 	NP_KH_TENSOR_LIST,       /* a multi_tensor_apply list entry: the elements this
 				  * launch writes, inputs in np_kbuf.in */
+	NP_KH_ACCESSOR,          /* a tensor accessor's data: its sizes' product when its
+				  * strides are contiguous and the grid covers it, else 0 */
 };
 
 struct np_kbuf {

@@ -180,9 +180,10 @@ static const struct {
 	{ "ComputeInternalGradientsCUDAKernel<float>", NP_KF_LAYER_NORM, NP_DT_F32, NP_KDT_KNOWN, 0 },
 	{ "batch_norm_backward_reduce_channels_last_kernel<4, c10::Half, float, float>",
 	  NP_KF_BATCH_NORM, NP_DT_F32, NP_KDT_KNOWN, 0 },
-	/* accessor aggregates: the name says Half, no pointer parameter says it */
+	/* accessor aggregates: the output accessor's T is the first template
+	 * argument (kdecode.c, "accessor outputs") */
 	{ "batch_norm_transform_input_kernel<c10::Half, float, float, true, int>",
-	  NP_KF_BATCH_NORM, -1, NP_KDT_UNKNOWN, 0 },
+	  NP_KF_BATCH_NORM, NP_DT_F16, NP_KDT_KNOWN, 0 },
 	{ "CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>,", NP_KF_CAT, -1,
 	  NP_KDT_UNKNOWN, 0 },
 	{ "FusedAdamMathFunctor<float, 5,", NP_KF_MULTI_TENSOR_APPLY, NP_DT_F32, NP_KDT_KNOWN, 0 },

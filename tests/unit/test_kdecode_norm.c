@@ -1,5 +1,6 @@
 /* test_kdecode_norm.c - the row-sized outputs of cupti/kdecode.c: layer
- * norm, RMSNorm, softmax and batch norm's channels-last kernels of torch 2.14 (their real names and
+ * norm, RMSNorm, softmax and batch norm's kernels (channels-last
+ * pointers, NCHW accessors) of torch 2.14 (their real names and
  * layouts, tests/unit/fixtures/torch_kernels.tsv) launched with known
  * arguments and grids.  Rows and columns are always different numbers,
  * and the grid's total blocks differ from gridDim.x, so a formula that
@@ -340,6 +341,84 @@ Test(kdecode_norm, batch_norm_channels_last_elementwise)
 	 * unsized */
 	setup(&ln, "batch_norm_collect_statistics_channels_last_kernel<at::native::Var, float,");
 	cr_expect_eq(ln.ki.rows.kind, NP_KR_NONE);
+}
+
+/* Batch norm's NCHW kernels: a 3-D accessor (data, sizes, strides of
+ * index_t) as the output, whole when its planes (size 1) are all below
+ * gridDim.x and its strides are contiguous. */
+static void set_acc(struct launch *ln, int i, uint64_t ptr, const int64_t size[3],
+		    const int64_t stride[3], unsigned isz)
+{
+	cr_assert_eq(ln->l.p[i].size, 8 + 6 * isz, "param %d", i);
+	memcpy(ln->kp[i], &ptr, 8);
+	for (int k = 0; k < 6; k++) {
+		int64_t v = k < 3 ? size[k] : stride[k - 3];
+		int32_t v32 = (int32_t)v;
+		memcpy((unsigned char *)ln->kp[i] + 8 + isz * k, isz == 4 ? (void *)&v32 : (void *)&v,
+		       isz);
+	}
+}
+
+Test(kdecode_norm, batch_norm_nchw_accessors)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	static const struct {
+		const char *sub;
+		int param;
+		enum np_dtype dt;
+	} k[] = {
+		{ "batch_norm_transform_input_kernel<float, float, float, true, int>", 1, NP_DT_F32 },
+		{ "batch_norm_transform_input_kernel<c10::Half, float, float, true, int>", 1,
+		  NP_DT_F16 },
+		{ "batch_norm_backward_elemt_kernel<float, float, float, int>", 7, NP_DT_F32 },
+	};
+	const int64_t size[3] = { 8, 16, 49 }, nchw[3] = { 16 * 49, 49, 1 };
+	const int64_t strided[3] = { 16 * 64, 64, 1 };   /* rows padded: not one range */
+	const uint64_t at = 0x7f0000900000ull;
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		setup(&ln, k[i].sub);
+		cr_assert_eq(ln.ki.acc.isz, 4, "%s", k[i].sub);
+		set_acc(&ln, k[i].param, at, size, nchw, 4);
+		/* the host's grid: one block column per plane, batches on y */
+		cr_assert_eq(decode(&ln, grid2(16, 4, 64, 1), out), 1, "%s", k[i].sub);
+		cr_expect_eq(out[0].ptr, at);
+		cr_expect_eq(out[0].numel, 8 * 16 * 49, "%s: numel %llu", k[i].sub,
+			     (unsigned long long)out[0].numel);
+		cr_expect_eq(out[0].dtype, k[i].dt);
+		cr_expect_eq(out[0].how, NP_KH_ACCESSOR);
+		/* planes past gridDim.x are not written */
+		cr_assert_eq(decode(&ln, grid2(15, 4, 64, 1), out), 1);
+		cr_expect_eq(out[0].numel, 0, "%s: unsized", k[i].sub);
+		set_acc(&ln, k[i].param, at, size, strided, 4);
+		cr_assert_eq(decode(&ln, grid2(16, 4, 64, 1), out), 1);
+		cr_expect_eq(out[0].numel, 0, "%s: strided: unsized", k[i].sub);
+		/* a dummy accessor (no such output) */
+		set_acc(&ln, k[i].param, 0, size, nchw, 4);
+		cr_expect_eq(decode(&ln, grid2(16, 4, 64, 1), out), 0);
+	}
+	/* int64_t indexing (a tensor past 2^31 elements): the same kernel with
+	 * index_t long, whose accessor is 8 + 6 * 8 bytes */
+	static struct np_kinfo ki;
+	static struct np_kparams l = { .n = 7, .p = { { 0, 56 }, { 56, 56 }, { 112, 24 },
+						       { 136, 24 }, { 160, 24 }, { 184, 24 },
+						       { 208, 4 } } };
+	np_kdecode_classify("void at::native::batch_norm_transform_input_kernel<float, float, "
+			    "float, true, long>(A, B, C, D, E, F, float)", &ki);
+	cr_expect_eq(ki.acc.isz, 8);
+	cr_expect_eq(ki.acc.param, 1);
+	ln.ki = ki;
+	ln.l = l;
+	memset(ln.buf, 0, sizeof(ln.buf));
+	for (int i = 0; i < l.n; i++)
+		ln.kp[i] = ln.buf + l.p[i].offset;
+	set_acc(&ln, 1, at, size, nchw, 8);
+	cr_assert_eq(decode(&ln, grid2(16, 4, 64, 1), out), 1);
+	cr_expect_eq(out[0].numel, 8 * 16 * 49);
+	/* an accessor of the wrong size for its index type: no output */
+	ln.l.p[1].size = 32;
+	cr_expect_eq(decode(&ln, grid2(16, 4, 64, 1), out), 0);
 }
 
 Test(kdecode_norm, layout_mismatch_gives_no_outputs)
