@@ -16,7 +16,9 @@
 #   2. the agent preloaded alone (no BPF needed), records to a file: every
 #      fault of tests/integration/faults.py on CUDA, a clean job (losses
 #      bit-identical with and without the agent), a CUDA-graph job, the
-#      forward fault with expandable segments (memory mapped by cuMemMap);
+#      forward fault with expandable segments (memory mapped by cuMemMap),
+#      a batch-norm overflow on PyTorch's own kernels, NCHW and
+#      channels-last (tests/gpu/bn_fault.py);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU, and the
 #      forward fault under `nanprof attach` (CUPTI subscribed mid-run);
@@ -286,6 +288,12 @@ start_agent_jobs() {
 		--mask-from host --step-times "$W/agent-none-hostmask.times"
 	agent_job agent-graph "$secs" "$PY" "$GPUT/graph_fault.py" --device "$DEV" --steps 10 --at 6 \
 		--step-times "$W/agent-graph.times"
+	# batch norm on PyTorch's own kernels (cuDNN off), NCHW and channels-last:
+	# outputs sized from a tensor accessor, and from reduction_size x stride
+	agent_job agent-bn "$secs" "$PY" "$GPUT/bn_fault.py" --device "$DEV" --steps 10 --at 6 \
+		--step-times "$W/agent-bn.times"
+	agent_job agent-bn-cl "$secs" "$PY" "$GPUT/bn_fault.py" --device "$DEV" --steps 10 --at 6 \
+		--channels-last --step-times "$W/agent-bn-cl.times"
 	# PyTorch's expandable segments: memory mapped into a reserved range
 	# chunk by chunk (cuMemMap), which the allocation map must follow
 	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
@@ -349,6 +357,10 @@ step_agent_alone() {
 	verdict agent-none-hostmask --fault none --soft
 	job_ran agent-graph 9
 	verdict agent-graph --fault forward --graph
+	job_ran agent-bn 9
+	verdict agent-bn --fault bn --at 6
+	job_ran agent-bn-cl 9
+	verdict agent-bn-cl --fault bn --at 6
 }
 
 # ---- 3. under nanprof run ----
@@ -369,6 +381,7 @@ set_origin() {
 	# CUDA .grad norms come back a step late (agent/gpu_norms.c)
 	explode) ORIGIN=(--warning-before-origin) ;;
 	graph) ORIGIN=(--origin forward act '*' --graph) ;;
+	bn | bn-cl) ORIGIN=(--origin forward bn '*' --step 6) ;;
 	esac
 }
 
@@ -386,6 +399,11 @@ nanprof_job() {
 	if [ "$f" = graph ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/graph_fault.py" \
 			--device "$DEV" --steps 10 --at 6
+	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
+		local cl=()
+		[ "$f" = bn-cl ] && cl=(--channels-last)
+		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/bn_fault.py" \
+			--device "$DEV" --steps 10 --at 6 ${cl[@]+"${cl[@]}"}
 	else
 		job "$name" "$secs" ${envs[@]+"${envs[@]}"} -- "$NP" run -o "$W/$name" -- \
 			"$PY" "$FAULTS" "${FARGS[@]}" --fault "$f"
@@ -448,14 +466,14 @@ step_under_nanprof() {
 	echo "== 3. under nanprof run (BPF)"
 	local f
 	if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
-		for f in "${FAULT_KINDS[@]}" none graph forward-modules explode \
+		for f in "${FAULT_KINDS[@]}" none graph bn forward-modules explode \
 			functional-every+modules; do
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
 		row attach-forward "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		return
 	fi
-	for f in "${FAULT_KINDS[@]}" none graph; do
+	for f in "${FAULT_KINDS[@]}" none graph bn; do
 		nanprof_job "$f"
 	done
 	nanprof_job forward modules

@@ -53,6 +53,8 @@ EXPECTED = {
                        "first kernel that holds it"),
     "loss": (["log"], "log(0) = -inf in the loss, outside any module"),
     "graph": (["exp"], "ExpAct's exp() of the huge input, inside the replayed graph"),
+    "bn": (["batch_norm"], "bn's weight 3e38: its transform kernel's output overflows "
+                           "(batch_norm_transform_input[_channels_last]_kernel)"),
 }
 
 

@@ -1,0 +1,78 @@
+"""A small CNN whose BatchNorm2d makes the first NaN, on PyTorch's own
+batch-norm kernels (cuDNN off: with it, cuDNN's kernels run instead, which
+nanprof cannot decode; SyncBatchNorm uses the same native kernels).
+
+conv -> bn -> relu -> pool -> head.  At step --at bn's weight is set to
+3e38: its output, weight * (x - mean) * invstd + bias, overflows to +-inf
+wherever |x - mean| * invstd > 1.13, from finite inputs, finite statistics
+and a finite parameter.  The first kernel to hold the non-finite value is
+the transform kernel: batch_norm_transform_input_kernel (NCHW, sized from
+its tensor accessor) or, with --channels-last,
+batch_norm_transform_input_channels_last_kernel (cupti/kdecode.c).
+
+Prints "step N loss L" (L as repr(float)) like faults.py; --device cpu
+runs the same steps, to check the script here.
+"""
+import argparse
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self, ch=16):
+        super().__init__()
+        self.conv = nn.Conv2d(3, ch, 3, padding=1)
+        self.bn = nn.BatchNorm2d(ch)
+        self.head = nn.Linear(ch, 1)
+
+    def forward(self, x):
+        x = F.relu(self.bn(self.conv(x)))
+        return self.head(F.adaptive_avg_pool2d(x, 1).flatten(1)).squeeze(-1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    ap.add_argument("--channels-last", action="store_true")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
+    ap.add_argument("--step-times", metavar="FILE",
+                    help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts")
+    args = ap.parse_args()
+
+    torch.backends.cudnn.enabled = False
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    dev = torch.device(args.device)
+    fmt = torch.channels_last if args.channels_last else torch.contiguous_format
+    model = Net().to(dev, memory_format=fmt)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    gen = torch.Generator().manual_seed(1)
+    times = open(args.step_times, "w") if args.step_times else None
+
+    for step in range(args.steps):
+        if times:
+            times.write("step %d %d\n" % (step, time.monotonic_ns()))
+            times.flush()
+        x = torch.randn(8, 3, 12, 12, generator=gen).to(dev, memory_format=fmt)
+        y = torch.randn(8, generator=gen).to(dev)
+        if step == args.at:
+            with torch.no_grad():
+                model.bn.weight.fill_(3e38)
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
+        sys.stdout.flush()
+    if times:
+        times.write("end %d\n" % time.monotonic_ns())
+        times.close()
+
+
+if __name__ == "__main__":
+    main()
