@@ -415,6 +415,83 @@ Test(findings, late_cuda_gradient_norms_warn_as_if_on_time)
 	cr_expect(isnan(gpu->steps[3].grad_norm), "step 3: %g", gpu->steps[3].grad_norm);
 }
 
+/* The largest |x| of a module's outputs, growing 4x a step from step 9:
+ * on the CPU with the step's statistics; on the GPU a step late
+ * (cupti/outmax.h: lag 1, no gradient part), the step's own saying NAN. */
+static double act_max(unsigned k)
+{
+	return 1.5 * pow(4.0, k > 8 ? k - 8 : 0);
+}
+
+static void cpu_act_step(uint64_t k)
+{
+	uint64_t t = forward_to_step(k);
+	stats(t + 110, M_LIN, (float)act_max((unsigned)k), 4.0);
+	opt_exit(&sim, t + 200);
+}
+
+static void cuda_act_step(uint64_t k)
+{
+	uint64_t t = forward_to_step(k);
+	if (k)
+		stats_lag(t + 105, M_LIN, (float)act_max((unsigned)k - 1), -1, 1);
+	stats(t + 110, M_LIN, NAN, 4.0);
+	opt_exit(&sim, t + 200);
+}
+
+Test(findings, late_cuda_output_maxima_warn_as_if_on_time)
+{
+	struct np_proc_info info = { .pid = PID + 1, .py_major = 3, .py_minor = 11 };
+	struct np_proc_state *gpu = np_collector_add_proc(&col, &info, 0);
+	cr_assert_not_null(gpu);
+	gpu->checks = NP_CHECKS_ON;
+	for (unsigned k = 0; k < 20; k++)
+		cpu_act_step(k);
+	proc = gpu;
+	sim.pid = PID + 1;
+	memset(sim.stack, 0, sizeof(sim.stack));
+	sim.depth = 0;
+	sim.step = 0;
+	type_name(&sim, 1, T_NET, "Net");
+	type_name(&sim, 3, T_LIN, "Linear");
+	for (unsigned k = 0; k < 21; k++)
+		cuda_act_step(k);
+	struct np_proc_state *cpu = &col.procs[0];
+	uint32_t outs = 0;
+	for (uint32_t i = 0; i < cpu->ag.nwarnings; i++)
+		outs += cpu->ag.warnings[i].metric == NP_METRIC_OUT_MAX;
+	cr_assert_gt(outs, 0, "the CPU twin must warn on its outputs");
+	cr_assert_eq(gpu->ag.nwarnings, cpu->ag.nwarnings, "%u warnings, want %u",
+		     gpu->ag.nwarnings, cpu->ag.nwarnings);
+	for (uint32_t i = 0; i < cpu->ag.nwarnings; i++) {
+		const struct np_explosion_warning *w = &gpu->ag.warnings[i], *v = &cpu->ag.warnings[i];
+		cr_expect_eq(w->step, v->step, "warning %u: step %llu, want %llu", i,
+			     (unsigned long long)w->step, (unsigned long long)v->step);
+		cr_expect_str_eq(np_name(&col, w->module), np_name(&col, v->module));
+		cr_expect_eq(w->metric, v->metric);
+		cr_expect_float_eq(w->value, v->value, 1e-6 * v->value);
+	}
+	/* the heatmap cell of step 12 holds the late value; no late gradient
+	 * part became a whole-model norm */
+	const struct np_heat *h = gpu->ag.heat;
+	cr_assert_not_null(h);
+	uint32_t col12 = NP_HEAT_STEPS;
+	for (uint32_t i = 0; i < h->len; i++)
+		if (h->step[(h->start + i) % NP_HEAT_STEPS] == 12)
+			col12 = (h->start + i) % NP_HEAT_STEPS;
+	cr_assert_lt(col12, NP_HEAT_STEPS);
+	cr_expect_float_eq(h->out[col12][0], (float)act_max(12), 1e-3);
+	cr_expect_float_eq(gpu->steps[12].grad_norm, 2.0, 1e-9, "the on-time norm only");
+	/* the whole-model norm series: one value a step (the GPU process ran
+	 * one step more, for its last late maximum), the same as the CPU's */
+	cr_assert_eq(gpu->ag.total.n, cpu->ag.total.n + 1, "%u norms, want %u", gpu->ag.total.n,
+		     cpu->ag.total.n + 1);
+	for (uint32_t k = gpu->ag.total.n > NP_HIST ? gpu->ag.total.n - NP_HIST : 0;
+	     k < cpu->ag.total.n; k++)
+		cr_expect_float_eq(gpu->ag.total.v[k % NP_HIST], cpu->ag.total.v[k % NP_HIST], 1e-9,
+				   "norm %u", k);
+}
+
 Test(findings, series_needs_history_and_two_rises)
 {
 	struct np_series s;
