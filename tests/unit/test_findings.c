@@ -379,28 +379,31 @@ static void cuda_step(uint64_t k, double prev)
 	opt_exit(&sim, t + 200);
 }
 
-Test(findings, late_cuda_gradient_norms_warn_as_if_on_time)
+/* A second process, the GPU twin of the first, with its checks on. */
+static struct np_proc_state *twin_proc(void)
 {
 	struct np_proc_info info = { .pid = PID + 1, .py_major = 3, .py_minor = 11 };
-	struct np_proc_state *gpu = np_collector_add_proc(&col, &info, 0);
-	cr_assert_not_null(gpu);
-	gpu->checks = NP_CHECKS_ON;
-	double x[21];
-	for (unsigned k = 0; k < 21; k++)
-		x[k] = 2.0 * pow(4.0, k > 8 ? k - 8 : 0);
-	for (unsigned k = 0; k < 20; k++)
-		stat_step(k, x[k]);
-	proc = gpu;   /* sim and checks now speak for the GPU process */
-	sim.pid = PID + 1;
+	struct np_proc_state *p = np_collector_add_proc(&col, &info, 0);
+	cr_assert_not_null(p);
+	p->checks = NP_CHECKS_ON;
+	return p;
+}
+
+/* sim and the checks now speak for p (the twin), from step 0 */
+static void speak_for(struct np_proc_state *p)
+{
+	proc = p;
+	sim.pid = p->pid;
 	memset(sim.stack, 0, sizeof(sim.stack));
 	sim.depth = 0;
 	sim.step = 0;
 	type_name(&sim, 1, T_NET, "Net");
 	type_name(&sim, 3, T_LIN, "Linear");
-	for (unsigned k = 0; k < 21; k++)
-		cuda_step(k, k ? x[k - 1] : 0);
-	struct np_proc_state *cpu = &col.procs[0];
-	cr_assert_gt(cpu->ag.nwarnings, 0);
+}
+
+/* The twin warned at the same steps, modules, metrics and values. */
+static void expect_same_warnings(const struct np_proc_state *gpu, const struct np_proc_state *cpu)
+{
 	cr_assert_eq(gpu->ag.nwarnings, cpu->ag.nwarnings, "%u warnings, want %u",
 		     gpu->ag.nwarnings, cpu->ag.nwarnings);
 	for (uint32_t i = 0; i < cpu->ag.nwarnings; i++) {
@@ -411,6 +414,22 @@ Test(findings, late_cuda_gradient_norms_warn_as_if_on_time)
 		cr_expect_eq(w->metric, v->metric);
 		cr_expect_float_eq(w->value, v->value, 1e-6 * v->value);
 	}
+}
+
+Test(findings, late_cuda_gradient_norms_warn_as_if_on_time)
+{
+	struct np_proc_state *gpu = twin_proc();
+	double x[21];
+	for (unsigned k = 0; k < 21; k++)
+		x[k] = 2.0 * pow(4.0, k > 8 ? k - 8 : 0);
+	for (unsigned k = 0; k < 20; k++)
+		stat_step(k, x[k]);
+	speak_for(gpu);
+	for (unsigned k = 0; k < 21; k++)
+		cuda_step(k, k ? x[k - 1] : 0);
+	struct np_proc_state *cpu = &col.procs[0];
+	cr_assert_gt(cpu->ag.nwarnings, 0);
+	expect_same_warnings(gpu, cpu);
 	/* a step's own statistics carried no .grad: no gradient norm there */
 	cr_expect(isnan(gpu->steps[3].grad_norm), "step 3: %g", gpu->steps[3].grad_norm);
 }
@@ -441,19 +460,10 @@ static void cuda_act_step(uint64_t k)
 
 Test(findings, late_cuda_output_maxima_warn_as_if_on_time)
 {
-	struct np_proc_info info = { .pid = PID + 1, .py_major = 3, .py_minor = 11 };
-	struct np_proc_state *gpu = np_collector_add_proc(&col, &info, 0);
-	cr_assert_not_null(gpu);
-	gpu->checks = NP_CHECKS_ON;
+	struct np_proc_state *gpu = twin_proc();
 	for (unsigned k = 0; k < 20; k++)
 		cpu_act_step(k);
-	proc = gpu;
-	sim.pid = PID + 1;
-	memset(sim.stack, 0, sizeof(sim.stack));
-	sim.depth = 0;
-	sim.step = 0;
-	type_name(&sim, 1, T_NET, "Net");
-	type_name(&sim, 3, T_LIN, "Linear");
+	speak_for(gpu);
 	for (unsigned k = 0; k < 21; k++)
 		cuda_act_step(k);
 	struct np_proc_state *cpu = &col.procs[0];
@@ -461,16 +471,7 @@ Test(findings, late_cuda_output_maxima_warn_as_if_on_time)
 	for (uint32_t i = 0; i < cpu->ag.nwarnings; i++)
 		outs += cpu->ag.warnings[i].metric == NP_METRIC_OUT_MAX;
 	cr_assert_gt(outs, 0, "the CPU twin must warn on its outputs");
-	cr_assert_eq(gpu->ag.nwarnings, cpu->ag.nwarnings, "%u warnings, want %u",
-		     gpu->ag.nwarnings, cpu->ag.nwarnings);
-	for (uint32_t i = 0; i < cpu->ag.nwarnings; i++) {
-		const struct np_explosion_warning *w = &gpu->ag.warnings[i], *v = &cpu->ag.warnings[i];
-		cr_expect_eq(w->step, v->step, "warning %u: step %llu, want %llu", i,
-			     (unsigned long long)w->step, (unsigned long long)v->step);
-		cr_expect_str_eq(np_name(&col, w->module), np_name(&col, v->module));
-		cr_expect_eq(w->metric, v->metric);
-		cr_expect_float_eq(w->value, v->value, 1e-6 * v->value);
-	}
+	expect_same_warnings(gpu, cpu);
 	/* the heatmap cell of step 12 holds the late value; no late gradient
 	 * part became a whole-model norm */
 	const struct np_heat *h = gpu->ag.heat;
