@@ -27,7 +27,8 @@
 # activation warnings of a CUDA output that grows 4x a step, whose
 # largest |x| comes late from its checks' records.  And `nanprof attach
 # --gpu sample:3` on a job started without nanprof samples its launches;
-# attached again with --gpu every, it checks them all.
+# attached again with --gpu every, it checks them all; attached a third
+# time by a nanprof that is SIGKILLed, the job runs on to its end.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -166,15 +167,31 @@ PY
 		bad "$tag: late CUDA output maxima" "$T/chk"
 	fi
 	# attach --gpu: a job started without nanprof (its own mode: every) is
-	# attached with --gpu sample:3, then again with --gpu every
+	# attached with --gpu sample:3, then again with --gpu every, then a
+	# third time by a nanprof that is SIGKILLed: the job runs to its end
 	rm -f "$T/ready"
 	env NANPROF_CUPTI="$F/libcupti.so.13" "$py" $IT/fake_gpu_job.py "$F/libfakeops.so" \
-		--at -1 --steps 400 --wait-agent 60 --ready-file "$T/ready" > "$T/$tag-att.job" 2>&1 &
+		--at -1 --steps 300 --wait-agent 60 --ready-file "$T/ready" > "$T/$tag-att.job" 2>&1 &
 	jp=$!
 	for _ in $(seq 300); do [ -s "$T/ready" ] && break; sleep 0.1; done
 	timeout 60 $NP attach -q --gpu sample:3 -d 3 -o "$T/$tag-att1" $jp > /dev/null 2> "$T/$tag-att1.err"
 	timeout 60 $NP attach -q --gpu every -d 3 -o "$T/$tag-att2" $jp > /dev/null 2> "$T/$tag-att2.err"
-	kill $jp 2>/dev/null; wait $jp 2>/dev/null
+	$NP attach -q -o "$T/$tag-att3" $jp > /dev/null 2>&1 &
+	npid=$!
+	sleep 1.5
+	kill -9 $npid 2>/dev/null
+	wait $npid 2>/dev/null
+	( sleep 60; kill $jp 2>/dev/null ) &
+	guard=$!
+	wait $jp
+	jrc=$?
+	kill $guard 2>/dev/null
+	if [ $jrc -eq 0 ] && grep -q "^step 299 loss" "$T/$tag-att.job"; then
+		ok "$tag: attached three times, the last nanprof SIGKILLed: the CUDA job runs to its end"
+	else
+		echo "job exit $jrc" >> "$T/$tag-att.job"
+		bad "$tag: CUDA job after a SIGKILLed attach" "$T/$tag-att.job"
+	fi
 	if python3 - "$T/$tag-att1/events.jsonl" "$T/$tag-att2/events.jsonl" > "$T/chk" 2>&1 <<'PY'
 import json, sys
 def checks(path):
