@@ -15,7 +15,8 @@
 #      whether nanprof can load BPF here (a `nanprof run` of print(1));
 #   2. the agent preloaded alone (no BPF needed), records to a file: every
 #      fault of tests/integration/faults.py on CUDA, a clean job (losses
-#      bit-identical with and without the agent), a CUDA-graph job, the
+#      bit-identical with and without the agent), CUDA-graph jobs (a
+#      forward and a backward fault inside the replayed graph), the
 #      forward fault with expandable segments (memory mapped by cuMemMap),
 #      a batch-norm overflow on PyTorch's own kernels, NCHW and
 #      channels-last (tests/gpu/bn_fault.py);
@@ -288,6 +289,8 @@ start_agent_jobs() {
 		--mask-from host --step-times "$W/agent-none-hostmask.times"
 	agent_job agent-graph "$secs" "$PY" "$GPUT/graph_fault.py" --device "$DEV" --steps 10 --at 6 \
 		--step-times "$W/agent-graph.times"
+	agent_job agent-graph-backward "$secs" "$PY" "$GPUT/graph_fault.py" --device "$DEV" \
+		--steps 10 --at 6 --fault backward --step-times "$W/agent-graph-backward.times"
 	# batch norm on PyTorch's own kernels (cuDNN off), NCHW and channels-last:
 	# outputs sized from a tensor accessor, and from reduction_size x stride
 	agent_job agent-bn "$secs" "$PY" "$GPUT/bn_fault.py" --device "$DEV" --steps 10 --at 6 \
@@ -357,6 +360,8 @@ step_agent_alone() {
 	verdict agent-none-hostmask --fault none --soft
 	job_ran agent-graph 9
 	verdict agent-graph --fault forward --graph
+	job_ran agent-graph-backward 9
+	verdict agent-graph-backward --fault backward --graph
 	job_ran agent-bn 9
 	verdict agent-bn --fault bn --at 6
 	job_ran agent-bn-cl 9
@@ -381,6 +386,7 @@ set_origin() {
 	# CUDA .grad norms come back a step late (agent/gpu_norms.c)
 	explode) ORIGIN=(--warning-before-origin) ;;
 	graph) ORIGIN=(--origin forward act '*' --graph) ;;
+	graph-backward) ORIGIN=(--origin backward root '*' --graph) ;;
 	bn | bn-cl) ORIGIN=(--origin forward bn '*' --step 6) ;;
 	esac
 }
@@ -396,9 +402,10 @@ nanprof_job() {
 		row "$name" "origin under nanprof run" SKIP "budget spent"
 		return
 	fi
-	if [ "$f" = graph ]; then
+	if [ "$f" = graph ] || [ "$f" = graph-backward ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/graph_fault.py" \
-			--device "$DEV" --steps 10 --at 6
+			--device "$DEV" --steps 10 --at 6 --fault "$([ "$f" = graph ] && echo forward ||
+			echo backward)"
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
 		local cl=()
 		[ "$f" = bn-cl ] && cl=(--channels-last)
@@ -466,14 +473,14 @@ step_under_nanprof() {
 	echo "== 3. under nanprof run (BPF)"
 	local f
 	if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
-		for f in "${FAULT_KINDS[@]}" none graph bn forward-modules explode \
+		for f in "${FAULT_KINDS[@]}" none graph graph-backward bn forward-modules explode \
 			functional-every+modules; do
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
 		row attach-forward "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		return
 	fi
-	for f in "${FAULT_KINDS[@]}" none graph bn; do
+	for f in "${FAULT_KINDS[@]}" none graph graph-backward bn; do
 		nanprof_job "$f"
 	done
 	nanprof_job forward modules

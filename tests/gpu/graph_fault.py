@@ -8,6 +8,9 @@ static tensors and replays the graph.  At step --at the static input gets
 a huge value (1e4) in its first row, so that exp() inside the module `act`
 overflows to +inf inside the replay: kernels of a replayed graph fire no
 launch callbacks, so only the checks captured with them can see it.
+--fault backward: act is `root` = sqrt(x * x) after a bias-free in_proj,
+and the static input's first row is zeroed: the forward stays finite,
+sqrt's backward (grad / (2 * sqrt(0))) makes +inf inside the replay.
 
 Prints "step N loss L" (L as repr(float)) like faults.py.  --device cpu
 (or --no-graph) runs the same steps eagerly, to check the script here.
@@ -30,15 +33,31 @@ class ExpAct(nn.Module):
         return x * torch.sigmoid(x) + 1e-3 * torch.exp(x)
 
 
+class SqrtAbs(nn.Module):
+    """sqrt(x * x) = |x|: finite both ways but at x = 0, where its
+    backward divides by 2 * sqrt(0): +inf, born in the backward only."""
+
+    def forward(self, x):
+        return torch.sqrt(x * x)
+
+
 class Net(nn.Module):
-    def __init__(self, d_in=64, d=128):
+    """in_proj -> act -> out_proj; with backward=True in_proj has no bias
+    and act is SqrtAbs, named `root`, so a zero input row gives a zero
+    pre-activation row and an infinite gradient."""
+
+    def __init__(self, d_in=64, d=128, backward=False):
         super().__init__()
-        self.in_proj = nn.Linear(d_in, d)
-        self.act = ExpAct()
+        self.in_proj = nn.Linear(d_in, d, bias=not backward)
+        if backward:
+            self.root = SqrtAbs()
+        else:
+            self.act = ExpAct()
         self.out_proj = nn.Linear(d, 1)
 
     def forward(self, x):
-        return self.out_proj(self.act(self.in_proj(x))).squeeze(-1)
+        act = self.root if hasattr(self, "root") else self.act
+        return self.out_proj(act(self.in_proj(x))).squeeze(-1)
 
 
 def train_step(model, opt, x, y):
@@ -74,6 +93,9 @@ def main():
     ap.add_argument("--no-graph", action="store_true", help="eager steps, no capture")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
+    ap.add_argument("--fault", choices=["forward", "backward"], default="forward",
+                    help="forward: exp() overflows in `act`; backward: a zero input "
+                         "row makes SqrtAbs's gradient +inf in `root`")
     ap.add_argument("--step-times", metavar="FILE",
                     help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts")
     args = ap.parse_args()
@@ -81,7 +103,7 @@ def main():
     torch.manual_seed(0)
     torch.set_num_threads(1)
     dev = torch.device(args.device)
-    model = Net().to(dev)
+    model = Net(backward=args.fault == "backward").to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     gen = torch.Generator().manual_seed(1)
     batches = [(torch.randn(16, 64, generator=gen), torch.randn(16, generator=gen))
@@ -103,8 +125,10 @@ def main():
         x, y = batches[step]
         static_x.copy_(x)
         static_y.copy_(y)
-        if step == args.at:
+        if step == args.at and args.fault == "forward":
             static_x[0].fill_(1e4)   # the fault: exp() in `act` overflows
+        if step == args.at and args.fault == "backward":
+            static_x[0].zero_()      # the fault: d sqrt(u) / du at u = 0
         if graph is not None:
             graph.replay()
             loss = static_loss
