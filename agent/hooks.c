@@ -270,13 +270,14 @@ static void gpu_input(PyObject *t, void *arg)
  * shows a value seen before, not one born here. */
 static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_site *site)
 {
-	uint64_t stream, ptr = (uint64_t)(uintptr_t)v->ptr;
+	uint64_t stream, seen_tag, ptr = (uint64_t)(uintptr_t)v->ptr;
 	if (!site || !site->what)
 		return;
-	if (!np_gpu_wants(ptr)) {
-		/* checked already, by the launch that wrote it */
+	if (!np_gpu_wants(ptr, &seen_tag)) {
+		/* checked already, by the launch that wrote it: that check's
+		 * record holds its largest |x| */
 		if (site->stat_module) {
-			np_gpu_stat_seen(ptr, site->stat_module, gen);
+			np_outmax_expect(seen_tag, site->stat_module, gen);
 			site->stat_cuda = 1;
 		}
 		return;

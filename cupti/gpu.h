@@ -80,8 +80,10 @@ int np_gpu_modules(void);
 /* Whether a CUDA tensor at ptr is to be checked at module level now: all
  * are with "modules" and "+modules"; as a guard, only one whose last
  * writer the launch checks may not have seen (skips are counted).  The
- * hooks ask before they gather what a check needs. */
-int np_gpu_wants(uint64_t ptr);
+ * hooks ask before they gather what a check needs.  A guard skipped sets
+ * *seen_tag to the tag of the check that read the tensor's last write
+ * (0: none usable), whose record gives its largest |x| (outmax.h). */
+int np_gpu_wants(uint64_t ptr, uint64_t *seen_tag);
 
 /* What a module-level check looked at; each is named as a pseudo-kernel
  * in the reports ("nanprof module-level check: ..."). */
@@ -106,11 +108,6 @@ struct np_gpu_tensor {
 				    * step stat_step (outmax.h); 0: not one */
 	uint32_t stat_step;
 };
-
-/* A CUDA output of module in step `step` that np_gpu_wants() did not
- * want checked: the check of its last writer read it, and that check's
- * largest |x| goes into the module's statistics (outmax.h). */
-void np_gpu_stat_seen(uint64_t ptr, uint64_t module, uint32_t step);
 
 /* Enqueues the finite check of t on t->stream, after the work that made
  * it, as a kernel launch's output would be checked; no synchronisation.

@@ -43,17 +43,11 @@ void np_gpu_own(int on)
 	(void)on;
 }
 
-int np_gpu_wants(uint64_t ptr)
+int np_gpu_wants(uint64_t ptr, uint64_t *seen_tag)
 {
 	(void)ptr;
+	*seen_tag = 0;
 	return 0;
-}
-
-void np_gpu_stat_seen(uint64_t ptr, uint64_t module, uint32_t step)
-{
-	(void)ptr;
-	(void)module;
-	(void)step;
 }
 
 int np_gpu_check_tensor(const struct np_gpu_tensor *t)

@@ -58,12 +58,6 @@ static struct np_kfunc *suspect_kfunc(uint8_t what, uint32_t suspect)
 
 static int check_tensor(const struct np_gpu_tensor *t);
 
-void np_gpu_stat_seen(uint64_t ptr, uint64_t module, uint32_t step)
-{
-	if (np_gpu_writers())
-		np_outmax_expect(np_writers_tag(ptr), module, step);
-}
-
 int np_gpu_check_tensor(const struct np_gpu_tensor *t)
 {
 	if (!np_gpu_modules() || t->what == 0 || t->what >= NP_GPU_WHAT_MAX || !t->numel)

@@ -700,11 +700,12 @@ int np_gpu_modules(void)
 	return (modules || config.with_modules || config.guard) && started && enabled;
 }
 
-int np_gpu_wants(uint64_t ptr)
+int np_gpu_wants(uint64_t ptr, uint64_t *seen_tag)
 {
+	*seen_tag = 0;
 	if (!np_gpu_modules())
 		return 0;
-	if (modules || config.with_modules || !np_writers_seen(ptr))
+	if (modules || config.with_modules || !np_writers_seen(ptr, seen_tag))
 		return 1;
 	__atomic_add_fetch(&np_gpu_cnt.guard_skips, 1, __ATOMIC_RELAXED);
 	return 0;

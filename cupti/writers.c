@@ -62,21 +62,13 @@ uint64_t np_writers_last(uint64_t ptr)
 	return seq;
 }
 
-int np_writers_seen(uint64_t ptr)
+int np_writers_seen(uint64_t ptr, uint64_t *tag)
 {
 	unsigned i = slot_of(ptr);
 	pthread_mutex_lock(&lock);
 	int seen = ptr && slots[i].ptr == ptr && slots[i].seq > last_unchecked;
+	if (seen && tag)
+		*tag = slots[i].tag;
 	pthread_mutex_unlock(&lock);
 	return seen;
-}
-
-uint64_t np_writers_tag(uint64_t ptr)
-{
-	unsigned i = slot_of(ptr);
-	pthread_mutex_lock(&lock);
-	uint64_t tag = ptr && slots[i].ptr == ptr && slots[i].seq > last_unchecked
-		? slots[i].tag : 0;
-	pthread_mutex_unlock(&lock);
-	return tag;
 }

@@ -49,16 +49,13 @@ void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag);
 void np_writers_unchecked(uint64_t seq);
 
 /* 1: the latest writer of ptr was checked (the rule above); 0: a guard
- * check is needed. */
-int np_writers_seen(uint64_t ptr);
+ * check is needed.  When seen, *tag (if not NULL) is that write's check
+ * tag, whose record holds ptr's largest |x| (outmax.h); 0 for a captured
+ * check. */
+int np_writers_seen(uint64_t ptr, uint64_t *tag);
 
 /* The number of the latest checked launch that wrote ptr, 0 if none is
  * known: a launch after it may have written ptr. */
 uint64_t np_writers_last(uint64_t ptr);
-
-/* The tag of the check of ptr's latest checked write, if no unchecked
- * launch came after it (np_writers_seen()); else 0.  Its record holds
- * ptr's largest |x| (outmax.h). */
-uint64_t np_writers_tag(uint64_t ptr);
 
 #endif
