@@ -202,6 +202,17 @@ void np_gpu_norms_poll(void)
 	}
 }
 
+uint32_t np_gpu_norms_pending(void)
+{
+	return npend;
+}
+
+void np_gpu_norms_give_up(void)
+{
+	np_gpu_norms_dropped += npend;
+	np_gpu_norms_reset();
+}
+
 void np_gpu_norms_reset(void)
 {
 	for (uint32_t i = 0; i < NP_GPU_NORMS_PENDING; i++) {

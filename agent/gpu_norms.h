@@ -10,7 +10,9 @@
  * an event, and moves on; a later pre-hook sends those that have arrived
  * as statistics of the step they belong to (np_arec_stat.lag: how many
  * optimizer steps ago).  Nothing waits: a step whose norms are not back
- * after NP_GPU_NORMS_PENDING later steps is dropped and counted.
+ * after NP_GPU_NORMS_PENDING later steps is dropped and counted.  The
+ * last steps' norms, which no later pre-hook sends, are polled for at the
+ * job's exit (agent/hooks.c: send_last_late).
  *
  * Called only from the hooks, under the GIL.
  */
@@ -34,6 +36,12 @@ void np_gpu_norms_start(void);
  * np_arec_stat with lag > 0.  Call before np_gpu_norms_add of the next
  * step. */
 void np_gpu_norms_poll(void);
+
+/* Steps whose norms are still in flight. */
+uint32_t np_gpu_norms_pending(void);
+
+/* Drops, and counts, what is still in flight (the job exits). */
+void np_gpu_norms_give_up(void);
 
 /* Drops what is pending (the agent is detaching). */
 void np_gpu_norms_reset(void);

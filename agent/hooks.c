@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "gpu_norms.h"
 #include "hooks.h"
 #include "report.h"
@@ -802,11 +803,30 @@ out:
 	return hook_done();
 }
 
+/* At the job's exit: the late statistics of its last steps (CUDA .grad
+ * norms, CUDA output maxima), which no later optimizer step will send.
+ * The job is done with the GPU, so they are waited for a little; what is
+ * still out then is counted as dropped. */
+static void send_last_late(void)
+{
+	for (unsigned i = 0; i < 100; i++) {   /* 0.5 s at most */
+		np_gpu_norms_poll();
+		send_late_out_max();
+		if (!np_gpu_norms_pending() && !np_outmax_in_flight(gen))
+			return;
+		usleep(5000);
+	}
+	np_gpu_norms_give_up();
+	np_outmax_give_up(gen);
+}
+
 /* counters(): at interpreter exit (atexit), so the last ones arrive */
 static PyObject *counters(PyObject *self, PyObject *args)
 {
 	(void)self;
 	(void)args;
+	if (enabled && !bodies_off)
+		send_last_late();
 	if (enabled)
 		np_hooks_send_counters();
 	np_py.IncRef(np_py.None);

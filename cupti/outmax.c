@@ -213,3 +213,24 @@ uint32_t np_outmax_collect(uint32_t before, np_outmax_fn fn, void *arg)
 	pthread_mutex_unlock(&lock);
 	return given;
 }
+
+uint32_t np_outmax_in_flight(uint32_t before)
+{
+	uint32_t n = 0;
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < NP_OUTMAX_STEPS; i++)
+		n += steps[i].used && steps[i].step < before;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+void np_outmax_give_up(uint32_t before)
+{
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < NP_OUTMAX_STEPS; i++)
+		if (steps[i].used && steps[i].step < before) {
+			steps[i].used = 0;
+			dropped++;
+		}
+	pthread_mutex_unlock(&lock);
+}

@@ -11,7 +11,8 @@
  * second folds the value into that module's maximum for that step.  The
  * optimizer's pre-hook collects the steps whose expected records have all
  * come back (np_outmax_collect), and sends them as late statistics, as it
- * does the CUDA gradient norms (agent/gpu_norms.h).
+ * does the CUDA gradient norms (agent/gpu_norms.h); the last steps' go
+ * at the job's exit (np_outmax_in_flight, np_outmax_give_up).
  *
  * A result stays in its slot after it is used: a module that returns the
  * same tensor in a later step, unwritten (a cached buffer), finds it.
@@ -59,6 +60,13 @@ void np_outmax_value(uint64_t module, uint32_t step, float max);
  * Returns how many values it gave. */
 typedef void (*np_outmax_fn)(uint64_t module, uint32_t step, float max, void *arg);
 uint32_t np_outmax_collect(uint32_t before, np_outmax_fn fn, void *arg);
+
+/* Steps before `before` not collected yet (their records still coming). */
+uint32_t np_outmax_in_flight(uint32_t before);
+
+/* Drops, and counts, every step before `before` not collected yet: the
+ * job exits and their records did not come in time. */
+void np_outmax_give_up(uint32_t before);
 
 /* Steps dropped, and expectations that could not be met (their tag was
  * overwritten, or no room): for the agent's COUNTERS record. */

@@ -592,5 +592,6 @@ void np_collector_finish(struct np_collector *c)
 		/* keep the step in progress only if something happened in it */
 		if (p->cur.module_calls || p->cur.nodes || p->bucket_open)
 			close_step(c, p, p->last_ts, false);
+		np_findings_finish(c, p);
 	}
 }

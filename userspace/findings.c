@@ -386,6 +386,20 @@ static void cpu_total_flush(struct np_collector *c, struct np_proc_state *p)
 	p->ag.cpu_has = false;
 }
 
+/* The kept record of a past step, which its late CUDA part completes
+ * (its grad_norm and output_max_abs); NULL if it was not kept (over
+ * max_steps) or is still in progress. */
+static struct np_step_stats *kept_step(struct np_proc_state *p, uint64_t step)
+{
+	for (uint32_t k = p->nsteps; k-- > 0;) {
+		if (p->steps[k].step == step)
+			return &p->steps[k];
+		if (p->steps[k].step < step)
+			break;
+	}
+	return NULL;
+}
+
 static void late_flush(struct np_collector *c, struct np_proc_state *p)
 {
 	struct np_agent_state *a = &p->ag;
@@ -397,11 +411,19 @@ static void late_flush(struct np_collector *c, struct np_proc_state *p)
 	a->late_sumsq = 0;
 	if (a->cpu_has && a->cpu_step < step)
 		cpu_total_flush(c, p);   /* a step that had no CUDA part */
-	if (a->cpu_has && a->cpu_step == step) {
+	bool with_cpu = a->cpu_has && a->cpu_step == step;
+	if (with_cpu) {
 		sumsq += a->cpu_sumsq;
 		a->cpu_has = false;
 	}
 	total_push(c, p, step, sumsq);
+	struct np_step_stats *rec = kept_step(p, step);
+	if (rec) {   /* its CPU part, if any went on its own, is in its record */
+		double all = sumsq;
+		if (!with_cpu && !isnan(rec->grad_norm))
+			all += rec->grad_norm * rec->grad_norm;
+		rec->grad_norm = isfinite(all) ? sqrt(all) : INFINITY;
+	}
 	double r;
 	uint32_t col = heat_column_of(a->heat, step);
 	for (uint32_t i = 0; i < a->nmods; i++) {
@@ -435,6 +457,9 @@ static void late_out(struct np_collector *c, struct np_proc_state *p, uint64_t s
 	for (uint32_t k = 0; col < NP_HEAT_STEPS && k < a->heat->nmods; k++)
 		if (a->heat->mod_addr[k] == m->addr)
 			a->heat->out[col][k] = st->out_max;
+	struct np_step_stats *rec = kept_step(p, step);
+	if (rec && isfinite(st->out_max) && st->out_max > rec->out_max)
+		rec->out_max = st->out_max;
 	double r = np_series_push(&m->s[NP_METRIC_OUT_MAX], st->out_max, step, false);
 	if (r > 0) {
 		uint32_t name = 0, type = 0;
@@ -510,6 +535,12 @@ void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 		if ((r = np_series_push(&m->s[NP_METRIC_OUT_MAX], m->out_max, step, false)) > 0)
 			warn(c, p, step, name, NP_METRIC_OUT_MAX, m->out_max, r);
 	}
+}
+
+void np_findings_finish(struct np_collector *c, struct np_proc_state *p)
+{
+	late_flush(c, p);   /* the last step's, sent at the job's exit */
+	cpu_total_flush(c, p);
 }
 
 /* ---- records ---- */

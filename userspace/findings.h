@@ -44,6 +44,10 @@ void np_findings_root_exit(struct np_collector *c, struct np_proc_state *p);
 /* The step ends: statistics into the step's counters, warnings. */
 void np_findings_step_end(struct np_collector *c, struct np_proc_state *p);
 
+/* The process is done: late statistics of its last step (sent at its
+ * exit, after that step ended) into their step. */
+void np_findings_finish(struct np_collector *c, struct np_proc_state *p);
+
 /* f is the origin of the process's first non-finite value. */
 void np_findings_set_origin(struct np_collector *c, struct np_proc_state *p,
 			    const struct np_finding *f);

@@ -430,8 +430,40 @@ Test(findings, late_cuda_gradient_norms_warn_as_if_on_time)
 	struct np_proc_state *cpu = &col.procs[0];
 	cr_assert_gt(cpu->ag.nwarnings, 0);
 	expect_same_warnings(gpu, cpu);
-	/* a step's own statistics carried no .grad: no gradient norm there */
-	cr_expect(isnan(gpu->steps[3].grad_norm), "step 3: %g", gpu->steps[3].grad_norm);
+	/* a step's own statistics carried no .grad; its late ones complete
+	 * its record: the norms the CPU twin's records hold */
+	for (unsigned k = 0; k < 20; k++)
+		cr_expect_float_eq(gpu->steps[k].grad_norm, cpu->steps[k].grad_norm,
+				   1e-9 * cpu->steps[k].grad_norm, "step %u: %g, want %g", k,
+				   gpu->steps[k].grad_norm, cpu->steps[k].grad_norm);
+	cr_expect(isnan(gpu->steps[20].grad_norm), "step 20's part never came: %g",
+		  gpu->steps[20].grad_norm);
+}
+
+/* The last step's late part comes at the job's exit, after that step
+ * ended and in no step: the end puts it into the step's record and the
+ * whole-model series.  A step with a CPU part and a CUDA part has one
+ * norm over both. */
+Test(findings, last_steps_late_part_sent_at_exit_completes_its_record)
+{
+	for (unsigned k = 0; k < 4; k++) {
+		uint64_t t = forward_to_step(k);
+		if (k)   /* the last step's CUDA .grads (sum of squares 9) */
+			stats_lag(t + 105, M_LIN, NAN, 9.0, 1);
+		stats(t + 110, 0, 0, 16.0);   /* CPU .grads of no module */
+		opt_exit(&sim, t + 200);
+	}
+	cr_assert_eq(proc->nsteps, 4);
+	cr_expect_float_eq(proc->steps[2].grad_norm, 5.0, 1e-9, "step 2: %g",
+			   proc->steps[2].grad_norm);
+	cr_expect_float_eq(proc->steps[3].grad_norm, 4.0, 1e-9, "CPU part only, yet");
+	uint32_t norms = proc->ag.total.n;
+	stats_lag(6000, M_LIN, NAN, 9.0, 1);   /* at exit: step 3's */
+	np_collector_finish(&col);
+	cr_expect_float_eq(proc->steps[3].grad_norm, 5.0, 1e-9, "step 3: %g",
+			   proc->steps[3].grad_norm);
+	cr_assert_eq(proc->ag.total.n, norms + 1, "step 3's norm into the series");
+	cr_expect_float_eq(proc->ag.total.v[(norms) % NP_HIST], 5.0, 1e-9);
 }
 
 /* The largest |x| of a module's outputs, growing 4x a step from step 9:
@@ -483,6 +515,11 @@ Test(findings, late_cuda_output_maxima_warn_as_if_on_time)
 	cr_assert_lt(col12, NP_HEAT_STEPS);
 	cr_expect_float_eq(h->out[col12][0], (float)act_max(12), 1e-3);
 	cr_expect_float_eq(gpu->steps[12].grad_norm, 2.0, 1e-9, "the on-time norm only");
+	/* the step records' largest |x|: the CPU twin's */
+	for (unsigned k = 0; k < 20; k++)
+		cr_expect_float_eq(gpu->steps[k].out_max, cpu->steps[k].out_max,
+				   1e-6 * cpu->steps[k].out_max, "step %u: %g, want %g", k,
+				   gpu->steps[k].out_max, cpu->steps[k].out_max);
 	/* the whole-model norm series: one value a step (the GPU process ran
 	 * one step more, for its last late maximum), the same as the CPU's */
 	cr_assert_eq(gpu->ag.total.n, cpu->ag.total.n + 1, "%u norms, want %u", gpu->ag.total.n,

@@ -175,3 +175,19 @@ Test(outmax, a_step_with_more_modules_than_its_table_is_dropped_and_counted)
 	cr_expect_float_eq(max_of(&g, M1, 2), 1.0f, 0);
 	cr_expect_eq(np_outmax_dropped(), 2, "the module left out, and its step");
 }
+
+Test(outmax, at_exit_steps_still_out_are_seen_and_given_up_counted)
+{
+	uint64_t dropped = np_outmax_dropped();
+	np_outmax_expect(3000, M1, 7);   /* the last step: its record is late */
+	np_outmax_expect(3001, M1, 8);   /* the step in progress at exit */
+	cr_expect_eq(np_outmax_in_flight(8), 1, "step 7 only");
+	struct got g = { 0 };
+	cr_expect_eq(np_outmax_collect(8, take, &g), 0);
+	np_outmax_give_up(8);
+	cr_expect_eq(np_outmax_in_flight(8), 0);
+	cr_expect_eq(np_outmax_dropped(), dropped + 1, "step 7 counted");
+	np_outmax_result(3000, 4.0f);   /* too late: nothing to give */
+	cr_expect_eq(np_outmax_collect(8, take, &g), 0);
+	cr_expect_eq(np_outmax_in_flight(9), 1, "step 8 left alone");
+}
