@@ -184,6 +184,21 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
 		np_py.Err_Clear();
 }
 
+/* An autograd node's name too long for the record ("CompiledFunction-
+ * Backward") loses its "Backward..." tail: nanprof names the forward op
+ * from what comes before it. */
+static void copy_what(char *dst, size_t len, const char *what)
+{
+	size_t n = strlen(what);
+	const char *tail = n >= len ? strstr(what, "Backward") : NULL;
+	if (tail)
+		n = (size_t)(tail - what);
+	if (n >= len)
+		n = len - 1;
+	memcpy(dst, what, n);
+	dst[n] = 0;
+}
+
 static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t module,
 		       const struct np_tensor_check *c, const char *what)
 {
@@ -208,7 +223,7 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 	r.chk.first_bad = c->r.first_bad;
 	r.chk.max_abs = c->r.max_abs;
 	if (what)
-		strncpy(r.chk.what, what, sizeof(r.chk.what) - 1);
+		copy_what(r.chk.what, sizeof(r.chk.what), what);
 	np_report_send(&r);
 }
 
@@ -402,7 +417,7 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 	}
 	if (s.dirty) {
 		uint8_t flags = any_dirty(in) || kw_dirty(in_kw) ? NP_AF_SOURCE_DIRTY : 0;
-		char op[24];
+		char op[64];   /* the record keeps 23: copy_what() */
 		np_tensor_grad_fn_name(s.first_obj, op, sizeof(op));
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,
 			   &s.first, op);
@@ -497,7 +512,7 @@ static void check_root(PyObject *root)
 {
 	struct np_tensor_check c;
 	if (np_tensor_check(root, &c) == 1 && bad(&c)) {
-		char op[24];
+		char op[64];   /* the record keeps 23: copy_what() */
 		np_tensor_grad_fn_name(root, op, sizeof(op));
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
 			   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0, 0, &c, op);

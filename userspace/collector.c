@@ -295,6 +295,28 @@ static uint32_t type_name(struct np_collector *c, pid_t pid, uint64_t type)
 	return np_intern(c, "?");
 }
 
+/* torch.compile(model) wraps the model in an OptimizedModule whose one
+ * child is `_orig_mod`, the model: the model's own names (named_modules()
+ * of what the user built) have no such part. */
+static void drop_compile_wrapper(char *name)
+{
+	static const char part[] = "_orig_mod";
+	const size_t n = sizeof(part) - 1;
+	char *at = name;
+	while ((at = strstr(at, part))) {
+		bool starts = at == name || at[-1] == '.';
+		if (!starts || (at[n] != '.' && at[n] != 0)) {
+			at += n;
+			continue;
+		}
+		if (at[n] != '.') {   /* the last part: the dot before it goes too */
+			*(at == name ? at : at - 1) = 0;
+			return;
+		}
+		memmove(at, at + n + 1, strlen(at + n + 1) + 1);
+	}
+}
+
 /* The qualified name of `self` called from the module on top of the
  * thread's stack, as named_modules() of the outermost module names it. */
 static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
@@ -321,6 +343,7 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 	if (err) /* called but not registered under its caller: say so */
 		snprintf(path, sizeof(path), "<%s>", np_name(c, type));
 	snprintf(full, sizeof(full), "%s%s%s", pname, *pname ? "." : "", path);
+	drop_compile_wrapper(full);
 	id = np_intern(c, full);
 	if (!err && caller_known)   /* retry unregistered ones later: the dict may fill in */
 		np_map_put(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, id);

@@ -53,6 +53,10 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	else
 		fprintf(f, "  module: %s%s%s%s\n", *mod ? mod : "(the model itself)",
 			*type ? " (" : "", type, *type ? ")" : "");
+	if (strcmp(type, "OptimizedModule") == 0)
+		fprintf(f, "  (a torch.compile'd region: its modules run inside compiled code, "
+			"where no hook runs; TORCH_COMPILE_DISABLE=1 in the job's environment "
+			"names the module, in eager mode: slower, and rounding may differ)\n");
 	if (o->gpu)
 		fprintf(f, "  kernel: %s%s\n", *op ? op : "(name not received)",
 			o->graph ? " (in a replayed CUDA graph)" : "");

@@ -1,6 +1,7 @@
 """Checks what nanprof found in one events.jsonl.
 
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
+                  [--param P] [--module-type CLASS]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors.
@@ -21,6 +22,7 @@ def main():
     ap.add_argument("--origin", nargs=3, metavar=("PHASE", "MODULE", "TENSOR"))
     ap.add_argument("--op")
     ap.add_argument("--param")
+    ap.add_argument("--module-type", help="the origin module's class (OptimizedModule)")
     ap.add_argument("--step", type=int)
     ap.add_argument("--outside", action="store_true", help="origin outside any module")
     ap.add_argument("--before-attach", action="store_true",
@@ -35,7 +37,9 @@ def main():
     ev = [json.loads(line) for line in open(a.events)]
     origins = [e for e in ev if e["type"] == "nan_origin"]
     warnings = [e for e in ev if e["type"] == "explosion_warning"]
-    checks = [e for e in ev if e["type"] == "checks"]
+    # processes that never imported torch (torch.compile's compile
+    # workers, a launcher) have no say
+    checks = [e for e in ev if e["type"] == "checks" and e["state"] != "waiting for torch"]
     errors = []
     if not checks or not all(c["state"] in ("on", "detached") for c in checks):
         errors.append("checks not on: %s" % checks)
@@ -63,6 +67,8 @@ def main():
             want["op"] = a.op
         if a.param:
             want["param"] = a.param
+        if a.module_type:
+            want["module_type"] = a.module_type
         if a.step is not None:
             want["step"] = a.step
         for k, v in want.items():
