@@ -311,14 +311,42 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A Python process that did no torch work nanprof saw (a launcher, a
+ * compile or data worker that never imported torch): one line for all. */
+static bool idle(const struct np_proc_state *p)
+{
+	return !p->info.torch_version[0] && !p->nsteps && !p->module_calls && !p->nodes &&
+	       !p->ag.found && !p->ag.received && !p->records_dropped && !p->steps_dropped &&
+	       !p->events_dropped;
+}
+
+static void print_idle(const struct np_collector *c, FILE *f)
+{
+	uint32_t n = 0, listed = 0;
+	for (uint32_t i = 0; i < c->nprocs; i++)
+		n += idle(&c->procs[i]);
+	if (!n || n == c->nprocs)
+		return;   /* none, or all: each has its lines */
+	fprintf(f, "  %u more python process%s without torch work (pid", n, n > 1 ? "es" : "");
+	for (uint32_t i = 0; i < c->nprocs && listed < 8; i++)
+		if (idle(&c->procs[i]))
+			fprintf(f, "%s %d", listed++ ? "," : "", c->procs[i].pid);
+	fprintf(f, "%s)\n", n > listed ? ", ..." : "");
+}
+
 void np_write_summary(const struct np_collector *c, const struct np_session_info *s, FILE *f)
 {
 	fprintf(f, "nanprof %s summary (%s: %s)\n", NANPROF_VERSION, s->mode, s->command);
 	fprintf(f, "  traced for %.2f s with %s probes; %llu events\n",
 		(double)(s->end_ns - s->start_ns) / 1e9, s->probe_mode,
 		(unsigned long long)c->events);
+	bool fold = false;   /* idle processes in one line, if any other did work */
+	for (uint32_t i = 0; i < c->nprocs; i++)
+		fold |= !idle(&c->procs[i]);
 	for (uint32_t i = 0; i < c->nprocs; i++) {
 		const struct np_proc_state *p = &c->procs[i];
+		if (idle(p) && fold)
+			continue;
 		uint32_t complete = 0;
 		uint64_t *d = calloc(p->nsteps ? p->nsteps : 1, sizeof(*d));
 		for (uint32_t k = 0; k < p->nsteps && d; k++)
@@ -349,6 +377,7 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 				(unsigned long long)p->events_dropped,
 				(unsigned long long)p->threads_dropped);
 	}
+	print_idle(c, f);
 	np_print_verdict(f, c);
 	if (c->nprocs == 0)
 		fprintf(f, "  warning: no python process was traced%s\n",

@@ -764,6 +764,28 @@ Test(output, summary_text)
 	expect_has(s, " rank 0:");
 }
 
+/* Python processes that did no torch work (torch.compile's compile
+ * workers, a launcher) fold into one line; a traced one keeps its lines. */
+Test(output, summary_folds_processes_without_torch_work)
+{
+	session(8, 1000, false);
+	col.o.max_procs = 12;   /* room for ten more */
+	struct np_proc_state *grown = realloc(col.procs, 12 * sizeof(*grown));
+	cr_assert_not_null(grown);
+	col.procs = grown;
+	for (int k = 0; k < 10; k++) {
+		struct np_proc_info pi = { .pid = 5000 + k, .py_major = 3, .py_minor = 11 };
+		cr_assert_not_null(np_collector_add_proc(&col, &pi, -1));
+	}
+	const char *s = summary();
+	expect_has(s, "  pid 1073741809: python 3.11, torch 2.5.0+cpu\n");
+	expect_has(s, "  pid 1073741808 rank 0: python 3.11, torch not loaded\n");
+	expect_has(s, "  10 more python processes without torch work (pid 5000, 5001, 5002, 5003, "
+		   "5004, 5005, 5006, 5007, ...)\n");
+	expect_lacks(s, "pid 5000:");
+	cr_expect_eq(count_of(s, "steps:"), 2);
+}
+
 Test(output, summary_partial_steps_and_drops)
 {
 	session_begin(8, 16, true);
