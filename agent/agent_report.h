@@ -66,6 +66,9 @@ enum np_arec_status {
 				  * with no decodable output, dropped = results
 				  * lost (ring full), overflow = table limits */
 	NP_AST_GPU_LAUNCHES,     /* launch counters (launch below) */
+	NP_AST_SCALER_ON,        /* the job scales its loss (GradScaler): its
+				  * iterations' verdicts follow (agent/scaler.h) */
+	NP_AST_SCALER_VERDICT,   /* one scaled iteration (scl below) */
 };
 
 /* One module's statistics of one step (np_agent_report_bulk). */
@@ -127,6 +130,15 @@ struct np_agent_rec {
 			uint64_t overflow;       /* modules over the agent's table */
 			char what[32];
 		} cnt;
+		/* STATUS SCALER_VERDICT: one iteration of a GradScaler */
+		struct {
+			uint64_t iter;           /* the agent's count of scale() calls */
+			uint64_t t_scale;        /* CLOCK_MONOTONIC at scale(): the
+						  * scaled part (backward) begins */
+			uint64_t t_update;       /* ... at update(): it has ended */
+			uint32_t verdict;        /* 0 the step ran; 1 skipped: inf/NaN
+						  * gradients; 2 not known */
+		} scl;
 		/* STATUS GPU_LAUNCHES: what became of the kernel launches */
 		struct {
 			uint64_t launches;       /* seen */

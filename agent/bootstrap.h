@@ -5,8 +5,9 @@
  * _nanprof_ready(): torch (with torch.nn and torch.optim) is imported
  * and not half-initialised.
  * _nanprof_install(fwd, walk, opt_pre, opt_post, opt_post_wrapped,
- * counters, collective): registers the global forward hook, sends the
- * counters at exit, checks around synchronous torch.distributed collectives, wraps torch.autograd.backward and
+ * counters, collective, scaler): registers the global forward hook, sends the
+ * counters at exit, checks around synchronous torch.distributed collectives,
+ * wraps GradScaler.scale and .update (agent/scaler.h), wraps torch.autograd.backward and
  * .grad so each graph is walked first, and hooks optimizer steps: with
  * torch's global optimizer hooks (2.0+) or, on older torch, by wrapping
  * step() of every Optimizer subclass.  Returns (uninstall, version), or
@@ -128,8 +129,44 @@ static const char np_bootstrap_py[] =
 "        return fwd(module, args, *rest)\n"
 "    return nanprof_forward_hook\n"
 "\n"
+"def wrap_scalers(functools, scaler, undo):\n"
+"    # GradScaler.scale() and .update() of every scaler class torch has\n"
+"    # loaded (agent/scaler.h): where its overflows are expected\n"
+"    import sys\n"
+"    todo = [getattr(sys.modules.get(m), 'GradScaler', None)\n"
+"            for m in ('torch.amp.grad_scaler', 'torch.cuda.amp.grad_scaler',\n"
+"                      'torch.cpu.amp.grad_scaler')]\n"
+"    seen = set()\n"
+"    while todo:\n"
+"        c = todo.pop()\n"
+"        if c is None or c in seen:\n"
+"            continue\n"
+"        seen.add(c)\n"
+"        todo.extend(c.__subclasses__())\n"
+"        for name in ('scale', 'update'):\n"
+"            orig = c.__dict__.get(name)\n"
+"            if orig is None:\n"
+"                continue\n"
+"            def make(orig, name):\n"
+"                @functools.wraps(orig)\n"
+"                def f(self, *a, **k):\n"
+"                    on = getattr(self, '_enabled', False)\n"
+"                    if name == 'update' and on:\n"
+"                        scaler('update', self, None, None)\n"
+"                    out = orig(self, *a, **k)\n"
+"                    if name == 'scale' and on and a:\n"
+"                        scaler('scale', self, a[0], out)\n"
+"                    return out\n"
+"                return f\n"
+"            f = make(orig, name)\n"
+"            setattr(c, name, f)\n"
+"            def restore(c=c, name=name, f=f, orig=orig):\n"
+"                if c.__dict__.get(name) is f:\n"
+"                    setattr(c, name, orig)\n"
+"            undo.append(restore)\n"
+"\n"
 "def _nanprof_install(fwd, walk, opt_pre, opt_post, opt_post_wrapped, counters,\n"
-"                     collective):\n"
+"                     collective, scaler):\n"
 "    undo = []\n"
 "    try:\n"
 "        import functools, torch, torch.autograd as A\n"
@@ -186,6 +223,12 @@ static const char np_bootstrap_py[] =
 "                        setattr(c, 'step', orig)\n"
 "                undo.append(restore)\n"
 "        wrap_collectives(functools, collective, undo)\n"
+"        if 'optimizer' not in skip:\n"
+"            try:\n"
+"                import torch.amp   # torch 2.x's GradScaler lives there\n"
+"            except ImportError:\n"
+"                pass\n"
+"            wrap_scalers(functools, scaler, undo)\n"
 "        def uninstall():\n"
 "            for u in reversed(undo):\n"
 "                try:\n"

@@ -37,12 +37,12 @@ static char attach_gpu_mode[NP_AGENT_GPU_MODE_LEN];
 /* ---- under the GIL ---- */
 
 static PyObject *ns_call(const char *fn, PyObject *a, PyObject *b, PyObject *c, PyObject *d,
-			 PyObject *e, PyObject *g, PyObject *h)
+			 PyObject *e, PyObject *g, PyObject *h, PyObject *i)
 {
 	PyObject *f = np_py.Dict_GetItemString(ns, fn);
 	if (!f)
 		return NULL;
-	return np_py.Object_CallFunctionObjArgs(f, a, b, c, d, e, g, h, NULL);
+	return np_py.Object_CallFunctionObjArgs(f, a, b, c, d, e, g, h, i, NULL);
 }
 
 static int load_bootstrap(void)
@@ -65,7 +65,7 @@ static int load_bootstrap(void)
 
 static void install(void)
 {
-	PyObject *ready = ns_call("_nanprof_ready", NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	PyObject *ready = ns_call("_nanprof_ready", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	int ok = ready == np_py.True;
 	np_py_xdecref(ready);
 	if (!ok) {
@@ -79,14 +79,15 @@ static void install(void)
 		state = IDLE;
 		return;
 	}
-	PyObject *fn[7] = { np_hooks_callable("fwd"), np_hooks_callable("walk"),
+	PyObject *fn[8] = { np_hooks_callable("fwd"), np_hooks_callable("walk"),
 			    np_hooks_callable("opt_pre"), np_hooks_callable("opt_post"),
 			    np_hooks_callable("opt_post_wrapped"), np_hooks_callable("counters"),
-			    np_hooks_callable("collective") };
+			    np_hooks_callable("collective"), np_hooks_callable("scaler") };
 	PyObject *res = NULL;
-	if (fn[0] && fn[1] && fn[2] && fn[3] && fn[4] && fn[5] && fn[6])
-		res = ns_call("_nanprof_install", fn[0], fn[1], fn[2], fn[3], fn[4], fn[5], fn[6]);
-	for (int i = 0; i < 7; i++)
+	if (fn[0] && fn[1] && fn[2] && fn[3] && fn[4] && fn[5] && fn[6] && fn[7])
+		res = ns_call("_nanprof_install", fn[0], fn[1], fn[2], fn[3], fn[4], fn[5], fn[6],
+			      fn[7]);
+	for (int i = 0; i < 8; i++)
 		np_py_xdecref(fn[i]);
 	PyObject *undo = res && np_py.Tuple_Size(res) == 2 ? np_py.Tuple_GetItem(res, 0) : NULL;
 	PyObject *msg = res && np_py.Tuple_Size(res) == 2 ? np_py.Tuple_GetItem(res, 1) : NULL;
@@ -134,7 +135,7 @@ static struct {
 
 static void compare_install(void)
 {
-	PyObject *ready = ns_call("_nanprof_ready", NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	PyObject *ready = ns_call("_nanprof_ready", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	int ok = ready == np_py.True;
 	np_py_xdecref(ready);
 	if (!ok)
@@ -145,7 +146,7 @@ static void compare_install(void)
 	PyObject *out = np_py.Unicode_FromString(cmp.out);
 	PyObject *wait = strcmp(cmp.mode, "nanprof") == 0 ? np_py.True : np_py.None;
 	PyObject *r = mode && steps && out
-		? ns_call("_nanprof_compare", mode, steps, out, wait, NULL, NULL, NULL) : NULL;
+		? ns_call("_nanprof_compare", mode, steps, out, wait, NULL, NULL, NULL, NULL) : NULL;
 	np_alog("compare mode %s, %ld steps: %s", cmp.mode, cmp.steps, r ? "timing" : "failed");
 	np_py_xdecref(r);
 	np_py_xdecref(mode);

@@ -22,6 +22,7 @@
 #include "gpu_norms.h"
 #include "hooks.h"
 #include "report.h"
+#include "scaler.h"
 #include "tensor.h"
 #include "../cupti/gpu.h"
 #include "../cupti/outmax.h"
@@ -522,7 +523,8 @@ static void check_root(PyObject *root)
 static uint32_t walk_push(PyObject *root, uint32_t sp)
 {
 	if (np_is_tensor(root)) {
-		check_root(root);
+		if (!np_scaler_is_scaled_loss(root))   /* the loss was checked unscaled */
+			check_root(root);
 		PyObject *gf = np_py.Object_GetAttr(root, np_n.grad_fn);
 		if (gf && gf != np_py.None && sp < WALK_STACK)
 			walk_stack[sp++] = gf;   /* owned */
@@ -827,12 +829,50 @@ static void send_last_late(void)
 	for (unsigned i = 0; i < 100; i++) {   /* 0.5 s at most */
 		np_gpu_norms_poll();
 		send_late_out_max();
-		if (!np_gpu_norms_pending() && !np_outmax_in_flight(gen))
+		uint32_t verdicts = np_scaler_poll();
+		if (!np_gpu_norms_pending() && !np_outmax_in_flight(gen) && !verdicts)
 			return;
 		usleep(5000);
 	}
 	np_gpu_norms_give_up();
 	np_outmax_give_up(gen);
+	np_scaler_give_up();
+}
+
+/* ---- loss scaling ---- */
+
+/* scaler(what, scaler, loss, scaled): called by the bootstrap's wrappers
+ * of GradScaler.scale() ("scale", after it returned scaled) and
+ * .update() ("update", before it runs); see scaler.h.  The loss a
+ * backward() will be given scaled is checked here, unscaled: a loss
+ * computed outside any module is seen nowhere else. */
+static PyObject *scaler(PyObject *self, PyObject *args)
+{
+	(void)self;
+	if (!enabled || bodies_off || np_py.Tuple_Size(args) != 4)
+		goto out;
+	const char *what = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(args, 0));
+	if (!what) {
+		np_py.Err_Clear();
+		goto out;
+	}
+	if (what[0] == 's') {
+		PyObject *loss = np_py.Tuple_GetItem(args, 2);
+		PyObject *scaled = np_py.Tuple_GetItem(args, 3);
+		if (np_is_tensor(loss) && np_is_tensor(scaled)) {
+			check_root(loss);
+			np_scaler_scale(scaled);
+		}
+	} else {
+		np_scaler_update(np_py.Tuple_GetItem(args, 1));
+		/* an iteration ends here, also one whose step the scaler
+		 * skipped (no optimizer hook ends it): its overflow must not
+		 * use up the next one's reports, or mark it dirty */
+		reports_this_step = 0;
+		dirty_this_step = 0;
+	}
+out:
+	return hook_done();
 }
 
 /* counters(): at interpreter exit (atexit), so the last ones arrive */
@@ -859,6 +899,7 @@ static struct np_py_methoddef defs[] = {
 	{ "nanprof_opt_post_wrapped", opt_post_wrapped, NP_METH_VARARGS, NULL },
 	{ "nanprof_counters", counters, NP_METH_VARARGS, NULL },
 	{ "nanprof_collective", collective, NP_METH_VARARGS, NULL },
+	{ "nanprof_scaler", scaler, NP_METH_VARARGS, NULL },
 };
 
 int np_hooks_init(void)
@@ -887,6 +928,7 @@ PyObject *np_hooks_callable(const char *name)
 		{ "opt_post_wrapped", "nanprof_opt_post_wrapped" },
 		{ "counters", "nanprof_counters" },
 		{ "collective", "nanprof_collective" },
+		{ "scaler", "nanprof_scaler" },
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (strcmp(map[i][0], name) == 0)
@@ -909,6 +951,7 @@ void np_hooks_mid_step(void)
 void np_hooks_reset(void)
 {
 	np_gpu_norms_reset();
+	np_scaler_reset();
 	ntouched = 0;
 	memset(mods, 0, sizeof(mods));
 	memset(params, 0, sizeof(params));
@@ -928,7 +971,7 @@ void np_hooks_send_counters(void)
 	r.cnt.dropped = dropped;
 	/* CUDA .grads over the norms' table, steps whose norms or output
 	 * maxima were given up */
-	r.cnt.overflow = overflow + np_gpu_norms_overflow + np_gpu_norms_dropped +
+	r.cnt.overflow = overflow + np_gpu_norms_overflow + np_gpu_norms_dropped + np_scaler_dropped +
 			 np_outmax_dropped();
 	np_report_send(&r);
 }

@@ -21,8 +21,10 @@
 #      a batch-norm overflow on PyTorch's own kernels, NCHW and
 #      channels-last (tests/gpu/bn_fault.py);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
-#      the origin's step, phase and module checked as on the CPU, and the
-#      forward fault under `nanprof attach` (CUPTI subscribed mid-run);
+#      the origin's step, phase and module checked as on the CPU, a
+#      GradScaler's overflow (no origin) and a fault at every loss scale
+#      (the origin), and the forward fault under `nanprof attach` (CUPTI
+#      subscribed mid-run);
 #   4. the overhead benchmark (tests/gpu/bench_gpu.py);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
@@ -388,6 +390,10 @@ set_origin() {
 	graph) ORIGIN=(--origin forward act '*' --graph) ;;
 	graph-backward) ORIGIN=(--origin backward root '*' --graph) ;;
 	bn | bn-cl) ORIGIN=(--origin forward bn '*' --step 6) ;;
+	# a GradScaler on CUDA: one skipped iteration is a loss-scale
+	# overflow; skipped at every scale, the origin (agent/scaler.h)
+	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
+	scaler-persist) ORIGIN=(--origin backward blocks.0.root '*' --step 6 --min-scaler-skips 8) ;;
 	esac
 }
 
@@ -411,6 +417,11 @@ nanprof_job() {
 		[ "$f" = bn-cl ] && cl=(--channels-last)
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/bn_fault.py" \
 			--device "$DEV" --steps 10 --at 6 ${cl[@]+"${cl[@]}"}
+	elif [ "$f" = scaler ] || [ "$f" = scaler-persist ]; then
+		local persist=()
+		[ "$f" = scaler-persist ] && persist=(--persist --steps 20)
+		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$FAULTS" "${FARGS[@]}" \
+			--fault backward --scaler 65536 ${persist[@]+"${persist[@]}"}
 	else
 		job "$name" "$secs" ${envs[@]+"${envs[@]}"} -- "$NP" run -o "$W/$name" -- \
 			"$PY" "$FAULTS" "${FARGS[@]}" --fault "$f"
@@ -473,14 +484,14 @@ step_under_nanprof() {
 	echo "== 3. under nanprof run (BPF)"
 	local f
 	if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
-		for f in "${FAULT_KINDS[@]}" none graph graph-backward bn forward-modules explode \
-			functional-every+modules; do
+		for f in "${FAULT_KINDS[@]}" none graph graph-backward bn scaler scaler-persist \
+			forward-modules explode functional-every+modules; do
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
 		row attach-forward "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		return
 	fi
-	for f in "${FAULT_KINDS[@]}" none graph graph-backward bn; do
+	for f in "${FAULT_KINDS[@]}" none graph graph-backward bn scaler scaler-persist; do
 		nanprof_job "$f"
 	done
 	nanprof_job forward modules

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "../agent/agent_report.h"
 #include "findings.h"
+#include "scaler.h"
 #include "gpu_findings.h"
 
 _Static_assert(NP_AGENT_BULK_BYTES == NP_AGENT_BULK_MAX, "agent and BPF agree on the bulk size");
@@ -52,6 +53,13 @@ static bool module_names(struct np_collector *c, struct np_proc_state *p, uint64
 /* ---- origin ---- */
 
 void np_findings_set_origin(struct np_collector *c, struct np_proc_state *p,
+			    const struct np_finding *f)
+{
+	if (!np_scaler_takes(c, p, f))   /* a loss-scale overflow is none */
+		np_findings_origin_now(c, p, f);
+}
+
+void np_findings_origin_now(struct np_collector *c, struct np_proc_state *p,
 			    const struct np_finding *f)
 {
 	p->ag.found = true;
@@ -541,6 +549,7 @@ void np_findings_finish(struct np_collector *c, struct np_proc_state *p)
 {
 	late_flush(c, p);   /* the last step's, sent at the job's exit */
 	cpu_total_flush(c, p);
+	np_scaler_finish(c, p);
 }
 
 /* ---- records ---- */
@@ -565,6 +574,10 @@ void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 		on_check(c, p, t, e, &r);
 		break;
 	case NP_AREC_STATUS:
+		if (r.status == NP_AST_SCALER_ON || r.status == NP_AST_SCALER_VERDICT) {
+			np_scaler_record(c, p, &r);
+			break;
+		}
 		if (r.status == NP_AST_COUNTERS || r.status == NP_AST_DETACHED) {
 			if (r.status == NP_AST_DETACHED)
 				p->checks = NP_CHECKS_DETACHED;

@@ -72,6 +72,10 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		(unsigned long long)o->numel, (unsigned long long)o->nan,
 		(unsigned long long)o->posinf, (unsigned long long)o->neginf,
 		(long long)o->first_bad);
+	if (o->scaler_run)
+		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on: the "
+			"gradients are non-finite at every loss scale, no scale overflow\n",
+			o->scaler_run);
 	if (o->preexisting)
 		fprintf(f, "  it was already non-finite when nanprof first saw it: it was born "
 			"before nanprof attached.\n");
@@ -253,6 +257,24 @@ static void print_gpu_checks(FILE *f, const struct np_proc_state *p)
 	fputc('\n', f);
 }
 
+/* Loss scaling: its skipped iterations, which are no origin. */
+static void print_scaler(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
+{
+	const struct np_scaler_state *s = &p->ag.scaler;
+	if (!s->on)
+		return;
+	fprintf(f, "    GradScaler: %llu of %llu iterations skipped for inf/NaN gradients",
+		(unsigned long long)s->skipped, (unsigned long long)s->iterations);
+	if (s->first_has)
+		fprintf(f, " (loss-scale overflow, expected; the first at step %llu, %s, in %s%s%s)",
+			(unsigned long long)s->first.step, np_phase_name(s->first.phase),
+			*np_name(c, s->first.module) ? np_name(c, s->first.module) : "the model",
+			*np_name(c, s->first.op) ? ", " : "", np_name(c, s->first.op));
+	if (s->not_known)
+		fprintf(f, "; %llu verdicts not known", (unsigned long long)s->not_known);
+	fputc('\n', f);
+}
+
 void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
 {
 	const struct np_agent_state *a = &p->ag;
@@ -280,6 +302,7 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 	else if (p->checks == NP_CHECKS_ON || p->checks == NP_CHECKS_DETACHED)
 		fprintf(f, "    no non-finite value left any module%s\n",
 			a->contained ? " (some stayed inside one)" : "");
+	print_scaler(f, c, p);
 	print_gpu_checks(f, p);
 	if (a->nwarnings)
 		fprintf(f, "    explosion warnings: %u%s\n", a->nwarnings,
@@ -314,6 +337,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "cuda_graph", o->graph);
 		np_jsonw_bool_field(w, "context_known", !o->context_unknown);
 	}
+	if (o->scaler_run)
+		np_jsonw_uint_field(w, "grad_scaler_skips_in_row", o->scaler_run);
 	np_jsonw_uint_field(w, "batch", o->batch);
 	np_jsonw_int_field(w, "rank", p->rank);
 	np_jsonw_uint_field(w, "pid", (uint64_t)p->pid);
@@ -345,6 +370,12 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_uint_field(w, "contained", a->contained);
 	np_jsonw_uint_field(w, "explosion_warnings_dropped", a->warnings_dropped);
 	np_jsonw_uint_field(w, "module_stats_dropped", a->mods_dropped);
+	if (a->scaler.on) {
+		np_jsonw_uint_field(w, "grad_scaler_iterations", a->scaler.iterations);
+		np_jsonw_uint_field(w, "grad_scaler_skipped", a->scaler.skipped);
+		np_jsonw_uint_field(w, "grad_scaler_overflow_reports", a->scaler.overflow_reports);
+		np_jsonw_uint_field(w, "grad_scaler_not_known", a->scaler.not_known);
+	}
 	if (p->gpu.state) {
 		const struct np_gpu_state *g = &p->gpu;
 		np_jsonw_string_field(w, "gpu_state", g->state == 1 ? "on" : "off");
@@ -367,6 +398,8 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		finding_json(w, c, p, &a->origin, "nan_origin");
 	if (a->received)
 		finding_json(w, c, p, &a->recv, "nan_received");
+	if (a->scaler.first_has)
+		finding_json(w, c, p, &a->scaler.first, "loss_scale_overflow");
 	for (uint32_t i = 0; i < a->nwarnings; i++) {
 		const struct np_explosion_warning *x = &a->warnings[i];
 		np_jsonw_start_object(w);

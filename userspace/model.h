@@ -123,6 +123,8 @@ struct np_finding {
 	bool gpu;                 /* a CUDA kernel's output: op is the kernel */
 	bool graph;               /* GPU: checked inside a replayed CUDA graph */
 	bool context_unknown;     /* GPU: the launch is older than the context history */
+	uint32_t scaler_run;      /* the GradScaler skipped this many iterations in a
+				   * row from here (userspace/scaler.h); 0: none */
 };
 
 #define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */
@@ -171,6 +173,31 @@ struct np_heat {
 	uint64_t mods_dropped;
 };
 
+#define NP_SCALER_WINDOWS 32     /* GradScaler verdicts kept, to place late GPU records */
+
+/* One iteration of a GradScaler: its scaled part, and what became of it. */
+struct np_scaler_window {
+	uint64_t iter, t0, t1;    /* CLOCK_MONOTONIC: scale() .. update() */
+	uint8_t verdict;          /* 0 the step ran, 1 skipped, 2 not known */
+};
+
+/* Loss scaling (userspace/scaler.h). */
+struct np_scaler_state {
+	bool on;                  /* the job scales its loss */
+	struct np_scaler_window win[NP_SCALER_WINDOWS];   /* a ring of the latest */
+	uint32_t nwin;
+	uint64_t last_t1;         /* the latest verdict's end: later is not known yet */
+	bool held;                /* a finding waiting for its iteration's verdict */
+	struct np_finding held_f;
+	uint32_t run;             /* skipped iterations in a row, the latest last */
+	uint64_t run_iter;        /* the run's first iteration */
+	bool run_has;             /* the run's first non-finite gradient */
+	struct np_finding run_f;
+	uint64_t iterations, skipped, overflow_reports, not_known;
+	bool first_has;           /* the first overflow's place, for the summary */
+	struct np_finding first;
+};
+
 struct np_agent_state {
 	char torch[32];           /* version the agent found, or why it failed */
 	uint64_t records, lost, last_seq;
@@ -206,6 +233,7 @@ struct np_agent_state {
 	uint64_t warnings_dropped;
 	bool module_warning_printed;
 	struct np_heat *heat;     /* allocated at the first statistics */
+	struct np_scaler_state scaler;
 };
 
 #define NP_GPU_CANDIDATES 64      /* GPU births awaiting their value to leave */

@@ -32,6 +32,8 @@ def main():
     ap.add_argument("--warning-before-origin", action="store_true")
     ap.add_argument("--cuda", action="store_true", help="a CUDA job: see above")
     ap.add_argument("--graph", action="store_true", help="origin inside a CUDA graph")
+    ap.add_argument("--min-scaler-skips", type=int,
+                    help="a GradScaler's skipped iterations, at least (loss scaling)")
     a = ap.parse_args()
 
     ev = [json.loads(line) for line in open(a.events)]
@@ -83,6 +85,10 @@ def main():
         errors.append("origin not from a CUDA graph: cuda_graph %s" % origins[0].get("cuda_graph"))
     if a.outside and len(origins) == 1 and not origins[0]["outside_modules"]:
         errors.append("origin not outside modules: %s" % origins[0])
+    if a.min_scaler_skips is not None and not all(
+            c.get("grad_scaler_skipped", -1) >= a.min_scaler_skips for c in checks):
+        errors.append("GradScaler skips fewer than %d: %s" % (
+            a.min_scaler_skips, [c.get("grad_scaler_skipped") for c in checks]))
     if a.no_origin and origins:
         errors.append("unexpected nan_origin: %s" % origins)
     if a.no_warnings and warnings:

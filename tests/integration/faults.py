@@ -21,6 +21,12 @@ tests can assert nanprof's origin exactly (step, phase, module):
 Prints "step N loss L" with L as repr(float), so runs can be compared
 bit for bit.
 
+With --scaler INIT the loss is scaled by a GradScaler (torch.amp, on the
+model's device) whose scale starts at INIT: with a large INIT its first
+iterations overflow in backward and are skipped, as mixed-precision
+training's are; --persist keeps the fault switched on from --at on, so
+that every later iteration is non-finite at any scale.
+
 With --device cuda the model and every batch go to the GPU; the batches
 are still drawn on the CPU generator and moved with .to(), so both
 devices train on the same data (tests/gpu/, scripts/gpu_check.sh).
@@ -146,6 +152,10 @@ def main():
     ap.add_argument("--step-times", metavar="FILE",
                     help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts, to place "
                          "the agent's GPU records in steps without nanprof")
+    ap.add_argument("--scaler", type=float, metavar="INIT",
+                    help="scale the loss with a GradScaler starting at INIT")
+    ap.add_argument("--persist", action="store_true",
+                    help="the fault stays on from --at on (default: that step only)")
     args = ap.parse_args()
     if args.deterministic:
         import os
@@ -173,6 +183,9 @@ def main():
     opt = SleepySGD([{"params": rest}, {"params": head}], lr=args.lr)
     opt.nap = args.sleep if args.sleep_at == "step" else 0.0
     gen = torch.Generator().manual_seed(1 + rank)
+    scaler = None
+    if args.scaler:
+        scaler = torch.amp.GradScaler(args.device, init_scale=args.scaler)
     # what an attached nanprof replaces, to check it is all back at the end
     orig = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"])
     if args.wait_file:
@@ -187,7 +200,8 @@ def main():
         tokens = torch.randint(0, 50, (8, 12), generator=gen)
         noise = 0.01 * torch.randn(8, 12, 32, generator=gen)
         target = torch.randn(8, generator=gen)
-        at = step == args.at and rank == args.fault_rank
+        at = (step == args.at or (args.persist and step > args.at)) and \
+            rank == args.fault_rank
         if at and args.fault == "forward":
             model.blocks[1].gate.boost = 1e4
         if at and args.fault == "backward":
@@ -211,21 +225,29 @@ def main():
             loss = loss + torch.log(torch.zeros((), device=loss.device))
         if args.sleep and args.sleep_at == "backward":
             time.sleep(args.sleep)
-        loss.backward()
+        if scaler:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
         if args.dist == "manual":
             for p in model.parameters():
                 dist.all_reduce(p.grad)
                 p.grad /= world
         if at and args.fault == "optimizer":
             opt.param_groups[1]["lr"] = math.inf
-        opt.step()
+        if scaler:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
         if at and args.fault == "optimizer":
             opt.param_groups[1]["lr"] = args.lr
         # undo the fault's switch (not its damage)
         model.blocks[1].gate.boost = 1.0
         model.blocks[0].root.eps, model.blocks[0].root.scale = 1e-6, 1.0
-        sys.stdout.write("%sstep %d loss %r\n" % ("rank %d " % rank if world > 1 else "",
-                                                 step, loss.item()))
+        sys.stdout.write("%sstep %d loss %r%s\n" % ("rank %d " % rank if world > 1 else "",
+                                                   step, loss.item(),
+                                                   " scale %g" % scaler.get_scale() if scaler else ""))
         sys.stdout.flush()
         if args.ready_file and step == 2:
             open(args.ready_file, "w").write("ready\n")
