@@ -187,7 +187,10 @@ def main():
     if args.scaler:
         scaler = torch.amp.GradScaler(args.device, init_scale=args.scaler)
     # what an attached nanprof replaces, to check it is all back at the end
-    orig = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"])
+    scaler_cls = getattr(getattr(torch, "amp", None), "GradScaler", None)
+    orig = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"],
+            scaler_cls and scaler_cls.__dict__.get("scale"),
+            scaler_cls and scaler_cls.__dict__.get("update"))
     if args.wait_file:
         import os
         while not os.path.exists(args.wait_file):
@@ -265,7 +268,9 @@ def main():
     if args.report_hooks:
         import torch.nn.modules.module as M
         import torch.optim.optimizer as O
-        now = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"])
+        now = (torch.autograd.backward, torch.autograd.grad, type(opt).__dict__["step"],
+               scaler_cls and scaler_cls.__dict__.get("scale"),
+               scaler_cls and scaler_cls.__dict__.get("update"))
         left = len(M._global_forward_hooks) + sum(a is not b for a, b in zip(orig, now))
         left += len(getattr(O, "_global_optimizer_pre_hooks", {}))
         left += len(getattr(O, "_global_optimizer_post_hooks", {}))

@@ -94,5 +94,26 @@ for PY in python3 /usr/bin/python3; do
 		cat "$T/$tag-fwd.err" >> "$T/chk"
 		bad "$tag: forward fault under a scaler" "$T/chk"
 	fi
+	# attached to a live job: its fault at every scale from step 30 on is
+	# found, and detaching takes the scaler's wrappers out with the rest
+	rm -f "$T/ready"
+	$PY $IT/faults.py --scaler 65536 --fault backward --persist --at 30 --steps 150 \
+		--sleep 0.04 --ready-file "$T/ready" --report-hooks > "$T/$tag-live.out" 2>&1 &
+	job=$!
+	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+	$NP attach -q -o "$T/$tag-att" --duration 4 $job 2> "$T/$tag-att.err"
+	rc=$?
+	wait $job
+	jrc=$?
+	if [ $rc -eq 0 ] && [ $jrc -eq 0 ] && grep -q "nanprof hooks left: 0" "$T/$tag-live.out" &&
+	   $PY $IT/check_origin.py "$T/$tag-att/events.jsonl" --origin backward blocks.0.root grad \
+		--op SqrtBackward0 --min-scaler-skips 8 > "$T/chk" 2>&1; then
+		ok "$tag: attached: the fault at every scale named, the scaler's wrappers gone at detach"
+	else
+		echo "nanprof rc=$rc job rc=$jrc" >> "$T/chk"
+		cat "$T/$tag-att.err" >> "$T/chk"
+		tail -n 3 "$T/$tag-live.out" >> "$T/chk"
+		bad "$tag: attach to a job with a GradScaler" "$T/chk"
+	fi
 done
 finish
