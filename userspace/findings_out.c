@@ -457,6 +457,17 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 		np_trace_instant(t, (uint32_t)p->pid, o->tid, "nan_origin", "nanprof",
 				 us_of(o->ts, start_ns), 't', args, 8);
 	}
+	if (a->scaler.first_has) {   /* where the loss scale first overflowed */
+		const struct np_finding *o = &a->scaler.first;
+		struct np_trace_arg args[] = {
+			{ .key = "step", .kind = NP_ARG_UINT, .u = o->step },
+			{ .key = "module", .kind = NP_ARG_STR, .s = np_name(c, o->module) },
+			{ .key = "op", .kind = NP_ARG_STR, .s = np_name(c, o->op) },
+			{ .key = "skipped", .kind = NP_ARG_UINT, .u = a->scaler.skipped },
+		};
+		np_trace_instant(t, (uint32_t)p->pid, o->tid, "loss_scale_overflow", "nanprof",
+				 us_of(o->ts, start_ns), 't', args, 4);
+	}
 	for (uint32_t i = 0; i < a->nwarnings; i++) {
 		const struct np_explosion_warning *x = &a->warnings[i];
 		uint64_t ts = 0;

@@ -56,7 +56,9 @@ for PY in python3 /usr/bin/python3; do
 	$J --scaler 3e38 > "$T/$tag-plain.out" 2>&1
 	$NP run -q -o "$T/$tag-ovf" -- $J --scaler 3e38 > "$T/$tag-ovf.out" 2> "$T/$tag-ovf.err"
 	if overflows "$T/$tag-ovf" "$T/$tag-ovf.out" 3e38 > "$T/chk" 2>&1 &&
-	   cmp -s "$T/$tag-plain.out" "$T/$tag-ovf.out"; then
+	   cmp -s "$T/$tag-plain.out" "$T/$tag-ovf.out" &&
+	   $PY $IT/check_trace.py "$T/$tag-ovf/trace.json" --require-instant loss_scale_overflow \
+		>> "$T/chk" 2>&1; then
 		ok "$tag: loss-scale overflows counted as the job's scale dropped, no origin, same losses"
 	else
 		diff "$T/$tag-plain.out" "$T/$tag-ovf.out" >> "$T/chk"
