@@ -152,6 +152,26 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 	} else {
 		np_jsonw_null(w);
 	}
+	np_jsonw_name(w, "scaler");   /* loss scaling's skipped iterations */
+	const struct np_scaler_state *sc = p ? &p->ag.scaler : NULL;
+	if (sc && sc->on) {
+		np_jsonw_start_object(w);
+		np_jsonw_uint_field(w, "iterations", sc->iterations);
+		np_jsonw_uint_field(w, "skipped", sc->skipped);
+		np_jsonw_name(w, "first");
+		if (sc->first_has) {
+			np_jsonw_start_object(w);
+			np_jsonw_uint_field(w, "step", sc->first.step);
+			np_jsonw_string_field(w, "module", np_name(c, sc->first.module));
+			np_jsonw_string_field(w, "op", np_name(c, sc->first.op));
+			np_jsonw_end_object(w);
+		} else {
+			np_jsonw_null(w);
+		}
+		np_jsonw_end_object(w);
+	} else {
+		np_jsonw_null(w);
+	}
 	np_jsonw_name(w, "warnings");
 	np_jsonw_start_array(w);
 	for (uint32_t i = 0; p && i < p->ag.nwarnings; i++) {

@@ -67,6 +67,8 @@ static const char np_report_script[] =
 "  head.textContent=o?('First non-finite value born at step '+o.step+', '+o.phase+' pass, in '+(o.module===null?'code outside any module':(o.module===''?'the outermost module':o.module))+(o.module_type?' ('+o.module_type+')':'')+(o.op?', op '+o.op:'')+', tensor '+o.tensor+(o.rank>=0?', rank '+o.rank:'')+' (pid '+o.pid+'): '+o.nan+' NaN, '+o.posinf+' +Inf, '+o.neginf+' -Inf of '+o.numel+'.'):'No non-finite value left any module while nanprof watched.';\n"
 "  root.appendChild(head);\n"
 "  if(D.verdict&&D.verdict.received&&D.verdict.received.length){const p=el('p','');p.id='verdict';p.textContent='Across ranks: born on rank '+D.verdict.origin_rank+'; '+D.verdict.received.map(r=>'rank '+r.rank+' received it through '+r.via).join('; ')+'.';root.appendChild(p);}\n"
+"  const S=D.scaler;\n"
+"  if(S){const p=el('p','');p.id='scaler';p.textContent='Loss scaling: the GradScaler skipped '+S.skipped+' of '+S.iterations+' iterations for inf/NaN gradients'+(S.first?' (loss-scale overflows, expected; the first at step '+S.first.step+' in '+(S.first.module||'the outermost module')+(S.first.op?', op '+S.first.op:'')+')':'')+'.';root.appendChild(p);}\n"
 "  const P=D.process;\n"
 "  if(P){root.appendChild(el('p','Heatmaps and charts: '+(P.rank>=0?'rank '+P.rank+', ':'')+'pid '+P.pid+', python '+P.python+', torch '+P.torch+'.','muted'));\n"
 "    heatmap(root,'Largest |x| of each module\\'s outputs, per step',D.heat,'out',o);\n"

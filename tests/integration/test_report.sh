@@ -49,6 +49,22 @@ else
 		cat "$T/console2.log" >> "$T/chk"; bad "screenshot" "$T/chk"
 	fi
 
+	# loss scaling: the iterations a GradScaler skipped, on the page
+	if $PY -c 'import sys, torch; sys.exit(not hasattr(torch.amp, "GradScaler"))' 2>/dev/null; then
+		$NP run -q -o "$T/sc" -- $PY $IT/faults.py --steps 12 --scaler 3e38 > /dev/null 2>&1
+		page="file://$(readlink -f "$T/sc/report.html")"
+		run_chrome --dump-dom > "$T/dom-sc.html" 2> "$T/console-sc.log"
+		if grep -q 'id="scaler">Loss scaling: the GradScaler skipped [1-9][0-9]* of 12 iterations' \
+			"$T/dom-sc.html" && grep -q 'class="ok"[^>]*>No non-finite value' "$T/dom-sc.html"; then
+			ok "a GradScaler's skipped iterations on the page, and no origin"
+		else
+			grep -o 'id="scaler"[^<]*\|id="origin"[^<]*' "$T/dom-sc.html" > "$T/chk"
+			bad "GradScaler on the page" "$T/chk"
+		fi
+	else
+		skp "GradScaler on the page" "this torch's GradScaler needs CUDA"
+	fi
+
 	# nanprof compare: plain, anomaly mode and nanprof on one job with a
 	# backward-only fault; the report carries the comparison
 	if $NP compare --steps 10 --rounds 1 -o "$T/cmp" -- $PY $IT/faults.py --fault backward \
