@@ -138,6 +138,8 @@ struct np_agent_rec {
 			uint64_t t_update;       /* ... at update(): it has ended */
 			uint32_t verdict;        /* 0 the step ran; 1 skipped: inf/NaN
 						  * gradients; 2 not known */
+			uint32_t pad;
+			double scale;            /* the loss scale it used; 0: not known */
 		} scl;
 		/* STATUS GPU_LAUNCHES: what became of the kernel launches */
 		struct {

@@ -1,4 +1,5 @@
 /* scaler.c - GradScaler verdicts, read back without a sync (scaler.h). */
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #include "../cupti/gpu.h"
@@ -7,36 +8,39 @@
 #include "report.h"
 #include "scaler.h"
 
-/* found_inf(scaler): whether the iteration's step was skipped, from the
- * scaler's per-optimizer found_inf flags (update() forgets them): a
- * float on the CPU; on CUDA (host, event), their sum copied to pinned
- * memory after an event; None when there is nothing to say (no step()
- * this iteration, or a CUDA graph capturing: no pinned memory then).
- * ready(p): the float, or None while the copy is still out. */
+/* found_inf(scaler): the iteration's verdict, from the scaler's
+ * per-optimizer found_inf flags (update() forgets them) and the scale the
+ * iteration used (update() changes it): [found, scale] at once on the
+ * CPU; on CUDA (host, event), both copied to pinned memory after an
+ * event; None when there is nothing to say (no step() this iteration, or
+ * a CUDA graph capturing: no pinned memory then).  ready(p): the pair,
+ * or None while the copy is still out. */
 static const char helper_py[] =
 "import torch\n"
 "def found_inf(scaler):\n"
 "    fs = [v for st in getattr(scaler, '_per_optimizer_states', {}).values()\n"
 "          for v in st.get('found_inf_per_device', {}).values()]\n"
-"    if not fs:\n"
+"    scale = getattr(scaler, '_scale', None)\n"
+"    if not fs or scale is None:\n"
 "        return None\n"
-"    if all(v.device.type == 'cpu' for v in fs):\n"
-"        return float(sum(float(v) for v in fs))\n"
+"    if all(v.device.type == 'cpu' for v in fs + [scale]):\n"
+"        return [float(sum(float(v) for v in fs)), float(scale)]\n"
 "    if torch.cuda.is_current_stream_capturing():\n"
 "        return None\n"
-"    dev = next(v.device for v in fs if v.device.type != 'cpu')\n"
+"    dev = scale.device\n"
 "    with torch.no_grad():\n"
 "        s = torch.stack([v.to(dev, non_blocking=True).float().reshape(()) for v in fs]).sum()\n"
-"        host = torch.empty((), dtype=s.dtype, pin_memory=True)\n"
-"        host.copy_(s, non_blocking=True)\n"
+"        both = torch.stack([s, scale.float().reshape(())])\n"
+"        host = torch.empty(2, dtype=both.dtype, pin_memory=True)\n"
+"        host.copy_(both, non_blocking=True)\n"
 "        ev = torch.cuda.Event()\n"
 "        ev.record(torch.cuda.current_stream(dev))\n"
 "    return (host, ev)\n"
 "def ready(p):\n"
-"    if isinstance(p, float):\n"
+"    if isinstance(p, list):\n"
 "        return p\n"
 "    host, ev = p\n"
-"    return float(host) if ev.query() else None\n";
+"    return host.tolist() if ev.query() else None\n";
 
 struct pending {
 	PyObject *obj;           /* what found_inf() returned; NULL: free */
@@ -85,8 +89,10 @@ static int helper(void)
 	return 0;
 }
 
-/* verdict: 0 the step ran, 1 skipped (inf/NaN gradients), 2 not known */
-static void send_verdict(uint64_t iter, uint64_t t0, uint64_t t1, uint32_t verdict)
+/* verdict: 0 the step ran, 1 skipped (inf/NaN gradients), 2 not known;
+ * scale: the loss scale the iteration used (0: not known) */
+static void send_verdict(uint64_t iter, uint64_t t0, uint64_t t1, uint32_t verdict,
+			 double scale)
 {
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
@@ -96,20 +102,24 @@ static void send_verdict(uint64_t iter, uint64_t t0, uint64_t t1, uint32_t verdi
 	r.scl.t_scale = t0;
 	r.scl.t_update = t1;
 	r.scl.verdict = verdict;
+	r.scl.scale = scale;
 	np_report_send(&r);
 }
 
 void np_scaler_scale(PyObject *scaled)
 {
-	if (t_scale && (uintptr_t)scaled == scaled_loss)
-		return;   /* a subclass's scale() calling its base's: one iteration */
 	if (!announced) {   /* nanprof holds gradients back from now on */
 		np_report_status(NP_AST_SCALER_ON, "GradScaler");
 		announced = 1;
 	}
-	np_scaler_poll();
-	iters++;
-	t_scale = now_ns();
+	/* the iteration's first scale() opens it: the micro-batches of
+	 * gradient accumulation (and a subclass's scale() calling its
+	 * base's) share one update() */
+	if (!t_scale) {
+		np_scaler_poll();
+		iters++;
+		t_scale = now_ns();
+	}
 	scaled_loss = (uintptr_t)scaled;
 }
 
@@ -127,7 +137,7 @@ void np_scaler_update(PyObject *scaler)
 	uint64_t t0 = t_scale, t1 = now_ns();
 	t_scale = 0;
 	if (helper()) {
-		send_verdict(iters, t0, t1, 2);
+		send_verdict(iters, t0, t1, 2, 0);
 		return;
 	}
 	np_gpu_own(1);   /* our own launches: the launch checks leave them alone */
@@ -139,12 +149,12 @@ void np_scaler_update(PyObject *scaler)
 			np_scaler_dropped++;
 		}
 		np_py_xdecref(obj);
-		send_verdict(iters, t0, t1, 2);
+		send_verdict(iters, t0, t1, 2, 0);
 		return;
 	}
 	if (npend == NP_SCALER_PENDING) {   /* all in flight: give the oldest up */
 		np_scaler_dropped++;
-		send_verdict(pend[head].iter, pend[head].t_scale, pend[head].t_update, 2);
+		send_verdict(pend[head].iter, pend[head].t_scale, pend[head].t_update, 2, 0);
 		np_py.DecRef(pend[head].obj);
 		pend[head].obj = NULL;
 		head = (head + 1) % NP_SCALER_PENDING;
@@ -164,15 +174,18 @@ uint32_t np_scaler_poll(void)
 		if (!v) {
 			np_py.Err_Clear();
 			np_scaler_dropped++;
-			send_verdict(p->iter, p->t_scale, p->t_update, 2);
+			send_verdict(p->iter, p->t_scale, p->t_update, 2, 0);
 		} else if (v == np_py.None) {
 			np_py.DecRef(v);
 			return npend;   /* not back yet: asked again later */
 		} else {
-			double found = np_py.Float_AsDouble(v);
+			PyObject *f = np_py.List_GetItem(v, 0), *sc = np_py.List_GetItem(v, 1);
+			double found = f ? np_py.Float_AsDouble(f) : NAN;
+			double scale = sc ? np_py.Float_AsDouble(sc) : 0;
 			np_py.DecRef(v);
 			np_py.Err_Clear();
-			send_verdict(p->iter, p->t_scale, p->t_update, found > 0 ? 1 : 0);
+			send_verdict(p->iter, p->t_scale, p->t_update,
+				     found > 0 ? 1 : found == 0 ? 0 : 2, scale > 0 ? scale : 0);
 		}
 		np_py.DecRef(p->obj);
 		p->obj = NULL;
@@ -187,7 +200,7 @@ void np_scaler_give_up(void)
 	np_scaler_dropped += npend;
 	while (npend) {   /* nanprof then reports what it held back */
 		struct pending *p = &pend[head];
-		send_verdict(p->iter, p->t_scale, p->t_update, 2);
+		send_verdict(p->iter, p->t_scale, p->t_update, 2, 0);
 		np_py_xdecref(p->obj);
 		p->obj = NULL;
 		head = (head + 1) % NP_SCALER_PENDING;

@@ -31,8 +31,9 @@
 #define NP_SCALER_PENDING 8   /* verdicts in flight; more: the oldest is dropped */
 
 /* scaler.scale(loss) returned scaled (the hook checked loss itself):
- * the scaled part of an iteration begins.  The scaled tensor's own check
- * is left out (np_scaler_is_scaled_loss). */
+ * the scaled part of an iteration begins, at its first scale() (gradient
+ * accumulation scales several losses before one update()).  The scaled
+ * tensor's own check is left out (np_scaler_is_scaled_loss). */
 void np_scaler_scale(PyObject *scaled);
 
 /* scaler.update() is about to run: the iteration's verdict. */

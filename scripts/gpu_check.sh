@@ -391,9 +391,9 @@ set_origin() {
 	graph-backward) ORIGIN=(--origin backward root '*' --graph) ;;
 	bn | bn-cl) ORIGIN=(--origin forward bn '*' --step 6) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
-	# overflow; skipped at every scale, the origin (agent/scaler.h)
+	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
-	scaler-persist) ORIGIN=(--origin backward blocks.0.root '*' --step 6 --min-scaler-skips 8) ;;
+	scaler-persist) ORIGIN=(--origin backward blocks.0.root '*' --step 6 --min-scaler-skips 9) ;;
 	esac
 }
 
@@ -418,10 +418,10 @@ nanprof_job() {
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/bn_fault.py" \
 			--device "$DEV" --steps 10 --at 6 ${cl[@]+"${cl[@]}"}
 	elif [ "$f" = scaler ] || [ "$f" = scaler-persist ]; then
-		local persist=()
-		[ "$f" = scaler-persist ] && persist=(--persist --steps 20)
+		local scaler=(--scaler 65536)
+		[ "$f" = scaler-persist ] && scaler=(--scaler 256 --persist --steps 20)
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$FAULTS" "${FARGS[@]}" \
-			--fault backward --scaler 65536 ${persist[@]+"${persist[@]}"}
+			--fault backward "${scaler[@]}"
 	else
 		job "$name" "$secs" ${envs[@]+"${envs[@]}"} -- "$NP" run -o "$W/$name" -- \
 			"$PY" "$FAULTS" "${FARGS[@]}" --fault "$f"

@@ -73,9 +73,9 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		(unsigned long long)o->posinf, (unsigned long long)o->neginf,
 		(long long)o->first_bad);
 	if (o->scaler_run)
-		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on: the "
-			"gradients are non-finite at every loss scale, no scale overflow\n",
-			o->scaler_run);
+		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on, down to "
+			"a loss scale of 1: the gradients are non-finite unscaled, no scale "
+			"overflow\n", o->scaler_run);
 	if (o->preexisting)
 		fprintf(f, "  it was already non-finite when nanprof first saw it: it was born "
 			"before nanprof attached.\n");

@@ -178,6 +178,7 @@ struct np_heat {
 /* One iteration of a GradScaler: its scaled part, and what became of it. */
 struct np_scaler_window {
 	uint64_t iter, t0, t1;    /* CLOCK_MONOTONIC: scale() .. update() */
+	double scale;             /* the loss scale it used; 0: not known */
 	uint8_t verdict;          /* 0 the step ran, 1 skipped, 2 not known */
 };
 
@@ -191,6 +192,7 @@ struct np_scaler_state {
 	struct np_finding held_f;
 	uint32_t run;             /* skipped iterations in a row, the latest last */
 	uint64_t run_iter;        /* the run's first iteration */
+	bool run_unscaled;        /* one of them used a scale <= 1: not an overflow */
 	bool run_has;             /* the run's first non-finite gradient */
 	struct np_finding run_f;
 	uint64_t iterations, skipped, overflow_reports, not_known;

@@ -20,12 +20,13 @@ static const struct np_scaler_window *window_of(const struct np_scaler_state *s,
 	return NULL;
 }
 
-/* A run of NP_SCALER_RUN skipped iterations: its first non-finite
+/* A run of skipped iterations that reached a loss scale of 1 or less:
+ * the gradients are non-finite unscaled, so its first non-finite
  * gradient was no overflow. */
 static void promote_run(struct np_collector *c, struct np_proc_state *p)
 {
 	struct np_scaler_state *s = &p->ag.scaler;
-	if (s->run >= NP_SCALER_RUN && s->run_has && !p->ag.found && !p->ag.received) {
+	if (s->run_unscaled && s->run_has && !p->ag.found && !p->ag.received) {
 		struct np_finding f = s->run_f;
 		f.scaler_run = s->run;
 		np_findings_origin_now(c, p, &f);
@@ -79,7 +80,7 @@ void np_scaler_record(struct np_collector *c, struct np_proc_state *p,
 	if (r->status != NP_AST_SCALER_VERDICT)
 		return;
 	struct np_scaler_window w = { .iter = r->scl.iter, .t0 = r->scl.t_scale,
-				      .t1 = r->scl.t_update,
+				      .t1 = r->scl.t_update, .scale = r->scl.scale,
 				      .verdict = r->scl.verdict > 2 ? 2 : (uint8_t)r->scl.verdict };
 	s->win[s->nwin++ % NP_SCALER_WINDOWS] = w;
 	if (w.t1 > s->last_t1)
@@ -89,10 +90,12 @@ void np_scaler_record(struct np_collector *c, struct np_proc_state *p,
 		s->skipped++;
 		if (!s->run++)
 			s->run_iter = w.iter;
+		s->run_unscaled |= w.scale > 0 && w.scale <= 1.0;
 	} else {
 		s->not_known += w.verdict == 2;
 		s->run = 0;
 		s->run_has = false;
+		s->run_unscaled = false;
 	}
 	if (s->held && s->held_f.ts <= w.t1) {
 		struct np_finding f = s->held_f;

@@ -12,9 +12,10 @@
  *
  *   skipped    a loss-scale overflow: counted, not an origin; the first
  *              non-finite gradient of a run of skipped iterations is
- *              kept, and becomes the origin once NP_SCALER_RUN
- *              iterations in a row were skipped: gradients non-finite
- *              at every scale are no overflow;
+ *              kept, and becomes the origin once the run skips an
+ *              iteration whose scale was 1 or less (the scaler halves
+ *              it at each skip): gradients non-finite unscaled are no
+ *              overflow;
  *   ran        the value did not stop the step: the origin, as without a
  *              scaler;
  *   not known  (or no verdict by the job's end) the origin.
@@ -27,8 +28,6 @@
 #define NP_SCALER_H
 
 #include "collector.h"
-
-#define NP_SCALER_RUN 8       /* skipped iterations in a row: not an overflow */
 
 /* The finding f would be the origin: true if the scaler rules take it
  * (held, or a loss-scale overflow), false if it is the origin now. */

@@ -154,6 +154,8 @@ def main():
                          "the agent's GPU records in steps without nanprof")
     ap.add_argument("--scaler", type=float, metavar="INIT",
                     help="scale the loss with a GradScaler starting at INIT")
+    ap.add_argument("--accum", type=int, default=1, metavar="N",
+                    help="gradient accumulation: N forward/backward passes per step")
     ap.add_argument("--persist", action="store_true",
                     help="the fault stays on from --at on (default: that step only)")
     args = ap.parse_args()
@@ -222,16 +224,17 @@ def main():
             for g in opt.param_groups:
                 g["lr"] *= 1.6
         opt.zero_grad()
-        out = net(tokens, noise=noise) if args.noise_kw else net(tokens, noise)
-        loss = F.mse_loss(out, target)
-        if at and args.fault == "loss":
-            loss = loss + torch.log(torch.zeros((), device=loss.device))
-        if args.sleep and args.sleep_at == "backward":
-            time.sleep(args.sleep)
-        if scaler:
-            scaler.scale(loss).backward()
-        else:
-            loss.backward()
+        for _ in range(args.accum):   # the same batch each time: it is the count that matters
+            out = net(tokens, noise=noise) if args.noise_kw else net(tokens, noise)
+            loss = F.mse_loss(out, target)
+            if at and args.fault == "loss":
+                loss = loss + torch.log(torch.zeros((), device=loss.device))
+            if args.sleep and args.sleep_at == "backward":
+                time.sleep(args.sleep)
+            if scaler:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
         if args.dist == "manual":
             for p in model.parameters():
                 dist.all_reduce(p.grad)

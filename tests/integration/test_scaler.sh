@@ -65,6 +65,19 @@ for PY in python3 /usr/bin/python3; do
 		cat "$T/$tag-ovf.err" >> "$T/chk"
 		bad "$tag: loss-scale overflow" "$T/chk"
 	fi
+	# gradient accumulation: two scaled backward passes per update(); the
+	# backward fault's +inf in the first is the iteration's as much as in
+	# the second (the scaled part opens at the first scale())
+	$J --scaler 65536 --fault backward --accum 2 > "$T/$tag-acc-plain.out" 2>&1
+	$NP run -q -o "$T/$tag-acc" -- $J --scaler 65536 --fault backward --accum 2 \
+		> "$T/$tag-acc.out" 2> "$T/$tag-acc.err"
+	if overflows "$T/$tag-acc" "$T/$tag-acc.out" 65536 6,backward,blocks.0.root > "$T/chk" 2>&1 &&
+	   cmp -s "$T/$tag-acc-plain.out" "$T/$tag-acc.out"; then
+		ok "$tag: gradient accumulation under a scaler: the overflow counted, no origin, same losses"
+	else
+		cat "$T/$tag-acc.err" >> "$T/chk"
+		bad "$tag: loss-scale overflow with gradient accumulation" "$T/chk"
+	fi
 	# sqrt(0)'s +inf gradient in one iteration: the scaler skips it too
 	$NP run -q -o "$T/$tag-once" -- $J --scaler 65536 --fault backward \
 		> "$T/$tag-once.out" 2> "$T/$tag-once.err"
@@ -74,15 +87,17 @@ for PY in python3 /usr/bin/python3; do
 		cat "$T/$tag-once.err" >> "$T/chk"
 		bad "$tag: one skipped backward fault" "$T/chk"
 	fi
-	# ... every iteration from step 6 on: non-finite at every scale
-	$NP run -q -o "$T/$tag-persist" -- $J --steps 20 --scaler 65536 --fault backward --persist \
+	# ... every iteration from step 6 on: non-finite at every scale; from
+	# 256 the scaler halves it down to 1 in 9 skipped iterations
+	$NP run -q -o "$T/$tag-persist" -- $J --steps 20 --scaler 256 --fault backward --persist \
 		> /dev/null 2> "$T/$tag-persist.err"
 	if $PY $IT/check_origin.py "$T/$tag-persist/events.jsonl" --origin backward blocks.0.root \
 		grad --op SqrtBackward0 --step 6 > "$T/chk" 2>&1 &&
-	   python3 -c 'import json, sys; sys.exit(not any(e.get("grad_scaler_skips_in_row") == 8
+	   python3 -c 'import json, sys; sys.exit(not any(e.get("grad_scaler_skips_in_row") == 9
 	       for e in map(json.loads, open(sys.argv[1]))))' "$T/$tag-persist/events.jsonl" &&
-	   grep -q "skipped 8 iterations in a row" "$T/$tag-persist.err"; then
-		ok "$tag: non-finite at every scale: the origin, blocks.0.root at step 6, after 8 skips"
+	   grep -q "skipped 9 iterations in a row from here on, down to a loss scale of 1" \
+		"$T/$tag-persist.err"; then
+		ok "$tag: non-finite down to a loss scale of 1: the origin, blocks.0.root at step 6"
 	else
 		cat "$T/$tag-persist.err" >> "$T/chk"
 		bad "$tag: persistent backward fault under a scaler" "$T/chk"
@@ -99,7 +114,7 @@ for PY in python3 /usr/bin/python3; do
 	# attached to a live job: its fault at every scale from step 30 on is
 	# found, and detaching takes the scaler's wrappers out with the rest
 	rm -f "$T/ready"
-	$PY $IT/faults.py --scaler 65536 --fault backward --persist --at 30 --steps 150 \
+	$PY $IT/faults.py --scaler 256 --fault backward --persist --at 30 --steps 150 \
 		--sleep 0.04 --ready-file "$T/ready" --report-hooks > "$T/$tag-live.out" 2>&1 &
 	job=$!
 	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
@@ -109,7 +124,7 @@ for PY in python3 /usr/bin/python3; do
 	jrc=$?
 	if [ $rc -eq 0 ] && [ $jrc -eq 0 ] && grep -q "nanprof hooks left: 0" "$T/$tag-live.out" &&
 	   $PY $IT/check_origin.py "$T/$tag-att/events.jsonl" --origin backward blocks.0.root grad \
-		--op SqrtBackward0 --min-scaler-skips 8 > "$T/chk" 2>&1; then
+		--op SqrtBackward0 --min-scaler-skips 9 > "$T/chk" 2>&1; then
 		ok "$tag: attached: the fault at every scale named, the scaler's wrappers gone at detach"
 	else
 		echo "nanprof rc=$rc job rc=$jrc" >> "$T/chk"

@@ -22,6 +22,7 @@
 #define M_NET 0x10000ULL
 
 static int origins;
+static double scale;   /* the loss scale of the next iteration */
 static struct np_proc_state *proc;
 static uint32_t seq;
 
@@ -48,6 +49,7 @@ static void setup(void)
 	sim.tid = TID;
 	origins = 0;
 	seq = 0;
+	scale = 65536;
 	type_name(&sim, 1, T_NET, "Net");
 }
 
@@ -67,7 +69,7 @@ static void agent(uint64_t ts, struct np_agent_rec *r)
 }
 
 static void status(uint64_t ts, uint16_t st, uint64_t iter, uint64_t t0, uint64_t t1,
-		   uint32_t verdict)
+		   uint32_t verdict, double scale)
 {
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
@@ -77,6 +79,7 @@ static void status(uint64_t ts, uint16_t st, uint64_t iter, uint64_t t0, uint64_
 	r.scl.t_scale = t0;
 	r.scl.t_update = t1;
 	r.scl.verdict = verdict;
+	r.scl.scale = scale;
 	agent(ts, &r);
 }
 
@@ -97,7 +100,8 @@ static void grad(uint64_t ts, bool dirty)
 
 /* One iteration at t (its scaled part t+40 .. t+90), whose backward
  * makes a non-finite gradient if bad; the scaler's verdict on it
- * (1 skipped, 0 ran) comes at its update(), or not at all if late. */
+ * (1 skipped, 0 ran) comes at its update(), or not at all if late; the
+ * iteration used loss scale `scale`. */
 static uint64_t iteration(uint64_t k, bool bad, int verdict, bool late)
 {
 	uint64_t t = 1000 + k * 1000;
@@ -111,7 +115,10 @@ static uint64_t iteration(uint64_t k, bool bad, int verdict, bool late)
 	}
 	bwd_exit(&sim, t + 80);
 	if (!late)
-		status(t + 95, NP_AST_SCALER_VERDICT, k + 1, t + 40, t + 90, (uint32_t)verdict);
+		status(t + 95, NP_AST_SCALER_VERDICT, k + 1, t + 40, t + 90, (uint32_t)verdict,
+		       scale);
+	if (verdict == 1)
+		scale /= 2;   /* as the scaler backs off */
 	if (verdict == 0) {
 		opt_enter(&sim, t + 100);
 		opt_exit(&sim, t + 150);
@@ -121,7 +128,7 @@ static uint64_t iteration(uint64_t k, bool bad, int verdict, bool late)
 
 Test(scaler, a_skipped_iteration_is_an_overflow_not_an_origin)
 {
-	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0);
+	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0, 0);
 	iteration(0, false, 0, false);
 	iteration(1, true, 1, false);   /* the scale overflowed: skipped */
 	for (uint64_t k = 2; k < 6; k++)
@@ -146,47 +153,61 @@ Test(scaler, without_a_scaler_the_same_gradient_is_the_origin)
 
 Test(scaler, a_gradient_that_did_not_stop_the_step_is_the_origin)
 {
-	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0);
+	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0, 0);
 	iteration(0, true, 0, false);   /* non-finite, yet the step ran */
 	cr_expect_eq(origins, 1);
 	cr_expect_eq(proc->ag.origin.ts, 1065);
 	cr_expect_eq(proc->ag.origin.scaler_run, 0);
 }
 
-Test(scaler, non_finite_at_every_scale_is_the_origin_after_a_run)
+Test(scaler, non_finite_down_to_a_scale_of_1_is_the_origin)
 {
-	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0);
+	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0, 0);
+	scale = 256;
 	iteration(0, false, 0, false);
-	for (uint64_t k = 1; k < NP_SCALER_RUN; k++)
+	for (uint64_t k = 1; k <= 8; k++)   /* scales 256 .. 2 */
 		iteration(k, true, 1, false);
-	cr_expect_eq(origins, 0, "%d skips in a row are still overflows", NP_SCALER_RUN - 1);
-	iteration(NP_SCALER_RUN, true, 1, false);
+	cr_expect_eq(origins, 0, "skips down to a scale of 2 are still overflows");
+	iteration(9, true, 1, false);        /* scale 1: non-finite unscaled */
 	cr_assert_eq(origins, 1);
 	cr_expect_eq(proc->ag.origin.ts, 2065, "the run's first gradient");
 	cr_expect_eq(proc->ag.origin.step, 1);
-	cr_expect_eq(proc->ag.origin.scaler_run, NP_SCALER_RUN);
-	iteration(NP_SCALER_RUN + 1, true, 1, false);
+	cr_expect_eq(proc->ag.origin.scaler_run, 9);
+	iteration(10, true, 1, false);
 	cr_expect_eq(origins, 1, "once");
 }
 
-Test(scaler, a_run_that_ends_resets)
+/* The first iterations of fp16 training skip until the scale fits the
+ * gradients: many in a row, at large scales, are no origin. */
+Test(scaler, long_runs_at_large_scales_are_overflows)
 {
-	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0);
+	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0, 0);
 	uint64_t k = 0;
-	for (int r = 0; r < 3; r++) {   /* runs shorter than NP_SCALER_RUN */
-		for (int i = 0; i < NP_SCALER_RUN - 1; i++)
+	for (int r = 0; r < 3; r++) {
+		scale = 1 << 24;
+		for (int i = 0; i < 20; i++)     /* 2^24 .. 2^5 */
 			iteration(k++, true, 1, false);
 		iteration(k++, false, 0, false);
 	}
 	cr_expect_eq(origins, 0);
-	cr_expect_eq(proc->ag.scaler.skipped, 3 * (NP_SCALER_RUN - 1));
+	cr_expect_eq(proc->ag.scaler.skipped, 60);
+}
+
+/* A scale the agent could not read (0) never says "unscaled". */
+Test(scaler, an_unknown_scale_is_no_evidence)
+{
+	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0, 0);
+	scale = 0;
+	for (uint64_t k = 0; k < 40; k++)
+		iteration(k, true, 1, false);
+	cr_expect_eq(origins, 0);
 }
 
 /* GPU records come late, possibly after their iteration's verdict: a
  * gradient is placed by its launch time in the windows kept. */
 Test(scaler, a_late_record_is_placed_by_its_launch_time)
 {
-	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0);
+	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0, 0);
 	iteration(0, false, 1, false);   /* skipped: window 1040..1090 */
 	iteration(1, false, 0, false);   /* ran: window 2040..2090 */
 	struct np_finding f = { .phase = NP_PHASE_BACKWARD, .role = NP_ROLE_GRAD, .ts = 1070,
@@ -206,7 +227,7 @@ Test(scaler, a_late_record_is_placed_by_its_launch_time)
  * wrap, the job killed) is the origin when the process is done. */
 Test(scaler, no_verdict_by_the_end_means_the_origin)
 {
-	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0);
+	status(500, NP_AST_SCALER_ON, 0, 0, 0, 0, 0);
 	iteration(0, false, 0, false);
 	iteration(1, true, 1, true);   /* its verdict never comes */
 	cr_expect_eq(origins, 0, "held");
