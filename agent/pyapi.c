@@ -61,3 +61,23 @@ int np_pyapi_load(void)
 	NEED(DecRef, "Py_DecRef");   /* last: it marks the table complete */
 	return 0;
 }
+
+int np_py_helper(const char *src, const char *const names[], PyObject *fns[], int n)
+{
+	int got = 0;
+	PyObject *g = np_py.Dict_New();
+	if (g) {
+		np_py.Dict_SetItemString(g, "__builtins__", np_py.Eval_GetBuiltins());
+		PyObject *r = np_py.Run_StringFlags(src, NP_PY_FILE_INPUT, g, g, NULL);
+		np_py_xdecref(r);
+		while (r && got < n && (fns[got] = np_py.Dict_GetItemString(g, names[got])))
+			got++;
+	}
+	if (got < n) {
+		np_py.Err_Clear();
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		np_py.IncRef(fns[i]);   /* borrowed from g, which stays alive with them */
+	return 0;
+}

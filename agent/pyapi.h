@@ -85,4 +85,9 @@ static inline void np_py_xdecref(PyObject *o)
 		np_py.DecRef(o);
 }
 
+/* Runs src, Python source, in a namespace of its own and gives the n
+ * functions it defines under names[] (new references; the namespace
+ * lives on in them): 0, or -1 with none given and the error cleared. */
+int np_py_helper(const char *src, const char *const names[], PyObject *fns[], int n);
+
 #endif

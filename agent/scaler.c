@@ -69,23 +69,15 @@ static int helper(void)
 		return 0;
 	if (broken)
 		return -1;
-	PyObject *g = np_py.Dict_New();
-	if (g) {
-		np_py.Dict_SetItemString(g, "__builtins__", np_py.Eval_GetBuiltins());
-		PyObject *r = np_py.Run_StringFlags(helper_py, NP_PY_FILE_INPUT, g, g, NULL);
-		np_py_xdecref(r);
-		found_fn = r ? np_py.Dict_GetItemString(g, "found_inf") : NULL;
-		ready_fn = r ? np_py.Dict_GetItemString(g, "ready") : NULL;
-	}
-	if (!found_fn || !ready_fn) {
-		np_py.Err_Clear();
+	static const char *const names[] = { "found_inf", "ready" };
+	PyObject *fns[2];
+	if (np_py_helper(helper_py, names, fns, 2)) {
 		np_alog("GradScaler verdicts off: helper failed");
-		found_fn = ready_fn = NULL;
 		broken = 1;
 		return -1;
 	}
-	np_py.IncRef(found_fn);   /* the namespace g stays alive with them */
-	np_py.IncRef(ready_fn);
+	found_fn = fns[0];
+	ready_fn = fns[1];
 	return 0;
 }
 

@@ -27,6 +27,28 @@ static struct np_collector col;
 static bool col_init __attribute__((unused));
 static struct sim sim;
 
+/* The findings tests' start: a collector with one process (PID, Python
+ * 3.11, its checks on) whose findings go to on_finding, and sim speaking
+ * for its thread TID.  Returns the process, NULL if it could not be made. */
+static __attribute__((unused)) struct np_proc_state *
+sim_checked_proc(void (*on_finding)(struct np_collector *, struct np_proc_state *, int))
+{
+	struct np_collector_opts o = { .window = 4, .max_records = 1000, .max_steps = 1000,
+				       .max_procs = 4, .max_threads = 8 };
+	if (np_collector_init(&col, &o))
+		return NULL;
+	col.on_finding = on_finding;
+	struct np_proc_info info = { .pid = PID, .py_major = 3, .py_minor = 11 };
+	struct np_proc_state *p = np_collector_add_proc(&col, &info, 0);
+	if (p)
+		p->checks = NP_CHECKS_ON;
+	memset(&sim, 0, sizeof(sim));
+	sim.c = &col;
+	sim.pid = PID;
+	sim.tid = TID;
+	return p;
+}
+
 static uint16_t phase_of(const struct sim *s)
 {
 	if (s->opt_depth)

@@ -40,18 +40,8 @@ static void on_finding(struct np_collector *c, struct np_proc_state *p, int kind
 
 static void setup(void)
 {
-	struct np_collector_opts o = { .window = 4, .max_records = 1000, .max_steps = 1000,
-				       .max_procs = 4, .max_threads = 8 };
-	cr_assert_eq(np_collector_init(&col, &o), 0);
-	col.on_finding = on_finding;
-	struct np_proc_info info = { .pid = PID, .py_major = 3, .py_minor = 11 };
-	proc = np_collector_add_proc(&col, &info, 0);
+	proc = sim_checked_proc(on_finding);
 	cr_assert_not_null(proc);
-	proc->checks = NP_CHECKS_ON;
-	memset(&sim, 0, sizeof(sim));
-	sim.c = &col;
-	sim.pid = PID;
-	sim.tid = TID;
 	origins = 0;
 	cpu_seq = gpu_seq = 0;
 	type_name(&sim, 1, T_NET, "Net");
