@@ -3,9 +3,13 @@ CPU), with one fault: blocks.1.lin's weight becomes +inf at step --at.
 Prints each step's loss with repr(), so that two runs can be compared
 bit for bit: nanprof must not change what the compiled code computes.
 
-  compiled_fault.py [--steps N] [--at N]
+  compiled_fault.py [--steps N] [--at N] [--sleep SEC] [--ready-file F]
+
+--at -1: no fault.  --ready-file F is written after step 3 (compiled by
+then), for a test that attaches.
 """
 import argparse
+import time
 
 import torch
 import torch.nn as nn
@@ -37,6 +41,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--at", type=int, default=6)
+    ap.add_argument("--sleep", type=float, default=0.0, help="seconds after each step")
+    ap.add_argument("--ready-file")
     a = ap.parse_args()
     torch.manual_seed(0)
     model = Net()
@@ -52,6 +58,9 @@ def main():
         loss.backward()
         opt.step()
         print("step %d loss %r" % (step, loss.item()), flush=True)
+        if a.ready_file and step == 3:
+            open(a.ready_file, "w").write("ready\n")
+        time.sleep(a.sleep)
 
 
 if __name__ == "__main__":

@@ -60,5 +60,28 @@ for PY in python3 /usr/bin/python3; do
 		cat "$T/$tag-eager.err" >> "$T/chk"
 		bad "$tag: origin with the compile disabled" "$T/chk"
 	fi
+	# attached to a live compiled job: dynamo compiled it with no global
+	# hook; adding nanprof's (and taking it out) must not recompile it
+	rm -f "$T/ready"
+	exe=$("$PY" -c 'import sys; print(sys.executable)')   # not a shim: attach needs python's pid
+	TORCH_LOGS=recompiles "$exe" $IT/compiled_fault.py --at -1 --steps 150 \
+		--sleep 0.02 --ready-file "$T/ready" > "$T/$tag-live.out" 2> "$T/$tag-live.err" &
+	job=$!
+	for _ in $(seq 600); do [ -s "$T/ready" ] && break; sleep 0.1; done
+	$NP attach -q -o "$T/$tag-att" --duration 2 $job 2> "$T/$tag-att.err"
+	rc=$?
+	wait $job
+	jrc=$?
+	if [ $rc -eq 0 ] && [ $jrc -eq 0 ] && grep -q "step 149 loss" "$T/$tag-live.out" &&
+	   ! grep -qi "recompil" "$T/$tag-live.err" &&
+	   grep -q '"state":"detached"' "$T/$tag-att/events.jsonl" &&
+	   grep -q '"module_calls":[1-9]' "$T/$tag-att/events.jsonl"; then
+		ok "$tag: attached to a live compiled job and detached: no recompilation"
+	else
+		echo "nanprof rc=$rc job rc=$jrc" >> "$T/chk"
+		grep -i -m 5 "recompil" "$T/$tag-live.err" >> "$T/chk"
+		cat "$T/$tag-att.err" >> "$T/chk"
+		bad "$tag: attach to a compiled job" "$T/chk"
+	fi
 done
 finish
