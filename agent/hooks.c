@@ -766,6 +766,7 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 		/* the step is over: statistics and bounds start again */
 		if (++gen == 0)
 			gen = 1;
+		np_gpu_step(gen);
 		ntouched = 0;
 		reports_this_step = 0;
 		dirty_this_step = 0;

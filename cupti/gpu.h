@@ -69,6 +69,14 @@ void np_gpu_stop(void);
  * norms agent/gpu_norms.c has torch compute from a hook). */
 void np_gpu_own(int on);
 
+/* sample:K's statistics steps: one optimizer step in NP_GPU_STAT_STEPS
+ * runs as `every` does (every launch checked, the guards on), so that the
+ * records of its checks give its CUDA module outputs' largest |x|
+ * (outmax.h), which sampled checks cannot.  Called by the hooks as each
+ * optimizer step ends, with the number of the step that begins. */
+#define NP_GPU_STAT_STEPS 16
+void np_gpu_step(uint32_t step);
+
 /* Whether np_gpu_start() succeeded and np_gpu_stop() was not called. */
 int np_gpu_active(void);
 

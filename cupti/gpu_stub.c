@@ -43,6 +43,11 @@ void np_gpu_own(int on)
 	(void)on;
 }
 
+void np_gpu_step(uint32_t step)
+{
+	(void)step;
+}
+
 int np_gpu_wants(uint64_t ptr, uint64_t *seen_tag)
 {
 	(void)ptr;

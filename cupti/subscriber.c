@@ -346,11 +346,14 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
 	return r == 1 ? launch_one(g, stream, &c) : r;
 }
 
+/* sample:K's statistics step is on (gpu.h: np_gpu_step) */
+static volatile int stat_step;
+
 static int sampled_out(struct np_kfunc *f)
 {
 	/* every launch of a kernel bumps its counter only when sampling:
 	 * launching threads share it */
-	if (config.mode != NP_GPU_SAMPLE || np_gpu_zoom)
+	if (config.mode != NP_GPU_SAMPLE || np_gpu_zoom || stat_step)
 		return 0;
 	uint64_t n = __atomic_fetch_add(&f->launches, 1, __ATOMIC_RELAXED);
 	return n % config.sample_every != 0;
@@ -695,9 +698,24 @@ int np_gpu_active(void)
 	return started && enabled;
 }
 
+/* the guards are on: in `every` mode, and in sample:K's statistics steps */
+static int guarding_now(void)
+{
+	return config.guard || stat_step;
+}
+
+void np_gpu_step(uint32_t step)
+{
+	int on = started && enabled && !modules && config.mode == NP_GPU_SAMPLE &&
+		 step % NP_GPU_STAT_STEPS == 0;
+	if (on && !stat_step)
+		np_writers_reset();   /* what ran sampled since the last one left no notes */
+	stat_step = on;
+}
+
 int np_gpu_modules(void)
 {
-	return (modules || config.with_modules || config.guard) && started && enabled;
+	return (modules || config.with_modules || guarding_now()) && started && enabled;
 }
 
 int np_gpu_wants(uint64_t ptr, uint64_t *seen_tag)
@@ -713,10 +731,10 @@ int np_gpu_wants(uint64_t ptr, uint64_t *seen_tag)
 
 int np_gpu_guarding(void)
 {
-	return !modules && !config.with_modules && config.guard;
+	return !modules && !config.with_modules && guarding_now();
 }
 
 int np_gpu_writers(void)
 {
-	return !modules && (config.with_modules || config.guard);
+	return !modules && (config.with_modules || guarding_now());
 }

@@ -178,6 +178,30 @@ PY
 		cat "$T/$tag-act.err" >> "$T/chk"
 		bad "$tag: late CUDA output maxima" "$T/chk"
 	fi
+	# sample:K: one optimizer step in 16 runs as `every` does (agent step
+	# 16, 32: nanprof's 15, 31), and only those steps' records hold the
+	# CUDA outputs' maxima, the same as the CPU twin's
+	NP_OPTS="--gpu sample:4" run_fake "$py" "$T/$tag-actsmp" --modules --fault activations \
+		--at 8 --steps 40
+	run_fake "$py" "$T/$tag-actcpu40" --modules --fault activations --at 8 --steps 40 --cpu-outputs
+	if python3 - "$T/$tag-actsmp/events.jsonl" "$T/$tag-actcpu40/events.jsonl" > "$T/chk" 2>&1 <<'PY'
+import json, sys
+def maxima(path):
+    return {e["step"]: e["output_max_abs"] for e in map(json.loads, open(path))
+            if e.get("type") == "step"}
+smp, cpu = maxima(sys.argv[1]), maxima(sys.argv[2])
+# from step 12 on the gate's output is the largest of the step
+same = [s for s in range(12, 40) if s in smp and smp[s] == cpu.get(s)]
+print("steps whose maxima are the CPU twin's:", same)
+print("sampled:", [(s, smp.get(s)) for s in range(12, 40)])
+sys.exit(0 if same == [15, 31] else 1)
+PY
+	then
+		ok "$tag: sample:4: the statistics steps (1 in 16) give the CUDA outputs' maxima"
+	else
+		cat "$T/$tag-actsmp.err" >> "$T/chk"
+		bad "$tag: CUDA output maxima when sampling" "$T/chk"
+	fi
 	# attach --gpu: a job started without nanprof (its own mode: every) is
 	# attached with --gpu sample:3, then again with --gpu every, then a
 	# third time by a nanprof that is SIGKILLed: the job runs to its end
