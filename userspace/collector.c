@@ -345,7 +345,11 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 	snprintf(full, sizeof(full), "%s%s%s", pname, *pname ? "." : "", path);
 	drop_compile_wrapper(full);
 	id = np_intern(c, full);
-	if (!err && caller_known)   /* retry unregistered ones later: the dict may fill in */
+	/* Nor in the attach's first, partial step: a caller whose own caller's
+	 * entry came before the attach was named as an outermost call (""),
+	 * and its children's names would keep the wrong prefix for good.
+	 * Unregistered ones are retried later too: the dict may fill in. */
+	if (!err && caller_known && !p->cur.partial)
 		np_map_put(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, id);
 	return (uint32_t)id;
 }

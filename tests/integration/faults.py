@@ -82,7 +82,11 @@ class Block(nn.Module):
         self.gate = Gate(d)
         self.root = Root()
 
+    nap = 0.0                       # --sleep-at module: seconds asleep in here
+
     def forward(self, x, mask):
+        if self.nap:
+            time.sleep(self.nap)
         a, _ = self.attn(x, x, x, attn_mask=mask, need_weights=False)
         x = self.norm1(x + a)
         x = self.norm2(x + self.ff(x))
@@ -128,10 +132,11 @@ def main():
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
-    ap.add_argument("--sleep-at", choices=["end", "backward", "step"], default="end",
+    ap.add_argument("--sleep-at", choices=["end", "backward", "step", "module"], default="end",
                     help="where the --sleep goes: after each step, between its "
-                         "forward and its backward, or inside optimizer.step() before "
-                         "the update (an attach then lands mid-step)")
+                         "forward and its backward, inside optimizer.step() before "
+                         "the update, or inside blocks.0's forward (an attach then "
+                         "lands mid-step, or mid-call)")
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--wait-file", help="wait for this file before the first step")
     ap.add_argument("--ready-file", help="write this file after step 2")
@@ -184,6 +189,7 @@ def main():
     rest = [p for n, p in model.named_parameters() if not n.startswith("head.")]
     opt = SleepySGD([{"params": rest}, {"params": head}], lr=args.lr)
     opt.nap = args.sleep if args.sleep_at == "step" else 0.0
+    model.blocks[0].nap = args.sleep if args.sleep_at == "module" else 0.0
     gen = torch.Generator().manual_seed(1 + rank)
     scaler = None
     if args.scaler:

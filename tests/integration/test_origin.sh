@@ -103,6 +103,25 @@ for PY in python3 /usr/bin/python3; do
 		tail -3 "$T/live.out" >> "$T/chk"; bad "$tag attach" "$T/chk"
 	fi
 
+	# attach while the job is inside the model's forward (asleep in
+	# blocks.0): blocks.1 is then first seen as an outermost call, and the
+	# names of its children in that partial step must not stick: the
+	# fault at step 30 is blocks.1.gate, not "gate"
+	rm -f "$T/ready"
+	$PY $IT/faults.py --fault forward --at 30 --steps 70 --sleep 0.04 --sleep-at module \
+		--ready-file "$T/ready" > "$T/mid.out" 2>&1 &
+	job=$!
+	for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+	$NP attach -q -o "$T/mid" --duration 3 $job 2> "$T/np.err"
+	rc=$?
+	wait $job
+	if [ $rc -eq 0 ] && $PY $IT/check_origin.py "$T/mid/events.jsonl" --origin forward \
+		blocks.1.gate output --op add > "$T/chk" 2>&1; then
+		ok "$tag attach mid-forward: the names of the first, partial step do not stick"
+	else
+		cat "$T/np.err" >> "$T/chk"; bad "$tag attach mid-forward" "$T/chk"
+	fi
+
 	# attach after the job already broke (every parameter is NaN by then):
 	# the first thing nanprof sees (the parameters of the first module it
 	# sees, or a .grad if it attached mid-step) is reported as born before
