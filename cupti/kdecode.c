@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kdecode.h"
+#include "kdecode_reduce.h"
 
 struct span {
 	const char *p;
@@ -728,6 +729,23 @@ static void mta_classify(struct np_kinfo *ki, struct span targs)
 	ki->mta = m;
 }
 
+/* What reading a reduce_kernel's ReduceOp needs from the name: the
+ * output_vec_size, the index type, and whether a second output holds
+ * values (ops_t projecting a pair of them) rather than indices. */
+static void reduce_classify(struct np_kinfo *ki, struct span targs, struct span reduce_op)
+{
+	struct span index = trim(nth_item(reduce_op, 2)), ops = trim(nth_item(reduce_op, 1));
+	int ovs = targ_int(targs, 1);
+
+	if (ovs < 1 || ovs > 8)
+		return;
+	ki->red.ovs = (uint8_t)ovs;
+	ki->red.index_size = span_eq(index, "unsigned int") ? 4 :
+			     span_eq(index, "unsigned long") ? 8 : 0;
+	ki->red.pair_values = span_starts(ops, "at::native::WelfordOps<") ||
+			      span_starts(ops, "at::native::MinMaxOps<");
+}
+
 /* Output dtype of the families that name it in their template arguments. */
 static void template_dtype(struct np_kinfo *ki, struct span targs)
 {
@@ -751,8 +769,10 @@ static void template_dtype(struct np_kinfo *ki, struct span targs)
 		d = functor_dtype(unwrap_impl(nth_item(targs, 2)), &why);
 		break;
 	case NP_KF_REDUCE:      /* ReduceOp<scalar_t, ops_t, index_t, out_scalar_t, ..> */
-		if (split_name(nth_item(targs, 2), &name, &sub, &rest) && span_eq(name, "ReduceOp"))
+		if (split_name(nth_item(targs, 2), &name, &sub, &rest) && span_eq(name, "ReduceOp")) {
 			d = type_dtype(nth_item(sub, 3), &why);
+			reduce_classify(ki, targs, sub);
+		}
 		break;
 	case NP_KF_MULTI_TENSOR_APPLY:  /* sets ki->dtype itself */
 		mta_classify(ki, targs);
@@ -1319,6 +1339,40 @@ static int accessor_outputs(const struct np_kinfo *ki, const struct np_kparams *
 	return e->n;
 }
 
+/* A reduction's outputs, read from its ReduceOp (kdecode_reduce.h).  Each
+ * reads the input, and, when it accumulates, what the output or the
+ * accumulation buffer already holds. */
+static int reduce_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			  void *const *kp, const struct np_klaunch *kl, struct emit *e)
+{
+	struct np_reduce_view v;
+	int outputs;
+
+	if (ki->dtype_why != NP_KDT_KNOWN || ki->dtype < 0 || !ki->red.ovs || l->n != 1 || !kl ||
+	    !np_reduce_read(kp[0], l->p[0].size, ki->red.index_size,
+			    np_dtype_size((enum np_dtype)ki->dtype), ki->red.ovs, kl->grid, kl->block,
+			    &v))
+		return 0;
+	outputs = v.noutputs == 2 && ki->red.pair_values && v.dst[1] ? 2 : 1;
+	for (int i = 0; i < outputs; i++) {
+		struct np_kbuf *out = emit_next(e);
+		if (!out)
+			continue;
+		out->ptr = v.dst[i];
+		out->numel = v.num_outputs;
+		out->dtype = (enum np_dtype)ki->dtype;
+		out->how = NP_KH_REDUCE;
+		out->n_in = 0;
+		out->in[out->n_in++] = v.src;
+		if (v.accumulate) {
+			out->in[out->n_in++] = v.dst[i];
+			if (v.acc_buf)
+				out->in[out->n_in++] = v.acc_buf;
+		}
+	}
+	return e->n;
+}
+
 /* Fields of the metadata bytes md (all offsets inside g->size). */
 static uint64_t md_u64(const unsigned char *md, uint32_t at)
 {
@@ -1492,7 +1546,10 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	case NP_KF_MULTI_TENSOR_APPLY:
 		n = mta_outputs(ki, layout, kernelParams, launch ? launch->blocks : 0, &e);
 		break;
-	default:        /* lambda captures, ReduceOp: opaque */
+	case NP_KF_REDUCE:
+		n = reduce_outputs(ki, layout, kernelParams, launch, &e);
+		break;
+	default:        /* lambda captures, cat metadata: opaque */
 		return 0;
 	}
 	if (n > 0 && launch)

@@ -149,6 +149,17 @@ struct np_kacc {
 	uint8_t isz;             /* sizeof index_t: 4 or 8; 0: not such a kernel */
 };
 
+/* reduce_kernel<nt, output_vec_size, ReduceOp<scalar_t, ops_t, index_t,
+ * out_scalar_t, ..>>: what the name says for reading the ReduceOp
+ * (kdecode_reduce.h). */
+struct np_kred {
+	uint8_t ovs;             /* output_vec_size; 0: the name did not parse */
+	uint8_t index_size;      /* sizeof index_t (4: uint32_t) */
+	uint8_t pair_values;     /* ops_t projects a pair of out_scalar_t (WelfordOps'
+				  * var_mean, MinMaxOps' aminmax): with two outputs,
+				  * dst[1] holds values too, not indices */
+};
+
 struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
@@ -159,6 +170,7 @@ struct np_kinfo {
 	struct np_kmta mta;      /* NP_KF_MULTI_TENSOR_APPLY only */
 	struct np_krows rows;    /* NP_KF_SOFTMAX, NP_KF_LAYER_NORM and NP_KF_BATCH_NORM only */
 	struct np_kacc acc;      /* NP_KF_BATCH_NORM only */
+	struct np_kred red;      /* NP_KF_REDUCE only */
 };
 
 /* One function's parameter layout, as cuFuncGetParamInfo gives it. */
@@ -180,6 +192,8 @@ enum np_khow {
 				  * launch writes, inputs in np_kbuf.in */
 	NP_KH_ACCESSOR,          /* a tensor accessor's data: its sizes' product when its
 				  * strides are contiguous and the grid covers it, else 0 */
+	NP_KH_REDUCE,            /* a ReduceOp's dst: num_outputs elements, its final
+				  * write of a dense output (kdecode_reduce.h) */
 };
 
 struct np_kbuf {
@@ -226,8 +240,9 @@ int np_kdecode_layout_parse(const char *s, struct np_kparams *layout);
  * cuFuncGetParamInfo, kernelParams as passed to cuLaunchKernel, launch (may
  * be NULL: nothing known, first 0) as struct np_klaunch says.  Only buffers
  * with a checkable dtype are returned.  Families whose pointers sit in
- * opaque aggregates (lambda captures, ReduceOp, cat metadata) give 0: use
- * the generic tier.  multi_tensor_apply gives one buffer per written list
+ * opaque aggregates (lambda captures, cat metadata) give 0: use the
+ * generic tier.  A reduction's ReduceOp is read when the launch's grid and
+ * block are known (kdecode_reduce.h).  multi_tensor_apply gives one buffer per written list
  * entry the launch touches, list by list (params first), each with its own
  * inputs.  Reads no parameter past its size in layout; returns 0 when the
  * layout or the values do not match the name.  Returns the number of

@@ -61,7 +61,7 @@ static void fixture_unload(void)
 }
 
 /* The first fixture line whose demangled name contains sub. */
-static const struct kline *fixture_find(const char *sub)
+__attribute__((unused)) static const struct kline *fixture_find(const char *sub)
 {
 	for (int i = 0; i < nlines; i++)
 		if (strstr(lines[i].dem, sub))

@@ -1,0 +1,305 @@
+/* test_kdecode_reduce.c - a reduction's outputs, read from its ReduceOp
+ * (cupti/kdecode_reduce.c through np_kdecode_outputs).
+ *
+ * The parameter images are real: tests/unit/fixtures/reduce_ops.tsv (torch
+ * 2.13) and reduce_ops_1.tsv (torch 1.13) hold ReduceOps built by torch's
+ * own constructors and laid out by nvcc from torch's own headers
+ * (tests/fixtures/reduce_ops.cu), with the grid and
+ * block ReduceConfig gives, and the outputs each must yield.  Their
+ * padding and unset fields hold 0xa5 garbage, as on a real launch.  The
+ * rest checks that a launch which does not agree with its ReduceOp, or a
+ * ReduceOp cut short, yields nothing. */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../cupti/kdecode.h"
+
+#include "fixture.h"
+
+static const char *const fixtures[] = {
+	"tests/unit/fixtures/reduce_ops.tsv",   /* torch 2.13: find_case() looks here */
+	"tests/unit/fixtures/reduce_ops_1.tsv", /* torch 1.13 */
+};
+#define SRC 0x7f3a00000000ull    /* as in reduce_ops.cu */
+#define DST0 0x7f3a00400000ull
+#define ACC 0x7f3a00c00000ull
+
+struct rcase {
+	const char *file;
+	char label[48];
+	char name[1024];
+	struct np_kparams l;
+	struct np_klaunch kl;
+	_Alignas(16) unsigned char op[2048];
+	int nwant;
+	uint64_t want_ptr[2], want_numel[2];
+};
+
+static struct rcase cases[32];
+static int ncases;
+
+static char *field(char **p)
+{
+	char *f = *p, *tab = strchr(f, '\t');
+	cr_assert_not_null(tab, "short line in a reduce_ops fixture");
+	*tab = '\0';
+	*p = tab + 1;
+	return f;
+}
+
+static void parse_case(char *line, struct rcase *c)
+{
+	char *p = line, *hex, *want;
+	unsigned gx, gy, gz, bx, by, bz;
+
+	snprintf(c->label, sizeof(c->label), "%s", field(&p));
+	snprintf(c->name, sizeof(c->name), "%s", field(&p));
+	cr_assert_eq(np_kdecode_layout_parse(field(&p), &c->l), 1, "%s", c->label);
+	cr_assert_eq(sscanf(field(&p), "%u,%u,%u", &gx, &gy, &gz), 3);
+	cr_assert_eq(sscanf(field(&p), "%u,%u,%u", &bx, &by, &bz), 3);
+	c->kl = (struct np_klaunch){ .threads = (uint64_t)gx * gy * gz * bx * by * bz,
+				     .blocks = gx * gy * gz, .grid = { gx, gy, gz },
+				     .block = { bx, by, bz } };
+	hex = field(&p);
+	want = p;
+	cr_assert_eq(strlen(hex), 2 * c->l.p[0].size, "%s", c->label);
+	cr_assert_leq(c->l.p[0].size, sizeof(c->op));
+	for (uint32_t i = 0; i < c->l.p[0].size; i++) {
+		unsigned v;
+		cr_assert_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
+		c->op[i] = (unsigned char)v;
+	}
+	c->nwant = 0;
+	if (strcmp(want, "none") != 0)
+		for (char *w = strtok(want, ","); w; w = strtok(NULL, ",")) {
+			cr_assert_lt(c->nwant, 2);
+			cr_assert_eq(sscanf(w, "%" SCNx64 ":%" SCNu64, &c->want_ptr[c->nwant],
+					    &c->want_numel[c->nwant]), 2, "%s", w);
+			c->nwant++;
+		}
+}
+
+static void load_file(const char *path)
+{
+	static char text[2][1 << 16];
+	static int used;
+	char *t = text[used++ % 2];
+	FILE *f = fopen(path, "r");
+	size_t n;
+	int before = ncases;
+
+	cr_assert_not_null(f, "cannot open %s (run from the repository root)", path);
+	n = fread(t, 1, sizeof(text[0]) - 1, f);
+	fclose(f);
+	t[n] = '\0';
+	for (char *p = t, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		cr_assert_not_null(nl);
+		*nl = '\0';
+		if (*p == '#')
+			continue;
+		cr_assert_lt(ncases, (int)(sizeof(cases) / sizeof(cases[0])));
+		cases[ncases].file = path;
+		parse_case(p, &cases[ncases++]);
+	}
+	cr_assert_geq(ncases - before, 10, "only %d launches in %s", ncases - before, path);
+}
+
+static void load_cases(void)
+{
+	ncases = 0;
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
+		load_file(fixtures[i]);
+}
+
+static const struct rcase *find_case(const char *label)
+{
+	for (int i = 0; i < ncases; i++)
+		if (strcmp(cases[i].label, label) == 0)
+			return &cases[i];
+	cr_assert_fail("no launch %s in %s", label, fixtures[0]);
+	return NULL;
+}
+
+/* Decodes c's launch with kl (its own unless given) and size (its own
+ * unless 0). */
+static int decode(const struct rcase *c, const struct np_klaunch *kl, uint32_t size,
+		  struct np_kbuf *out)
+{
+	struct np_kinfo ki;
+	struct np_kparams l = c->l;
+	struct np_klaunch k = kl ? *kl : c->kl;
+	void *kp[1] = { (void *)c->op };
+
+	cr_assert_eq(np_kdecode_classify(c->name, &ki), NP_KF_REDUCE, "%s", c->name);
+	if (size)
+		l.p[0].size = size;
+	return np_kdecode_outputs(&ki, &l, kp, &k, out, NP_KD_MAX_OUTPUTS);
+}
+
+TestSuite(kdecode_reduce, .init = load_cases);
+
+
+Test(kdecode_reduce, every_real_reduce_op_of_torch_2_and_1_yields_exactly_its_outputs)
+{
+	for (int i = 0; i < ncases; i++) {
+		const struct rcase *c = &cases[i];
+		struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+		struct np_kinfo ki;
+		int n = decode(c, NULL, 0, out);
+
+		np_kdecode_classify(c->name, &ki);
+		cr_expect_eq(n, c->nwant, "%s %s: %d outputs, want %d", c->file, c->label, n,
+			     c->nwant);
+		for (int k = 0; k < n && k < c->nwant; k++) {
+			cr_expect_eq(out[k].ptr, c->want_ptr[k], "%s %s[%d]: %#" PRIx64, c->file,
+				     c->label, k, out[k].ptr);
+			cr_expect_eq(out[k].numel, c->want_numel[k], "%s %s[%d]: %" PRIu64 " elements",
+				     c->file, c->label, k, out[k].numel);
+			cr_expect_eq(out[k].dtype, ki.dtype, "%s", c->label);
+			cr_expect_eq(out[k].how, NP_KH_REDUCE, "%s", c->label);
+			cr_expect_geq(out[k].n_in, 1, "%s", c->label);
+			cr_expect_eq(out[k].in[0], SRC, "%s: the input first", c->label);
+		}
+	}
+}
+
+Test(kdecode_reduce, dtypes_come_from_out_scalar_t)
+{
+	struct np_kinfo ki;
+	np_kdecode_classify(find_case("half_sum_2d")->name, &ki);
+	cr_expect_eq(ki.dtype, NP_DT_F16);
+	np_kdecode_classify(find_case("norm_double")->name, &ki);
+	cr_expect_eq(ki.dtype, NP_DT_F64);
+	cr_expect_eq(ki.red.pair_values, 0);
+	np_kdecode_classify(find_case("mean_cols_vec4")->name, &ki);
+	cr_expect_eq(ki.red.ovs, 4);
+	cr_expect_eq(ki.red.index_size, 4);
+	np_kdecode_classify(find_case("std_mean_pairs")->name, &ki);
+	cr_expect_eq(ki.red.pair_values, 1);
+	np_kdecode_classify(find_case("max_values_indices")->name, &ki);
+	cr_expect_eq(ki.red.pair_values, 0, "max's second output is int64 indices");
+}
+
+Test(kdecode_reduce, an_accumulating_write_reads_what_the_output_and_buffer_hold)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	cr_assert_eq(decode(find_case("sum_final_accumulate"), NULL, 0, out), 1);
+	cr_expect_eq(out[0].n_in, 3);
+	cr_expect_eq(out[0].in[0], SRC);
+	cr_expect_eq(out[0].in[1], DST0, "accumulate reads the output");
+	cr_expect_eq(out[0].in[2], ACC, "and the partial results");
+	cr_assert_eq(decode(find_case("sum_rows"), NULL, 0, out), 1);
+	cr_expect_eq(out[0].n_in, 1, "a plain reduction reads only its input");
+}
+
+/* The grid and block are how the config is found and believed: any
+ * disagreement means the bytes are not read as a ReduceOp. */
+Test(kdecode_reduce, a_launch_that_disagrees_with_its_config_yields_nothing)
+{
+	const struct rcase *c = find_case("sum_all_global");
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_klaunch kl;
+
+	cr_assert_eq(decode(c, NULL, 0, out), 1);
+	kl = c->kl;
+	kl.grid[1]++;           /* ctas_per_output */
+	cr_expect_eq(decode(c, &kl, 0, out), 0);
+	kl = c->kl;
+	kl.grid[0]++;
+	cr_expect_eq(decode(c, &kl, 0, out), 0);
+	kl = c->kl;
+	kl.block[0] = c->kl.block[1];
+	kl.block[1] = c->kl.block[0];
+	cr_expect_eq(decode(c, &kl, 0, out), 0, "block width and height swapped");
+	kl = (struct np_klaunch){ 0 };
+	cr_expect_eq(decode(c, &kl, 0, out), 0, "grid unknown");
+	cr_expect_eq(np_kdecode_outputs(&(struct np_kinfo){ 0 }, &c->l, (void *[]){ (void *)c->op },
+					NULL, out, NP_KD_MAX_OUTPUTS), 0);
+}
+
+Test(kdecode_reduce, a_reduce_op_cut_short_or_padded_yields_nothing)
+{
+	const struct rcase *c = find_case("sum_rows");
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	cr_expect_eq(decode(c, NULL, c->l.p[0].size - 8, out), 0);
+	cr_expect_eq(decode(c, NULL, c->l.p[0].size - 4, out), 0);
+	cr_expect_eq(decode(c, NULL, c->l.p[0].size + 8, out), 0);
+	cr_expect_eq(decode(c, NULL, 512, out), 0);
+}
+
+Test(kdecode_reduce, vectorized_output_count_is_read_from_the_config_not_the_grid)
+{
+	/* mean over dim 0 of [8, 512] with output_vec_size 4: 4 blocks of 32
+	 * threads, 512 outputs; the name's output_vec_size must match the config */
+	const struct rcase *c = find_case("mean_cols_vec4");
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	char name[1024];
+	char *at;
+
+	cr_assert_eq(decode(c, NULL, 0, out), 1);
+	cr_expect_eq(out[0].numel, 512);
+	snprintf(name, sizeof(name), "%s", c->name);
+	at = strstr(name, "<128, 4, ");
+	cr_assert_not_null(at, "%s", name);
+	at[6] = '2';            /* reduce_kernel<128, 2, ..> */
+	struct rcase other = *c;
+	snprintf(other.name, sizeof(other.name), "%s", name);
+	cr_expect_eq(decode(&other, NULL, 0, out), 0);
+}
+
+/* The output calculator must walk exactly num_outputs elements: a config
+ * that claims one fewer (the grid still agrees) is not believed. */
+Test(kdecode_reduce, outputs_the_calculator_does_not_walk_exactly_yield_nothing)
+{
+	struct rcase c = *find_case("sum_rows");       /* [64, 1000].sum(1), 4 x 16 outputs */
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	int32_t v, config = -1;
+
+	for (uint32_t at = 0; at + 8 <= c.l.p[0].size; at += 4) {
+		int32_t esize, nin;
+		memcpy(&esize, c.op + at, 4);
+		memcpy(&nin, c.op + at + 4, 4);
+		if (esize == 4 && nin == 1000) {
+			config = (int32_t)at;
+			break;
+		}
+	}
+	cr_assert_geq(config, 0, "no ReduceConfig in sum_rows");
+	memcpy(&v, c.op + config + 8, 4);
+	cr_assert_eq(v, 64, "num_outputs");
+	cr_assert_eq(decode(&c, NULL, 0, out), 1);
+	v = 63;                 /* grid.x = ceil(63 / 16) = 4 still */
+	memcpy(c.op + config + 8, &v, 4);
+	cr_expect_eq(decode(&c, NULL, 0, out), 0, "one fewer");
+	v = 65;                 /* and one more, on a grid of 5 */
+	memcpy(c.op + config + 8, &v, 4);
+	c.kl.grid[0] = 5;
+	cr_expect_eq(decode(&c, NULL, 0, out), 0, "one more");
+}
+
+/* torch 2.14.1's own reduce kernels (torch_kernels.tsv, from its cubins):
+ * their ReduceOps are 8-byte multiples with a head of 4 to 64 bytes
+ * before the config, as the decoder assumes, and name what it needs. */
+Test(kdecode_reduce, torch_2_14_reduce_ops_have_the_assumed_shape)
+{
+	int seen = 0;
+	fixture_load();
+	for (int i = 0; i < nlines; i++) {
+		struct np_kinfo ki;
+		struct np_kparams l;
+		if (np_kdecode_classify(lines[i].dem, &ki) != NP_KF_REDUCE)
+			continue;
+		cr_assert_eq(np_kdecode_layout_parse(lines[i].layout, &l), 1, "%s", lines[i].dem);
+		uint32_t size = l.p[0].size, head = size - 64 - 972;
+		cr_expect_eq(size % 8, 0, "%s: %u", lines[i].dem, size);
+		cr_expect(head >= 4 && head <= 64 + 4, "%s: head %u", lines[i].dem, head);
+		cr_expect_eq(ki.red.index_size, 4, "%s", lines[i].dem);
+		cr_expect_geq(ki.red.ovs, 1, "%s", lines[i].dem);
+		seen++;
+	}
+	cr_expect_geq(seen, 10);
+	fixture_unload();
+}
