@@ -43,6 +43,8 @@ import read_records  # noqa: E402
 # A loose expectation: a mismatch is shown as CHECK (by hand), not FAIL.
 EXPECTED = {
     "forward": (["exp"], "Gate computes exp(x * 1e4): the exp kernel's output is +inf"),
+    "reduction": (["reduce_kernel"], "Gate sums 32 terms of up to 3e38: the sum's reduce_kernel "
+                                     "output is +inf (read from its ReduceOp)"),
     "backward": (["div", "sqrt", "pow", "reciprocal"],
                  "SqrtBackward0 is grad / (2 * result) with result 0: the div kernel"),
     "functional": (["gemm", "nvjet", "cutlass", "xmma", "sm90", "addmm", "cublas"],

@@ -21,6 +21,9 @@ def main():
     ap.add_argument("events")
     ap.add_argument("--origin", nargs=3, metavar=("PHASE", "MODULE", "TENSOR"))
     ap.add_argument("--op")
+    ap.add_argument("--op-kernel", metavar="SUBSTR",
+                    help="CUDA: a kernel's own check named the origin (not a module-level "
+                         "check after it), and its name contains SUBSTR")
     ap.add_argument("--param")
     ap.add_argument("--module-type", help="the origin module's class (OptimizedModule)")
     ap.add_argument("--step", type=int)
@@ -67,6 +70,9 @@ def main():
             want["tensor"] = a.origin[2]
         if a.op:
             want["op"] = a.op
+        if a.op_kernel and (a.op_kernel not in (o.get("op") or "") or
+                            (o.get("op") or "").startswith("nanprof module-level check")):
+            errors.append("origin op: got %r, want a kernel named *%s*" % (o.get("op"), a.op_kernel))
         if a.param:
             want["param"] = a.param
         if a.module_type:

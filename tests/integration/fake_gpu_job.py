@@ -19,6 +19,10 @@ cuBLAS-like C name and one opaque argument struct): its output is never
 checked at launch, only at the gate's module output (--modules with
 NANPROF_GPU_MODE=every+modules).
 
+With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
+(else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
+agent must read to check r; head reads r.
+
 With --modules --fault explode, head owns a parameter whose .grad, set
 after each backward, says it is a CUDA tensor (its values are on the CPU,
 where torch computes its norm) and grows 4x a step from step --at: its
@@ -40,7 +44,7 @@ with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
-                  [--at N] [--steps N] [--modules] [--opaque] [--cpu-grads]
+                  [--at N] [--steps N] [--modules] [--opaque] [--sum] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -69,10 +73,13 @@ def main():
     ap.add_argument("--ready-file", help="written once the job waits for the agent")
     ap.add_argument("--modules", action="store_true")
     ap.add_argument("--opaque", action="store_true")
+    ap.add_argument("--sum", action="store_true",
+                    help="the gate overflows in a reduction (y.sum()), not in exp()")
     a = ap.parse_args()
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
+    ops.fo_gate_sum.argtypes = [ctypes.c_float]
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
     if ops.fo_init():
@@ -107,7 +114,10 @@ def main():
             if a.fault == "backward":
                 GateBackward.value = self.value
                 return GateBackward.apply(x)
-            ops.fo_gate(self.value)
+            if a.sum:
+                ops.fo_gate_sum(3e38 if self.value == 100.0 else self.value)
+            else:
+                ops.fo_gate(self.value)
             return x
 
     class Block(nn.Module):
@@ -125,7 +135,7 @@ def main():
 
         def forward(self, x):
             if a.fault == "forward":
-                ops.fo_head()
+                (ops.fo_head_sum if a.sum else ops.fo_head)()
             return self.lin(x)
 
     class Model(nn.Module):

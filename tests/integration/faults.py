@@ -5,6 +5,8 @@ tests can assert nanprof's origin exactly (step, phase, module):
 
   none        clean training (no origin, no explosion warning)
   forward     blocks.1.gate: exp() of a boosted input overflows to +inf
+  reduction   blocks.1.gate: a sum of finite terms (each at most 3e38)
+              overflows to +inf; on CUDA inside torch's reduce_kernel
   backward    blocks.0.root: sqrt() at exactly 0; the forward stays finite,
               its backward is +inf
   functional  blocks.1.attn (nn.MultiheadAttention): out_proj's weights
@@ -54,8 +56,13 @@ class Gate(nn.Module):
         super().__init__()
         self.proj = nn.Linear(d, d)
         self.boost = 1.0            # plain attribute: the fault sets it
+        self.pool = 0.0             # --fault reduction sets it to 3e38
 
     def forward(self, x):
+        if self.pool:
+            # |x| clamped to 1, times 3e38: every term finite, their sum is not
+            return x * torch.sigmoid(self.proj(x)) + \
+                (x.clamp(-1, 1).abs() * self.pool).sum(-1, keepdim=True)
         return x * torch.sigmoid(self.proj(x)) + 1e-3 * torch.exp(x * self.boost).clamp(max=1e4) \
             if self.boost == 1.0 else x * torch.sigmoid(self.proj(x)) + torch.exp(x * self.boost)
 
@@ -127,8 +134,8 @@ class SleepySGD(torch.optim.SGD):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fault", default="none",
-                    choices=["none", "forward", "backward", "functional", "optimizer",
-                             "input", "loss", "explode"])
+                    choices=["none", "forward", "reduction", "backward", "functional",
+                             "optimizer", "input", "loss", "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
@@ -215,6 +222,8 @@ def main():
             rank == args.fault_rank
         if at and args.fault == "forward":
             model.blocks[1].gate.boost = 1e4
+        if at and args.fault == "reduction":
+            model.blocks[1].gate.pool = 3e38
         if at and args.fault == "backward":
             model.blocks[0].root.eps = 0.0
             model.blocks[0].root.scale = 0.0

@@ -4,7 +4,8 @@
 # modules launch real torch kernels through ctypes (fake_gpu_job.py).
 # BPF sees the module calls, the agent checks every kernel's output and
 # reports through its BPF probe, and nanprof must place the overflowing
-# exp in blocks.0.gate at step 3, forward, as a CUDA origin; the same
+# exp in blocks.0.gate at step 3, forward, as a CUDA origin (and an
+# overflowing sum there, in torch's reduce_kernel); the same
 # kernel launched by the backward of a node blocks.0.gate made, in the
 # backward phase; and, with no overflow, name nothing, although
 # blocks.0.attn's -inf mask spreads into another kernel's output every
@@ -59,6 +60,15 @@ one_python() {   # python
 	else
 		cat "$T/$tag-fault.err" >> "$T/chk"
 		bad "$tag: fake GPU origin under nanprof" "$T/chk"
+	fi
+	run_fake "$py" "$T/$tag-sum" --sum --at 3
+	if python3 $IT/check_origin.py "$T/$tag-sum/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"op":"[^"]*reduce_kernel' "$T/$tag-sum/events.jsonl"; then
+		ok "$tag: a sum that overflows: its reduce_kernel in blocks.0.gate, step 3, read from the ReduceOp"
+	else
+		cat "$T/$tag-sum.err" >> "$T/chk"
+		bad "$tag: fake GPU reduction origin under nanprof" "$T/chk"
 	fi
 	run_fake "$py" "$T/$tag-bwd" --fault backward --at 3
 	if python3 $IT/check_origin.py "$T/$tag-bwd/events.jsonl" --cuda \
