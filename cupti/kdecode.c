@@ -1003,6 +1003,34 @@ static void acc_classify(struct np_kinfo *ki, struct span name, struct span targ
 	ki->dtype_why = why;
 }
 
+/* Scalar outputs.  nll_loss (cross_entropy's second half) reduced to a
+ * mean or sum writes two scalars, the loss and the total weight of the
+ * targets it counted, in one block (LossNLL.cu):
+ *   nll_loss_forward_reduce_cuda_kernel_2d<scalar_t, accscalar_t, index_t>
+ *       (scalar_t* output, scalar_t* total_weight, scalar_t const* input,
+ *        index_t const* target, scalar_t const* weights, bool size_average,
+ *        nframe, ndim, n_classes, ignore_index)
+ * and the _1d kernel for a single sample; newer torch moves total_weight
+ * after weights.  Either way its non-const floating pointers are exactly
+ * those two scalars.  A batch whose every target is ignore_index makes
+ * the mean 0 / 0 = NaN here: a classic NaN loss.  Older torch (1.x)
+ * declares its inputs non-const too: with more than two such pointers
+ * the kernel is left unsized. */
+static const char *const scalar_output_kernels[] = {
+	"nll_loss_forward_reduce_cuda_kernel_2d",
+	"nll_loss_forward_reduce_cuda_kernel_1d",
+};
+
+static void scalar_classify(struct np_kinfo *ki, struct span name)
+{
+	int outs = 0;
+	if (ki->family != NP_KF_EXPLICIT || !IN_LIST(name, scalar_output_kernels))
+		return;
+	for (int i = 0; i < ki->nsig; i++)
+		outs += ki->sig[i].kind == NP_KP_OUT_PTR && ki->sig[i].dtype >= 0;
+	ki->scalar_outputs = outs == 2;
+}
+
 int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 {
 	struct span s = { demangled, demangled ? strlen(demangled) : 0 }, name, targs, rest;
@@ -1027,6 +1055,7 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 		rows_classify(ki, name, targs);
 	if (ki->family >= NP_KF_SOFTMAX && ki->family != NP_KF_MULTI_TENSOR_APPLY)
 		signature_dtype(ki);
+	scalar_classify(ki, name);
 	if (ki->family == NP_KF_BATCH_NORM)
 		acc_classify(ki, name, targs);
 	return ki->family;
@@ -1260,7 +1289,7 @@ static int row_extent(const struct np_krows *r, const struct np_kparams *l, void
 }
 
 /* Every non-const T* with T floating, in signature order; row kernels'
- * sized (an RMSNorm's unwritten mean left out). */
+ * sized (an RMSNorm's unwritten mean left out), scalar ones too. */
 static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 			     void *const *kp, const struct np_klaunch *kl, struct emit *e)
 {
@@ -1286,7 +1315,7 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 		if (!out)
 			continue;
 		out->ptr = ptr;
-		out->numel = !r->kind ? 0 : i == r->y ? rows * cols : rows;
+		out->numel = ki->scalar_outputs ? 1 : !r->kind ? 0 : i == r->y ? rows * cols : rows;
 		out->dtype = (enum np_dtype)s->dtype;
 		out->how = NP_KH_SIGNATURE;
 	}

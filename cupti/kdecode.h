@@ -171,6 +171,9 @@ struct np_kinfo {
 	struct np_krows rows;    /* NP_KF_SOFTMAX, NP_KF_LAYER_NORM and NP_KF_BATCH_NORM only */
 	struct np_kacc acc;      /* NP_KF_BATCH_NORM only */
 	struct np_kred red;      /* NP_KF_REDUCE only */
+	uint8_t scalar_outputs;  /* NP_KF_EXPLICIT: each floating T* output is one element
+				  * (a loss kernel's reduced value; kdecode.c, "scalar
+				  * outputs") */
 };
 
 /* One function's parameter layout, as cuFuncGetParamInfo gives it. */

@@ -303,3 +303,61 @@ Test(kdecode_reduce, torch_2_14_reduce_ops_have_the_assumed_shape)
 	cr_expect_geq(seen, 10);
 	fixture_unload();
 }
+
+/* nll_loss reduced to a mean or sum (cross_entropy's second half) writes
+ * two scalars: the loss and the targets' total weight.  Names and layouts
+ * written from LossNLL.cu's signatures (no cubin of these in the
+ * fixture): torch 2.x, the newer order with total_weight after weights,
+ * and torch 1.x's, whose inputs are not const. */
+static int nll(const char *name, const char *layout, struct np_kbuf *out)
+{
+	struct np_kinfo ki;
+	struct np_kparams l;
+	static unsigned char buf[128];
+	void *kp[NP_KD_MAX_PARAMS];
+
+	np_kdecode_classify(name, &ki);
+	cr_assert_eq(ki.family, NP_KF_EXPLICIT, "%s", name);
+	cr_assert_gt(np_kdecode_layout_parse(layout, &l), 0);
+	memset(buf, 0, sizeof(buf));
+	for (int i = 0; i < l.n; i++) {
+		kp[i] = buf + l.p[i].offset;
+		if (l.p[i].size == 8)   /* pointer i holds 0x7f0000500000 + i pages */
+			memcpy(kp[i], &(uint64_t){ 0x7f0000500000ull + 0x1000ull * i }, 8);
+	}
+	return np_kdecode_outputs(&ki, &l, kp, &(struct np_klaunch){ .threads = 1024,
+		.blocks = 1, .grid = { 1, 1, 1 }, .block = { 1024, 1, 1 } }, out, NP_KD_MAX_OUTPUTS);
+}
+
+Test(kdecode_reduce, nll_loss_writes_two_scalars_whichever_order)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	int n = nll("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d"
+		    "<float, float, long>(float*, float*, float const*, long const*, float const*, "
+		    "bool, long, long, long, long)",
+		    "0:8,8:8,16:8,24:8,32:8,40:1,48:8,56:8,64:8,72:8", out);
+	cr_assert_eq(n, 2);
+	cr_expect_eq(out[0].ptr, 0x7f0000500000ull);
+	cr_expect_eq(out[1].ptr, 0x7f0000501000ull);
+	cr_expect(out[0].numel == 1 && out[1].numel == 1 && out[0].dtype == NP_DT_F32);
+
+	n = nll("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d"
+		"<c10::Half, float, long>(c10::Half*, c10::Half const*, long const*, "
+		"c10::Half const*, c10::Half*, bool, int, int, int, int)",
+		"0:8,8:8,16:8,24:8,32:8,40:1,44:4,48:4,52:4,56:4", out);
+	cr_assert_eq(n, 2);
+	cr_expect_eq(out[0].ptr, 0x7f0000500000ull);
+	cr_expect_eq(out[1].ptr, 0x7f0000504000ull, "total_weight after weights");
+	cr_expect(out[0].numel == 1 && out[1].numel == 1 && out[1].dtype == NP_DT_F16);
+}
+
+Test(kdecode_reduce, nll_loss_with_non_const_inputs_stays_unsized)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	int n = nll("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d"
+		    "<float, float, long>(float*, float*, float*, long*, float*, bool, int, int, int, "
+		    "long)", "0:8,8:8,16:8,24:8,32:8,40:1,44:4,48:4,52:4,56:8", out);
+	cr_assert_eq(n, 4, "output, total_weight, and the input and weights taken for outputs");
+	for (int i = 0; i < n; i++)
+		cr_expect_eq(out[i].numel, 0, "output %d sized", i);
+}
