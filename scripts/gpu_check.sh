@@ -55,7 +55,7 @@ DRY=${GPU_CHECK_DRY_CPU:-0}
 DEV=cuda
 [ "$DRY" = 1 ] && DEV=cpu
 FARGS=(--device "$DEV" --steps 10 --at 6)   # the fault in step 6 of 10, as on the CPU
-FAULT_KINDS=(forward reduction backward functional optimizer input loss)
+FAULT_KINDS=(forward reduction backward functional optimizer input loss ignored)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -386,6 +386,8 @@ set_origin() {
 	optimizer) ORIGIN=(--origin optimizer head '*' --step 6) ;;
 	input) ORIGIN=(--origin forward '' '*' --step 6) ;;
 	loss) ORIGIN=(--outside --step 6) ;;
+	# nll_loss's two scalars (loss, total weight) sized by kdecode.c
+	ignored) ORIGIN=(--outside --step 6 --op-kernel nll_loss) ;;
 	none) ORIGIN=(--no-origin --no-warnings) ;;
 	# CUDA .grad norms come back a step late (agent/gpu_norms.c)
 	explode) ORIGIN=(--warning-before-origin) ;;

@@ -17,6 +17,9 @@ tests can assert nanprof's origin exactly (step, phase, module):
   input       a NaN in the batch: it comes into the model from outside
               (with --noise-kw as a keyword argument: net(tokens, noise=x))
   loss        log(0) in the loss, outside any module
+  ignored     a cross-entropy term whose targets are all ignore_index: the
+              mean over no targets is 0/0 = NaN, outside any module (on
+              CUDA in nll_loss's kernel); the term is there every step
   explode     the learning rate grows 1.6x per step from --at on: gradients
               explode over several steps before the first Inf
 
@@ -135,7 +138,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fault", default="none",
                     choices=["none", "forward", "reduction", "backward", "functional",
-                             "optimizer", "input", "loss", "explode"])
+                             "optimizer", "input", "loss", "ignored", "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
@@ -244,6 +247,12 @@ def main():
             loss = F.mse_loss(out, target)
             if at and args.fault == "loss":
                 loss = loss + torch.log(torch.zeros((), device=loss.device))
+            if args.fault == "ignored":
+                # is each output above its target?  A class per sample, all
+                # of them ignore_index (-100) at the fault's step
+                labels = (out > target).long() if not at else \
+                    torch.full_like(target, -100, dtype=torch.long)
+                loss = loss + F.cross_entropy(torch.stack([-out, out], -1), labels)
             if args.sleep and args.sleep_at == "backward":
                 time.sleep(args.sleep)
             if scaler:

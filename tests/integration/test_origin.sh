@@ -68,6 +68,7 @@ for PY in python3 /usr/bin/python3; do
 			"torch 1.13's global forward hooks get no keyword arguments"
 	fi
 	fault "loss computed outside modules" loss --outside --step 6
+	fault "cross-entropy over targets all ignored: 0/0 outside modules" ignored --outside --step 6
 	FARGS="--steps 40 --at 8"
 	fault "exploding gradients warn before the first Inf" explode --warning-before-origin
 	FARGS="--steps 40"
