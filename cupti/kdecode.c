@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kdecode.h"
+#include "kdecode_lambda.h"
 #include "kdecode_reduce.h"
 
 struct span {
@@ -746,6 +747,73 @@ static void reduce_classify(struct np_kinfo *ki, struct span targs, struct span 
 			      span_starts(ops, "at::native::MinMaxOps<");
 }
 
+/* Functors whose arity the name does not show (a lambda's does). */
+static const struct {
+	const char *name;
+	int arity;
+} functor_arity[] = {
+	{ "FillFunctor", 0 }, { "AbsFunctor", 1 }, { "AUnaryFunctor", 1 }, { "BUnaryFunctor", 1 },
+	{ "CUDAFunctor_add", 2 }, { "CUDAFunctorOnSelf_add", 1 }, { "CUDAFunctorOnOther_add", 1 },
+	{ "BinaryFunctor", 2 }, { "CalcIgamma", 2 }, { "CalcIgammac", 2 },
+};
+
+/* F's inputs: a lambda's parameters, a known functor's, else 0. */
+static int arity_of(struct span f)
+{
+	struct span name, targs, rest, args, a;
+	long at = span_rfind(f, "{lambda(");
+	const char *close;
+	int n = 0;
+
+	if (at >= 0) {
+		close = group_end(f.p + at + 7, f.p + f.n);
+		if (!close)
+			return 0;
+		args = span_of(f.p + at + 8, close);
+		while (next_item(&args, &a))
+			n++;
+		return n;
+	}
+	if (!split_name(trim(f), &name, &targs, &rest))
+		return 0;
+	for (size_t i = 0; i < sizeof(functor_arity) / sizeof(functor_arity[0]); i++)
+		if (span_eq(name, functor_arity[i].name))
+			return functor_arity[i].arity;
+	return 0;
+}
+
+/* Whether this process's torch splits gpu_kernel_impl_nocast off (2.x:
+ * 1, its gpu_kernel_impl lambda casts), keeps both lambdas in
+ * gpu_kernel_impl (older: -1, its #1 does not cast), or is not known yet
+ * (0).  Written by classify on any thread: one int, relaxed. */
+static int lambda_era;
+
+/* elementwise_kernel<threads, vt, gpu_kernel_impl[_nocast]<F>(..)::{lambda(int)#N}>:
+ * which launcher's lambda, F's arity, and the launch shape. */
+static void lambda_classify(struct np_kinfo *ki, struct span targs)
+{
+	struct span lam = trim(nth_item(targs, 2)), name, sub, rest;
+	int threads = targ_int(targs, 0), vt = targ_int(targs, 1), first;
+
+	first = span_ends(lam, "::{lambda(int)#1}");
+	if ((!first && !span_ends(lam, "::{lambda(int)#2}")) || threads < 1 || threads > 1024 ||
+	    vt < 1 || vt > 16 || !split_name(lam, &name, &sub, &rest) || !sub.p)
+		return;
+	if (span_eq(name, "gpu_kernel_impl_nocast") && first) {
+		ki->lam.kind = NP_KL_NOCAST;
+		__atomic_store_n(&lambda_era, 1, __ATOMIC_RELAXED);
+	} else if (span_eq(name, "gpu_kernel_impl")) {
+		ki->lam.kind = first ? NP_KL_IMPL_FIRST : NP_KL_CASTING;
+		if (!first)
+			__atomic_store_n(&lambda_era, -1, __ATOMIC_RELAXED);
+	} else {
+		return;
+	}
+	ki->lam.arity = (uint8_t)arity_of(nth_item(sub, 0));
+	ki->lam.threads = (uint16_t)threads;
+	ki->lam.vt = (uint8_t)vt;
+}
+
 /* Output dtype of the families that name it in their template arguments. */
 static void template_dtype(struct np_kinfo *ki, struct span targs)
 {
@@ -767,6 +835,7 @@ static void template_dtype(struct np_kinfo *ki, struct span targs)
 		break;
 	case NP_KF_LAMBDA_ELEMENTWISE:
 		d = functor_dtype(unwrap_impl(nth_item(targs, 2)), &why);
+		lambda_classify(ki, targs);
 		break;
 	case NP_KF_REDUCE:      /* ReduceOp<scalar_t, ops_t, index_t, out_scalar_t, ..> */
 		if (split_name(nth_item(targs, 2), &name, &sub, &rest) && span_eq(name, "ReduceOp")) {
@@ -1402,6 +1471,49 @@ static int reduce_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
+/* A strided elementwise kernel's output, read from its lambda
+ * (kdecode_lambda.h): N elements of a dense output, read from the
+ * lambda's other data pointers.  Its dtype is the functor's result
+ * (_nocast) or the output's own, captured in the lambda (casting). */
+static int lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			  void *const *kp, const struct np_klaunch *kl, struct emit *e)
+{
+	int kind = ki->lam.kind, era = __atomic_load_n(&lambda_era, __ATOMIC_RELAXED);
+	struct np_lambda_shape sh;
+	struct np_lambda_view v;
+	struct np_kbuf *out;
+	int32_t n;
+	int dtype = ki->dtype;
+
+	if (kind == NP_KL_IMPL_FIRST)   /* casting in torch 2.x, not before; unknown: neither */
+		kind = era > 0 ? NP_KL_CASTING : era < 0 ? NP_KL_NOCAST : NP_KL_NONE;
+	if (kind == NP_KL_NONE || l->n != 2 || l->p[0].size != 4 || !kl)
+		return 0;
+	sh = (struct np_lambda_shape){ kind == NP_KL_CASTING, ki->lam.arity, ki->lam.threads,
+				       ki->lam.vt, 0 };
+	if (!sh.casting) {
+		if (dtype < 0 || (ki->dtype_why != NP_KDT_KNOWN && ki->dtype_why != NP_KDT_INFERRED))
+			return 0;
+		sh.esize = np_dtype_size((enum np_dtype)dtype);
+	}
+	memcpy(&n, kp[0], sizeof(n));
+	if (!np_lambda_read(kp[1], l->p[1].size, n, &sh, kl->grid, kl->block, &v))
+		return 0;
+	if (sh.casting && (dtype = scalar_type_dtype((uint8_t)v.scalar_type)) < 0)
+		return 0;
+	out = emit_next(e);
+	if (!out)
+		return e->n;
+	out->ptr = v.data[0];
+	out->numel = v.numel;
+	out->dtype = (enum np_dtype)dtype;
+	out->how = NP_KH_STRIDED;
+	out->n_in = 0;
+	for (int k = 1; k < v.ntensors && out->n_in < NP_KD_BUF_INPUTS; k++)
+		out->in[out->n_in++] = v.data[k];
+	return e->n;
+}
+
 /* Fields of the metadata bytes md (all offsets inside g->size). */
 static uint64_t md_u64(const unsigned char *md, uint32_t at)
 {
@@ -1578,7 +1690,10 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	case NP_KF_REDUCE:
 		n = reduce_outputs(ki, layout, kernelParams, launch, &e);
 		break;
-	default:        /* lambda captures, cat metadata: opaque */
+	case NP_KF_LAMBDA_ELEMENTWISE:
+		n = lambda_outputs(ki, layout, kernelParams, launch, &e);
+		break;
+	default:        /* cat metadata: opaque */
 		return 0;
 	}
 	if (n > 0 && launch)

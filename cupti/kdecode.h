@@ -160,6 +160,29 @@ struct np_kred {
 				  * dst[1] holds values too, not indices */
 };
 
+/* Which launcher's lambda an elementwise_kernel runs.  torch 2.x's
+ * gpu_kernel_impl has one lambda, the casting one, its same-dtype twin
+ * being gpu_kernel_impl_nocast's; older torch (1.13 here) has both in
+ * gpu_kernel_impl: #1 same-dtype, #2 casting.  So gpu_kernel_impl's #1
+ * is read only once the process has shown which torch it is: a
+ * gpu_kernel_impl_nocast kernel (then it casts) or a #2 (then it does
+ * not); np_kdecode_classify() learns that from every name it sees. */
+enum np_klam_kind {
+	NP_KL_NONE = 0,          /* not such a kernel */
+	NP_KL_NOCAST,            /* the output's dtype is F's result type */
+	NP_KL_CASTING,           /* the output's dtype is read from the lambda */
+	NP_KL_IMPL_FIRST,        /* gpu_kernel_impl's lambda #1: either, by torch's age */
+};
+
+/* elementwise_kernel<threads, vt, gpu_kernel_impl[_nocast]<F>(..)::{lambda(int)#N}>:
+ * what the name says for reading the lambda (kdecode_lambda.h). */
+struct np_klam {
+	uint8_t kind;            /* enum np_klam_kind */
+	uint8_t arity;           /* F's inputs, 0 if the name does not say */
+	uint8_t vt;              /* elements per thread */
+	uint16_t threads;        /* per block */
+};
+
 struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
@@ -171,6 +194,7 @@ struct np_kinfo {
 	struct np_krows rows;    /* NP_KF_SOFTMAX, NP_KF_LAYER_NORM and NP_KF_BATCH_NORM only */
 	struct np_kacc acc;      /* NP_KF_BATCH_NORM only */
 	struct np_kred red;      /* NP_KF_REDUCE only */
+	struct np_klam lam;      /* NP_KF_LAMBDA_ELEMENTWISE only */
 	uint8_t scalar_outputs;  /* NP_KF_EXPLICIT: each floating T* output is one element
 				  * (a loss kernel's reduced value; kdecode.c, "scalar
 				  * outputs") */
@@ -197,6 +221,8 @@ enum np_khow {
 				  * strides are contiguous and the grid covers it, else 0 */
 	NP_KH_REDUCE,            /* a ReduceOp's dst: num_outputs elements, its final
 				  * write of a dense output (kdecode_reduce.h) */
+	NP_KH_STRIDED,           /* a strided elementwise lambda's data[0]: N elements of
+				  * a dense output (kdecode_lambda.h) */
 };
 
 struct np_kbuf {
@@ -243,8 +269,9 @@ int np_kdecode_layout_parse(const char *s, struct np_kparams *layout);
  * cuFuncGetParamInfo, kernelParams as passed to cuLaunchKernel, launch (may
  * be NULL: nothing known, first 0) as struct np_klaunch says.  Only buffers
  * with a checkable dtype are returned.  Families whose pointers sit in
- * opaque aggregates (lambda captures, cat metadata) give 0: use the
- * generic tier.  A reduction's ReduceOp is read when the launch's grid and
+ * opaque aggregates (other lambdas' captures, cat metadata) give 0: use
+ * the generic tier.  The strided elementwise lambdas of gpu_kernel_impl
+ * and gpu_kernel_impl_nocast are read (kdecode_lambda.h).  A reduction's ReduceOp is read when the launch's grid and
  * block are known (kdecode_reduce.h).  multi_tensor_apply gives one buffer per written list
  * entry the launch touches, list by list (params first), each with its own
  * inputs.  Reads no parameter past its size in layout; returns 0 when the

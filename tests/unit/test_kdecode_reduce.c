@@ -9,14 +9,8 @@
  * padding and unset fields hold 0xa5 garbage, as on a real launch.  The
  * rest checks that a launch which does not agree with its ReduceOp, or a
  * ReduceOp cut short, yields nothing. */
-#include <criterion/criterion.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include "../../cupti/kdecode.h"
-
 #include "fixture.h"
+#include "launch_fixture.h"
 
 static const char *const fixtures[] = {
 	"tests/unit/fixtures/reduce_ops.tsv",   /* torch 2.13: find_case() looks here */
@@ -26,113 +20,32 @@ static const char *const fixtures[] = {
 #define DST0 0x7f3a00400000ull
 #define ACC 0x7f3a00c00000ull
 
-struct rcase {
-	const char *file;
-	char label[48];
-	char name[1024];
-	struct np_kparams l;
-	struct np_klaunch kl;
-	_Alignas(16) unsigned char op[2048];
-	int nwant;
-	uint64_t want_ptr[2], want_numel[2];
-};
-
-static struct rcase cases[32];
+static struct fx_launch cases[32];
 static int ncases;
-
-static char *field(char **p)
-{
-	char *f = *p, *tab = strchr(f, '\t');
-	cr_assert_not_null(tab, "short line in a reduce_ops fixture");
-	*tab = '\0';
-	*p = tab + 1;
-	return f;
-}
-
-static void parse_case(char *line, struct rcase *c)
-{
-	char *p = line, *hex, *want;
-	unsigned gx, gy, gz, bx, by, bz;
-
-	snprintf(c->label, sizeof(c->label), "%s", field(&p));
-	snprintf(c->name, sizeof(c->name), "%s", field(&p));
-	cr_assert_eq(np_kdecode_layout_parse(field(&p), &c->l), 1, "%s", c->label);
-	cr_assert_eq(sscanf(field(&p), "%u,%u,%u", &gx, &gy, &gz), 3);
-	cr_assert_eq(sscanf(field(&p), "%u,%u,%u", &bx, &by, &bz), 3);
-	c->kl = (struct np_klaunch){ .threads = (uint64_t)gx * gy * gz * bx * by * bz,
-				     .blocks = gx * gy * gz, .grid = { gx, gy, gz },
-				     .block = { bx, by, bz } };
-	hex = field(&p);
-	want = p;
-	cr_assert_eq(strlen(hex), 2 * c->l.p[0].size, "%s", c->label);
-	cr_assert_leq(c->l.p[0].size, sizeof(c->op));
-	for (uint32_t i = 0; i < c->l.p[0].size; i++) {
-		unsigned v;
-		cr_assert_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
-		c->op[i] = (unsigned char)v;
-	}
-	c->nwant = 0;
-	if (strcmp(want, "none") != 0)
-		for (char *w = strtok(want, ","); w; w = strtok(NULL, ",")) {
-			cr_assert_lt(c->nwant, 2);
-			cr_assert_eq(sscanf(w, "%" SCNx64 ":%" SCNu64, &c->want_ptr[c->nwant],
-					    &c->want_numel[c->nwant]), 2, "%s", w);
-			c->nwant++;
-		}
-}
-
-static void load_file(const char *path)
-{
-	static char text[2][1 << 16];
-	static int used;
-	char *t = text[used++ % 2];
-	FILE *f = fopen(path, "r");
-	size_t n;
-	int before = ncases;
-
-	cr_assert_not_null(f, "cannot open %s (run from the repository root)", path);
-	n = fread(t, 1, sizeof(text[0]) - 1, f);
-	fclose(f);
-	t[n] = '\0';
-	for (char *p = t, *nl; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		cr_assert_not_null(nl);
-		*nl = '\0';
-		if (*p == '#')
-			continue;
-		cr_assert_lt(ncases, (int)(sizeof(cases) / sizeof(cases[0])));
-		cases[ncases].file = path;
-		parse_case(p, &cases[ncases++]);
-	}
-	cr_assert_geq(ncases - before, 10, "only %d launches in %s", ncases - before, path);
-}
 
 static void load_cases(void)
 {
 	ncases = 0;
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
-		load_file(fixtures[i]);
+		fx_load(fixtures[i], cases, &ncases, 32, 10);
 }
 
-static const struct rcase *find_case(const char *label)
+static const struct fx_launch *find_case(const char *label)
 {
-	for (int i = 0; i < ncases; i++)
-		if (strcmp(cases[i].label, label) == 0)
-			return &cases[i];
-	cr_assert_fail("no launch %s in %s", label, fixtures[0]);
-	return NULL;
+	return fx_find(cases, ncases, label);
 }
 
 /* Decodes c's launch with kl (its own unless given) and size (its own
  * unless 0). */
-static int decode(const struct rcase *c, const struct np_klaunch *kl, uint32_t size,
+static int decode(const struct fx_launch *c, const struct np_klaunch *kl, uint32_t size,
 		  struct np_kbuf *out)
 {
 	struct np_kinfo ki;
 	struct np_kparams l = c->l;
 	struct np_klaunch k = kl ? *kl : c->kl;
-	void *kp[1] = { (void *)c->op };
+	void *kp[NP_KD_MAX_PARAMS];
 
+	fx_params(c, kp);
 	cr_assert_eq(np_kdecode_classify(c->name, &ki), NP_KF_REDUCE, "%s", c->name);
 	if (size)
 		l.p[0].size = size;
@@ -145,7 +58,7 @@ TestSuite(kdecode_reduce, .init = load_cases);
 Test(kdecode_reduce, every_real_reduce_op_of_torch_2_and_1_yields_exactly_its_outputs)
 {
 	for (int i = 0; i < ncases; i++) {
-		const struct rcase *c = &cases[i];
+		const struct fx_launch *c = &cases[i];
 		struct np_kbuf out[NP_KD_MAX_OUTPUTS];
 		struct np_kinfo ki;
 		int n = decode(c, NULL, 0, out);
@@ -199,7 +112,7 @@ Test(kdecode_reduce, an_accumulating_write_reads_what_the_output_and_buffer_hold
  * disagreement means the bytes are not read as a ReduceOp. */
 Test(kdecode_reduce, a_launch_that_disagrees_with_its_config_yields_nothing)
 {
-	const struct rcase *c = find_case("sum_all_global");
+	const struct fx_launch *c = find_case("sum_all_global");
 	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
 	struct np_klaunch kl;
 
@@ -216,13 +129,13 @@ Test(kdecode_reduce, a_launch_that_disagrees_with_its_config_yields_nothing)
 	cr_expect_eq(decode(c, &kl, 0, out), 0, "block width and height swapped");
 	kl = (struct np_klaunch){ 0 };
 	cr_expect_eq(decode(c, &kl, 0, out), 0, "grid unknown");
-	cr_expect_eq(np_kdecode_outputs(&(struct np_kinfo){ 0 }, &c->l, (void *[]){ (void *)c->op },
-					NULL, out, NP_KD_MAX_OUTPUTS), 0);
+	cr_expect_eq(np_kdecode_outputs(&(struct np_kinfo){ 0 }, &c->l, (void *[]){ (void *)c->buf },
+					NULL, out, NP_KD_MAX_OUTPUTS), 0, "no launch");
 }
 
 Test(kdecode_reduce, a_reduce_op_cut_short_or_padded_yields_nothing)
 {
-	const struct rcase *c = find_case("sum_rows");
+	const struct fx_launch *c = find_case("sum_rows");
 	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
 	cr_expect_eq(decode(c, NULL, c->l.p[0].size - 8, out), 0);
 	cr_expect_eq(decode(c, NULL, c->l.p[0].size - 4, out), 0);
@@ -234,19 +147,17 @@ Test(kdecode_reduce, vectorized_output_count_is_read_from_the_config_not_the_gri
 {
 	/* mean over dim 0 of [8, 512] with output_vec_size 4: 4 blocks of 32
 	 * threads, 512 outputs; the name's output_vec_size must match the config */
-	const struct rcase *c = find_case("mean_cols_vec4");
+	const struct fx_launch *c = find_case("mean_cols_vec4");
+	static struct fx_launch other;
 	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
-	char name[1024];
 	char *at;
 
 	cr_assert_eq(decode(c, NULL, 0, out), 1);
 	cr_expect_eq(out[0].numel, 512);
-	snprintf(name, sizeof(name), "%s", c->name);
-	at = strstr(name, "<128, 4, ");
-	cr_assert_not_null(at, "%s", name);
+	other = *c;
+	at = strstr(other.name, "<128, 4, ");
+	cr_assert_not_null(at, "%s", other.name);
 	at[6] = '2';            /* reduce_kernel<128, 2, ..> */
-	struct rcase other = *c;
-	snprintf(other.name, sizeof(other.name), "%s", name);
 	cr_expect_eq(decode(&other, NULL, 0, out), 0);
 }
 
@@ -254,28 +165,28 @@ Test(kdecode_reduce, vectorized_output_count_is_read_from_the_config_not_the_gri
  * that claims one fewer (the grid still agrees) is not believed. */
 Test(kdecode_reduce, outputs_the_calculator_does_not_walk_exactly_yield_nothing)
 {
-	struct rcase c = *find_case("sum_rows");       /* [64, 1000].sum(1), 4 x 16 outputs */
+	struct fx_launch c = *find_case("sum_rows");       /* [64, 1000].sum(1), 4 x 16 outputs */
 	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
 	int32_t v, config = -1;
 
 	for (uint32_t at = 0; at + 8 <= c.l.p[0].size; at += 4) {
 		int32_t esize, nin;
-		memcpy(&esize, c.op + at, 4);
-		memcpy(&nin, c.op + at + 4, 4);
+		memcpy(&esize, c.buf + at, 4);
+		memcpy(&nin, c.buf + at + 4, 4);
 		if (esize == 4 && nin == 1000) {
 			config = (int32_t)at;
 			break;
 		}
 	}
 	cr_assert_geq(config, 0, "no ReduceConfig in sum_rows");
-	memcpy(&v, c.op + config + 8, 4);
+	memcpy(&v, c.buf + config + 8, 4);
 	cr_assert_eq(v, 64, "num_outputs");
 	cr_assert_eq(decode(&c, NULL, 0, out), 1);
 	v = 63;                 /* grid.x = ceil(63 / 16) = 4 still */
-	memcpy(c.op + config + 8, &v, 4);
+	memcpy(c.buf + config + 8, &v, 4);
 	cr_expect_eq(decode(&c, NULL, 0, out), 0, "one fewer");
 	v = 65;                 /* and one more, on a grid of 5 */
-	memcpy(c.op + config + 8, &v, 4);
+	memcpy(c.buf + config + 8, &v, 4);
 	c.kl.grid[0] = 5;
 	cr_expect_eq(decode(&c, NULL, 0, out), 0, "one more");
 }

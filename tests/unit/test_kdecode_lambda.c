@@ -1,0 +1,283 @@
+/* test_kdecode_lambda.c - a strided elementwise kernel's output, read from
+ * its lambda (cupti/kdecode_lambda.c through np_kdecode_outputs).
+ *
+ * The launches are real: tests/unit/fixtures/lambda_ops.tsv holds the
+ * parameters torch 2.13's own gpu_kernel_impl_nocast and gpu_kernel_impl
+ * passed, run on CPU tensors' TensorIterators with the launch intercepted
+ * (tests/fixtures/lambda_ops.cu), with the layouts nvcc gave the kernels
+ * and the outputs each must yield; the rest of each lambda is what the
+ * host stack held.  lambda_ops_1.tsv holds torch 1.13's, whose
+ * gpu_kernel_impl has both lambdas (#1 same-dtype, #2 casting).  Each
+ * test runs in a process of its own, which sees one torch.  The other tests check that a launch which does not
+ * agree with its lambda yields nothing. */
+#include "fixture.h"
+#include "launch_fixture.h"
+
+static struct fx_launch cases[24], cases_1[24];  /* torch 2.13's, torch 1.13's */
+static int ncases, ncases_1;
+
+static void load_cases(void)
+{
+	ncases = ncases_1 = 0;
+	fx_load("tests/unit/fixtures/lambda_ops.tsv", cases, &ncases, 24, 10);
+	fx_load("tests/unit/fixtures/lambda_ops_1.tsv", cases_1, &ncases_1, 24, 10);
+}
+
+/* Decodes c with kl instead of its own launch, if given. */
+static int decode(const struct fx_launch *c, const struct np_klaunch *kl, struct np_kbuf *out)
+{
+	struct np_kinfo ki;
+	void *kp[NP_KD_MAX_PARAMS];
+
+	fx_params(c, kp);
+	cr_assert_eq(np_kdecode_classify(c->name, &ki), NP_KF_LAMBDA_ELEMENTWISE, "%s", c->name);
+	return np_kdecode_outputs(&ki, &c->l, kp, (struct np_klaunch *)(kl ? kl : &c->kl), out,
+				  NP_KD_MAX_OUTPUTS);
+}
+
+/* Shows the decoder a torch 2.x process: a gpu_kernel_impl_nocast kernel
+ * (then gpu_kernel_impl's lambda #1 is the casting one). */
+static void seen_torch_2(void)
+{
+	struct np_kinfo ki;
+	np_kdecode_classify(fx_find(cases, ncases, "exp_transposed")->name, &ki);
+	cr_assert_eq(ki.lam.kind, NP_KL_NOCAST);
+}
+
+TestSuite(kdecode_lambda, .init = load_cases);
+
+/* Shows the decoder a torch 1.x process: gpu_kernel_impl's lambda #2. */
+static void seen_torch_1(void)
+{
+	struct np_kinfo ki;
+	np_kdecode_classify(fx_find(cases_1, ncases_1, "exp_cast_half_in")->name, &ki);
+	cr_assert_eq(ki.lam.kind, NP_KL_CASTING);
+}
+
+/* Each test runs in a process of its own: the era starts unknown. */
+Test(kdecode_lambda, gpu_kernel_impls_first_lambda_waits_for_the_torch_era)
+{
+	const struct fx_launch *c = fx_find(cases, ncases, "exp_cast_half_in");
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	cr_expect_eq(decode(c, NULL, out), 0, "casting in torch 2.x, not in 1.x: not read yet");
+	seen_torch_2();
+	cr_expect_eq(decode(c, NULL, out), 1);
+	cr_expect_eq(out[0].dtype, NP_DT_F32);
+}
+
+Test(kdecode_lambda, in_torch_1_the_first_lambda_does_not_cast)
+{
+	const struct fx_launch *c = fx_find(cases_1, ncases_1, "half_mul_transposed");
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kinfo ki;
+
+	np_kdecode_classify(c->name, &ki);
+	cr_assert_eq(ki.lam.kind, NP_KL_IMPL_FIRST, "%s", c->name);
+	cr_expect_eq(decode(c, NULL, out), 0, "not read before the era is known");
+	seen_torch_1();
+	cr_assert_eq(decode(c, NULL, out), 1);
+	cr_expect_eq(out[0].dtype, NP_DT_F16, "the functor's result type");
+}
+
+static void expect_all(const struct fx_launch *all, int n_all)
+{
+	for (int i = 0; i < n_all; i++) {
+		const struct fx_launch *c = &all[i];
+		struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+		int n = decode(c, NULL, out);
+
+		cr_expect_eq(n, c->nwant, "%s %s: %d outputs, want %d", c->file, c->label, n,
+			     c->nwant);
+		if (n != 1 || c->nwant != 1)
+			continue;
+		cr_expect_eq(out[0].ptr, c->want_ptr[0], "%s %s: %#" PRIx64, c->file, c->label,
+			     out[0].ptr);
+		cr_expect_eq(out[0].numel, c->want_numel[0], "%s %s: %" PRIu64 " elements", c->file,
+			     c->label, out[0].numel);
+		cr_expect_eq(out[0].how, NP_KH_STRIDED, "%s", c->label);
+		cr_expect_geq(out[0].n_in, 1, "%s: its inputs", c->label);
+		for (int k = 0; k < out[0].n_in; k++)
+			cr_expect_neq(out[0].in[k], out[0].ptr, "%s: input %d is the output", c->label, k);
+	}
+}
+
+Test(kdecode_lambda, every_real_torch_2_lambda_yields_exactly_its_output)
+{
+	seen_torch_2();
+	expect_all(cases, ncases);
+}
+
+Test(kdecode_lambda, every_real_torch_1_lambda_yields_exactly_its_output)
+{
+	seen_torch_1();
+	expect_all(cases_1, ncases_1);
+}
+
+Test(kdecode_lambda, dtypes_from_the_name_or_from_the_lambda_when_it_casts)
+{
+	static const struct {
+		const char *label;
+		enum np_dtype dtype;
+		int inputs;
+	} want[] = {
+		{ "exp_transposed", NP_DT_F32, 1 },     /* first: shows torch 2.x */
+		{ "add_broadcast_alpha", NP_DT_F32, 2 },
+		{ "addcmul_3_inputs", NP_DT_F32, 3 },
+		{ "half_mul_transposed", NP_DT_F16, 2 },
+		{ "half_add_broadcast", NP_DT_F16, 2 },
+		{ "exp_cast_half_in", NP_DT_F32, 1 },          /* computed and stored as float */
+		{ "add_cast_bf16_out", NP_DT_BF16, 2 },        /* float math, a bfloat16 output */
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+		cr_assert_eq(decode(fx_find(cases, ncases, want[i].label), NULL, out), 1, "%s",
+			     want[i].label);
+		cr_expect_eq(out[0].dtype, want[i].dtype, "%s: dtype %d", want[i].label,
+			     out[0].dtype);
+		cr_expect_eq(out[0].n_in, want[i].inputs, "%s: %d inputs", want[i].label,
+			     out[0].n_in);
+	}
+}
+
+/* The grid and block launch_legacy_kernel makes from N: any other means
+ * the bytes are not this lambda. */
+Test(kdecode_lambda, a_launch_that_disagrees_with_n_yields_nothing)
+{
+	const struct fx_launch *c = fx_find(cases, ncases, "add_broadcast_3d");   /* 24 blocks */
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_klaunch kl;
+
+	cr_assert_eq(decode(c, NULL, out), 1);
+	kl = c->kl;
+	kl.grid[0]--;
+	cr_expect_eq(decode(c, &kl, out), 0, "a block short");
+	kl = c->kl;
+	kl.block[0] = 256;
+	cr_expect_eq(decode(c, &kl, out), 0, "other threads per block");
+	kl = c->kl;
+	kl.grid[1] = 2;
+	cr_expect_eq(decode(c, &kl, out), 0, "a 2-D grid");
+}
+
+/* Every dimension's IntDivider must hold its constructor's magic numbers,
+ * and the sizes must multiply to N: a lambda misread as another shape
+ * fails one of them. */
+Test(kdecode_lambda, sizes_and_their_dividers_must_agree_with_n)
+{
+	static struct fx_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	uint32_t m1;
+
+	c = *fx_find(cases, ncases, "exp_transposed");      /* [6, 4]: dims 4 and 6 */
+	cr_assert_eq(decode(&c, NULL, out), 1);
+	memcpy(&m1, c.buf + 8 + 4 + 12 + 4, 4);                /* dim 1's m1 */
+	m1 ^= 1;
+	memcpy(c.buf + 8 + 4 + 12 + 4, &m1, 4);
+	cr_expect_eq(decode(&c, NULL, out), 0, "a divider's magic number off by one");
+
+	c = *fx_find(cases, ncases, "exp_transposed");
+	int32_t n = 25;                                        /* 24 elements, grid of 1 still */
+	memcpy(c.buf, &n, 4);
+	cr_expect_eq(decode(&c, NULL, out), 0, "N is not the sizes' product");
+}
+
+/* Replaces every from in s (of room bytes) with to. */
+static void replace_all(char *s, size_t room, const char *from, const char *to)
+{
+	char tmp[sizeof(((struct fx_launch *)0)->name)];
+	char *at;
+	while ((at = strstr(s, from))) {
+		snprintf(tmp, sizeof(tmp), "%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
+		snprintf(s, room, "%s", tmp);
+	}
+}
+
+/* The functor's arity, when the name gives it, fixes the tensor count: a
+ * name that says two inputs for a lambda of one refuses it, as does one
+ * whose result type the strides contradict. */
+Test(kdecode_lambda, the_name_must_agree_with_the_lambda)
+{
+	static struct fx_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	c = *fx_find(cases, ncases, "exp_transposed");
+	cr_assert_eq(decode(&c, NULL, out), 1);
+	replace_all(c.name, sizeof(c.name), "{lambda(float)#1}", "{lambda(float, float)#1}");
+	cr_expect_eq(decode(&c, NULL, out), 0, "three tensors named, two captured");
+
+	c = *fx_find(cases, ncases, "exp_transposed");
+	replace_all(c.name, sizeof(c.name), "{lambda(float)#1}", "{lambda(double)#1}");
+	cr_expect_eq(decode(&c, NULL, out), 0, "a double output whose strides are 4 bytes");
+}
+
+/* A functor the name does not explain (arity unknown): the tensor count
+ * is the one whose data pointers fit, and only if no other does. */
+Test(kdecode_lambda, an_unknown_functor_needs_exactly_one_tensor_count_to_fit)
+{
+	static struct fx_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	uint64_t zero = 0, ptr = 0x7f0000100000ull;
+	const uint32_t one_at = 8 + 408, two_at = 8 + 504;   /* where 1 or 2 tensors'
+							       * pointers would be: in the
+							       * 3-tensor strides' unused dims,
+							       * which hold host stack garbage */
+
+	seen_torch_2();
+	c = *fx_find(cases, ncases, "add_cast_bf16_out");     /* casting: dtype from the lambda */
+	replace_all(c.name, sizeof(c.name), "CUDAFunctor_add<float>", "Mystery<float>");
+	memcpy(c.buf + one_at, &zero, 8);
+	memcpy(c.buf + two_at, &zero, 8);
+	memcpy(c.buf + two_at + 8, &zero, 8);
+	cr_assert_eq(decode(&c, NULL, out), 1, "3 tensors, the only count that fits");
+	cr_expect_eq(out[0].n_in, 2);
+	memcpy(c.buf + two_at, &ptr, 8);
+	memcpy(c.buf + two_at + 8, &ptr, 8);
+	cr_expect_eq(decode(&c, NULL, out), 0, "2 tensors fit as well: ambiguous");
+}
+
+/* The casting lambda's dtypes array is found by its bytes: a second place
+ * that could hold it makes the output's type unknown. */
+Test(kdecode_lambda, a_second_place_for_the_dtypes_refuses_the_launch)
+{
+	static struct fx_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	/* exp_cast_half_in: f (1 byte) at 520, dtypes {Float, Half} at 521,
+	 * padding to 528, the host pointer (all in the lambda, parameter 1 at 8) */
+	seen_torch_2();
+	c = *fx_find(cases, ncases, "exp_cast_half_in");
+	cr_assert_eq(decode(&c, NULL, out), 1);
+	cr_assert(c.buf[8 + 521] == 6 && c.buf[8 + 522] == 5, "dtypes at 521: %d %d",
+		  c.buf[8 + 521], c.buf[8 + 522]);
+	c.buf[8 + 524] = 6;     /* Float, Byte: another dtypes array in the padding */
+	c.buf[8 + 525] = 0;
+	cr_expect_eq(decode(&c, NULL, out), 0);
+}
+
+/* torch 2.14.1's own strided elementwise kernels (torch_kernels.tsv):
+ * the lambda of N tensors and a functor of F bytes is
+ * align8(align8(304 + 100 N) + 8 N + F [+ N]) + 8 bytes; each real one's
+ * size must fit that with some N and a small functor. */
+Test(kdecode_lambda, torch_2_14_lambdas_have_the_assumed_size)
+{
+	int seen = 0;
+	fixture_load();
+	for (int i = 0; i < nlines; i++) {
+		struct np_kinfo ki;
+		struct np_kparams l;
+		int fits = 0;
+		if (np_kdecode_classify(lines[i].dem, &ki) != NP_KF_LAMBDA_ELEMENTWISE || !ki.lam.kind)
+			continue;
+		cr_assert_eq(np_kdecode_layout_parse(lines[i].layout, &l), 2, "%s", lines[i].dem);
+		cr_expect_eq(l.p[0].size, 4);
+		uint32_t size = l.p[1].size;
+		for (uint32_t nt = 1; nt <= 8; nt++) {
+			uint32_t data = (304 + 100 * nt + 7) & ~7u, base = data + 8 * nt;
+			if (size >= ((base + 1 + 7) & ~7u) + 8 && size <= base + 64 + 8 + 8)
+				fits += !ki.lam.arity || nt == ki.lam.arity + 1u;
+		}
+		cr_expect_eq(fits, 1, "%s: %u bytes", lines[i].dem, size);
+		seen++;
+	}
+	cr_expect_geq(seen, 10, "only %d strided elementwise kernels in the fixture", seen);
+	fixture_unload();
+}
