@@ -55,7 +55,7 @@ DRY=${GPU_CHECK_DRY_CPU:-0}
 DEV=cuda
 [ "$DRY" = 1 ] && DEV=cpu
 FARGS=(--device "$DEV" --steps 10 --at 6)   # the fault in step 6 of 10, as on the CPU
-FAULT_KINDS=(forward reduction backward functional optimizer input loss ignored)
+FAULT_KINDS=(forward reduction broadcast backward functional optimizer input loss ignored)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -381,6 +381,9 @@ set_origin() {
 	forward) ORIGIN=(--origin forward blocks.1.gate '*' --step 6) ;;
 	# the sum's own kernel, not the guard at the gate's output
 	reduction) ORIGIN=(--origin forward blocks.1.gate '*' --step 6 --op-kernel reduce_kernel) ;;
+	# the strided elementwise kernel (not vectorized_ or unrolled_)
+	broadcast) ORIGIN=(--origin forward blocks.1.gate '*' --step 6 \
+		--op-kernel 'native::elementwise_kernel<') ;;
 	backward) ORIGIN=(--origin backward blocks.0.root '*' --step 6) ;;
 	functional) ORIGIN=(--origin forward blocks.1.attn '*' --step 6) ;;
 	optimizer) ORIGIN=(--origin optimizer head '*' --step 6) ;;

@@ -45,6 +45,9 @@ EXPECTED = {
     "forward": (["exp"], "Gate computes exp(x * 1e4): the exp kernel's output is +inf"),
     "reduction": (["reduce_kernel"], "Gate sums 32 terms of up to 3e38: the sum's reduce_kernel "
                                      "output is +inf (read from its ReduceOp)"),
+    "broadcast": (["native::elementwise_kernel<"],
+                  "Gate's output times a per-channel 3e38 broadcast over batch and sequence: "
+                  "the strided elementwise mul kernel (read from its lambda)"),
     "backward": (["div", "sqrt", "pow", "reciprocal"],
                  "SqrtBackward0 is grad / (2 * result) with result 0: the div kernel"),
     "functional": (["gemm", "nvjet", "cutlass", "xmma", "sm90", "addmm", "cublas"],

@@ -7,6 +7,9 @@ tests can assert nanprof's origin exactly (step, phase, module):
   forward     blocks.1.gate: exp() of a boosted input overflows to +inf
   reduction   blocks.1.gate: a sum of finite terms (each at most 3e38)
               overflows to +inf; on CUDA inside torch's reduce_kernel
+  broadcast   blocks.1.gate: its output times a per-channel scale of 3e38,
+              broadcast over batch and sequence, overflows; on CUDA in a
+              strided elementwise kernel (the scale has stride 0)
   backward    blocks.0.root: sqrt() at exactly 0; the forward stays finite,
               its backward is +inf
   functional  blocks.1.attn (nn.MultiheadAttention): out_proj's weights
@@ -60,8 +63,11 @@ class Gate(nn.Module):
         self.proj = nn.Linear(d, d)
         self.boost = 1.0            # plain attribute: the fault sets it
         self.pool = 0.0             # --fault reduction sets it to 3e38
+        self.chan = None            # --fault broadcast: a per-channel scale
 
     def forward(self, x):
+        if self.chan is not None:
+            return (x * torch.sigmoid(self.proj(x))) * self.chan
         if self.pool:
             # |x| clamped to 1, times 3e38: every term finite, their sum is not
             return x * torch.sigmoid(self.proj(x)) + \
@@ -137,7 +143,7 @@ class SleepySGD(torch.optim.SGD):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fault", default="none",
-                    choices=["none", "forward", "reduction", "backward", "functional",
+                    choices=["none", "forward", "reduction", "broadcast", "backward", "functional",
                              "optimizer", "input", "loss", "ignored", "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
@@ -227,6 +233,8 @@ def main():
             model.blocks[1].gate.boost = 1e4
         if at and args.fault == "reduction":
             model.blocks[1].gate.pool = 3e38
+        if at and args.fault == "broadcast":
+            model.blocks[1].gate.chan = torch.full((32,), 3e38, device=dev)
         if at and args.fault == "backward":
             model.blocks[0].root.eps = 0.0
             model.blocks[0].root.scale = 0.0

@@ -45,10 +45,12 @@ for PY in python3 /usr/bin/python3; do
 	else
 		bad "$tag trace.json with findings" "$T/chk"
 	fi
-	# the GPU check's reduction fault (a sum's kernel on CUDA): on the CPU,
-	# the gate's output
+	# the GPU check's reduction and broadcast faults (a sum's kernel and a
+	# strided elementwise one on CUDA): on the CPU, the gate's output
 	fault "reduction fault: a sum of finite terms overflows in blocks.1.gate" reduction \
 		--origin forward blocks.1.gate output --step 6
+	fault "broadcast fault: a per-channel scale overflows blocks.1.gate's output" broadcast \
+		--origin forward blocks.1.gate output --op mul --step 6
 	fault "backward-only fault: sqrt(0) in blocks.0.root" backward \
 		--origin backward blocks.0.root grad --op SqrtBackward0 --step 6
 	fault "fault through MHA's functional out_proj: blocks.1.attn" functional \
