@@ -9,6 +9,7 @@
  * decoded reader, or at the module output by the guards.
  */
 #include <string.h>
+#include "param_bytes.h"
 #include "kdecode_lambda.h"
 
 #define MAX_DIMS 25u             /* OffsetCalculator's (CUDA; ROCm has 16) */
@@ -16,20 +17,6 @@
 #define STRIDES (4u + MAX_DIMS * DIVIDER)
 #define HOST_PTR 8u              /* the wrapper's trailing host pointer */
 #define MAX_SCALAR_TYPE 44       /* c10::ScalarType values a dtype byte may hold */
-
-static uint32_t u32(const unsigned char *b, uint32_t at)
-{
-	uint32_t v;
-	memcpy(&v, b + at, sizeof(v));
-	return v;
-}
-
-static uint64_t u64(const unsigned char *b, uint32_t at)
-{
-	uint64_t v;
-	memcpy(&v, b + at, sizeof(v));
-	return v;
-}
 
 static uint32_t align8(uint32_t v)
 {
@@ -47,7 +34,7 @@ static uint32_t data_at(int nt)
  * shift the least with 2^shift >= d, m1 = 2^32 (2^shift - d) / d + 1. */
 static int divider_valid(const unsigned char *c, uint32_t at)
 {
-	uint32_t d = u32(c, at), m1 = u32(c, at + 4), shift = u32(c, at + 8), s = 0;
+	uint32_t d = np_u32_at(c, at), m1 = np_u32_at(c, at + 4), shift = np_u32_at(c, at + 8), s = 0;
 	if (d < 1 || d > 0x7fffffffu)
 		return 0;
 	while (s < 32 && (1u << s) < d)
@@ -61,8 +48,8 @@ static int divider_valid(const unsigned char *c, uint32_t at)
 static uint32_t output_esize(const unsigned char *c, int32_t dims, int nt)
 {
 	for (int32_t d = 0; d < dims; d++)
-		if (u32(c, 4u + (uint32_t)d * DIVIDER) > 1)
-			return u32(c, STRIDES + (uint32_t)d * 4u * (uint32_t)nt);
+		if (np_u32_at(c, 4u + (uint32_t)d * DIVIDER) > 1)
+			return np_u32_at(c, STRIDES + (uint32_t)d * 4u * (uint32_t)nt);
 	return 0;
 }
 
@@ -72,10 +59,10 @@ static int output_dense(const unsigned char *c, int32_t dims, int nt, uint32_t e
 {
 	uint64_t expect = esize;
 	for (int32_t d = 0; d < dims; d++) {
-		uint32_t size = u32(c, 4u + (uint32_t)d * DIVIDER);
+		uint32_t size = np_u32_at(c, 4u + (uint32_t)d * DIVIDER);
 		if (size == 1)
 			continue;
-		if (u32(c, STRIDES + (uint32_t)d * 4u * (uint32_t)nt) != expect)
+		if (np_u32_at(c, STRIDES + (uint32_t)d * 4u * (uint32_t)nt) != expect)
 			return 0;
 		expect *= size;
 	}
@@ -122,7 +109,7 @@ static int tensors_fit(const unsigned char *c, uint32_t size, int nt, int castin
 	if (align8(used) + HOST_PTR > size)
 		return 0;
 	for (int k = 0; k < nt; k++) {
-		uint64_t p = u64(c, at + 8u * (uint32_t)k);
+		uint64_t p = np_u64_at(c, at + 8u * (uint32_t)k);
 		if (p < (1ull << 32) || p >= (1ull << 47))
 			return 0;       /* not a device (unified) address */
 	}
@@ -143,13 +130,13 @@ int np_lambda_read(const unsigned char *c, uint32_t size, int32_t n,
 	if (block[0] != (uint32_t)sh->threads || block[1] != 1 || block[2] != 1 ||
 	    grid[0] != ((uint64_t)n + per_block - 1) / per_block || grid[1] != 1 || grid[2] != 1)
 		return 0;       /* not launch_legacy_kernel's launch of n elements */
-	dims = (int32_t)u32(c, 0);
+	dims = (int32_t)np_u32_at(c, 0);
 	if (dims < 0 || (uint32_t)dims > MAX_DIMS)
 		return 0;
 	for (int32_t d = 0; d < dims; d++) {
 		if (!divider_valid(c, 4u + (uint32_t)d * DIVIDER))
 			return 0;
-		product *= u32(c, 4u + (uint32_t)d * DIVIDER);
+		product *= np_u32_at(c, 4u + (uint32_t)d * DIVIDER);
 		if (product > (uint64_t)n)
 			return 0;
 	}
@@ -186,6 +173,6 @@ int np_lambda_read(const unsigned char *c, uint32_t size, int32_t n,
 	if (!output_dense(c, dims, nt, v->esize))
 		return 0;
 	for (int k = 0; k < nt; k++)
-		v->data[k] = u64(c, data_at(nt) + 8u * (uint32_t)k);
+		v->data[k] = np_u64_at(c, data_at(nt) + 8u * (uint32_t)k);
 	return 1;
 }

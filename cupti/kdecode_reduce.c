@@ -13,6 +13,7 @@
  * caller's allocation map only keeps such a mistake inside an allocation.
  */
 #include <string.h>
+#include "param_bytes.h"
 #include "kdecode_reduce.h"
 
 #define TAIL 64u                 /* src .. noutputs, from the end */
@@ -35,35 +36,21 @@ enum {
 	T_FINAL = 57, T_NOUTPUTS = 60,
 };
 
-static int32_t i32(const unsigned char *b, uint32_t at)
-{
-	int32_t v;
-	memcpy(&v, b + at, sizeof(v));
-	return v;
-}
-
-static uint64_t u64(const unsigned char *b, uint32_t at)
-{
-	uint64_t v;
-	memcpy(&v, b + at, sizeof(v));
-	return v;
-}
-
 /* Whether a ReduceConfig at c agrees with the launch it was launched with. */
 static int config_matches(const unsigned char *c, int ovs, const uint32_t grid[3],
 			  const uint32_t block[3])
 {
-	int32_t esize = i32(c, RC_ESIZE), nin = i32(c, RC_NUM_INPUTS),
-		nout = i32(c, RC_NUM_OUTPUTS), step_in = i32(c, RC_STEP_INPUT),
-		step_out = i32(c, RC_STEP_OUTPUT), ctas = i32(c, RC_CTAS),
-		bw = i32(c, RC_BLOCK_WIDTH), bh = i32(c, RC_BLOCK_HEIGHT),
-		vec = i32(c, RC_OUTPUT_VEC);
+	int32_t esize = np_i32_at(c, RC_ESIZE), nin = np_i32_at(c, RC_NUM_INPUTS),
+		nout = np_i32_at(c, RC_NUM_OUTPUTS), step_in = np_i32_at(c, RC_STEP_INPUT),
+		step_out = np_i32_at(c, RC_STEP_OUTPUT), ctas = np_i32_at(c, RC_CTAS),
+		bw = np_i32_at(c, RC_BLOCK_WIDTH), bh = np_i32_at(c, RC_BLOCK_HEIGHT),
+		vec = np_i32_at(c, RC_OUTPUT_VEC);
 
 	if (esize < 1 || esize > 64 || nin < 1 || nout < 1 || step_in < 1 || step_out < 1 ||
 	    ctas < 1 || bw < 1 || bh < 1 || c[RC_VECTORIZE] > 1 || vec != ovs)
 		return 0;
 	if ((uint32_t)bw != block[0] || (uint32_t)bh != block[1] || block[2] != 1 ||
-	    i32(c, RC_NUM_THREADS) != bw * bh)
+	    np_i32_at(c, RC_NUM_THREADS) != bw * bh)
 		return 0;
 	return grid[0] == ((uint32_t)(nout / vec) + (uint32_t)step_out - 1) / (uint32_t)step_out &&
 	       grid[1] == (uint32_t)ctas && grid[2] == 1;
@@ -73,14 +60,14 @@ static int config_matches(const unsigned char *c, int ovs, const uint32_t grid[3
  * bytes, densely, from offset 0: then [dst, dst + n) is the output. */
 static int output_dense(const unsigned char *oc, uint32_t n, uint32_t esize)
 {
-	int32_t dims = i32(oc, 0);
+	int32_t dims = np_i32_at(oc, 0);
 	uint64_t expect = esize, count = 1;
 
 	if (dims < 0 || (uint32_t)dims > MAX_DIMS)
 		return 0;
 	for (int32_t d = 0; d < dims; d++) {
-		uint32_t size = (uint32_t)i32(oc, 4u + (uint32_t)d * DIVIDER);
-		uint32_t stride = (uint32_t)i32(oc, 4u + MAX_DIMS * DIVIDER + (uint32_t)d * 8u);
+		uint32_t size = (uint32_t)np_i32_at(oc, 4u + (uint32_t)d * DIVIDER);
+		uint32_t stride = (uint32_t)np_i32_at(oc, 4u + MAX_DIMS * DIVIDER + (uint32_t)d * 8u);
 		if (size == 0)
 			return 0;
 		count *= size;
@@ -118,22 +105,22 @@ int np_reduce_read(const unsigned char *op, uint32_t size, int index_size, uint3
 	}
 	if (found != 1)
 		return 0;
-	if (i32(op, c + CONFIG_SIZE) < 0 || (uint32_t)i32(op, c + CONFIG_SIZE) > MAX_DIMS)
+	if (np_i32_at(op, c + CONFIG_SIZE) < 0 || (uint32_t)np_i32_at(op, c + CONFIG_SIZE) > MAX_DIMS)
 		return 0;       /* the input calculator's dims */
 
 	memset(v, 0, sizeof(*v));
-	v->src = u64(op, src + T_SRC);
-	v->dst[0] = u64(op, src + T_DST0);
-	v->acc_buf = u64(op, src + T_ACC_BUF);
-	v->noutputs = i32(op, src + T_NOUTPUTS);
+	v->src = np_u64_at(op, src + T_SRC);
+	v->dst[0] = np_u64_at(op, src + T_DST0);
+	v->acc_buf = np_u64_at(op, src + T_ACC_BUF);
+	v->noutputs = np_i32_at(op, src + T_NOUTPUTS);
 	v->accumulate = op[src + T_ACCUMULATE];
-	v->num_outputs = (uint32_t)i32(op + c, RC_NUM_OUTPUTS);
+	v->num_outputs = (uint32_t)np_i32_at(op + c, RC_NUM_OUTPUTS);
 	if (v->accumulate > 1 || op[src + T_FINAL] > 1 || v->noutputs < 1 || v->noutputs > 2 ||
 	    !v->src || !v->dst[0])
 		return 0;
 	if (!op[src + T_FINAL])
 		return 0;       /* a partial result of a split reduction: not the output yet */
 	if (v->noutputs == 2)
-		v->dst[1] = u64(op, src + T_DST1);
+		v->dst[1] = np_u64_at(op, src + T_DST1);
 	return output_dense(op + c + CONFIG_SIZE + IN_CALC, v->num_outputs, esize);
 }
