@@ -26,6 +26,9 @@
 #      (the origin), and the forward fault under `nanprof attach` (CUPTI
 #      subscribed mid-run);
 #   4. the overhead benchmark (tests/gpu/bench_gpu.py);
+#   4b. if time is left: the newer decoders' faults under `nanprof run` (a
+#      reduction, a strided elementwise kernel, nll_loss's scalars; they
+#      ran agent-alone in step 2 already);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
 # PYTHON picks the python (default /opt/torch/.venv/bin/python3, else python3).
@@ -56,6 +59,11 @@ DEV=cuda
 [ "$DRY" = 1 ] && DEV=cpu
 FARGS=(--device "$DEV" --steps 10 --at 6)   # the fault in step 6 of 10, as on the CPU
 FAULT_KINDS=(forward reduction broadcast backward functional optimizer input loss ignored)
+# under nanprof before the benchmark: the CPU issue's faults; the faults
+# of the newer decoders (a reduction, a strided elementwise kernel,
+# nll_loss's scalars) run after it, if the budget has time left
+EARLY_KINDS=(forward backward functional optimizer input loss)
+LATE_KINDS=(reduction broadcast ignored)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -491,14 +499,14 @@ step_under_nanprof() {
 	echo "== 3. under nanprof run (BPF)"
 	local f
 	if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
-		for f in "${FAULT_KINDS[@]}" none graph graph-backward bn scaler scaler-persist \
+		for f in "${EARLY_KINDS[@]}" none graph graph-backward bn scaler scaler-persist \
 			forward-modules explode functional-every+modules; do
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
 		row attach-forward "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		return
 	fi
-	for f in "${FAULT_KINDS[@]}" none graph graph-backward bn scaler scaler-persist; do
+	for f in "${EARLY_KINDS[@]}" none graph graph-backward bn scaler scaler-persist; do
 		nanprof_job "$f"
 	done
 	nanprof_job forward modules
@@ -608,6 +616,20 @@ pack() {
 		echo "gpu_check: packing work/ failed"
 }
 
+# ---- 4b. the newer decoders under nanprof, after the benchmark ----
+
+step_late_kinds() {
+	echo "== 4b. the newer decoders' faults under nanprof run (BPF)"
+	local f
+	for f in "${LATE_KINDS[@]}"; do
+		if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
+			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
+		else
+			nanprof_job "$f"
+		fi
+	done
+}
+
 # ---- 5. memcheck ----
 
 # The agent's launches and check kernels under compute-sanitizer's
@@ -666,6 +688,7 @@ main() {
 	step_agent_alone
 	step_under_nanprof
 	step_bench
+	step_late_kinds
 	step_memcheck
 	local rc=0 verdict="Every hard check passed (exit 0)."
 	if [ "$(count FAIL)" -gt 0 ]; then
