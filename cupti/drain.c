@@ -30,6 +30,8 @@ static struct lineage {
 	uint64_t tag, birth;
 	uint64_t last_sent_ns;     /* launch time of its last propagation sent */
 	uint8_t sent;              /* propagation records sent for this birth */
+	uint8_t nkernels;          /* kernels[] used */
+	uint32_t kernels[NP_DRAIN_PROPAGATION_BURST]; /* the first kernels it was sent from */
 } lineage[NP_DRAIN_LINEAGE];
 
 /* reports per second: births, propagations */
@@ -121,19 +123,25 @@ static int allowed(struct budget *b)
 	return b->used++ < b->max;
 }
 
-/* The first propagation of a birth, then one per gap of launch time:
- * enough for nanprof to see the value leave its module or phase, bounded
- * for a value that spreads through every kernel of every later step. */
-static int propagation_due(struct lineage *b, uint64_t launch_ns)
+/* The first propagation of a birth into each of its first few kernels,
+ * then one per gap of launch time: enough for nanprof to see the value
+ * leave its module or phase, bounded for a value that spreads through
+ * every kernel of every later step. */
+static int propagation_due(struct lineage *b, uint64_t launch_ns, uint32_t func)
 {
+	int new_kernel = b->nkernels < NP_DRAIN_PROPAGATION_BURST;
+	for (int i = 0; new_kernel && i < b->nkernels; i++)
+		new_kernel = b->kernels[i] != func;
 	if (b->sent >= NP_DRAIN_PROPAGATIONS)
 		return 0;
-	if (b->sent && launch_ns - b->last_sent_ns < NP_DRAIN_PROPAGATION_GAP_NS)
+	if (b->sent && !new_kernel && launch_ns - b->last_sent_ns < NP_DRAIN_PROPAGATION_GAP_NS)
 		return 0;
 	if (!allowed(&prop_budget)) {
 		np_gpu_cnt.reports_dropped++;
 		return 0;
 	}
+	if (new_kernel)
+		b->kernels[b->nkernels++] = func;
 	b->sent++;
 	b->last_sent_ns = launch_ns;
 	return 1;
@@ -170,7 +178,7 @@ static void judge(const struct np_gpu_rec *g)
 		uint64_t birth = src ? src->birth : why.source_tag;
 		*mine = (struct lineage){ .tag = me, .birth = birth };
 		struct lineage *b = lineage_of(birth);
-		if (b && propagation_due(b, e.launch_ns))
+		if (b && propagation_due(b, e.launch_ns, e.func))
 			report(g, &e, birth, 1);
 		return;
 	}

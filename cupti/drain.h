@@ -6,7 +6,10 @@
  *  - every birth (a launch whose output became non-finite from finite
  *    inputs), up to NP_DRAIN_BIRTHS_PER_SEC, with the kernel's name the
  *    first time that kernel is reported;
- *  - propagations of each birth: the first, then at most one per
+ *  - propagations of each birth: the first into each of its first
+ *    NP_DRAIN_PROPAGATION_BURST kernels (a value spreads inside its
+ *    module, a copy of it, then leaves within microseconds: the kernel it
+ *    leaves through must not wait out the gap), then at most one per
  *    NP_DRAIN_PROPAGATION_GAP_NS of launch time, NP_DRAIN_PROPAGATIONS
  *    in all, within NP_DRAIN_PROPAGATIONS_PER_SEC: nanprof places each in
  *    its module, step and phase, and a birth becomes the origin once its
@@ -26,6 +29,7 @@
 #define NP_DRAIN_LINEAGE 16384    /* dirty launches remembered: tag -> birth */
 #define NP_DRAIN_PROPAGATIONS 16  /* propagation records per birth */
 #define NP_DRAIN_PROPAGATION_GAP_NS 1000000ull
+#define NP_DRAIN_PROPAGATION_BURST 4  /* distinct kernels reported without the gap */
 #define NP_DRAIN_PROPAGATIONS_PER_SEC 256
 
 /* Starts the thread (idempotent).  0 or -1. */

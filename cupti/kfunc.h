@@ -17,6 +17,9 @@
 /* Keys of the module-level checks' pseudo-functions (cupti/modules.c)
  * are below NP_GPU_WHAT_MAX, or have this bit: no CUfunction does. */
 #define NP_KFUNC_PSEUDO (1ull << 63)
+/* With NP_KFUNC_PSEUDO: the device-to-device copies' checks
+ * (subscriber.c); a guard's keys have a kernel id >= 1 above the low byte. */
+#define NP_KFUNC_COPY 0xffull
 #define NP_KFUNC_NAME 288           /* bytes of name kept (short form): 4 records */
 
 struct np_kfunc {
@@ -33,6 +36,9 @@ struct np_kfunc {
 /* How the function's parameter layout is read: in the agent, from the
  * driver; in tests, from a fixture. */
 typedef int (*np_kfunc_layout_fn)(uint64_t key, struct np_kparams *out, void *arg);
+
+/* The layout of a pseudo-function: no parameters. */
+int np_kfunc_no_layout(uint64_t key, struct np_kparams *out, void *arg);
 
 /* Allocates the table (about 7 MiB).  0 or -1. */
 int np_kfunc_init(void);

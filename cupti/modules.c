@@ -36,14 +36,6 @@ static const char *const names[NP_GPU_WHAT_MAX] = {
 	[NP_GPU_WHAT_PARAM] = "nanprof module-level check: parameter after the step",
 };
 
-static int no_layout(uint64_t key, struct np_kparams *out, void *arg)
-{
-	(void)key;
-	(void)arg;
-	memset(out, 0, sizeof(*out));
-	return 0;
-}
-
 /* A guard's pseudo-function: what was checked, after which kernel.  Keys
  * with bit 63 set are no CUfunction either; the low byte is the what. */
 static struct np_kfunc *suspect_kfunc(uint8_t what, uint32_t suspect)
@@ -53,7 +45,7 @@ static struct np_kfunc *suspect_kfunc(uint8_t what, uint32_t suspect)
 		return NULL;
 	char name[NP_KFUNC_NAME + 64];   /* np_kfunc_get keeps what fits */
 	snprintf(name, sizeof(name), "%s, after %s", names[what], s->name);
-	return np_kfunc_get(NP_KFUNC_PSEUDO | (uint64_t)suspect << 8 | what, name, no_layout, NULL);
+	return np_kfunc_get(NP_KFUNC_PSEUDO | (uint64_t)suspect << 8 | what, name, np_kfunc_no_layout, NULL);
 }
 
 static int check_tensor(const struct np_gpu_tensor *t);
@@ -88,7 +80,7 @@ static int check_tensor(const struct np_gpu_tensor *t)
 	uint32_t suspect = np_gpu_writers() ? np_gpu_suspect(t->ptr) : 0;
 	struct np_kfunc *f = suspect ? suspect_kfunc(t->what, suspect) : NULL;
 	if (!f)
-		f = np_kfunc_get(t->what, names[t->what], no_layout, NULL);
+		f = np_kfunc_get(t->what, names[t->what], np_kfunc_no_layout, NULL);
 	if (!f)
 		return 0;
 	struct np_kbuf b = { .ptr = t->ptr, .numel = t->numel, .dtype = (enum np_dtype)t->dtype,
@@ -100,7 +92,7 @@ static int check_tensor(const struct np_gpu_tensor *t)
 	/* seen now: a guard of a parent returning the same tensor does not
 	 * check it again, and no check of it names an older suspect */
 	if (np_gpu_writers())
-		np_writers_checked(t->ptr, np_writers_next(), tag);
+		np_writers_checked(t->ptr, np_writers_next(), tag, t->dtype);
 	if (np_gpu_guarding())
 		__atomic_add_fetch(&np_gpu_cnt.guard_checks, 1, __ATOMIC_RELAXED);
 	return 1;

@@ -55,6 +55,14 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
 	CUPTI_DRIVER_TRACE_CBID_cuMemMap,
 	CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
 };
 
 /* ---- one launch, whatever API made it ---- */
@@ -457,7 +465,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			/* a check launch the driver refuses later is counted,
 			 * but the writer stays noted as checked */
 			if (seq && r == 1)
-				np_writers_checked(b->ptr, seq, captured ? 0 : c.args.tag);
+				np_writers_checked(b->ptr, seq, captured ? 0 : c.args.tag, b->dtype);
 			else if (seq)
 				note_unchecked(seq, f);
 		}
@@ -472,6 +480,88 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	batch_flush(g, l.stream, &batch);
 	if (!sized)
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- device-to-device copies ---- */
+
+/* A copy (x.clone(), .contiguous() of a contiguous tensor, copy_) moves a
+ * non-finite value without a kernel: its destination's first decoded
+ * reader would look like the birth, and the real birth would never be
+ * seen to leave its module.  So when the source's last write was checked
+ * (writers.h knows it, and its dtype), the destination is checked after
+ * the copy on the copy's stream, from the source: a non-finite value
+ * there is propagation.  Other copies (of memory no check saw, of part
+ * of a buffer, host memory; or when sampling, which keeps no writers)
+ * stay unchecked, as before. */
+static int copy_of(CUpti_CallbackId cbid, const void *p, uint64_t *dst, uint64_t *src,
+		   size_t *bytes, CUstream *stream)
+{
+	*stream = NULL;         /* the synchronous copies: the legacy stream */
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds: {
+		const cuMemcpyDtoD_v2_params *a = p;
+		*dst = a->dstDevice, *src = a->srcDevice, *bytes = a->ByteCount;
+		return 0;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz: {
+		const cuMemcpyDtoDAsync_v2_params *a = p;
+		*dst = a->dstDevice, *src = a->srcDevice, *bytes = a->ByteCount;
+		*stream = a->hStream;
+		return 0;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds: {
+		const cuMemcpy_params *a = p;
+		*dst = a->dst, *src = a->src, *bytes = a->ByteCount;
+		return 0;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz: {
+		const cuMemcpyAsync_params *a = p;
+		*dst = a->dst, *src = a->src, *bytes = a->ByteCount;
+		*stream = a->hStream;
+		return 0;
+	}
+	}
+	return -1;
+}
+
+static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	uint64_t dst, src, tag = 0;
+	size_t bytes;
+	CUstream stream;
+	struct np_iv iv;
+	int dtype;
+
+	if (cb->callbackSite != CUPTI_API_EXIT || !np_gpu_writers() ||
+	    copy_of(cbid, cb->functionParams, &dst, &src, &bytes, &stream))
+		return;
+	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return;
+	if ((dtype = np_writers_dtype(src)) < 0 || !bytes ||
+	    bytes % np_dtype_size((enum np_dtype)dtype))
+		return;
+	/* both ends device memory (cuMemcpy also copies to and from the host) */
+	if (allocation_of(dst, &iv) || allocation_of(src, &iv))
+		return;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	np_cu.stream_is_capturing(stream, &cap);
+	int captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	const char *why = NULL;
+	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(cb->context)
+					: np_gpu_ctx_get(cb->context, &why);
+	struct np_kfunc *f = np_kfunc_get(NP_KFUNC_PSEUDO | NP_KFUNC_COPY,
+					  "cuMemcpy device to device", np_kfunc_no_layout, NULL);
+	if (!g || !f)
+		return;
+	struct np_kbuf b = { .ptr = dst, .numel = bytes / np_dtype_size((enum np_dtype)dtype),
+			     .dtype = (enum np_dtype)dtype, .n_in = -1 };
+	uint64_t seq = np_writers_next();
+	if (np_gpu_launch_check(g, stream, f, &b, &src, 1, captured, &tag) == 1)
+		np_writers_checked(dst, seq, tag, dtype);
 }
 
 /* ---- allocations ---- */
@@ -555,6 +645,16 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
 		on_memory(cbid, cb);
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz:
+		on_copy(cbid, cb);
 		break;
 	default:
 		on_launch(cbid, cb);

@@ -5,6 +5,7 @@
 
 static struct {
 	uint64_t ptr, seq, tag;
+	int dtype;
 } slots[NP_WRITERS_SLOTS];
 static uint64_t last_unchecked;   /* seq of the latest launch with unchecked outputs */
 static uint64_t counter;
@@ -30,7 +31,7 @@ uint64_t np_writers_next(void)
 	return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
 }
 
-void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag)
+void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag, int dtype)
 {
 	if (!ptr)
 		return;
@@ -41,6 +42,7 @@ void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag)
 		slots[i].ptr = ptr;
 		slots[i].seq = seq;
 		slots[i].tag = tag;
+		slots[i].dtype = dtype;
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -71,4 +73,13 @@ int np_writers_seen(uint64_t ptr, uint64_t *tag)
 		*tag = slots[i].tag;
 	pthread_mutex_unlock(&lock);
 	return seen;
+}
+
+int np_writers_dtype(uint64_t ptr)
+{
+	unsigned i = slot_of(ptr);
+	pthread_mutex_lock(&lock);
+	int dtype = ptr && slots[i].ptr == ptr ? slots[i].dtype : -1;
+	pthread_mutex_unlock(&lock);
+	return dtype;
 }

@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#define NP_WRITERS_SLOTS 8192   /* 24 bytes each */
+#define NP_WRITERS_SLOTS 8192   /* 32 bytes each */
 
 /* Forgets everything (tests, and a new start). */
 void np_writers_reset(void);
@@ -41,9 +41,10 @@ void np_writers_reset(void);
 /* A number for a new launch, larger than every earlier one's (from 1). */
 uint64_t np_writers_next(void);
 
-/* Launch `seq` wrote ptr, and its check was enqueued with `tag` (0: a
- * captured check, whose records come at replays). */
-void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag);
+/* Launch `seq` wrote ptr, as elements of dtype (enum np_dtype), and its
+ * check was enqueued with `tag` (0: a captured check, whose records come
+ * at replays). */
+void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag, int dtype);
 
 /* Launch `seq` may have written buffers no check covers. */
 void np_writers_unchecked(uint64_t seq);
@@ -57,5 +58,9 @@ int np_writers_seen(uint64_t ptr, uint64_t *tag);
 /* The number of the latest checked launch that wrote ptr, 0 if none is
  * known: a launch after it may have written ptr. */
 uint64_t np_writers_last(uint64_t ptr);
+
+/* The dtype of the latest checked write starting at ptr (what a copy of
+ * it holds), or -1 if none is known. */
+int np_writers_dtype(uint64_t ptr);
 
 #endif

@@ -726,6 +726,38 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream h)
 	return CUDA_SUCCESS;
 }
 
+/* A device-to-device copy on stream h, after what is queued there: both
+ * ranges must be device memory. */
+static CUresult copy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
+{
+	struct fk_stream *s = stream_of(h);
+	struct fk_alloc *d = alloc_find(dst, n), *a = alloc_find(src, n);
+	if (!s || !d || !a || d->host || a->host)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct fk_op *op = calloc(1, sizeof(*op));
+	op->dst = (unsigned char *)dst;
+	op->src = (const unsigned char *)src;
+	op->n = n;
+	enqueue(s, op);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
+{
+	cuMemcpyDtoDAsync_v2_params p = { dst, src, n, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync_v2", &p, NULL,
+		      copy_dtod(dst, src, n, h));
+}
+
+/* Unified addressing: what cudaMemcpyAsync(.., cudaMemcpyDeviceToDevice)
+ * becomes.  The fake copies device memory only. */
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
+{
+	cuMemcpyAsync_params p = { dst, src, n, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, "cuMemcpyAsync", &p, NULL,
+		      copy_dtod(dst, src, n, h));
+}
+
 /* Only recorded: the fake has no capture modes to enforce. */
 static __thread CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 

@@ -16,6 +16,9 @@
  *   fo_gate_sum(v)   y = v (fill), r = y.sum() (reduce_kernel): +inf when
  *                    v = 3e38 (4096 of them overflow float)
  *   fo_head_sum()    s = r + x (add): reads the sum
+ *   fo_gate_copy(v)  fo_gate(v), then c = e.clone() (cuMemcpyAsync, device
+ *                    to device: no kernel)
+ *   fo_head_copy()   s = c + x (add): reads the copy
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -82,7 +85,7 @@ _Static_assert(sizeof(struct reduce_op) == 1048 && offsetof(struct reduce_op, sr
 	       "the ReduceOp of tests/unit/fixtures/reduce_ops.tsv");
 
 static CUfunction add, fill, exp_, opaque, sum;
-static float *x, *mask, *sc, *y, *e, *s, *r;
+static float *x, *mask, *sc, *y, *e, *s, *r, *c;
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -185,7 +188,7 @@ int fo_init(void)
 	static const uint32_t size_sum[] = { sizeof(struct reduce_op) };
 	sum = reg(sum_f32, 1, off1, size_sum, k_sum);
 	x = alloc(), mask = alloc(), sc = alloc(), y = alloc(), e = alloc(), s = alloc();
-	r = alloc();
+	r = alloc(), c = alloc();
 	if (!failed)
 		for (int i = 0; i < N; i++) {
 			x[i] = (float)(i % 10) / 10.0f;   /* unified memory: a store */
@@ -312,6 +315,23 @@ int fo_gate_sum(float v)
 	op.noutputs = 1;
 	void *p[] = { &op };
 	check(cuLaunchKernel(sum, 1, 1, 1, 32, 16, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
+/* the gate's exp, then its output cloned as torch clones a contiguous
+ * tensor: cudaMemcpyAsync device to device on the current stream */
+int fo_gate_copy(float v)
+{
+	if (fo_gate(v))
+		return -1;
+	check(cuMemcpyAsync((CUdeviceptr)c, (CUdeviceptr)e, N * sizeof(float), NULL), "cuMemcpyAsync");
+	return failed ? -1 : 0;
+}
+
+int fo_head_copy(void)
+{
+	launch_add(s, c, x);
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	return failed ? -1 : 0;
 }
 

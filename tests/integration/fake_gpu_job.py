@@ -19,6 +19,10 @@ cuBLAS-like C name and one opaque argument struct): its output is never
 checked at launch, only at the gate's module output (--modules with
 NANPROF_GPU_MODE=every+modules).
 
+With --copy the gate clones its exp() output (cuMemcpyAsync, device to
+device: no kernel) and head reads the clone: the copy must carry the
+value's dirtiness, or head's add looks like the birth.
+
 With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
 (else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
 agent must read to check r; head reads r.
@@ -44,7 +48,7 @@ with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
-                  [--at N] [--steps N] [--modules] [--opaque] [--sum] [--cpu-grads]
+                  [--at N] [--steps N] [--modules] [--opaque] [--sum] [--copy] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -75,11 +79,14 @@ def main():
     ap.add_argument("--opaque", action="store_true")
     ap.add_argument("--sum", action="store_true",
                     help="the gate overflows in a reduction (y.sum()), not in exp()")
+    ap.add_argument("--copy", action="store_true",
+                    help="the gate clones its output by a device-to-device copy; head reads it")
     a = ap.parse_args()
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
+    ops.fo_gate_copy.argtypes = [ctypes.c_float]
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
     if ops.fo_init():
@@ -116,6 +123,8 @@ def main():
                 return GateBackward.apply(x)
             if a.sum:
                 ops.fo_gate_sum(3e38 if self.value == 100.0 else self.value)
+            elif a.copy:
+                ops.fo_gate_copy(self.value)
             else:
                 ops.fo_gate(self.value)
             return x
@@ -135,7 +144,7 @@ def main():
 
         def forward(self, x):
             if a.fault == "forward":
-                (ops.fo_head_sum if a.sum else ops.fo_head)()
+                (ops.fo_head_sum if a.sum else ops.fo_head_copy if a.copy else ops.fo_head)()
             return self.lin(x)
 
     class Model(nn.Module):
