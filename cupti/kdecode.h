@@ -271,8 +271,9 @@ int np_kdecode_layout_parse(const char *s, struct np_kparams *layout);
  * with a checkable dtype are returned.  Families whose pointers sit in
  * opaque aggregates (other lambdas' captures, cat metadata) give 0: use
  * the generic tier.  The strided elementwise lambdas of gpu_kernel_impl
- * and gpu_kernel_impl_nocast are read (kdecode_lambda.h).  A reduction's ReduceOp is read when the launch's grid and
- * block are known (kdecode_reduce.h).  multi_tensor_apply gives one buffer per written list
+ * and gpu_kernel_impl_nocast are read (kdecode_lambda.h), and so is a
+ * reduction's ReduceOp (kdecode_reduce.h), when the launch's grid and
+ * block are known.  multi_tensor_apply gives one buffer per written list
  * entry the launch touches, list by list (params first), each with its own
  * inputs.  Reads no parameter past its size in layout; returns 0 when the
  * layout or the values do not match the name.  Returns the number of

@@ -45,7 +45,8 @@ static struct np_kfunc *suspect_kfunc(uint8_t what, uint32_t suspect)
 		return NULL;
 	char name[NP_KFUNC_NAME + 64];   /* np_kfunc_get keeps what fits */
 	snprintf(name, sizeof(name), "%s, after %s", names[what], s->name);
-	return np_kfunc_get(NP_KFUNC_PSEUDO | (uint64_t)suspect << 8 | what, name, np_kfunc_no_layout, NULL);
+	return np_kfunc_get(NP_KFUNC_PSEUDO | (uint64_t)suspect << 8 | what, name,
+			    np_kfunc_no_layout, NULL);
 }
 
 static int check_tensor(const struct np_gpu_tensor *t);

@@ -8,8 +8,9 @@
  * and the outputs each must yield; the rest of each lambda is what the
  * host stack held.  lambda_ops_1.tsv holds torch 1.13's, whose
  * gpu_kernel_impl has both lambdas (#1 same-dtype, #2 casting).  Each
- * test runs in a process of its own, which sees one torch.  The other tests check that a launch which does not
- * agree with its lambda yields nothing. */
+ * test runs in a process of its own, which sees one torch.  The other
+ * tests check that a launch which does not agree with its lambda yields
+ * nothing. */
 #include "fixture.h"
 #include "launch_fixture.h"
 
