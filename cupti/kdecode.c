@@ -814,6 +814,29 @@ static void lambda_classify(struct np_kinfo *ki, struct span targs)
 	ki->lam.vt = (uint8_t)vt;
 }
 
+/* CatArrayBatchedCopy[_contig|_alignedK_contig]<OpaqueType<N>, IndexType,
+ * Dims, batch_size, stride_size, ..>: the metadata's shape (kdecode_cat.h). */
+static void cat_classify(struct np_kinfo *ki, struct span name, struct span targs)
+{
+	struct span t = trim(nth_item(targs, 0)), index = trim(nth_item(targs, 1));
+	struct np_cat_shape sh = { 0 };
+	long at = span_rfind(t, "OpaqueType<");
+	int dims = targ_int(targs, 2), batch = targ_int(targs, 3), stride = targ_int(targs, 4);
+
+	if (!(span_eq(name, "CatArrayBatchedCopy") || span_eq(name, "CatArrayBatchedCopy_contig") ||
+	      span_eq(name, "CatArrayBatchedCopy_alignedK_contig")) || at < 0 || dims < 1 ||
+	    dims > 4 || batch < 1 || batch > 1024 || stride < 1 || stride > 1024)
+		return;
+	sh.esize = (uint32_t)atoi(t.p + at + 11);
+	sh.index_size = span_eq(index, "unsigned int") ? 4 : span_eq(index, "unsigned long") ? 8 : 0;
+	if (!sh.index_size || (sh.esize != 1 && sh.esize != 2 && sh.esize != 4 && sh.esize != 8))
+		return;
+	sh.dims = (uint32_t)dims;
+	sh.batch = (uint32_t)batch;
+	sh.stride_size = (uint32_t)stride;
+	ki->cat = sh;
+}
+
 /* Output dtype of the families that name it in their template arguments. */
 static void template_dtype(struct np_kinfo *ki, struct span targs)
 {
@@ -1127,6 +1150,8 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 	scalar_classify(ki, name);
 	if (ki->family == NP_KF_BATCH_NORM)
 		acc_classify(ki, name, targs);
+	if (ki->family == NP_KF_CAT && targs.p)
+		cat_classify(ki, name, targs);
 	return ki->family;
 }
 
@@ -1231,6 +1256,7 @@ static struct np_kbuf *emit_next(struct emit *e)
 	}
 	b = &e->out[e->n++];
 	b->n_in = -1;
+	b->esize = 0;
 	return b;
 }
 
@@ -1514,6 +1540,35 @@ static int lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
+/* torch.cat's output, when one launch writes all of it (kdecode_cat.h):
+ * its dtype is left to the caller, who knows what wrote the inputs. */
+static int cat_outputs(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+		       const struct np_klaunch *kl, struct emit *e)
+{
+	const struct np_cat_shape *sh = &ki->cat;
+	struct np_cat_view v;
+	struct np_kbuf *out;
+
+	if (!sh->esize || !kl || l->n != 5 || l->p[0].size != 8 ||
+	    l->p[1].size != np_cat_meta_size(sh) || l->p[2].size != 8u * sh->index_size ||
+	    l->p[3].size != 4 || l->p[4].size != sh->index_size)
+		return 0;
+	if (!np_cat_read(word_at(kp, 0, 0), kp[1], kp[2], sh, kl->grid, NP_KD_BUF_INPUTS, &v))
+		return 0;
+	out = emit_next(e);
+	if (!out)
+		return e->n;
+	out->ptr = v.output;
+	out->numel = v.numel;
+	out->dtype = NP_DT_MAX;
+	out->esize = sh->esize;
+	out->how = NP_KH_CAT;
+	out->n_in = 0;
+	for (int k = 0; k < v.ninputs; k++)
+		out->in[out->n_in++] = v.input[k];
+	return e->n;
+}
+
 /* Fields of the metadata bytes md (all offsets inside g->size). */
 static uint64_t md_u64(const unsigned char *md, uint32_t at)
 {
@@ -1680,9 +1735,11 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 		break;
 	case NP_KF_SOFTMAX:
 	case NP_KF_LAYER_NORM:
-	case NP_KF_CAT:
 	case NP_KF_EXPLICIT:
 		n = signature_outputs(ki, layout, kernelParams, launch, &e);
+		break;
+	case NP_KF_CAT:
+		n = cat_outputs(ki, layout, kernelParams, launch, &e);
 		break;
 	case NP_KF_MULTI_TENSOR_APPLY:
 		n = mta_outputs(ki, layout, kernelParams, launch ? launch->blocks : 0, &e);

@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 #include "../kernels/finite.h"
+#include "kdecode_cat.h"
 
 #define NP_KD_MAX_PARAMS 64     /* parameters we look at; more: the rest are ignored */
 #define NP_KD_MAX_OUTPUTS 16    /* a sensible size for the caller's np_kbuf array; a
@@ -195,6 +196,7 @@ struct np_kinfo {
 	struct np_kacc acc;      /* NP_KF_BATCH_NORM only */
 	struct np_kred red;      /* NP_KF_REDUCE only */
 	struct np_klam lam;      /* NP_KF_LAMBDA_ELEMENTWISE only */
+	struct np_cat_shape cat; /* NP_KF_CAT: esize 0 when not read (kdecode_cat.h) */
 	uint8_t scalar_outputs;  /* NP_KF_EXPLICIT: each floating T* output is one element
 				  * (a loss kernel's reduced value; kdecode.c, "scalar
 				  * outputs") */
@@ -223,12 +225,17 @@ enum np_khow {
 				  * write of a dense output (kdecode_reduce.h) */
 	NP_KH_STRIDED,           /* a strided elementwise lambda's data[0]: N elements of
 				  * a dense output (kdecode_lambda.h) */
+	NP_KH_CAT,               /* torch.cat's whole output (kdecode_cat.h): its dtype
+				  * is NP_DT_MAX, only its size is known (esize): the
+				  * caller finds the dtype its first input holds, or
+				  * drops the buffer */
 };
 
 struct np_kbuf {
 	uint64_t ptr;            /* device address */
 	uint64_t numel;          /* elements, 0 = unknown (size it from the allocation map) */
-	enum np_dtype dtype;
+	enum np_dtype dtype;     /* NP_DT_MAX: not known (NP_KH_CAT) */
+	uint32_t esize;          /* NP_KH_CAT: the element's size */
 	enum np_khow how;
 	int n_in;                /* -1: the caller takes the launch's pointer words as this
 				  * output's inputs; else in[0..n_in) are all it reads (an

@@ -367,6 +367,22 @@ static int sampled_out(struct np_kfunc *f)
 	return n % config.sample_every != 0;
 }
 
+/* b with its dtype: a torch.cat output's is what last wrote its first
+ * input (writers.h), of the element size the kernel copies, written into
+ * *tmp; NULL when that is not known (the output then goes unchecked, as
+ * an unsized one).  Any other buffer: b itself. */
+static const struct np_kbuf *typed(const struct np_kbuf *b, struct np_kbuf *tmp)
+{
+	if (b->how != NP_KH_CAT)
+		return b;
+	int d = b->n_in > 0 && np_gpu_writers() ? np_writers_dtype(b->in[0]) : -1;
+	if (d < 0 || np_dtype_size((enum np_dtype)d) != b->esize)
+		return NULL;
+	*tmp = *b;
+	tmp->dtype = (enum np_dtype)d;
+	return tmp;
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch l;
@@ -449,16 +465,17 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * launch with more outputs than outs[] holds (an optimizer's list,
 	 * up to about a thousand) is read in turns. */
 	int sized = 0;
+	struct np_kbuf cat_out;
 	struct check_batch batch;
 	batch.n = batch.blocks = 0;
 	batch.bytes = 0;
 	for (;;) {
 		for (int k = 0; k < nout; k++) {
-			const struct np_kbuf *b = &outs[k];
-			int own = b->n_in >= 0;
+			const struct np_kbuf *b = typed(&outs[k], &cat_out);
+			int own = outs[k].n_in >= 0;
 			struct check_ready c;
-			int r = check_prepare(g, l.stream, f, b, own ? b->in : inputs,
-					      own ? (uint32_t)b->n_in : n_in, captured, &c);
+			int r = !b ? -1 : check_prepare(g, l.stream, f, b, own ? b->in : inputs,
+							own ? (uint32_t)b->n_in : n_in, captured, &c);
 			if (r == 1)
 				batch_add(g, l.stream, &batch, &c);
 			sized |= r >= 0;

@@ -19,6 +19,9 @@
  *   fo_gate_copy(v)  fo_gate(v), then c = e.clone() (cuMemcpyAsync, device
  *                    to device: no kernel)
  *   fo_head_copy()   s = c + x (add): reads the copy
+ *   fo_gate_cat(v)   fo_gate(v), then c = cat(e[:N/2], x[:N/2]) (torch.cat's
+ *                    CatArrayBatchedCopy_contig, one launch for both); read
+ *                    by fo_head_copy()
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -84,7 +87,29 @@ struct reduce_op {
 _Static_assert(sizeof(struct reduce_op) == 1048 && offsetof(struct reduce_op, src) == 984,
 	       "the ReduceOp of tests/unit/fixtures/reduce_ops.tsv");
 
-static CUfunction add, fill, exp_, opaque, sum;
+/* torch.cat of float-sized elements: the fixture's OpaqueType<2u>
+ * CatArrayBatchedCopy_contig with 4u, and its metadata for two inputs
+ * (Shape.cu: CatArrInputTensorMetadata<T, unsigned, 128, 1>) */
+static const char cat_f32[] =
+	"_ZN2at6native40_GLOBAL__N__f1f992fe_8_Shape_cu_49f7391c26CatArrayBatchedCopy_contig"
+	"INS1_10OpaqueTypeILj4EEEjLi1ELi128ELi1EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_"
+	"EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_";
+struct cat_meta {
+	const float *input[128];
+	uint32_t offset[128], dim_size[128], n_elements[128];
+	bool is_contiguous[128];
+	uint32_t tensor_stride[1][8];
+};
+_Static_assert(sizeof(struct cat_meta) == 2720, "torch 2.14.1's parameter size");
+struct cat_args {                       /* the launch's parameters, packed */
+	float *output;
+	struct cat_meta inputs;
+	uint32_t os[8];                 /* TensorSizeStride<unsigned, 4> */
+	int32_t concat_dim;
+	uint32_t dim_stride;
+};
+
+static CUfunction add, fill, exp_, opaque, sum, cat;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c;
 static int failed;
 
@@ -157,6 +182,15 @@ static void k_sum(const void *a, unsigned grid, unsigned block)
 	*(float *)op.dst[0] = acc;
 }
 
+/* Both inputs of a contiguous 1-D cat: input k at offset[k] * dim_stride. */
+static void k_cat(const void *a, unsigned grid, unsigned block)
+{
+	const struct cat_args *c = a;
+	for (int k = 0; k < 2; k++)
+		memcpy(c->output + c->inputs.offset[k] * c->dim_stride, c->inputs.input[k],
+		       c->inputs.n_elements[k] * sizeof(float));
+}
+
 static CUfunction reg(const char *name, int n, const uint32_t *off, const uint32_t *size,
 		      fake_kernel_fn fn)
 {
@@ -187,6 +221,9 @@ int fo_init(void)
 	opaque = reg(opaque_exp, 1, off1, size_opaque, k_opaque);
 	static const uint32_t size_sum[] = { sizeof(struct reduce_op) };
 	sum = reg(sum_f32, 1, off1, size_sum, k_sum);
+	static const uint32_t off_cat[] = { 0, 8, 2728, 2760, 2764 },
+			      size_cat[] = { 8, 2720, 32, 4, 4 };
+	cat = reg(cat_f32, 5, off_cat, size_cat, k_cat);
 	x = alloc(), mask = alloc(), sc = alloc(), y = alloc(), e = alloc(), s = alloc();
 	r = alloc(), c = alloc();
 	if (!failed)
@@ -325,6 +362,27 @@ int fo_gate_copy(float v)
 	if (fo_gate(v))
 		return -1;
 	check(cuMemcpyAsync((CUdeviceptr)c, (CUdeviceptr)e, N * sizeof(float), NULL), "cuMemcpyAsync");
+	return failed ? -1 : 0;
+}
+
+/* c = cat(e[:N/2], x[:N/2]): one launch of two inputs, gridDim.y 2 */
+int fo_gate_cat(float v)
+{
+	static struct cat_args a;
+	if (fo_gate(v))
+		return -1;
+	memset(&a, 0xa5, sizeof(a));    /* unused slots: garbage, as on a launch */
+	a.output = c;
+	a.inputs.input[0] = e, a.inputs.input[1] = x;
+	a.inputs.offset[0] = 0, a.inputs.offset[1] = N / 2;
+	a.inputs.dim_size[0] = a.inputs.dim_size[1] = N / 2;
+	a.inputs.n_elements[0] = a.inputs.n_elements[1] = N / 2;
+	a.inputs.is_contiguous[0] = a.inputs.is_contiguous[1] = true;
+	a.os[0] = N, a.os[4] = 1;       /* size N, stride 1 */
+	a.concat_dim = 0;
+	a.dim_stride = 1;
+	void *p[] = { &a.output, &a.inputs, a.os, &a.concat_dim, &a.dim_stride };
+	check(cuLaunchKernel(cat, 8, 2, 1, 512, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
 	return failed ? -1 : 0;
 }
 

@@ -23,6 +23,10 @@ With --copy the gate clones its exp() output (cuMemcpyAsync, device to
 device: no kernel) and head reads the clone: the copy must carry the
 value's dirtiness, or head's add looks like the birth.
 
+With --cat the gate concatenates half of its exp() output with half of x
+(torch.cat's kernel) and head reads the result: the cat must carry the
+dirtiness too.
+
 With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
 (else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
 agent must read to check r; head reads r.
@@ -48,7 +52,7 @@ with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
-                  [--at N] [--steps N] [--modules] [--opaque] [--sum] [--copy] [--cpu-grads]
+                  [--at N] [--steps N] [--modules] [--opaque] [--sum] [--copy] [--cat] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -79,6 +83,8 @@ def main():
     ap.add_argument("--opaque", action="store_true")
     ap.add_argument("--sum", action="store_true",
                     help="the gate overflows in a reduction (y.sum()), not in exp()")
+    ap.add_argument("--cat", action="store_true",
+                    help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--copy", action="store_true",
                     help="the gate clones its output by a device-to-device copy; head reads it")
     a = ap.parse_args()
@@ -87,6 +93,7 @@ def main():
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
+    ops.fo_gate_cat.argtypes = [ctypes.c_float]
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
     if ops.fo_init():
@@ -125,6 +132,8 @@ def main():
                 ops.fo_gate_sum(3e38 if self.value == 100.0 else self.value)
             elif a.copy:
                 ops.fo_gate_copy(self.value)
+            elif a.cat:
+                ops.fo_gate_cat(self.value)
             else:
                 ops.fo_gate(self.value)
             return x
@@ -144,7 +153,8 @@ def main():
 
         def forward(self, x):
             if a.fault == "forward":
-                (ops.fo_head_sum if a.sum else ops.fo_head_copy if a.copy else ops.fo_head)()
+                (ops.fo_head_sum if a.sum else ops.fo_head_copy if a.copy or a.cat
+                 else ops.fo_head)()
             return self.lin(x)
 
     class Model(nn.Module):

@@ -6,7 +6,8 @@
 # reports through its BPF probe, and nanprof must place the overflowing
 # exp in blocks.0.gate at step 3, forward, as a CUDA origin (and an
 # overflowing sum there, in torch's reduce_kernel; and when the gate's
-# output is cloned by a device-to-device copy that head reads); the same
+# output is cloned by a device-to-device copy, or concatenated by
+# torch.cat's kernel, that head reads); the same
 # kernel launched by the backward of a node blocks.0.gate made, in the
 # backward phase; and, with no overflow, name nothing, although
 # blocks.0.attn's -inf mask spreads into another kernel's output every
@@ -79,6 +80,15 @@ one_python() {   # python
 	else
 		cat "$T/$tag-copy.err" >> "$T/chk"
 		bad "$tag: fake GPU origin through a copy under nanprof" "$T/chk"
+	fi
+	run_fake "$py" "$T/$tag-cat" --cat --at 3
+	if python3 $IT/check_origin.py "$T/$tag-cat/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 --op-kernel exp_kernel_cuda \
+		> "$T/chk" 2>&1 && grep -q '"gpu_launches_undecoded":0' "$T/$tag-cat/events.jsonl"; then
+		ok "$tag: concatenated by torch.cat's kernel, read by head: still the exp in blocks.0.gate"
+	else
+		cat "$T/$tag-cat.err" >> "$T/chk"
+		bad "$tag: fake GPU origin through a cat under nanprof" "$T/chk"
 	fi
 	run_fake "$py" "$T/$tag-bwd" --fault backward --at 3
 	if python3 $IT/check_origin.py "$T/$tag-bwd/events.jsonl" --cuda \

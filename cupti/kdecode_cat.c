@@ -1,0 +1,61 @@
+/* kdecode_cat.c - the output of torch.cat's kernel, read from its input
+ * metadata (see kdecode_cat.h for the layout and the rules). */
+#include <string.h>
+#include "param_bytes.h"
+#include "kdecode_cat.h"
+
+#define SIZE_STRIDE_DIMS 4u      /* CAT_ARRAY_MAX_INPUT_DIMS */
+
+static uint32_t align_to(uint32_t v, uint32_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* An IndexType value at byte at. */
+static uint64_t index_at(const unsigned char *b, uint32_t at, uint32_t isz)
+{
+	return isz == 4 ? np_u32_at(b, at) : np_u64_at(b, at);
+}
+
+uint32_t np_cat_meta_size(const struct np_cat_shape *sh)
+{
+	uint32_t n = sh->batch, isz = sh->index_size;
+	uint32_t flags_end = 8u * n + 3u * isz * n + n;
+	uint32_t strides = align_to(flags_end, isz) + sh->stride_size * 2u * SIZE_STRIDE_DIMS * isz;
+	return align_to(strides, 8);
+}
+
+int np_cat_read(uint64_t output, const unsigned char *meta, const unsigned char *os,
+		const struct np_cat_shape *sh, const uint32_t grid[3], int max_inputs,
+		struct np_cat_view *v)
+{
+	uint32_t n = sh->batch, isz = sh->index_size;
+	uint64_t numel = 1, copied = 0, expect = 1;
+
+	if (!output || !meta || !os || (isz != 4 && isz != 8) || sh->dims < 1 ||
+	    sh->dims > SIZE_STRIDE_DIMS || !n || grid[1] < 1 || grid[1] > n ||
+	    grid[1] > (uint32_t)max_inputs || grid[1] > 16 || grid[2] != 1)
+		return 0;
+	/* the output: sizes then strides, in elements; contiguous, row-major */
+	for (int d = (int)sh->dims - 1; d >= 0; d--) {
+		uint64_t size = index_at(os, (uint32_t)d * isz, isz);
+		uint64_t stride = index_at(os, (SIZE_STRIDE_DIMS + (uint32_t)d) * isz, isz);
+		if (!size || size > (1ull << 40))
+			return 0;
+		if (size > 1 && stride != expect)
+			return 0;
+		expect *= size;
+		numel *= size;
+	}
+	memset(v, 0, sizeof(*v));
+	v->output = output;
+	v->numel = numel;
+	v->ninputs = (int)grid[1];
+	for (uint32_t k = 0; k < grid[1]; k++) {
+		v->input[k] = np_u64_at(meta, 8u * k);
+		if (!v->input[k])
+			return 0;
+		copied += index_at(meta, 8u * n + 2u * isz * n + k * isz, isz);   /* nElements[k] */
+	}
+	return copied == numel;   /* this launch writes all of it */
+}

@@ -1,0 +1,61 @@
+/* kdecode_cat.h - the output of torch.cat's kernel, read from its input
+ * metadata.
+ *
+ * torch.cat on CUDA (ATen/native/cuda/Shape.cu) launches, per batch of up
+ * to batch_size inputs,
+ *   CatArrayBatchedCopy[_contig|_alignedK_contig]<T, IndexType, Dims,
+ *       batch_size, stride_size[, ..]>(T *output,
+ *       CatArrInputTensorMetadata<T, IndexType, batch_size, stride_size> inputs,
+ *       TensorSizeStride<IndexType, 4> os, int concatDim, IndexType dimStride)
+ * with T = OpaqueType<N> (N bytes: the kernel copies, whatever the dtype)
+ * and, by value,
+ *   const T *input[n]; IndexType offset[n], dimSize[n], nElements[n];
+ *   bool isContiguous[n]; TensorSizeStride<IndexType, 4> tensorStride[stride_size];
+ *   TensorSizeStride<IndexType, 4> { IndexType tensorSize[4], tensorStride[4]; }
+ * gridDim.y is the number of inputs the launch copies (the kernel reads
+ * inputs.nElements[blockIdx.y]).  Read from PyTorch's source and matching
+ * torch 2.14.1's parameter sizes (2,720 bytes for n 128, stride_size 1).
+ *
+ * A cat makes no value, it only moves them: decoded, its output is
+ * checked so that its readers see the inputs' non-finite values as
+ * propagation, not as births.  Only when one launch writes the whole
+ * output (its inputs' element counts add up to the output's), the
+ * output is contiguous, and it copies at most NP_KD_BUF_INPUTS inputs
+ * (each one's dirtiness is looked up).  The dtype is not in the name:
+ * the caller takes it from what last wrote the first input (writers.h).
+ * The _vectorized variant (a char * output, sizes in vectors) is not read.
+ */
+#ifndef NP_KDECODE_CAT_H
+#define NP_KDECODE_CAT_H
+
+#include <stdint.h>
+
+/* What the kernel's name says (kdecode.c). */
+struct np_cat_shape {
+	uint32_t esize;          /* N of OpaqueType<N> */
+	uint32_t index_size;     /* sizeof IndexType: 4 or 8 */
+	uint32_t dims;           /* the output's dimensions, 1..4 */
+	uint32_t batch;          /* n: inputs the metadata holds */
+	uint32_t stride_size;    /* tensorStride entries */
+};
+
+/* What one launch writes and reads. */
+struct np_cat_view {
+	uint64_t output;
+	uint64_t numel;          /* the output's elements */
+	int ninputs;             /* gridDim.y */
+	uint64_t input[16];
+};
+
+/* The metadata's size for a shape: what cuFuncGetParamInfo must report. */
+uint32_t np_cat_meta_size(const struct np_cat_shape *sh);
+
+/* Reads one launch: output the first parameter's value, meta and os the
+ * second and third parameters' bytes, grid the launch's.  1 when the
+ * launch writes its whole, contiguous output from at most max_inputs
+ * inputs (v filled); 0 otherwise. */
+int np_cat_read(uint64_t output, const unsigned char *meta, const unsigned char *os,
+		const struct np_cat_shape *sh, const uint32_t grid[3], int max_inputs,
+		struct np_cat_view *v);
+
+#endif
