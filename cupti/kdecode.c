@@ -814,18 +814,22 @@ static void lambda_classify(struct np_kinfo *ki, struct span targs)
 	ki->lam.vt = (uint8_t)vt;
 }
 
-/* CatArrayBatchedCopy[_contig|_alignedK_contig]<OpaqueType<N>, IndexType,
- * Dims, batch_size, stride_size, ..>: the metadata's shape (kdecode_cat.h). */
+/* CatArrayBatchedCopy[_contig|_alignedK_contig|_vectorized]<OpaqueType<N>,
+ * IndexType, Dims, batch_size, stride_size, ..>: the metadata's shape, and
+ * for _vectorized<.., alignment, elems_per_vec> the vector (kdecode_cat.h). */
 static void cat_classify(struct np_kinfo *ki, struct span name, struct span targs)
 {
 	struct span t = trim(nth_item(targs, 0)), index = trim(nth_item(targs, 1));
 	struct np_cat_shape sh = { 0 };
 	long at = span_rfind(t, "OpaqueType<");
 	int dims = targ_int(targs, 2), batch = targ_int(targs, 3), stride = targ_int(targs, 4);
+	int per_vec = span_eq(name, "CatArrayBatchedCopy_vectorized") ? targ_int(targs, 6) : 1;
 
 	if (!(span_eq(name, "CatArrayBatchedCopy") || span_eq(name, "CatArrayBatchedCopy_contig") ||
-	      span_eq(name, "CatArrayBatchedCopy_alignedK_contig")) || at < 0 || dims < 1 ||
-	    dims > 4 || batch < 1 || batch > 1024 || stride < 1 || stride > 1024)
+	      span_eq(name, "CatArrayBatchedCopy_alignedK_contig") ||
+	      span_eq(name, "CatArrayBatchedCopy_vectorized")) ||
+	    at < 0 || dims < 1 || dims > 4 || batch < 1 || batch > 1024 || stride < 1 ||
+	    stride > 1024 || per_vec < 1 || per_vec > 16)
 		return;
 	sh.esize = (uint32_t)atoi(t.p + at + 11);
 	sh.index_size = span_eq(index, "unsigned int") ? 4 : span_eq(index, "unsigned long") ? 8 : 0;
@@ -834,6 +838,7 @@ static void cat_classify(struct np_kinfo *ki, struct span name, struct span targ
 	sh.dims = (uint32_t)dims;
 	sh.batch = (uint32_t)batch;
 	sh.stride_size = (uint32_t)stride;
+	sh.per_vec = (uint32_t)per_vec;
 	ki->cat = sh;
 }
 

@@ -32,7 +32,7 @@ int np_cat_read(uint64_t output, const unsigned char *meta, const unsigned char 
 	uint32_t n = sh->batch, isz = sh->index_size;
 	uint64_t numel = 1, copied = 0, expect = 1;
 
-	if (!output || !meta || !os || (isz != 4 && isz != 8) || sh->dims < 1 ||
+	if (!output || !meta || !os || (isz != 4 && isz != 8) || sh->dims < 1 || !sh->per_vec ||
 	    sh->dims > SIZE_STRIDE_DIMS || !n || grid[1] < 1 || grid[1] > n ||
 	    grid[1] > (uint32_t)max_inputs || grid[1] > 16 || grid[2] != 1)
 		return 0;
@@ -48,6 +48,7 @@ int np_cat_read(uint64_t output, const unsigned char *meta, const unsigned char 
 		numel *= size;
 	}
 	memset(v, 0, sizeof(*v));
+	numel *= sh->per_vec;
 	v->output = output;
 	v->numel = numel;
 	v->ninputs = (int)grid[1];

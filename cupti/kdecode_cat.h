@@ -23,7 +23,12 @@
  * output is contiguous, and it copies at most NP_KD_BUF_INPUTS inputs
  * (each one's dirtiness is looked up).  The dtype is not in the name:
  * the caller takes it from what last wrote the first input (writers.h).
- * The _vectorized variant (a char * output, sizes in vectors) is not read.
+ * The _vectorized variant (16-byte aligned inputs and output, the most
+ * common; Shape.cu's isInOutAligned) passes a char * output and os in
+ * vectors of elems_per_vec elements: the dims from the concat dimension
+ * on flattened into one, the strides before it divided by elems_per_vec,
+ * so its element count is os's times elems_per_vec; nElements stay in
+ * elements.
  */
 #ifndef NP_KDECODE_CAT_H
 #define NP_KDECODE_CAT_H
@@ -37,6 +42,7 @@ struct np_cat_shape {
 	uint32_t dims;           /* the output's dimensions, 1..4 */
 	uint32_t batch;          /* n: inputs the metadata holds */
 	uint32_t stride_size;    /* tensorStride entries */
+	uint32_t per_vec;        /* _vectorized: elems_per_vec (os counts vectors); else 1 */
 };
 
 /* What one launch writes and reads. */

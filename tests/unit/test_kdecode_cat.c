@@ -29,21 +29,24 @@ static void put32(unsigned char *b, uint32_t at, uint32_t v)
 	memcpy(b + at, &v, 4);
 }
 
-/* The fixture's CatArrayBatchedCopy_contig of OpaqueType<2> (half-sized),
- * its Dims replaced by dims, holding inputs of n0 and n1 elements into an
- * output of sizes[0..dims) with strides[0..dims), on a grid of ninputs
- * rows. */
-static void setup(struct cat_launch *c, int dims, const uint32_t *sizes, const uint32_t *strides,
-		  uint32_t n0, uint32_t n1, uint32_t ninputs)
+/* The fixture's CatArrayBatchedCopy_contig (or, with variant "vectorized",
+ * CatArrayBatchedCopy_vectorized) of OpaqueType<2> (half-sized), its Dims
+ * replaced by dims, holding inputs of n0 and n1 elements into an output of
+ * sizes[0..dims) with strides[0..dims), on a grid of ninputs rows. */
+static void setup_variant(struct cat_launch *c, const char *variant, int dims,
+			  const uint32_t *sizes, const uint32_t *strides, uint32_t n0, uint32_t n1,
+			  uint32_t ninputs)
 {
-	const struct kline *k = fixture_find("CatArrayBatchedCopy_contig<at::native::(anonymous "
-					     "namespace)::OpaqueType<2u>");
+	char sub[128];
+	snprintf(sub, sizeof(sub), "CatArrayBatchedCopy_%s<at::native::(anonymous namespace)::"
+		 "OpaqueType<2u>", variant);
+	const struct kline *k = fixture_find(sub);
 	static char name[2048];
 	char *at;
 	uint64_t out = OUT, in0 = IN0, in1 = IN1;
 
 	snprintf(name, sizeof(name), "%s", k->dem);
-	at = strstr(name, "unsigned int, 1, 128, 1>");
+	at = strstr(name, "unsigned int, 1, 128, 1");
 	cr_assert_not_null(at, "%s", name);
 	at[14] = (char)('0' + dims);
 	np_kdecode_classify(name, &c->ki);
@@ -72,6 +75,12 @@ static void setup(struct cat_launch *c, int dims, const uint32_t *sizes, const u
 				     .blocks = 2 * ninputs, .threads = 1024u * ninputs };
 }
 
+static void setup(struct cat_launch *c, int dims, const uint32_t *sizes, const uint32_t *strides,
+		  uint32_t n0, uint32_t n1, uint32_t ninputs)
+{
+	setup_variant(c, "contig", dims, sizes, strides, n0, n1, ninputs);
+}
+
 static int decode(struct cat_launch *c, struct np_kbuf *out)
 {
 	return np_kdecode_outputs(&c->ki, &c->l, c->kp, &c->kl, out, NP_KD_MAX_OUTPUTS);
@@ -88,11 +97,10 @@ Test(kdecode_cat, torch_2_14s_metadata_is_the_size_its_fields_make)
 		if (np_kdecode_classify(lines[i].dem, &ki) != NP_KF_CAT)
 			continue;
 		cr_assert_eq(np_kdecode_layout_parse(lines[i].layout, &l), 5);
-		if (strstr(lines[i].dem, "_vectorized<")) {
-			cr_expect_eq(ki.cat.esize, 0, "the vectorized copy is not read: %s", lines[i].dem);
-			continue;
-		}
 		cr_expect_neq(ki.cat.esize, 0, "%s", lines[i].dem);
+		/* _vectorized<.., 16, elems_per_vec>: 16 bytes a vector */
+		cr_expect_eq(strstr(lines[i].dem, "_vectorized<") ? ki.cat.per_vec * ki.cat.esize : 16,
+			     16, "%s", lines[i].dem);
 		cr_expect_eq(np_cat_meta_size(&ki.cat), l.p[1].size, "%s", lines[i].dem);
 		cr_expect_eq(l.p[2].size, 8 * ki.cat.index_size);
 		seen++;
@@ -115,6 +123,24 @@ Test(kdecode_cat, one_launch_writing_the_whole_output_is_checked_from_its_inputs
 	cr_expect_eq(out[0].esize, 2);
 	cr_assert_eq(out[0].n_in, 2);
 	cr_expect(out[0].in[0] == IN0 && out[0].in[1] == IN1);
+}
+
+/* The vectorized copy (inputs and output 16-byte aligned: the common
+ * case) counts os in vectors of 8 halves: the same [8, 4] output, cat
+ * along dim 0, is os [4] of stride 1 (Shape.cu's kernelOutputParam). */
+Test(kdecode_cat, the_vectorized_copy_counts_its_output_in_vectors)
+{
+	static struct cat_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	const uint32_t vectors[] = { 4 }, unit[] = { 1 };
+
+	setup_variant(&c, "vectorized", 1, vectors, unit, 12, 20, 2);
+	cr_assert_eq(c.ki.cat.per_vec, 8);
+	cr_assert_eq(decode(&c, out), 1);
+	cr_expect_eq(out[0].numel, 32, "4 vectors of 8");
+	cr_expect_eq(out[0].esize, 2);
+	setup_variant(&c, "vectorized", 1, vectors, unit, 12, 12, 2);
+	cr_expect_eq(decode(&c, out), 0, "24 elements of 32 copied");
 }
 
 Test(kdecode_cat, a_launch_writing_part_of_the_output_yields_nothing)
