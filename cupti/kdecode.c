@@ -266,24 +266,30 @@ static const char *const type_changing[] = {
 };
 
 /* The output dtype of an elementwise lambda "...::{lambda(A, B)#1}". */
-static int lambda_dtype(struct span f, int *why)
+/* The parameter list of the last "{lambda(A, B)#N}" in f, in *args;
+ * -1 when f names no lambda. */
+static int lambda_params(struct span f, struct span *args)
 {
 	long at = span_rfind(f, "{lambda(");
-	const char *open, *close;
+	const char *close;
+
+	if (at < 0 || !(close = group_end(f.p + at + 7, f.p + f.n)))
+		return -1;
+	*args = span_of(f.p + at + 8, close);
+	return 0;
+}
+
+static int lambda_dtype(struct span f, int *why)
+{
 	struct span args, a;
 	int d = -1, n = 0, w;
 
 	*why = NP_KDT_UNKNOWN;
-	if (at < 0)
-		return -1;
-	open = f.p + at + 7;
-	close = group_end(open, f.p + f.n);
-	if (!close)
+	if (lambda_params(f, &args))
 		return -1;
 	for (size_t i = 0; i < sizeof(type_changing) / sizeof(type_changing[0]); i++)
 		if (span_has(f, type_changing[i]))
 			return -1;
-	args = span_of(open + 1, close);
 	while (next_item(&args, &a)) {
 		int t = type_dtype(a, &w);
 		if (t < 0 || (n && t != d))
@@ -761,15 +767,11 @@ static const struct {
 static int arity_of(struct span f)
 {
 	struct span name, targs, rest, args, a;
-	long at = span_rfind(f, "{lambda(");
-	const char *close;
 	int n = 0;
 
-	if (at >= 0) {
-		close = group_end(f.p + at + 7, f.p + f.n);
-		if (!close)
+	if (span_rfind(f, "{lambda(") >= 0) {
+		if (lambda_params(f, &args))
 			return 0;
-		args = span_of(f.p + at + 8, close);
 		while (next_item(&args, &a))
 			n++;
 		return n;
