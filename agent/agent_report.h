@@ -149,6 +149,8 @@ struct np_agent_rec {
 			uint64_t guard_skips;    /* ... not: their writer was checked */
 			uint64_t check_launches; /* check kernel launches (a list
 						  * launch checks several buffers) */
+			uint64_t generic_checks; /* undecoded kernels' outputs checked
+						  * at a decoded reader (cupti/generic.h) */
 		} launch;
 	};
 };

@@ -24,6 +24,8 @@ struct np_gpu_config {
 	int with_modules;          /* launches, and the hooks' CUDA tensors too */
 	int guard;                 /* every launch, and the hooks' CUDA tensors
 				    * whose last writer went unchecked (writers.h) */
+	int generic;               /* undecoded kernels' outputs checked at their
+				    * first decoded reader (generic.h) */
 };
 
 /* Reads NANPROF_GPU_MODE ("every", "sample", "sample:K" or "modules";
@@ -35,7 +37,10 @@ struct np_gpu_config {
  * a .grad or a parameter is checked at module level when its last writer
  * may have been a kernel the launch checks could not decode (cuBLAS,
  * cuDNN), so that such a kernel's non-finite output is named at the
- * module that made it, not at its first decoded reader. */
+ * module that made it, not at its first decoded reader.  The generic tier
+ * (launch modes; NANPROF_GPU_GENERIC=0 turns it off, for measuring): an
+ * undecoded kernel's output is checked when a decoded kernel reads it,
+ * over what that kernel reads, and named as the undecoded kernel's. */
 void np_gpu_config_from_env(struct np_gpu_config *cfg);
 
 /* The same from a mode string s (NULL: the defaults), as `nanprof attach

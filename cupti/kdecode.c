@@ -337,6 +337,46 @@ static int functor_dtype(struct span f, int *why)
 	return -1;
 }
 
+/* The one floating dtype every tensor input of an elementwise functor
+ * has, or -1: a lambda's parameters, all of one type; a functor of one
+ * type T (add, abs); BinaryFunctor<A, B, R, op> when A is B;
+ * AUnaryFunctor<A, B, R, op> (A captured) reads a B, BUnaryFunctor's (B
+ * captured) an A (Loops.cuh).  The generic tier checks an input over the
+ * elements the kernel reads, as this dtype (generic.h). */
+static int functor_in_dtype(struct span f)
+{
+	struct span name, targs, rest, args, a;
+	int d = -1, n = 0, why;
+
+	f = trim(f);
+	if (span_ends(f, "}")) {
+		if (lambda_params(f, &args))
+			return -1;
+		while (next_item(&args, &a)) {
+			int t = type_dtype(a, &why);
+			if (t < 0 || (n && t != d))
+				return -1;
+			d = t;
+			n++;
+		}
+		return d;
+	}
+	if (!split_name(f, &name, &targs, &rest))
+		return -1;
+	if (span_eq(name, "BinaryFunctor")) {
+		d = type_dtype(nth_item(targs, 0), &why);
+		return d == type_dtype(nth_item(targs, 1), &why) ? d : -1;
+	}
+	if (span_eq(name, "AUnaryFunctor"))
+		return type_dtype(nth_item(targs, 1), &why);
+	if (span_eq(name, "BUnaryFunctor"))
+		return type_dtype(nth_item(targs, 0), &why);
+	for (size_t i = 0; i < sizeof(same_type_functors) / sizeof(same_type_functors[0]); i++)
+		if (span_eq(name, same_type_functors[i]))
+			return type_dtype(nth_item(targs, 0), &why);
+	return -1;
+}
+
 /* Whether a pointee's trailing qualifiers include const. */
 static int const_qualified(struct span t)
 {
@@ -862,6 +902,11 @@ static void template_dtype(struct np_kinfo *ki, struct span targs)
 			break;
 		}
 		d = functor_dtype(nth_item(targs, ki->family == NP_KF_VEC_ELEMENTWISE), &why);
+		/* inputs loaded as they are, not cast: the functor's types */
+		if (ki->family == NP_KF_VEC_ELEMENTWISE ||
+		    span_starts(nth_item(targs, 5), "at::native::memory::LoadWithoutCast"))
+			ki->in_dtype = functor_in_dtype(
+				nth_item(targs, ki->family == NP_KF_VEC_ELEMENTWISE));
 		break;
 	case NP_KF_LAMBDA_ELEMENTWISE:
 		d = functor_dtype(unwrap_impl(nth_item(targs, 2)), &why);
@@ -1137,6 +1182,7 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 
 	memset(ki, 0, sizeof(*ki));
 	ki->dtype = -1;
+	ki->in_dtype = -1;
 	ki->nsig = -1;
 	s = trim(s);
 	if (span_starts(s, "void "))
@@ -1762,6 +1808,27 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	}
 	if (n > 0 && launch)
 		launch->more = e.more;
+	return n;
+}
+
+int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
+		     void *const *kernelParams, const struct np_klaunch *launch,
+		     struct np_kread *out, int max)
+{
+	struct np_kbuf o;
+	struct emit e = { .out = &o, .max = 1 };
+	int n = 0;
+
+	if ((ki->family != NP_KF_VEC_ELEMENTWISE && ki->family != NP_KF_UNROLLED_ELEMENTWISE) ||
+	    ki->in_dtype < 0 || !kernelParams || ki->narrays < 2 ||
+	    elementwise_outputs(ki, layout, kernelParams, launch ? launch->threads : 0, &e) != 1)
+		return 0;
+	/* the output's checks passed the layout: data[] has narrays words */
+	for (int k = 1; k < ki->narrays && n < max; k++) {
+		uint64_t p = word_at(kernelParams, 2, 8u * (unsigned)k);
+		if (p)
+			out[n++] = (struct np_kread){ p, o.numel, (enum np_dtype)ki->in_dtype };
+	}
 	return n;
 }
 

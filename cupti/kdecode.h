@@ -188,6 +188,9 @@ struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
 	enum np_kdtype_why dtype_why;
+	int in_dtype;            /* vectorized/unrolled elementwise loading without a
+				  * cast: the dtype of every tensor input, when the
+				  * functor names one floating type for all, else -1 */
 	int narrays;             /* elementwise: N of std::array<char*, N>, else 0 */
 	int nsig;                /* parameters in the signature, -1 if it did not parse */
 	struct np_ksig sig[NP_KD_MAX_PARAMS];
@@ -288,6 +291,23 @@ int np_kdecode_layout_parse(const char *s, struct np_kparams *layout);
 int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layout,
 		       void *const *kernelParams, struct np_klaunch *launch, struct np_kbuf *out,
 		       int max);
+
+/* An input a launch reads whole, with its extent: what the generic tier
+ * (generic.h) checks an undecoded kernel's output over. */
+struct np_kread {
+	uint64_t ptr;
+	uint64_t numel;
+	enum np_dtype dtype;
+};
+
+/* The inputs of one launch whose extent and dtype the name and layout
+ * give, into out[0..max): a vectorized or unrolled elementwise kernel's
+ * data[1..] (N elements each, loaded without a cast, of ki->in_dtype),
+ * when its output decodes too.  Other families give 0.  Returns the
+ * number written. */
+int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
+		     void *const *kernelParams, const struct np_klaunch *launch,
+		     struct np_kread *out, int max);
 
 /* Lists, in parameter order, the 8-byte-aligned words (alignment counted in
  * the parameter buffer, as the device sees it) inside every parameter,

@@ -19,6 +19,7 @@
 #include "check_launch.h"
 #include "cuda_api.h"
 #include "drain.h"
+#include "generic.h"
 #include "gpu.h"
 #include "gpu_ctx.h"
 #include "inflight.h"
@@ -234,7 +235,7 @@ struct check_ready {
 /* 1: c is ready; 0: not (counted); -1: b's extent is unknown. */
 static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
 			 const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
-			 int captured, struct check_ready *c)
+			 int captured, const struct np_generic_launch *as, struct check_ready *c)
 {
 	unsigned esz = np_dtype_size((enum np_dtype)b->dtype);
 	uint64_t numel = checked_numel(b, esz);
@@ -257,6 +258,12 @@ static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_
 	 * graph, before what is launched after it is replayed, and in
 	 * capture order within it. */
 	uint64_t order = captured ? np_inflight_tag(0) : tag;
+	if (as) {   /* the generic tier: an undecoded launch's output, found later */
+		e.launch_ns = as->launch_ns;
+		e.tid = as->tid;
+		e.func = as->func;
+		order = as->order;
+	}
 	e.dl = (struct np_dirty_launch){ .tag = order, .stream = (uint64_t)(uintptr_t)stream,
 					 .out_ptr = b->ptr, .out_len = numel * esz };
 	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
@@ -349,9 +356,12 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
 			int captured, uint64_t *tag)
 {
 	struct check_ready c;
-	int r = check_prepare(g, stream, f, b, inputs, n_in, captured, &c);
+	int r = check_prepare(g, stream, f, b, inputs, n_in, captured, NULL, &c);
 	*tag = r == 1 && !captured ? c.args.tag : 0;
-	return r == 1 ? launch_one(g, stream, &c) : r;
+	if (r != 1)
+		return r;
+	np_generic_forget(b->ptr);   /* checked after whatever wrote it */
+	return launch_one(g, stream, &c);
 }
 
 /* sample:K's statistics step is on (gpu.h: np_gpu_step) */
@@ -381,6 +391,102 @@ static const struct np_kbuf *typed(const struct np_kbuf *b, struct np_kbuf *tmp)
 	*tmp = *b;
 	tmp->dtype = (enum np_dtype)d;
 	return tmp;
+}
+
+/* ---- the generic tier (generic.h) ---- */
+
+/* Words that are no device address, seen in undecoded launches' opaque
+ * parameters (a pair of ints, a host pointer): asked of the driver once,
+ * until the next allocation.  Races between threads cost at most an
+ * extra question, or a word not noted once. */
+#define NOT_DEVICE_CACHE 512
+static uint64_t not_device[NOT_DEVICE_CACHE];
+
+static unsigned not_device_slot(uint64_t w)
+{
+	return (unsigned)((w >> 3) * 0x9e3779b97f4a7c15ull >> 40) & (NOT_DEVICE_CACHE - 1);
+}
+
+static int device_word(uint64_t w)
+{
+	struct np_iv iv;
+	unsigned s = not_device_slot(w);
+	if (__atomic_load_n(&not_device[s], __ATOMIC_RELAXED) == w)
+		return 0;
+	if (allocation_of(w, &iv) == 0)
+		return 1;
+	__atomic_store_n(&not_device[s], w, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* An undecoded launch: its pointer words in device memory are noted as
+ * maybe written by it, for its first decoded reader to check. */
+static void note_generic(const struct launch *l, const struct np_kfunc *f, void **params,
+			 uint64_t seq)
+{
+	uint64_t words[MAX_WORDS];
+	if (!config.generic || !params)
+		return;
+	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
+	struct np_generic_launch u = { .seq = seq, .func = f->id };
+	for (int i = 0; i < nw && u.n_words < NP_GENERIC_WORDS; i++) {
+		int dup = 0;
+		for (uint32_t k = 0; k < u.n_words; k++)
+			dup |= u.words[k] == words[i];
+		if (!dup && device_word(words[i]))
+			u.words[u.n_words++] = words[i];
+	}
+	if (!u.n_words)
+		return;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	np_cu.stream_is_capturing(l->stream, &cap);
+	u.captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	/* its place among the checks' launches, for the dirty tracker */
+	if (!(u.order = np_inflight_tag(0)))
+		return;
+	u.launch_ns = now_ns();
+	u.tid = my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid));
+	np_generic_note(&u);
+}
+
+/* A decoded launch's inputs that an undecoded launch was handed since
+ * their last checked write: each checked over what this launch reads, as
+ * that launch's output (its kernel, thread, time, place in launch order,
+ * and its words as inputs), in a check launch of their own before this
+ * launch's checks, whose verdicts then see them dirty.  An input this
+ * launch also writes (in place) is left to its own check. */
+static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
+				const struct np_kfunc *f, void **params,
+				const struct np_klaunch *kl, const struct np_kbuf *outs, int nout,
+				int captured, struct check_batch *batch)
+{
+	struct np_kread in[8];
+	struct np_generic_launch u;
+	int n = config.generic ? np_kdecode_reads(&f->info, &f->params, (void *const *)params,
+						  kl, in, 8) : 0;
+	int added = 0;
+	for (int i = 0; i < n; i++) {
+		int own = 0;
+		for (int k = 0; k < nout; k++)
+			own |= outs[k].ptr == in[i].ptr;
+		if (own || !np_generic_take(in[i].ptr, &u) || u.captured != captured)
+			continue;
+		struct np_kfunc *uf = np_kfunc_by_id(u.func);
+		struct np_kbuf b = { .ptr = in[i].ptr, .numel = in[i].numel, .dtype = in[i].dtype,
+				     .n_in = -1 };
+		struct check_ready c;
+		if (!uf || check_prepare(g, l->stream, uf, &b, u.words, u.n_words, captured, &u,
+					 &c) != 1)
+			continue;
+		batch_add(g, l->stream, batch, &c);
+		added = 1;
+		__atomic_add_fetch(&np_gpu_cnt.generic_checks, 1, __ATOMIC_RELAXED);
+		if (u.seq && np_gpu_writers())
+			np_writers_checked(b.ptr, u.seq, captured ? 0 : c.args.tag, b.dtype);
+	}
+	/* their records must come before this launch's: not in one list */
+	if (added)
+		batch_flush(g, l->stream, batch);
 }
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -422,6 +528,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
 		if (seq)
 			note_unchecked(seq, f);
+		note_generic(&l, f, params, seq);
 		return;
 	}
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -469,18 +576,22 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct check_batch batch;
 	batch.n = batch.blocks = 0;
 	batch.bytes = 0;
+	check_generic_reads(g, &l, f, params, &kl, outs, nout, captured, &batch);
 	for (;;) {
 		for (int k = 0; k < nout; k++) {
 			const struct np_kbuf *b = typed(&outs[k], &cat_out);
 			int own = outs[k].n_in >= 0;
 			struct check_ready c;
 			int r = !b ? -1 : check_prepare(g, l.stream, f, b, own ? b->in : inputs,
-							own ? (uint32_t)b->n_in : n_in, captured, &c);
+							own ? (uint32_t)b->n_in : n_in, captured,
+							NULL, &c);
 			if (r == 1)
 				batch_add(g, l.stream, &batch, &c);
 			sized |= r >= 0;
 			/* a check launch the driver refuses later is counted,
 			 * but the writer stays noted as checked */
+			if (r == 1)
+				np_generic_forget(b->ptr);
 			if (seq && r == 1)
 				np_writers_checked(b->ptr, seq, captured ? 0 : c.args.tag, b->dtype);
 			else if (seq)
@@ -495,8 +606,10 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			break;
 	}
 	batch_flush(g, l.stream, &batch);
-	if (!sized)
+	if (!sized) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+		note_generic(&l, f, params, seq);
+	}
 }
 
 /* ---- device-to-device copies ---- */
@@ -603,6 +716,9 @@ static void on_memory(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	const void *p = cb->functionParams;
 	int ok = !cb->functionReturnValue || *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
+	/* new device memory: a word that was no device address may be one now */
+	if (cb->callbackSite == CUPTI_API_EXIT && ok)
+		memset(not_device, 0, sizeof(not_device));
 	np_ivmap_lock(&allocations);
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
@@ -702,6 +818,8 @@ void np_gpu_config_parse(const char *s, struct np_gpu_config *cfg)
 	 * and guarding them all would cost what sampling saves */
 	const char *g = getenv("NANPROF_GPU_GUARD");
 	cfg->guard = cfg->mode == NP_GPU_EVERY && !cfg->with_modules && !(g && strcmp(g, "0") == 0);
+	const char *gen = getenv("NANPROF_GPU_GENERIC");
+	cfg->generic = cfg->mode != NP_GPU_MODULES && !(gen && strcmp(gen, "0") == 0);
 }
 
 static const char *subscribe(void)
@@ -745,6 +863,7 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 		/* what ran while detached was not seen: no buffer's last
 		 * writer is known to have been checked */
 		np_writers_reset();
+		np_generic_reset();
 		np_outmax_reset();
 		np_gpu_zoom = 0;
 		if (np_drain_start()) {

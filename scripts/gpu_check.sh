@@ -414,10 +414,14 @@ set_origin() {
 
 # nanprof_job FAULT [MODE]: MODE is a NANPROF_GPU_MODE ("modules": no
 # CUPTI, the hooks' CUDA tensors checked at module level; "every+modules":
-# both, so that an undecoded kernel's value is caught at its module)
+# both, so that an undecoded kernel's value is caught at its module), or
+# "generic": every launch without the guards (NANPROF_GPU_GUARD=0), so
+# that an undecoded kernel's value is caught by the generic tier alone
+# (cupti/generic.h), at its first decoded reader
 nanprof_job() {
 	local f=$1 name=run-$1${2:+-$2} secs got label envs=()
 	[ -n "${2:-}" ] && envs=(NANPROF_GPU_MODE="$2")
+	[ "${2:-}" = generic ] && envs=(NANPROF_GPU_GUARD=0)
 	secs=$(limit 120)
 	if [ "$secs" -lt 30 ]; then
 		row "$name" "origin under nanprof run" SKIP "budget spent"
@@ -621,9 +625,13 @@ pack() {
 step_late_kinds() {
 	echo "== 4b. the newer decoders' faults under nanprof run (BPF)"
 	local f
-	for f in "${LATE_KINDS[@]}"; do
+	for f in "${LATE_KINDS[@]}" functional-generic; do
 		if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
+		elif [ "$f" = functional-generic ]; then
+			# MHA's out_proj overflows in cuBLAS: without the guards,
+			# only the generic tier can name it in blocks.1.attn
+			nanprof_job functional generic
 		else
 			nanprof_job "$f"
 		fi

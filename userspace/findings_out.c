@@ -244,6 +244,9 @@ static void print_gpu_checks(FILE *f, const struct np_proc_state *p)
 		(double)g->bytes / 1e6, (unsigned long long)g->undecoded);
 	if (g->sampled_out)
 		fprintf(f, ", %llu sampled out", (unsigned long long)g->sampled_out);
+	if (g->generic_checks)   /* cupti/generic.h */
+		fprintf(f, "; %llu of their outputs checked at a decoded reader",
+			(unsigned long long)g->generic_checks);
 	if (g->guard_checks || g->guard_skips)   /* cupti/writers.h */
 		fprintf(f, "; guards: %llu CUDA tensors checked at module level after "
 			"unchecked launches, %llu not (their writer was checked)",
@@ -387,6 +390,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "gpu_launches_sampled_out", g->sampled_out);
 		np_jsonw_uint_field(w, "gpu_guard_checks", g->guard_checks);
 		np_jsonw_uint_field(w, "gpu_guard_skips", g->guard_skips);
+		np_jsonw_uint_field(w, "gpu_generic_checks", g->generic_checks);
 		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);
 		np_jsonw_uint_field(w, "gpu_table_overflow", g->overflow);
 		np_jsonw_uint_field(w, "gpu_records_lost", g->lost);

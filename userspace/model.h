@@ -252,6 +252,7 @@ struct np_gpu_state {
 	uint64_t sampled_out;     /* launches sampling left unchecked */
 	uint64_t guard_checks, guard_skips;   /* CUDA tensors the guards checked, or not */
 	uint64_t check_launches;  /* launches of check kernels (lists check several) */
+	uint64_t generic_checks;  /* undecoded kernels' outputs checked at a decoded reader */
 	uint64_t records, lost, last_seq;
 	uint64_t births, candidates_dropped;
 	uint64_t inside;          /* propagations still inside their birth's scope */

@@ -131,9 +131,10 @@ def counters_text(c, lc=None):
     text = ("%d checks, %s, %d undecoded, %d results lost, %d over limits or unready" %
             (c["checked"], c["what"] or "launches ?", c["skipped"], c["dropped"], c["overflow"]))
     if lc:   # how many check launches, what the guards and sampling did
-        text += ("; %d check launches, guards %d checked %d skipped, %d sampled out" %
+        text += ("; %d check launches, guards %d checked %d skipped, %d sampled out, "
+                 "%d generic checks" %
                  (lc["check_launches"], lc["guard_checks"], lc["guard_skips"],
-                  lc["sampled_out"]))
+                  lc["sampled_out"], lc.get("generic_checks", 0)))
     return text
 
 
@@ -307,7 +308,8 @@ def cmd_counters(a):
                       "checks": c["checked"] if c else None,
                       "launches": launches(c) if c else None,
                       "check_launches": lc["check_launches"] if lc else None,
-                      "guard_checks": lc["guard_checks"] if lc else None}))
+                      "guard_checks": lc["guard_checks"] if lc else None,
+                      "generic_checks": lc.get("generic_checks") if lc else None}))
 
 
 def main():

@@ -35,7 +35,8 @@ together, each failing with a line that says why):
                                   these fields (checked=6, what=launches 7)
   --expect-launches K=V[,K=V...]  the last gpu_launches STATUS has these
                                   fields (launches, sampled_out,
-                                  guard_checks, guard_skips, check_launches)
+                                  guard_checks, guard_skips, check_launches,
+                                  generic_checks)
   --expect-gpu-seq                GPU records numbered 1, 2, ... N: none lost
 """
 import argparse
@@ -77,9 +78,11 @@ def decode(buf):
     elif kind == 5:
         r.update(func=module, piece=role, last=bool(flags & F_LAST), text=text(body[:72]))
     elif kind == 3 and status == 9:
-        launches, sampled, gchecks, gskips, claunches = struct.unpack_from("<QQQQQ", body, 0)
+        launches, sampled, gchecks, gskips, claunches, generic = \
+            struct.unpack_from("<QQQQQQ", body, 0)
         r.update(status="gpu_launches", launches=launches, sampled_out=sampled,
-                 guard_checks=gchecks, guard_skips=gskips, check_launches=claunches)
+                 guard_checks=gchecks, guard_skips=gskips, check_launches=claunches,
+                 generic_checks=generic)
     elif kind == 3:
         checked, nbytes, skipped, dropped, overflow = struct.unpack_from("<QQQQQ", body, 0)
         r.update(status=STATUS.get(status, status), what=text(body[40:72]), checked=checked,

@@ -20,7 +20,9 @@
 # a CUDA parameter the optimizer step makes +inf, at step 3 in the
 # optimizer; with no overflow, nothing.  Last, the
 # gate's exp in a kernel no decoder reads (cuBLAS-like): launch checks
-# alone (NANPROF_GPU_GUARD=0) cannot name the gate; the default guards
+# alone (NANPROF_GPU_GUARD=0 NANPROF_GPU_GENERIC=0) cannot name the gate;
+# the generic tier names that kernel, its output checked when head's
+# decoded add reads it; the default guards
 # (a module-level check of a CUDA output whose last writer went
 # unchecked) do, naming the undecoded kernel, and so does
 # `nanprof run --gpu every+modules`; with decoded kernels only, the
@@ -284,7 +286,8 @@ PY
 		bad "$tag: guards skip what launch checks saw" "$T/chk"
 	fi
 	run_fake "$py" "$T/$tag-opq" --modules --opaque --at 3
-	FAKE_ENV=NANPROF_GPU_GUARD=0 run_fake "$py" "$T/$tag-opqoff" --modules --opaque --at 3
+	FAKE_ENV="NANPROF_GPU_GUARD=0 NANPROF_GPU_GENERIC=0" \
+		run_fake "$py" "$T/$tag-opqoff" --modules --opaque --at 3
 	NP_OPTS="--gpu every+modules" run_fake "$py" "$T/$tag-opqmod" --modules --opaque --at 3
 	if ! grep -q '"type":"nan_origin".*"module":"blocks.0.gate"' "$T/$tag-opqoff/events.jsonl" &&
 	   grep -q '"gpu_launches_undecoded":[1-9]' "$T/$tag-opqoff/events.jsonl" &&
@@ -293,6 +296,7 @@ PY
 	   grep -q '"op":"nanprof module-level check: module output, after nvjet_fake_exp_64x64_1x1_opaque"' \
 		"$T/$tag-opq/events.jsonl" &&
 	   grep -q '"gpu_guard_checks":[1-9][0-9]*,"gpu_guard_skips":[1-9]' "$T/$tag-opq/events.jsonl" &&
+	   grep -q '"gpu_generic_checks":0,' "$T/$tag-opq/events.jsonl" &&
 	   grep -q 'guards: [1-9][0-9]* CUDA tensors checked at module level' "$T/$tag-opq/summary.txt" &&
 	   python3 $IT/check_origin.py "$T/$tag-opqmod/events.jsonl" --cuda \
 		--origin forward blocks.0.gate output --step 3 >> "$T/chk" 2>&1 &&
@@ -302,12 +306,27 @@ PY
 	   grep -q '"gpu_guard_checks":0,"gpu_guard_skips":0' "$T/$tag-opqmod/events.jsonl" &&
 	   grep -q 'GPU checks: every launch and CUDA tensors at module level' \
 		"$T/$tag-opqmod/summary.txt"; then
-		ok "$tag: undecoded kernel: missed without guards, named at blocks.0.gate by the guards and by +modules"
+		ok "$tag: undecoded kernel: missed without guards and generic tier, named at blocks.0.gate by the guards and by +modules"
 	else
 		cat "$T/$tag-opq.err" "$T/$tag-opqoff.err" "$T/$tag-opqmod.err" \
 			"$T/$tag-opq/summary.txt" >> "$T/chk"
 		grep -h nan_origin "$T/$tag-opqoff/events.jsonl" >> "$T/chk"
 		bad "$tag: undecoded kernel: guards and every+modules" "$T/chk"
+	fi
+	# the generic tier alone (no guards): the undecoded kernel's output is
+	# checked when head's decoded add reads it, over the add's N floats,
+	# and named as the undecoded kernel's, in the gate at step 3
+	FAKE_ENV=NANPROF_GPU_GUARD=0 run_fake "$py" "$T/$tag-gen" --modules --opaque --at 3
+	if python3 $IT/check_origin.py "$T/$tag-gen/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 \
+		--op-kernel nvjet_fake_exp_64x64_1x1_opaque > "$T/chk" 2>&1 &&
+	   grep -q '"gpu_guard_checks":0,"gpu_guard_skips":0,"gpu_generic_checks":[1-9]' \
+		"$T/$tag-gen/events.jsonl" &&
+	   grep -q 'of their outputs checked at a decoded reader' "$T/$tag-gen/summary.txt"; then
+		ok "$tag: generic tier: the undecoded kernel named in blocks.0.gate at step 3, checked at head's read"
+	else
+		cat "$T/$tag-gen.err" "$T/$tag-gen/summary.txt" >> "$T/chk"
+		bad "$tag: generic tier" "$T/chk"
 	fi
 }
 

@@ -305,6 +305,89 @@ Test(kdecode_fixture, elementwise_output_is_data0_with_numel_n)
 	cr_expect_geq(runtime, 4, "only %d StoreWithCast kernels decoded", runtime);
 }
 
+/* The dtype an elementwise kernel loads its inputs as, when it loads
+ * them without a cast (the generic tier checks them over N elements). */
+static const struct {
+	const char *sub;
+	int in_dtype;
+} spot_in[] = {
+	{ "vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>",
+	  NP_DT_F32 },
+	{ "vectorized_elementwise_kernel<8, at::native::BUnaryFunctor<c10::Half, c10::Half, c10::Half, at::native::binary_internal::MulFunctor<float> >",
+	  NP_DT_F16 },
+	{ "vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<double, double, double,",
+	  NP_DT_F64 },
+	/* float in, bool out: the inputs' type is known, the output is not checked */
+	{ "at::native::BinaryFunctor<float, float, bool, at::native::(anonymous namespace)::CompareEqFunctor<float> >, std::array<char*, 3ul>, true>",
+	  NP_DT_F32 },
+	{ "mse_kernel_cuda(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#3}::operator()() const::{lambda(c10::Half, c10::Half)#1}, std::array",
+	  NP_DT_F16 },
+	{ "silu_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#6}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>",
+	  NP_DT_BF16 },
+	{ "vectorized_elementwise_kernel<8, at::native::float16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}",
+	  NP_DT_F32 },
+	/* a bool operand: not one floating type */
+	{ "::masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float, bool)#1}",
+	  -1 },
+	{ "vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<int>,", -1 },
+	{ "unrolled_elementwise_kernel<at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul>, 4, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithoutCast",
+	  NP_DT_F16 },
+	/* cast on load: the functor's type is not the inputs' */
+	{ "unrolled_elementwise_kernel<at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul>, 4, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<2>",
+	  -1 },
+	{ "elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::AbsFunctor<float> >",
+	  -1 },
+	{ "reduce_kernel<128, 4, at::native::ReduceOp<double, at::native::MaxOps<double>, unsigned int, double,",
+	  -1 },
+};
+
+Test(kdecode_fixture, elementwise_input_dtypes)
+{
+	for (size_t i = 0; i < sizeof(spot_in) / sizeof(spot_in[0]); i++) {
+		struct np_kinfo ki;
+		np_kdecode_classify(fixture_find(spot_in[i].sub)->dem, &ki);
+		cr_expect_eq(ki.in_dtype, spot_in[i].in_dtype, "%s: in_dtype %d, want %d",
+			     spot_in[i].sub, ki.in_dtype, spot_in[i].in_dtype);
+	}
+}
+
+Test(kdecode_fixture, elementwise_reads_are_data1_on_with_numel_n)
+{
+	static struct launch ln;
+	int read = 0;
+	for (int i = 0; i < nlines; i++) {
+		struct np_kinfo ki;
+		struct np_kparams l;
+		struct np_kbuf out[4];
+		struct np_kread in[8];
+		np_kdecode_classify(lines[i].dem, &ki);
+		np_kdecode_layout_parse(lines[i].layout, &l);
+		elementwise_launch(&ln, &l, 4321, 15);
+		int n = np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 8);
+		int outputs = ki.family == NP_KF_VEC_ELEMENTWISE ||
+					      ki.family == NP_KF_UNROLLED_ELEMENTWISE ?
+				      np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4) : 0;
+		if (ki.in_dtype < 0 || ki.narrays < 2 || outputs != 1) {
+			cr_expect_eq(n, 0, "%s: %d reads", lines[i].dem, n);
+			continue;
+		}
+		read++;
+		cr_assert_eq(n, ki.narrays - 1, "%s: %d reads", lines[i].dem, n);
+		for (int k = 0; k < n; k++) {
+			cr_expect_eq(in[k].ptr, DATA(k + 1), "%s: read %d", lines[i].dem, k);
+			cr_expect_eq(in[k].numel, 4321);
+			cr_expect_eq((int)in[k].dtype, ki.in_dtype);
+		}
+		cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 1), 1, "max is honoured");
+		/* a misread (N beyond the threads' reach) reads nothing either */
+		cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, &(struct np_klaunch){ .threads = 4 },
+					      in, 8), 0);
+		elementwise_launch(&ln, &l, 0, 15);
+		cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 8), 0, "N = 0");
+	}
+	cr_expect_geq(read, 30, "only %d elementwise kernels give their reads", read);
+}
+
 /* Signature kernels: pointer param i holds 0x7f0000200000 + 0x100 * i. */
 #define SPTR(i) (0x7f0000200000ull + 0x100ull * (i))
 
