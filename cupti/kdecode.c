@@ -910,6 +910,7 @@ static void template_dtype(struct np_kinfo *ki, struct span targs)
 		break;
 	case NP_KF_LAMBDA_ELEMENTWISE:
 		d = functor_dtype(unwrap_impl(nth_item(targs, 2)), &why);
+		ki->in_dtype = functor_in_dtype(unwrap_impl(nth_item(targs, 2)));
 		lambda_classify(ki, targs);
 		break;
 	case NP_KF_REDUCE:      /* ReduceOp<scalar_t, ops_t, index_t, out_scalar_t, ..> */
@@ -1550,35 +1551,46 @@ static int reduce_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
-/* A strided elementwise kernel's output, read from its lambda
- * (kdecode_lambda.h): N elements of a dense output, read from the
- * lambda's other data pointers.  Its dtype is the functor's result
- * (_nocast) or the output's own, captured in the lambda (casting). */
-static int lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
-			  void *const *kp, const struct np_klaunch *kl, struct emit *e)
+/* A strided elementwise kernel's lambda read (kdecode_lambda.h), with
+ * its output's dtype: the functor's result (_nocast) or the output's own,
+ * captured in the lambda (casting).  1, or 0 when it does not read. */
+static int lambda_view(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+		       const struct np_klaunch *kl, struct np_lambda_view *v, int *dtype)
 {
 	int kind = ki->lam.kind, era = __atomic_load_n(&lambda_era, __ATOMIC_RELAXED);
 	struct np_lambda_shape sh;
-	struct np_lambda_view v;
-	struct np_kbuf *out;
 	int32_t n;
-	int dtype = ki->dtype;
 
+	*dtype = ki->dtype;
 	if (kind == NP_KL_IMPL_FIRST)   /* casting in torch 2.x, not before; unknown: neither */
 		kind = era > 0 ? NP_KL_CASTING : era < 0 ? NP_KL_NOCAST : NP_KL_NONE;
 	if (kind == NP_KL_NONE || l->n != 2 || l->p[0].size != 4 || !kl)
 		return 0;
 	sh = (struct np_lambda_shape){ kind == NP_KL_CASTING, ki->lam.arity, ki->lam.threads,
-				       ki->lam.vt, 0 };
+				       ki->lam.vt, 0, 0 };
 	if (!sh.casting) {
-		if (dtype < 0 || (ki->dtype_why != NP_KDT_KNOWN && ki->dtype_why != NP_KDT_INFERRED))
+		if (*dtype < 0 || (ki->dtype_why != NP_KDT_KNOWN && ki->dtype_why != NP_KDT_INFERRED))
 			return 0;
-		sh.esize = np_dtype_size((enum np_dtype)dtype);
+		sh.esize = np_dtype_size((enum np_dtype)*dtype);
+		sh.in_esize = ki->in_dtype >= 0 ? np_dtype_size((enum np_dtype)ki->in_dtype) : 0;
 	}
 	memcpy(&n, kp[0], sizeof(n));
-	if (!np_lambda_read(kp[1], l->p[1].size, n, &sh, kl->grid, kl->block, &v))
+	if (!np_lambda_read(kp[1], l->p[1].size, n, &sh, kl->grid, kl->block, v))
 		return 0;
-	if (sh.casting && (dtype = scalar_type_dtype((uint8_t)v.scalar_type)) < 0)
+	return !sh.casting || (*dtype = scalar_type_dtype((uint8_t)v->scalar_type)) >= 0;
+}
+
+/* A strided elementwise kernel's output, read from its lambda: N
+ * elements of a dense output, read from the lambda's other data
+ * pointers. */
+static int lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			  void *const *kp, const struct np_klaunch *kl, struct emit *e)
+{
+	struct np_lambda_view v;
+	struct np_kbuf *out;
+	int dtype;
+
+	if (!lambda_view(ki, l, kp, kl, &v, &dtype))
 		return 0;
 	out = emit_next(e);
 	if (!out)
@@ -1819,6 +1831,17 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 	struct emit e = { .out = &o, .max = 1 };
 	int n = 0;
 
+	if (ki->family == NP_KF_LAMBDA_ELEMENTWISE && ki->in_dtype >= 0 && kernelParams) {
+		struct np_lambda_view v;
+		int dtype;
+		if (!lambda_view(ki, layout, kernelParams, launch, &v, &dtype))
+			return 0;
+		for (int k = 1; k < v.ntensors && n < max; k++)
+			if (v.in_numel[k] && v.data[k])
+				out[n++] = (struct np_kread){ v.data[k], v.in_numel[k],
+							      (enum np_dtype)ki->in_dtype };
+		return n;
+	}
 	if ((ki->family != NP_KF_VEC_ELEMENTWISE && ki->family != NP_KF_UNROLLED_ELEMENTWISE) ||
 	    ki->in_dtype < 0 || !kernelParams || ki->narrays < 2 ||
 	    elementwise_outputs(ki, layout, kernelParams, launch ? launch->threads : 0, &e) != 1)

@@ -188,9 +188,10 @@ struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
 	enum np_kdtype_why dtype_why;
-	int in_dtype;            /* vectorized/unrolled elementwise loading without a
-				  * cast: the dtype of every tensor input, when the
-				  * functor names one floating type for all, else -1 */
+	int in_dtype;            /* elementwise kernels loading without a cast
+				  * (vectorized, unrolled, strided _nocast): the dtype
+				  * of every tensor input, when the functor names one
+				  * floating type for all, else -1 */
 	int narrays;             /* elementwise: N of std::array<char*, N>, else 0 */
 	int nsig;                /* parameters in the signature, -1 if it did not parse */
 	struct np_ksig sig[NP_KD_MAX_PARAMS];
@@ -303,8 +304,9 @@ struct np_kread {
 /* The inputs of one launch whose extent and dtype the name and layout
  * give, into out[0..max): a vectorized or unrolled elementwise kernel's
  * data[1..] (N elements each, loaded without a cast, of ki->in_dtype),
- * when its output decodes too.  Other families give 0.  Returns the
- * number written. */
+ * and a strided one's (_nocast) inputs that read one dense range
+ * (kdecode_lambda.h), when the output decodes too.  Other families give
+ * 0.  Returns the number written. */
 int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		     void *const *kernelParams, const struct np_klaunch *launch,
 		     struct np_kread *out, int max);

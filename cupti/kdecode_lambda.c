@@ -69,6 +69,37 @@ static int output_dense(const unsigned char *c, int32_t dims, int nt, uint32_t e
 	return 1;
 }
 
+/* Input k's elements, when what it reads is one dense range of
+ * esize-byte elements: its dimensions of more than one element and a
+ * non-zero stride, in stride order, are a contiguous tensor's.  0 if
+ * not. */
+static uint64_t input_numel(const unsigned char *c, int32_t dims, int nt, int k, uint32_t esize)
+{
+	uint32_t size[MAX_DIMS], stride[MAX_DIMS];
+	int n = 0;
+	for (int32_t d = 0; d < dims; d++) {
+		uint32_t sz = np_u32_at(c, 4u + (uint32_t)d * DIVIDER);
+		uint32_t st = np_u32_at(c, STRIDES + ((uint32_t)d * (uint32_t)nt + (uint32_t)k) * 4u);
+		if (sz == 1 || st == 0)
+			continue;
+		int at = n++;   /* insertion by stride: dimensions come in the output's order */
+		while (at > 0 && stride[at - 1] > st) {
+			size[at] = size[at - 1];
+			stride[at] = stride[at - 1];
+			at--;
+		}
+		size[at] = sz;
+		stride[at] = st;
+	}
+	uint64_t expect = esize;
+	for (int i = 0; i < n; i++) {
+		if (stride[i] != expect)
+			return 0;
+		expect *= size[i];
+	}
+	return expect / esize;
+}
+
 /* The byte size of a floating c10::ScalarType, 0 for any other. */
 static uint32_t floating_size(unsigned st)
 {
@@ -174,5 +205,7 @@ int np_lambda_read(const unsigned char *c, uint32_t size, int32_t n,
 		return 0;
 	for (int k = 0; k < nt; k++)
 		v->data[k] = np_u64_at(c, data_at(nt) + 8u * (uint32_t)k);
+	for (int k = 1; k < nt && !sh->casting && sh->in_esize; k++)
+		v->in_numel[k] = input_numel(c, dims, nt, k, sh->in_esize);
 	return 1;
 }

@@ -30,6 +30,12 @@
  * casting, exactly one dtypes array whose output type has the element
  * size the output's strides show.  The output must be one dense range
  * (a permutation of a contiguous tensor is): [data[0], data[0] + N).
+ *
+ * An input is one dense range too when its dimensions of more than one
+ * element and a non-zero stride, in stride order, are a contiguous
+ * tensor's: a transposed view, or a bias broadcast over rows (stride 0).
+ * A slice with gaps is not: the range would cover elements it never
+ * reads.
  */
 #ifndef NP_KDECODE_LAMBDA_H
 #define NP_KDECODE_LAMBDA_H
@@ -45,6 +51,9 @@ struct np_lambda_view {
 	uint64_t numel;          /* N: the output's elements */
 	uint32_t esize;          /* the output's element size, from its strides (0: N is 1) */
 	int scalar_type;         /* casting: the output's c10::ScalarType; -1 otherwise */
+	uint64_t in_numel[NP_LAMBDA_MAX_TENSORS]; /* input k's elements when it reads one
+						    * dense range of in_esize-byte ones
+						    * (broadcast dimensions aside); else 0 */
 };
 
 /* What the kernel's name says (kdecode.c). */
@@ -53,6 +62,7 @@ struct np_lambda_shape {
 	int arity;               /* the functor's inputs, 0 if the name does not say */
 	int threads, vt;         /* elementwise_kernel<threads, vt, ..> */
 	uint32_t esize;          /* nocast: sizeof the output type the name gives */
+	uint32_t in_esize;       /* nocast: sizeof the inputs' type, 0 if not one known */
 };
 
 /* Reads the lambda of one launch: closure, size bytes (parameter 1), n

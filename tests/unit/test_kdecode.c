@@ -335,8 +335,9 @@ static const struct {
 	/* cast on load: the functor's type is not the inputs' */
 	{ "unrolled_elementwise_kernel<at::native::CUDAFunctor_add<c10::Half>, std::array<char*, 3ul>, 4, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<2>",
 	  -1 },
+	/* strided: the _nocast lambda's functor, read with its strides */
 	{ "elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::AbsFunctor<float> >",
-	  -1 },
+	  NP_DT_F32 },
 	{ "reduce_kernel<128, 4, at::native::ReduceOp<double, at::native::MaxOps<double>, unsigned int, double,",
 	  -1 },
 };

@@ -282,3 +282,86 @@ Test(kdecode_lambda, torch_2_14_lambdas_have_the_assumed_size)
 	cr_expect_geq(seen, 10, "only %d strided elementwise kernels in the fixture", seen);
 	fixture_unload();
 }
+
+/* The generic tier checks what an input reads (np_kdecode_reads): each
+ * _nocast lambda's inputs, as many elements as the tensor they read has,
+ * a broadcast one only its own (shapes from tests/fixtures/lambda_ops.cu). */
+static int reads(const struct fx_launch *c, struct np_kread *in)
+{
+	struct np_kinfo ki;
+	void *kp[NP_KD_MAX_PARAMS];
+	fx_params(c, kp);
+	np_kdecode_classify(c->name, &ki);
+	return np_kdecode_reads(&ki, &c->l, kp, &c->kl, in, 8);
+}
+
+Test(kdecode_lambda, a_strided_kernel_reads_each_input_over_its_own_elements)
+{
+	static const struct {
+		const char *label;
+		int n;
+		uint64_t numel[3];
+		enum np_dtype dtype;
+	} want[] = {
+		{ "exp_transposed", 1, { 24 }, NP_DT_F32 },            /* x [4, 6].t() */
+		{ "add_broadcast_alpha", 2, { 40, 5 }, NP_DT_F32 },    /* [8, 5] + [5] */
+		{ "add_broadcast_3d", 2, { 6144, 32 }, NP_DT_F32 },
+		{ "addcmul_3_inputs", 3, { 63, 7, 63 }, NP_DT_F32 },   /* [7, 9], [7, 1], [7, 9] */
+		{ "half_mul_transposed", 2, { 30, 30 }, NP_DT_F16 },
+		{ "half_add_broadcast", 2, { 60, 10 }, NP_DT_F16 },
+		{ "exp_into_transposed", 1, { 24 }, NP_DT_F32 },
+		/* not read: a (bool, float, float) lambda, an output with gaps, casts */
+		{ "where_mixed_args", 0, { 0 }, 0 },
+		{ "exp_into_strided", 0, { 0 }, 0 },
+		{ "add_cast_bf16_out", 0, { 0 }, 0 },
+	};
+	seen_torch_2();
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct fx_launch *c = fx_find(cases, ncases, want[i].label);
+		struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+		struct np_kread in[8];
+		int n = reads(c, in), nout = decode(c, NULL, out);
+		cr_assert_eq(n, want[i].n, "%s: %d reads", want[i].label, n);
+		for (int k = 0; k < n; k++) {
+			cr_expect_eq(in[k].numel, want[i].numel[k], "%s: input %d reads %" PRIu64,
+				     want[i].label, k, in[k].numel);
+			cr_expect_eq(in[k].dtype, want[i].dtype, "%s", want[i].label);
+			cr_assert_eq(nout, 1);
+			cr_expect_eq(in[k].ptr, out[0].in[k], "%s: input %d's address", want[i].label, k);
+		}
+	}
+}
+
+Test(kdecode_lambda, an_input_with_gaps_is_not_read)
+{
+	/* add_broadcast_alpha: dims in the output's stride order, [5] then
+	 * [8]; the bias (operand 2) has strides 4 and 0.  Its stride in the
+	 * 8-row dimension made 40 bytes: rows of 5 floats with gaps of 5,
+	 * not one dense range; 20: a dense [8, 5] */
+	struct fx_launch c = *fx_find(cases, ncases, "add_broadcast_alpha");
+	struct np_kread in[8];
+	const uint32_t nt = 3, strides = 4 + 25 * 12, at = strides + (1 * nt + 2) * 4;
+	uint32_t st;
+	seen_torch_2();
+	memcpy(&st, c.buf + c.l.p[1].offset + at, 4);
+	cr_assert_eq(st, 0, "the bias is broadcast over rows");
+	st = 40;
+	memcpy(c.buf + c.l.p[1].offset + at, &st, 4);
+	cr_assert_eq(reads(&c, in), 1, "only x is read");
+	cr_expect_eq(in[0].numel, 40);
+	st = 20;
+	memcpy(c.buf + c.l.p[1].offset + at, &st, 4);
+	cr_assert_eq(reads(&c, in), 2);
+	cr_expect_eq(in[1].numel, 40, "the bias read as a dense [8, 5]");
+}
+
+Test(kdecode_lambda, torch_1_nocast_lambda_reads_its_inputs_once_the_era_is_known)
+{
+	const struct fx_launch *c = fx_find(cases_1, ncases_1, "half_add_broadcast");
+	struct np_kread in[8];
+	cr_expect_eq(reads(c, in), 0, "the era is not known yet");
+	seen_torch_1();
+	cr_assert_eq(reads(c, in), 2);
+	cr_expect_eq(in[0].numel, 60);
+	cr_expect_eq(in[1].numel, 10);
+}
