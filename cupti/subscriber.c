@@ -505,15 +505,21 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			np_writers_unchecked(np_writers_next());
 		return;
 	}
-	if (f->ours || sampled_out(f)) {
-		if (!f->ours)
-			__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
+	void *packed[NP_KD_MAX_PARAMS];
+	if (f->ours)
+		return;
+	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
+	if (sampled_out(f)) {
+		__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
+		/* a kernel no decoder reads is noted all the same (no GPU work):
+		 * a sampled reader then names it, or every sampled reader would
+		 * need its writer sampled too */
+		if (f->info.family == NP_KF_UNKNOWN)
+			note_generic(&l, f, params, 0);
 		return;
 	}
 	/* the guards' launch order: what this launch wrote, checked or not */
 	uint64_t seq = np_gpu_writers() ? np_writers_next() : 0;
-	void *packed[NP_KD_MAX_PARAMS];
-	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
 	struct np_kbuf outs[MAX_OUTPUTS];
 	/* the grid for row kernels and tensor lists, the thread count as a
 	 * sanity bound on elementwise counts (kdecode.h) */
