@@ -1022,22 +1022,25 @@ static const struct {
 	int8_t nsig, count;
 	uint8_t csize;          /* sizeof the count: 4, 8, 0 for either (index_t) */
 	int8_t y, mean, rstd;
+	uint8_t xin;            /* bit p: parameter p is an input of rows x N elements
+				 * (X, dY, a softmax's input, output, gradient), read
+				 * by the generic tier (np_kdecode_reads) */
 } row_kernels[] = {
-	{ "vectorized_layer_norm_kernel", NP_KR_LN_VEC, 8, 0, 4, 7, 5, 6 },
-	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 8, 1, 8, 7, -1, -1 },
-	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 6, 1, 8, -1, 4, 5 },
-	{ "layer_norm_grad_input_kernel", NP_KR_LN, 7, 6, 4, 5, -1, -1 },
-	{ "layer_norm_grad_input_kernel_vectorized", NP_KR_LN, 7, 6, 4, 5, -1, -1 },
-	{ "cunn_SoftMaxForward", NP_KR_SM_BLOCK, 3, 2, 4, 0, -1, -1 },
-	{ "cunn_SoftMaxBackward", NP_KR_SM_BLOCK, 4, 3, 8, 0, -1, -1 },
-	{ "cunn_SoftMaxForwardSmem", NP_KR_SM_SMEM, 3, 2, 0, 0, -1, -1 },
-	{ "cunn_SoftMaxBackwardSmem", NP_KR_SM_SMEM, 4, 3, 8, 0, -1, -1 },
-	{ "cunn_SoftMaxForwardReg", NP_KR_SM_REG, 3, 2, 0, 0, -1, -1 },
-	{ "softmax_warp_forward", NP_KR_SM_WARP, 8, 2, 4, 0, -1, -1 },
-	{ "softmax_warp_backward", NP_KR_SM_WARP, 7, 3, 4, 0, -1, -1 },
-	{ "batch_norm_transform_input_channels_last_kernel", NP_KR_BN_CL, 10, 7, 4, 6, -1, -1 },
-	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 11, 9, 4, 7, -1, -1 },
-	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 12, 10, 4, 8, -1, -1 },
+	{ "vectorized_layer_norm_kernel", NP_KR_LN_VEC, 8, 0, 4, 7, 5, 6, 1 << 2 },
+	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 8, 1, 8, 7, -1, -1, 1 << 2 },
+	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 6, 1, 8, -1, 4, 5, 1 << 3 },
+	{ "layer_norm_grad_input_kernel", NP_KR_LN, 7, 6, 4, 5, -1, -1, 1 << 0 | 1 << 1 },
+	{ "layer_norm_grad_input_kernel_vectorized", NP_KR_LN, 7, 6, 4, 5, -1, -1, 1 << 0 | 1 << 1 },
+	{ "cunn_SoftMaxForward", NP_KR_SM_BLOCK, 3, 2, 4, 0, -1, -1, 1 << 1 },
+	{ "cunn_SoftMaxBackward", NP_KR_SM_BLOCK, 4, 3, 8, 0, -1, -1, 1 << 1 | 1 << 2 },
+	{ "cunn_SoftMaxForwardSmem", NP_KR_SM_SMEM, 3, 2, 0, 0, -1, -1, 1 << 1 },
+	{ "cunn_SoftMaxBackwardSmem", NP_KR_SM_SMEM, 4, 3, 8, 0, -1, -1, 1 << 1 | 1 << 2 },
+	{ "cunn_SoftMaxForwardReg", NP_KR_SM_REG, 3, 2, 0, 0, -1, -1, 1 << 1 },
+	{ "softmax_warp_forward", NP_KR_SM_WARP, 8, 2, 4, 0, -1, -1, 1 << 1 },
+	{ "softmax_warp_backward", NP_KR_SM_WARP, 7, 3, 4, 0, -1, -1, 1 << 1 | 1 << 2 },
+	{ "batch_norm_transform_input_channels_last_kernel", NP_KR_BN_CL, 10, 7, 4, 6, -1, -1, 0 },
+	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 11, 9, 4, 7, -1, -1, 0 },
+	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 12, 10, 4, 8, -1, -1, 0 },
 };
 
 /* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
@@ -1066,6 +1069,10 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 		if (out != (ki->sig[p].kind == NP_KP_OUT_PTR) ||
 		    (p == r.count && ki->sig[p].kind != NP_KP_SCALAR))
 			return;
+		/* and the inputs const floating T* */
+		if ((row_kernels[i].xin >> p & 1) && ki->sig[p].kind == NP_KP_IN_PTR &&
+		    ki->sig[p].dtype >= 0)
+			r.xin |= (uint8_t)(1u << p);
 	}
 	switch (r.kind) {
 	case NP_KR_LN_VEC:
@@ -1831,6 +1838,21 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 	struct emit e = { .out = &o, .max = 1 };
 	int n = 0;
 
+	if (ki->rows.xin && kernelParams) {     /* a row kernel's rows x N inputs */
+		uint64_t rows = 0, cols = 0;
+		if (ki->nsig != layout->n ||
+		    row_extent(&ki->rows, layout, kernelParams, launch, &rows, &cols) ||
+		    !rows || !cols)
+			return 0;
+		for (int i = 0; i < ki->nsig && n < max; i++) {
+			uint64_t p = ki->rows.xin >> i & 1 && layout->p[i].size == 8 ?
+					     word_at(kernelParams, i, 0) : 0;
+			if (p)
+				out[n++] = (struct np_kread){ p, rows * cols,
+							      (enum np_dtype)ki->sig[i].dtype };
+		}
+		return n;
+	}
 	if (ki->family == NP_KF_LAMBDA_ELEMENTWISE && ki->in_dtype >= 0 && kernelParams) {
 		struct np_lambda_view v;
 		int dtype;

@@ -139,6 +139,7 @@ struct np_krows {
 	uint8_t csize;           /* its size: 4, 8, or 0 for either (index_t) */
 	int8_t y;                /* parameter of the rows x N output */
 	int8_t mean, rstd;       /* parameters of the per-row outputs, or -1 */
+	uint8_t xin;             /* bit p: parameter p is a rows x N input (const T*) */
 };
 
 /* Batch norm's NCHW elementwise kernels take tensor accessors, not
@@ -304,9 +305,11 @@ struct np_kread {
 /* The inputs of one launch whose extent and dtype the name and layout
  * give, into out[0..max): a vectorized or unrolled elementwise kernel's
  * data[1..] (N elements each, loaded without a cast, of ki->in_dtype),
- * and a strided one's (_nocast) inputs that read one dense range
- * (kdecode_lambda.h), when the output decodes too.  Other families give
- * 0.  Returns the number written. */
+ * a strided one's (_nocast) inputs that read one dense range
+ * (kdecode_lambda.h), when the output decodes too; a layer norm's or
+ * softmax's rows x N inputs (X, dY; a softmax's input, output and
+ * gradient), when the launch sizes its rows.  Other families give 0.
+ * Returns the number written. */
 int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		     void *const *kernelParams, const struct np_klaunch *launch,
 		     struct np_kread *out, int max);

@@ -470,3 +470,80 @@ Test(kdecode_norm, other_names_stay_unsized)
 	cr_expect_eq(ki.family, NP_KF_SOFTMAX);
 	cr_expect_eq(ki.rows.kind, NP_KR_NONE);
 }
+
+/* The generic tier's reads (np_kdecode_reads): a row kernel's rows x N
+ * inputs, each of its own parameter's dtype, when the launch sizes the
+ * rows; gamma, beta, mean, rstd and a mask are not rows x N. */
+static int reads(struct launch *ln, struct np_klaunch kl, struct np_kread *in)
+{
+	return np_kdecode_reads(&ln->ki, &ln->l, ln->kp, &kl, in, 8);
+}
+
+static void expect_read(const struct np_kread *r, int param, uint64_t numel, enum np_dtype dt)
+{
+	cr_expect_eq(r->ptr, PTR(param), "ptr %#llx, want param %d", (unsigned long long)r->ptr,
+		     param);
+	cr_expect_eq(r->numel, numel, "param %d: numel %llu, want %llu", param,
+		     (unsigned long long)r->numel, (unsigned long long)numel);
+	cr_expect_eq(r->dtype, dt, "param %d: dtype %d", param, r->dtype);
+}
+
+Test(kdecode_norm, row_kernels_read_their_rows_x_n_inputs)
+{
+	static struct launch ln;
+	struct np_kread in[8];
+
+	setup(&ln, "vectorized_layer_norm_kernel<c10::BFloat16, float, false>");
+	set32(&ln, 0, 768);
+	cr_assert_eq(reads(&ln, grid(37, 32, 4), in), 1, "X, not gamma or beta");
+	expect_read(&in[0], 2, 37 * 768, NP_DT_BF16);
+	set32(&ln, 0, 770);     /* unsized rows: nothing read either */
+	cr_expect_eq(reads(&ln, grid(37, 32, 4), in), 0);
+
+	setup(&ln, "LayerNormForwardCUDAKernel<c10::BFloat16, float, false>");
+	set64(&ln, 1, 1000);
+	cr_assert_eq(reads(&ln, grid(11, 256, 1), in), 1);
+	expect_read(&in[0], 2, 11 * 1000, NP_DT_BF16);
+
+	setup(&ln, "RowwiseMomentsCUDAKernel<c10::Half, float, false>");
+	set64(&ln, 1, 1000);
+	cr_assert_eq(reads(&ln, grid(11, 512, 1), in), 1);
+	expect_read(&in[0], 3, 11 * 1000, NP_DT_F16);
+
+	setup(&ln, "layer_norm_grad_input_kernel<c10::Half, float, false>");
+	set32(&ln, 6, 513);
+	cr_assert_eq(reads(&ln, grid(9, 128, 1), in), 2, "dY and X");
+	expect_read(&in[0], 0, 9 * 513, NP_DT_F16);
+	expect_read(&in[1], 1, 9 * 513, NP_DT_F16);
+
+	setup(&ln, "cunn_SoftMaxForward<4, float, float, float,");
+	set32(&ln, 2, 3000);
+	cr_assert_eq(reads(&ln, grid(17, 1024, 1), in), 1);
+	expect_read(&in[0], 1, 17 * 3000, NP_DT_F32);
+
+	setup(&ln, "cunn_SoftMaxBackward<2, double,");
+	set64(&ln, 3, 3001);
+	cr_assert_eq(reads(&ln, grid(17, 1024, 1), in), 2, "output and gradOutput");
+	expect_read(&in[0], 1, 17 * 3001, NP_DT_F64);
+	expect_read(&in[1], 2, 17 * 3001, NP_DT_F64);
+
+	setup(&ln, "softmax_warp_forward<float, float, float, 7, false, false, 32>");
+	set32(&ln, 2, 1001);
+	set32(&ln, 3, 100);
+	set32(&ln, 4, 100);
+	cr_assert_eq(reads(&ln, grid(126, 32, 4), in), 1, "src; the mask is bool");
+	expect_read(&in[0], 1, 1001 * 100, NP_DT_F32);
+	cr_expect_eq(reads(&ln, grid(125, 32, 4), in), 0, "a grid a block short");
+
+	/* backward <input_t float, output_t Half>: grad and output are input_t */
+	setup(&ln, "softmax_warp_backward<float, c10::Half, float, 0, true, false, 32>");
+	set32(&ln, 3, 50);
+	set32(&ln, 4, 1);
+	set32(&ln, 5, 1);
+	cr_assert_eq(reads(&ln, grid(1, 1, 128), in), 2);
+	expect_read(&in[0], 1, 50, NP_DT_F32);
+	expect_read(&in[1], 2, 50, NP_DT_F32);
+
+	setup(&ln, "batch_norm_transform_input_channels_last_kernel");
+	cr_expect_eq(ln.ki.rows.xin, 0, "batch norm's inputs are not read");
+}
