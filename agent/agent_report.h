@@ -69,6 +69,9 @@ enum np_arec_status {
 	NP_AST_SCALER_ON,        /* the job scales its loss (GradScaler): its
 				  * iterations' verdicts follow (agent/scaler.h) */
 	NP_AST_SCALER_VERDICT,   /* one scaled iteration (scl below) */
+	NP_AST_GPU_UNDECODED,    /* one of the kernels launched most often with
+				  * outputs no decoder could size (undec below;
+				  * its name in GPU_NAME records before it) */
 };
 
 /* One module's statistics of one step (np_agent_report_bulk). */
@@ -152,6 +155,14 @@ struct np_agent_rec {
 			uint64_t generic_checks; /* undecoded kernels' outputs checked
 						  * at a decoded reader (cupti/generic.h) */
 		} launch;
+		/* STATUS GPU_UNDECODED: the rank-th most launched undecoded
+		 * kernel so far (0 first), sent with the counters */
+		struct {
+			uint32_t func;           /* kernel id (GPU_NAME) */
+			uint32_t rank;
+			uint64_t launches;       /* its launches left unchecked for want
+						  * of a decoder */
+		} undec;
 	};
 };
 _Static_assert(sizeof(struct np_agent_rec) == NP_AGENT_REC_SIZE, "np_agent_rec ABI");

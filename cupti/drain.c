@@ -222,6 +222,20 @@ static void send_counters(void)
 	r.launch.check_launches = __atomic_load_n(&np_gpu_cnt.check_launches, __ATOMIC_RELAXED);
 	r.launch.generic_checks = __atomic_load_n(&np_gpu_cnt.generic_checks, __ATOMIC_RELAXED);
 	np_report_send_gpu(&r);
+
+	/* coverage: the kernels whose outputs went unchecked most often */
+	struct np_kfunc *top[NP_DRAIN_UNDECODED_TOP];
+	int n = np_kfunc_top_undecoded(top, NP_DRAIN_UNDECODED_TOP);
+	for (int i = 0; i < n; i++) {
+		send_name(top[i]);
+		memset(&r, 0, sizeof(r));
+		r.kind = NP_AREC_STATUS;
+		r.status = NP_AST_GPU_UNDECODED;
+		r.undec.func = top[i]->id;
+		r.undec.rank = (uint32_t)i;
+		r.undec.launches = __atomic_load_n(&top[i]->undecoded, __ATOMIC_RELAXED);
+		np_report_send_gpu(&r);
+	}
 }
 
 /* One pass over every context's ring; how many results it took. */

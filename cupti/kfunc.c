@@ -123,6 +123,28 @@ struct np_kfunc *np_kfunc_by_id(uint32_t id)
 	return id && id <= NP_KFUNC_MAX ? by_id[id] : NULL;
 }
 
+int np_kfunc_top_undecoded(struct np_kfunc **out, int max)
+{
+	uint32_t n = __atomic_load_n(&nfuncs, __ATOMIC_ACQUIRE);
+	int k = 0;
+	for (uint32_t id = 1; id <= n && max > 0; id++) {
+		struct np_kfunc *f = by_id[id];
+		uint64_t u = f ? __atomic_load_n(&f->undecoded, __ATOMIC_RELAXED) : 0;
+		if (!u)
+			continue;
+		/* insertion into out[0..k), most first; a later equal one goes after */
+		int at = k < max ? k++ : max;
+		while (at > 0 && __atomic_load_n(&out[at - 1]->undecoded, __ATOMIC_RELAXED) < u) {
+			if (at < max)
+				out[at] = out[at - 1];
+			at--;
+		}
+		if (at < max)
+			out[at] = f;
+	}
+	return k;
+}
+
 int np_kfunc_no_layout(uint64_t key, struct np_kparams *out, void *arg)
 {
 	(void)key;

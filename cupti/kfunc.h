@@ -28,6 +28,8 @@ struct np_kfunc {
 	uint8_t ours;                /* one of nanprof's check kernels */
 	uint8_t reported;            /* its name was sent */
 	uint64_t launches;           /* for sampling (relaxed atomic) */
+	uint64_t undecoded;          /* launches whose outputs no decoder could size
+				      * (relaxed atomic): the coverage report */
 	struct np_kinfo info;
 	struct np_kparams params;
 	char name[NP_KFUNC_NAME];    /* demangled, argument list dropped */
@@ -51,6 +53,12 @@ struct np_kfunc *np_kfunc_get(uint64_t key, const char *mangled, np_kfunc_layout
 
 /* The entry with this id, or NULL. */
 struct np_kfunc *np_kfunc_by_id(uint32_t id);
+
+/* The functions with the most undecoded launches, most first (ties: the
+ * first seen first), at most max of them, into out.  Returns how many
+ * have any.  For the coverage report: which kernels nanprof could not
+ * check at launch, and how often they ran. */
+int np_kfunc_top_undecoded(struct np_kfunc **out, int max);
 
 /* "at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" ->
  * the same without the argument list, at most len - 1 bytes. */

@@ -532,6 +532,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					       &kl, outs, MAX_OUTPUTS) : 0;
 	if (nout <= 0) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
 		if (seq)
 			note_unchecked(seq, f);
 		note_generic(&l, f, params, seq);
@@ -614,6 +615,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	batch_flush(g, l.stream, &batch);
 	if (!sized) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
 		note_generic(&l, f, params, seq);
 	}
 }

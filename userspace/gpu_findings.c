@@ -9,7 +9,8 @@ bool np_gpu_is_gpu_record(const struct np_agent_rec *r)
 	return r->kind == NP_AREC_GPU_CHECK || r->kind == NP_AREC_GPU_NAME ||
 	       (r->kind == NP_AREC_STATUS &&
 		(r->status == NP_AST_GPU_ON || r->status == NP_AST_GPU_OFF ||
-		 r->status == NP_AST_GPU_COUNTERS || r->status == NP_AST_GPU_LAUNCHES));
+		 r->status == NP_AST_GPU_COUNTERS || r->status == NP_AST_GPU_LAUNCHES ||
+		 r->status == NP_AST_GPU_UNDECODED));
 }
 
 void np_gpu_context(struct np_proc_state *p, uint64_t ts, uint32_t tid, uint64_t step,
@@ -138,6 +139,15 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		      const struct np_agent_rec *r)
 {
 	struct np_gpu_state *g = &p->gpu;
+	if (r->status == NP_AST_GPU_UNDECODED) {
+		if (r->undec.rank < NP_GPU_UNDECODED_TOP) {
+			g->undec[r->undec.rank].func = r->undec.func;
+			g->undec[r->undec.rank].launches = r->undec.launches;
+			if (r->undec.rank >= g->nundec)
+				g->nundec = r->undec.rank + 1;
+		}
+		return;
+	}
 	if (r->status == NP_AST_GPU_LAUNCHES) {
 		g->sampled_out = r->launch.sampled_out;
 		g->guard_checks = r->launch.guard_checks;

@@ -240,6 +240,7 @@ struct np_agent_state {
 
 #define NP_GPU_CANDIDATES 64      /* GPU births awaiting their value to leave */
 #define NP_GPU_NAME_BYTES 288     /* a kernel name kept: 4 pieces of 72 */
+#define NP_GPU_UNDECODED_TOP 8    /* = the agent's NP_DRAIN_UNDECODED_TOP */
 
 /* The CUDA side of a process's checks: kernel births are candidates
  * until the agent reports their first propagation (the value left the
@@ -253,6 +254,11 @@ struct np_gpu_state {
 	uint64_t guard_checks, guard_skips;   /* CUDA tensors the guards checked, or not */
 	uint64_t check_launches;  /* launches of check kernels (lists check several) */
 	uint64_t generic_checks;  /* undecoded kernels' outputs checked at a decoded reader */
+	struct {
+		uint32_t func;    /* kernel id: its name is in kernels */
+		uint64_t launches;
+	} undec[NP_GPU_UNDECODED_TOP];   /* the kernels most often left unchecked */
+	uint32_t nundec;
 	uint64_t records, lost, last_seq;
 	uint64_t births, candidates_dropped;
 	uint64_t inside;          /* propagations still inside their birth's scope */

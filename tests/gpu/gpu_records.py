@@ -125,6 +125,16 @@ def launch_counters(recs):
     return c[-1] if c else None
 
 
+def undecoded(recs):
+    """The kernels the agent reported as not checked at launch, with their
+    launches in its last report, most first."""
+    last = {}
+    for r in recs:
+        if r["kind"] == "status" and r["status"] == "gpu_undecoded":
+            last[r["kernel"]] = r["launches"]
+    return sorted(last.items(), key=lambda kv: -kv[1])
+
+
 def counters_text(c, lc=None):
     if not c:
         return "no GPU counters record"
@@ -221,6 +231,10 @@ def cmd_verdict(a):
              "gpu_%s: %s" % (state, what) if state else what)
     c = counters(recs)
     rows.add("GPU check counters", "INFO", counters_text(c, launch_counters(recs)))
+    und = undecoded(recs)
+    if und:   # what a decoder would have to read next (cupti/README.md)
+        rows.add("kernels not checked at launch (launches)", "INFO",
+                 "; ".join("%s %d" % (short(k, 70), n) for k, n in und))
     checks = [r for r in recs if r["kind"] == "gpu_check"]
     births = [r for r in checks if not r["propagated"]]
     born, into = origin(recs)

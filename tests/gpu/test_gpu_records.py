@@ -26,6 +26,12 @@ def launch_status(seq, launches, sampled, guard_checks, guard_skips, check_launc
     return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 9, 0, 0) + body
 
 
+def undecoded_status(seq, func, rank, launches):
+    """A GPU_UNDECODED status (agent_report.h's undec struct)."""
+    body = struct.pack("<IIQ", func, rank, launches).ljust(72, b"\0")
+    return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 12, 0, 0) + body
+
+
 def name(seq, func, text):
     return struct.pack("<IBBBBBBHIQ", seq, 5, 0, 0, 16, 0, 0, 0, 0, func) + \
         text.encode()[:72].ljust(72, b"\0")
@@ -146,6 +152,25 @@ def main():
     out = subprocess.check_output([sys.executable, TOOL, "smoke", rec]).decode()
     if not out.startswith("ok") or "650 check launches, guards 12 checked 30 skipped" not in out:
         fails.append("smoke with launch counters: %r" % out)
+
+    # the kernels not checked at launch: each one's last report, most first
+    gemm = name(30, 8, "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN")
+    fmha = name(31, 9, "fmha_cutlassF_f32_aligned_64x64_rf_sm80")
+    job(rec, [on, expk, check(5, 6, 2, 50), cnt, gemm, undecoded_status(32, 8, 0, 40),
+              fmha, undecoded_status(33, 9, 1, 20), cnt, undecoded_status(34, 9, 0, 90),
+              undecoded_status(35, 8, 1, 80)], times)
+    got = rows(rec, times, "--fault", "forward", "--at", "6")
+    want = ("fmha_cutlassF_f32_aligned_64x64_rf_sm80 90; "
+            "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN 80")
+    expect("undecoded", got, "kernels not checked at launch (launches)", "INFO")
+    res = tempfile.mktemp()
+    subprocess.call([sys.executable, TOOL, "verdict", rec, "--times", times, "--job", "j",
+                     "--results", res, "--fault", "forward"], stdout=subprocess.DEVNULL)
+    detail = [line.rstrip("\n").split("\t")[3] for line in open(res)
+              if "not checked at launch" in line]
+    os.unlink(res)
+    if detail != [want]:
+        fails.append("undecoded kernels: %r, want [%r]" % (detail, want))
 
     for f in fails:
         print("FAIL", f)

@@ -37,6 +37,10 @@ together, each failing with a line that says why):
                                   fields (launches, sampled_out,
                                   guard_checks, guard_skips, check_launches,
                                   generic_checks)
+  --expect-undecoded SUBSTR[:K=V,...]
+                                  a kernel containing SUBSTR among those
+                                  reported as not checked at launch, its
+                                  last report with these fields (launches=3)
   --expect-gpu-seq                GPU records numbered 1, 2, ... N: none lost
 """
 import argparse
@@ -48,7 +52,8 @@ REC = 96
 KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name"}
 ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective"}
 STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
-          6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches"}
+          6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches",
+          10: "scaler_on", 11: "scaler_verdict", 12: "gpu_undecoded"}
 DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "bfloat16", 4: "float8_e4m3fn",
          5: "float8_e5m2"}
 F_SOURCE_DIRTY, F_GRAPH, F_LAST = 1, 8, 16
@@ -83,6 +88,9 @@ def decode(buf):
         r.update(status="gpu_launches", launches=launches, sampled_out=sampled,
                  guard_checks=gchecks, guard_skips=gskips, check_launches=claunches,
                  generic_checks=generic)
+    elif kind == 3 and status == 12:
+        func, rank, launches = struct.unpack_from("<IIQ", body, 0)
+        r.update(status="gpu_undecoded", func=func, rank=rank, launches=launches)
     elif kind == 3:
         checked, nbytes, skipped, dropped, overflow = struct.unpack_from("<QQQQQ", body, 0)
         r.update(status=STATUS.get(status, status), what=text(body[40:72]), checked=checked,
@@ -107,12 +115,12 @@ def decode_all(data):
             if r["last"]:
                 names[r["func"]] = partial.pop(r["func"])
     for r in recs:
-        if r["kind"] == "gpu_check":
+        if r["kind"] == "gpu_check" or r.get("status") == "gpu_undecoded":
             r["kernel"] = names.get(r["func"], "?")
     return recs
 
 
-GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters", "gpu_launches")
+GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters", "gpu_launches", "gpu_undecoded")
 
 
 def is_gpu(r):
@@ -178,8 +186,12 @@ def expect_gpu(a, recs):
         elif all(mismatches(r, want) for r in mine):
             fail.append("GPU_CHECK of %r: %s" % (sub, "; ".join(mismatches(mine[0], want))))
     if a.expect_counters is not None:
-        # the launch counters follow each counters record
-        gpu = [r for r in recs if is_gpu(r) and r.get("status") != "gpu_launches"]
+        # the launch counters and the undecoded kernels (with their
+        # names, the first time) follow each counters record
+        gpu = [r for r in recs if is_gpu(r)]
+        while gpu and (gpu[-1]["kind"] == "gpu_name" or
+                       gpu[-1].get("status") in ("gpu_launches", "gpu_undecoded")):
+            gpu.pop()
         last = gpu[-1] if gpu else None
         if not last or last["kind"] != "status" or last["status"] != "gpu_counters":
             fail.append("the last GPU record is not the counters: %s" % (json.dumps(last),))
@@ -195,6 +207,20 @@ def expect_gpu(a, recs):
             bad = mismatches(mine[-1], fields(a.expect_launches))
             if bad:
                 fail.append("launch counters: %s" % "; ".join(bad))
+    for spec in a.expect_undecoded or []:
+        sub, _, kv = spec.rpartition(":") if "=" in spec else (spec, "", "")
+        # each counters record sends the list again: the last of each kernel
+        last = {}
+        for r in recs:
+            if r["kind"] == "status" and r["status"] == "gpu_undecoded":
+                last[r["kernel"]] = r
+        mine = [r for k, r in last.items() if sub in k]
+        if not mine:
+            fail.append("no gpu_undecoded record of a kernel containing %r (saw %s)" %
+                        (sub, sorted(last)))
+        elif all(mismatches(r, fields(kv)) for r in mine):
+            fail.append("gpu_undecoded of %r: %s" % (sub, "; ".join(mismatches(mine[0],
+                                                                           fields(kv)))))
     if a.expect_gpu_seq:
         seqs = [r["seq"] for r in recs if is_gpu(r)]
         if sorted(seqs) != list(range(1, len(seqs) + 1)):
@@ -211,6 +237,7 @@ def main():
     ap.add_argument("--expect-cpu-check", metavar="ROLE")
     ap.add_argument("--expect-status", action="append", metavar="STATUS[:TEXT]")
     ap.add_argument("--expect-launches", metavar="K=V,...")
+    ap.add_argument("--expect-undecoded", action="append", metavar="SUBSTR[:K=V,...]")
     ap.add_argument("--expect-origin", metavar="SUBSTR")
     ap.add_argument("--expect-contained", action="append", metavar="SUBSTR")
     ap.add_argument("--expect-gpu-check", action="append", metavar="SUBSTR[:K=V,...]")

@@ -106,9 +106,10 @@ else
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,numel=70000,neginf=70000"
 	expect "expandable segment: a division across two mapped chunks checked whole" "$T/rec" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=1024,nan=1,first_bad=700,propagated=false"
-	expect "counters last: $CHECKS checks in $CHECK_LAUNCHES launches, $UNDECODED undecoded, nothing dropped" "$T/rec" \
+	expect "counters last: $CHECKS checks in $CHECK_LAUNCHES launches, $UNDECODED undecoded (the masked fill named), nothing dropped" "$T/rec" \
 		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0,what=launches $LAUNCHES" \
-		--expect-launches "launches=$LAUNCHES,sampled_out=0,check_launches=$CHECK_LAUNCHES"
+		--expect-launches "launches=$LAUNCHES,sampled_out=0,check_launches=$CHECK_LAUNCHES" \
+		--expect-undecoded "masked_fill_kernel:launches=1,rank=0"
 	expect "no GPU record lost (numbered 1..N)" "$T/rec" --expect-gpu-seq
 
 	# --- CUPTI held by another tool ---

@@ -322,6 +322,10 @@ PY
 		--op-kernel nvjet_fake_exp_64x64_1x1_opaque > "$T/chk" 2>&1 &&
 	   grep -q '"gpu_guard_checks":0,"gpu_guard_skips":0,"gpu_generic_checks":[1-9]' \
 		"$T/$tag-gen/events.jsonl" &&
+	   grep -q '"gpu_undecoded_kernels":\[{"kernel":"nvjet_fake_exp_64x64_1x1_opaque","launches":6}\]' \
+		"$T/$tag-gen/events.jsonl" &&
+	   grep -q 'kernels not checked at launch (launches): nvjet_fake_exp_64x64_1x1_opaque 6$' \
+		"$T/$tag-gen/summary.txt" &&
 	   grep -q 'of their outputs checked at a decoded reader' "$T/$tag-gen/summary.txt"; then
 		ok "$tag: generic tier: the undecoded kernel named in blocks.0.gate at step 3, checked at head's read"
 	else

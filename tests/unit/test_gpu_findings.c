@@ -303,6 +303,27 @@ Test(gpu_findings, counters_and_off_reason)
 	cr_assert_eq(proc->gpu.guard_skips, 30);
 	cr_assert_eq(proc->gpu.check_launches, 700);
 	cr_assert_eq(proc->gpu.checks, 1234, "the other counters stay");
+
+	/* the kernels not checked at launch: GPU records, the agent's checks
+	 * state untouched, each rank kept */
+	uint8_t before = proc->checks;
+	gpu_name(22, 9, "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN");
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_GPU_UNDECODED;
+	r.undec.func = 9;
+	r.undec.rank = 1;
+	r.undec.launches = 640;
+	send_rec(23, &r, true);
+	cr_assert_eq(proc->gpu.nundec, 2);
+	cr_expect_eq(proc->gpu.undec[1].func, 9);
+	cr_expect_eq(proc->gpu.undec[1].launches, 640);
+	cr_expect_eq(proc->checks, before, "not the agent's install status");
+	cr_expect_eq(proc->ag.lost, 0);
+	cr_expect_eq(proc->gpu.lost, 0);
+	r.undec.rank = NP_GPU_UNDECODED_TOP;   /* past the table: ignored */
+	send_rec(24, &r, true);
+	cr_expect_eq(proc->gpu.nundec, 2);
 }
 
 /* ---- ctxhist on its own ---- */

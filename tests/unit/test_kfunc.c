@@ -4,6 +4,7 @@
  * and lock-free lookups racing first sights on several threads). */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include "../../cupti/kfunc.h"
 
@@ -130,4 +131,26 @@ Test(kfunc, table_is_bounded)
 	for (uint64_t k = 1; k <= NP_KFUNC_MAX + 10; k++)
 		got += np_kfunc_get(0x9000000 + k * 16, "k(int)", fake_layout, NULL) != NULL;
 	cr_assert_eq(got, NP_KFUNC_MAX, "past the bound: NULL, not growth");
+}
+
+Test(kfunc, the_most_undecoded_kernels_first)
+{
+	struct np_kfunc *f[6], *top[8];
+	static const uint64_t undecoded[6] = { 0, 5, 9, 5, 1, 7 };
+	cr_expect_eq(np_kfunc_top_undecoded(top, 4), 0, "no function yet");
+	for (int i = 0; i < 6; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "nvjet_kernel_%d", i);
+		f[i] = np_kfunc_get(0x1000 + (uint64_t)i, name, fake_layout, NULL);
+		cr_assert_not_null(f[i]);
+		f[i]->undecoded = undecoded[i];
+	}
+	cr_assert_eq(np_kfunc_top_undecoded(top, 4), 4, "at most max");
+	cr_expect_eq(top[0], f[2]);
+	cr_expect_eq(top[1], f[5]);
+	cr_expect_eq(top[2], f[1], "ties: the first seen first");
+	cr_expect_eq(top[3], f[3]);
+	cr_assert_eq(np_kfunc_top_undecoded(top, 8), 5, "only those with undecoded launches");
+	cr_expect_eq(top[4], f[4]);
+	cr_expect_eq(np_kfunc_top_undecoded(top, 0), 0);
 }
