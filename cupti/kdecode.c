@@ -884,6 +884,36 @@ static void cat_classify(struct np_kinfo *ki, struct span name, struct span targ
 	ki->cat = sh;
 }
 
+/* pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<kHeadDim, kBlockM,
+ * kBlockN, kNWarps, Is_Q_in_regs, Share_Q_K_smem, elem_type, ..>, ..>: the
+ * launch shape and the element type (kdecode_flash.h).  Other flash
+ * kernels (backward, split-KV) stay as they are. */
+static void flash_classify(struct np_kinfo *ki, struct span targs)
+{
+	struct span name, sub, rest, elem;
+	struct np_flash_shape sh = { 0 };
+	int hd, bm, w;
+
+	if (!split_name(nth_item(targs, 0), &name, &sub, &rest) ||
+	    !span_eq(name, "Flash_fwd_kernel_traits") || !sub.p)
+		return;
+	hd = targ_int(sub, 0), bm = targ_int(sub, 1), w = targ_int(sub, 3);
+	elem = trim(nth_item(sub, 6));
+	if (hd < 1 || hd > 512 || bm < 1 || bm > 512 || w < 1 || w > 32)
+		return;
+	if (span_eq(elem, "cutlass::bfloat16_t"))
+		sh.bf16 = 1;
+	else if (!span_eq(elem, "cutlass::half_t"))
+		return;
+	sh.head_dim = (uint16_t)hd;
+	sh.block_m = (uint16_t)bm;
+	sh.warps = (uint8_t)w;
+	ki->flash = sh;
+	ki->family = NP_KF_FLASH;
+	ki->dtype = sh.bf16 ? NP_DT_BF16 : NP_DT_F16;
+	ki->dtype_why = NP_KDT_KNOWN;
+}
+
 /* Output dtype of the families that name it in their template arguments. */
 static void template_dtype(struct np_kinfo *ki, struct span targs)
 {
@@ -1213,6 +1243,8 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 		acc_classify(ki, name, targs);
 	if (ki->family == NP_KF_CAT && targs.p)
 		cat_classify(ki, name, targs);
+	if (span_eq(name, "flash_fwd_kernel") && span_starts(s, "pytorch_flash::") && targs.p)
+		flash_classify(ki, targs);
 	return ki->family;
 }
 
@@ -1230,6 +1262,7 @@ const char *np_kfamily_name(enum np_kfamily f)
 		[NP_KF_CAT] = "cat",
 		[NP_KF_MULTI_TENSOR_APPLY] = "multi_tensor_apply",
 		[NP_KF_EXPLICIT] = "explicit",
+		[NP_KF_FLASH] = "flash_attention",
 	};
 	return (unsigned)f < NP_KF_MAX ? names[f] : "?";
 }
@@ -1612,6 +1645,32 @@ static int lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
+/* Flash attention's O and log-sum-exp (kdecode_flash.h); both are
+ * judged on the launch's pointer words (q, k, v among them). */
+static int flash_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			 void *const *kp, const struct np_klaunch *kl, struct emit *e)
+{
+	struct np_flash_view v;
+	struct np_kbuf *out;
+
+	if (!kl || l->n != 1 || !np_flash_read(kp[0], l->p[0].size, &ki->flash, kl->grid,
+						 kl->block, &v))
+		return 0;
+	if (v.o && (out = emit_next(e))) {
+		out->ptr = v.o;
+		out->numel = v.o_numel;
+		out->dtype = (enum np_dtype)ki->dtype;
+		out->how = NP_KH_FLASH;
+	}
+	if (v.lse && (out = emit_next(e))) {
+		out->ptr = v.lse;
+		out->numel = v.lse_numel;
+		out->dtype = NP_DT_F32;
+		out->how = NP_KH_FLASH;
+	}
+	return e->n;
+}
+
 /* torch.cat's output, when one launch writes all of it (kdecode_cat.h):
  * its dtype is left to the caller, who knows what wrote the inputs. */
 static int cat_outputs(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
@@ -1822,7 +1881,10 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	case NP_KF_LAMBDA_ELEMENTWISE:
 		n = lambda_outputs(ki, layout, kernelParams, launch, &e);
 		break;
-	default:        /* cat metadata: opaque */
+	case NP_KF_FLASH:
+		n = flash_outputs(ki, layout, kernelParams, launch, &e);
+		break;
+	default:
 		return 0;
 	}
 	if (n > 0 && launch)

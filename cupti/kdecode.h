@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include "../kernels/finite.h"
 #include "kdecode_cat.h"
+#include "kdecode_flash.h"
 
 #define NP_KD_MAX_PARAMS 64     /* parameters we look at; more: the rest are ignored */
 #define NP_KD_MAX_OUTPUTS 16    /* a sensible size for the caller's np_kbuf array; a
@@ -56,6 +57,7 @@ enum np_kfamily {
 	NP_KF_CAT,               /* CatArrayBatchedCopy* */
 	NP_KF_MULTI_TENSOR_APPLY, /* multi_tensor_apply_kernel (fused optimizers, foreach) */
 	NP_KF_EXPLICIT,          /* any other kernel whose parameter list names its pointers */
+	NP_KF_FLASH,             /* pytorch_flash::flash_fwd_kernel (kdecode_flash.h) */
 	NP_KF_MAX,
 };
 
@@ -202,6 +204,7 @@ struct np_kinfo {
 	struct np_kred red;      /* NP_KF_REDUCE only */
 	struct np_klam lam;      /* NP_KF_LAMBDA_ELEMENTWISE only */
 	struct np_cat_shape cat; /* NP_KF_CAT: esize 0 when not read (kdecode_cat.h) */
+	struct np_flash_shape flash; /* NP_KF_FLASH: head_dim 0 when not read */
 	uint8_t scalar_outputs;  /* NP_KF_EXPLICIT: each floating T* output is one element
 				  * (a loss kernel's reduced value; kdecode.c, "scalar
 				  * outputs") */
@@ -230,6 +233,7 @@ enum np_khow {
 				  * write of a dense output (kdecode_reduce.h) */
 	NP_KH_STRIDED,           /* a strided elementwise lambda's data[0]: N elements of
 				  * a dense output (kdecode_lambda.h) */
+	NP_KH_FLASH,             /* flash attention's O or log-sum-exp (kdecode_flash.h) */
 	NP_KH_CAT,               /* torch.cat's whole output (kdecode_cat.h): its dtype
 				  * is NP_DT_MAX, only its size is known (esize): the
 				  * caller finds the dtype its first input holds, or

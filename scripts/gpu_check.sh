@@ -19,7 +19,8 @@
 #      forward and a backward fault inside the replayed graph), the
 #      forward fault with expandable segments (memory mapped by cuMemMap),
 #      a batch-norm overflow on PyTorch's own kernels, NCHW and
-#      channels-last (tests/gpu/bn_fault.py);
+#      channels-last (tests/gpu/bn_fault.py), and bf16 attention whose
+#      flash kernel makes the NaN (tests/gpu/flash_fault.py);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU, a
 #      GradScaler's overflow (no origin) and a fault at every loss scale
@@ -27,8 +28,9 @@
 #      subscribed mid-run);
 #   4. the overhead benchmark (tests/gpu/bench_gpu.py);
 #   4b. if time is left: the newer decoders' faults under `nanprof run` (a
-#      reduction, a strided elementwise kernel, nll_loss's scalars; they
-#      ran agent-alone in step 2 already);
+#      reduction, a strided elementwise kernel, nll_loss's scalars, flash
+#      attention; they ran agent-alone in step 2 already), and MHA's
+#      cuBLAS overflow without the guards (the generic tier alone);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
 # PYTHON picks the python (default /opt/torch/.venv/bin/python3, else python3).
@@ -63,7 +65,7 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # of the newer decoders (a reduction, a strided elementwise kernel,
 # nll_loss's scalars) run after it, if the budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored)
+LATE_KINDS=(reduction broadcast ignored flash)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -307,6 +309,9 @@ start_agent_jobs() {
 		--step-times "$W/agent-bn.times"
 	agent_job agent-bn-cl "$secs" "$PY" "$GPUT/bn_fault.py" --device "$DEV" --steps 10 --at 6 \
 		--channels-last --step-times "$W/agent-bn-cl.times"
+	# bf16 attention on SDPA's flash kernel, read from its Flash_fwd_params
+	agent_job agent-flash "$secs" "$PY" "$GPUT/flash_fault.py" --device "$DEV" --steps 10 \
+		--at 6 --step-times "$W/agent-flash.times"
 	# PyTorch's expandable segments: memory mapped into a reserved range
 	# chunk by chunk (cuMemMap), which the allocation map must follow
 	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
@@ -376,6 +381,8 @@ step_agent_alone() {
 	verdict agent-bn --fault bn --at 6
 	job_ran agent-bn-cl 9
 	verdict agent-bn-cl --fault bn --at 6
+	job_ran agent-flash 9
+	verdict agent-flash --fault flash --at 6
 }
 
 # ---- 3. under nanprof run ----
@@ -405,6 +412,8 @@ set_origin() {
 	graph) ORIGIN=(--origin forward act '*' --graph) ;;
 	graph-backward) ORIGIN=(--origin backward root '*' --graph) ;;
 	bn | bn-cl) ORIGIN=(--origin forward bn '*' --step 6) ;;
+	# the flash kernel's own output, not out_proj's reader or a guard
+	flash) ORIGIN=(--origin forward attn '*' --step 6 --op-kernel flash_fwd_kernel) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -431,6 +440,9 @@ nanprof_job() {
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/graph_fault.py" \
 			--device "$DEV" --steps 10 --at 6 --fault "$([ "$f" = graph ] && echo forward ||
 			echo backward)"
+	elif [ "$f" = flash ]; then
+		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/flash_fault.py" \
+			--device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
 		local cl=()
 		[ "$f" = bn-cl ] && cl=(--channels-last)

@@ -64,6 +64,9 @@ EXPECTED = {
                        "SqrtAbs's backward, grad / (2 * sqrt(0)), inside the replayed graph"),
     "bn": (["batch_norm"], "bn's weight 3e38: its transform kernel's output overflows "
                            "(batch_norm_transform_input[_channels_last]_kernel)"),
+    "flash": (["flash_fwd_kernel"], "queries and keys of at least 1e20 in bf16: every fp32 "
+                                    "score is +inf, FlashAttention-2's softmax makes NaN "
+                                    "(read from Flash_fwd_params)"),
 }
 
 

@@ -1,0 +1,61 @@
+/* kdecode_flash.h - the outputs of PyTorch's flash attention forward
+ * kernel, read from its by-value parameter struct.
+ *
+ * scaled_dot_product_attention on fp16/bf16 picks FlashAttention-2, which
+ * PyTorch vendors as namespace pytorch_flash:
+ *
+ *   flash_fwd_kernel<Flash_fwd_kernel_traits<kHeadDim, kBlockM, kBlockN,
+ *       kNWarps, .., elem_type, ..>, Is_dropout, Is_causal, ..>
+ *       (pytorch_flash::Flash_fwd_params)
+ *
+ * launched on a grid (ceil(seqlen_q / kBlockM), b, h) of kNWarps x 32
+ * threads.  It writes O, (b, seqlen_q, h, d) elements of elem_type with
+ * element strides o_batch_stride, o_row_stride, o_head_stride, and the
+ * softmax's log-sum-exp, (b, h, seqlen_q) floats.  The struct (flash.h:
+ * Qkv_params, then Flash_fwd_params; index_t int64_t) is 472 bytes, as
+ * torch 2.14.1's cubin says its parameter is:
+ *
+ *     0 q_ptr, k_ptr, v_ptr          96 h, h_k, h_h_k_ratio (int)
+ *   112 o_ptr, oaccum_ptr           128 o_batch_stride, o_row_stride,
+ *   152 p_ptr, softmax_lse_ptr,         o_head_stride (int64_t)
+ *       softmax_lseaccum_ptr        176 b, seqlen_q, seqlen_k, seqlen_knew, d,
+ *   224 cu_seqlens_q, cu_seqlens_k      seqlen_q_rounded, .. (int)
+ *   440 is_bf16                     464 unpadded_lse
+ *
+ * The launch is believed only when all of it agrees: the grid and block
+ * the traits and the dimensions make, h a multiple of h_k with
+ * h_h_k_ratio their quotient, seqlen_q_rounded seqlen_q rounded up to
+ * 128, d at most kHeadDim, is_bf16 the traits' type, and no variable
+ * length batch (cu_seqlens_q, cu_seqlens_k null).  O is checked when its
+ * strides make it one dense range, the log-sum-exp when it is laid out
+ * padded (unpadded_lse false).  The backward and split-KV kernels are not
+ * read.
+ */
+#ifndef NP_KDECODE_FLASH_H
+#define NP_KDECODE_FLASH_H
+
+#include <stdint.h>
+
+#define NP_FLASH_PARAMS_SIZE 472
+
+/* What the kernel's name says (kdecode.c). */
+struct np_flash_shape {
+	uint16_t head_dim;       /* kHeadDim; 0: not a flash forward kernel read */
+	uint16_t block_m;        /* kBlockM */
+	uint8_t warps;           /* kNWarps */
+	uint8_t bf16;            /* elem_type cutlass::bfloat16_t (else half_t) */
+};
+
+/* What one launch writes. */
+struct np_flash_view {
+	uint64_t o, o_numel;     /* 0, 0: O is not one dense range */
+	uint64_t lse, lse_numel; /* floats; 0, 0: not read */
+};
+
+/* Reads the parameter struct p of size bytes for a launch of grid and
+ * block.  Fills *v and returns 1 when every check above holds and O or
+ * the log-sum-exp is readable; 0 otherwise. */
+int np_flash_read(const unsigned char *p, uint32_t size, const struct np_flash_shape *sh,
+		  const uint32_t grid[3], const uint32_t block[3], struct np_flash_view *v);
+
+#endif

@@ -1,0 +1,104 @@
+"""A small bf16 transformer layer whose attention makes the first NaN, in
+PyTorch's flash attention kernel (pytorch_flash::flash_fwd_kernel, read
+by cupti/kdecode_flash.c).
+
+embed -> attn (qkv Linear, scaled_dot_product_attention with is_causal,
+forced to FLASH_ATTENTION on CUDA, proj Linear) -> head.  At step --at the
+attention's queries and keys are made positive and at least 1e20: finite
+in bf16 (its largest is 3.4e38), but every product of two of them is over
+1e40, +inf in the kernel's fp32 scores, and FlashAttention-2's softmax
+of a row of +inf (exp2 of s * scale - max) is NaN.  Every input of the
+flash kernel is finite; its output O is the first non-finite value.
+(The CPU's SDPA may treat such rows otherwise: --device cpu only checks
+that the script runs.)
+
+Prints "step N loss L" (L as repr(float)) like faults.py; --device cpu
+runs the same steps on SDPA's math path, to check the script here.
+"""
+import argparse
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Attn(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.heads = heads
+        self.boost = 1.0            # plain attribute: the fault sets it
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        if self.boost != 1.0:   # every query and key element at least boost
+            q, k = (z.abs() * self.boost + self.boost for z in (q, k))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class Net(nn.Module):
+    def __init__(self, vocab=64, d=256, heads=4):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.attn = Attn(d, heads)
+        self.head = nn.Linear(d, 1)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        x = x + self.attn(x)
+        return self.head(x).mean(dim=1).squeeze(-1)
+
+
+def flash_only(device):
+    """SDPA restricted to the flash kernel on CUDA (an error, not another
+    kernel, if it cannot run); any backend on the CPU."""
+    if device.type != "cuda":
+        return torch.enable_grad()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel(SDPBackend.FLASH_ATTENTION)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
+    ap.add_argument("--step-times", metavar="FILE",
+                    help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts")
+    args = ap.parse_args()
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    dev = torch.device(args.device)
+    model = Net().to(dev, dtype=torch.bfloat16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    gen = torch.Generator().manual_seed(1)
+    times = open(args.step_times, "w") if args.step_times else None
+
+    for step in range(args.steps):
+        if times:
+            times.write("step %d %d\n" % (step, time.monotonic_ns()))
+            times.flush()
+        tokens = torch.randint(0, 64, (4, 96), generator=gen).to(dev)
+        y = torch.randn(4, generator=gen).to(dev, dtype=torch.bfloat16)
+        model.attn.boost = 1e20 if step == args.at else 1.0
+        opt.zero_grad()
+        with flash_only(dev):
+            loss = F.mse_loss(model(tokens), y)
+            loss.backward()
+        opt.step()
+        sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
+        sys.stdout.flush()
+    if times:
+        times.write("end %d\n" % time.monotonic_ns())
+        times.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+/* test_kdecode_flash.c - flash attention's forward outputs, read from its
+ * Flash_fwd_params (cupti/kdecode_flash.c through np_kdecode_outputs).
+ *
+ * The kernel is torch 2.14.1's own (name and 472-byte parameter from
+ * tests/unit/fixtures/torch_kernels.tsv: head dim 96, 64-row blocks, 4
+ * warps, half).  The struct below is flash.h's, as PyTorch vendors it
+ * (pytorch_flash): its size must be the cubin's, or the layout this test
+ * and the decoder assume is not torch's.  Every launch is filled as
+ * run_flash_fwd fills it; each test then breaks one thing. */
+#include <stdbool.h>
+#include <stddef.h>
+#include "fixture.h"
+#include "../../cupti/kdecode.h"
+
+struct flash_fwd_params {
+	void *q_ptr, *k_ptr, *v_ptr;
+	int64_t q_batch_stride, k_batch_stride, v_batch_stride, q_row_stride, k_row_stride,
+		v_row_stride, q_head_stride, k_head_stride, v_head_stride;
+	int h, h_k, h_h_k_ratio;
+	void *o_ptr, *oaccum_ptr;
+	int64_t o_batch_stride, o_row_stride, o_head_stride;
+	void *p_ptr, *softmax_lse_ptr, *softmax_lseaccum_ptr;
+	int b, seqlen_q, seqlen_k, seqlen_knew, d, seqlen_q_rounded, seqlen_k_rounded, d_rounded,
+		rotary_dim, total_q;
+	float scale_softmax, scale_softmax_log2;
+	int *cu_seqlens_q, *cu_seqlens_k, *leftpad_k, *seqused_k, *blockmask;
+	void *knew_ptr, *vnew_ptr;
+	int64_t knew_batch_stride, vnew_batch_stride, knew_row_stride, vnew_row_stride,
+		knew_head_stride, vnew_head_stride;
+	void *rotary_cos_ptr, *rotary_sin_ptr;
+	int *cache_batch_idx, *block_table;
+	int64_t block_table_batch_stride;
+	int page_block_size;
+	float p_dropout;
+	uint8_t p_dropout_in_uint8_t;
+	float rp_dropout, scale_softmax_rp_dropout;
+	int window_size_left, window_size_right;
+	float softcap;
+	struct {                        /* at::PhiloxCudaState */
+		uint64_t seed, offset;
+		uint32_t offset_intragraph;
+		bool captured;
+	} philox_args;
+	int64_t *extragraph_offset, *seed;
+	bool is_bf16, is_causal, is_seqlens_k_cumulative, is_rotary_interleaved;
+	int num_splits;
+	void *alibi_slopes_ptr;
+	int64_t alibi_slopes_batch_stride;
+	bool unpadded_lse, seqlenq_ngroups_swapped;
+};
+_Static_assert(sizeof(struct flash_fwd_params) == NP_FLASH_PARAMS_SIZE, "flash.h's size");
+_Static_assert(offsetof(struct flash_fwd_params, o_ptr) == 112 &&
+	       offsetof(struct flash_fwd_params, softmax_lse_ptr) == 160 &&
+	       offsetof(struct flash_fwd_params, b) == 176 &&
+	       offsetof(struct flash_fwd_params, cu_seqlens_q) == 224 &&
+	       offsetof(struct flash_fwd_params, is_bf16) == 440 &&
+	       offsetof(struct flash_fwd_params, unpadded_lse) == 464,
+	       "the offsets kdecode_flash.c reads");
+
+#define Q 0x7f0000100000ull
+#define O 0x7f0000800000ull
+#define LSE 0x7f0000900000ull
+
+static struct np_kinfo ki;
+static struct np_kparams layout;
+static struct flash_fwd_params prm;
+static struct np_klaunch kl;
+
+/* b 3, seqlen 200 (q and k), h 12 heads of d 96, half, causal: as
+ * run_flash_fwd launches it, (ceil(200 / 64), 3, 12) blocks of 128. */
+static void setup(void)
+{
+	fixture_load();
+	const struct kline *k = fixture_find("void pytorch_flash::flash_fwd_kernel<");
+	cr_assert_eq(np_kdecode_classify(k->dem, &ki), NP_KF_FLASH, "%s", k->dem);
+	cr_assert_eq(np_kdecode_layout_parse(k->layout, &layout), 1);
+	cr_assert_eq(layout.p[0].size, sizeof(prm), "torch 2.14.1's parameter size");
+	memset(&prm, 0xa5, sizeof(prm));        /* fields left unset hold garbage */
+	int b = 3, s = 200, h = 12, d = 96;
+	prm.q_ptr = (void *)Q, prm.k_ptr = (void *)(Q + 0x100000), prm.v_ptr = (void *)(Q + 0x200000);
+	prm.h = h, prm.h_k = h, prm.h_h_k_ratio = 1;
+	prm.o_ptr = (void *)O;
+	prm.o_head_stride = d, prm.o_row_stride = (int64_t)h * d, prm.o_batch_stride = (int64_t)s * h * d;
+	prm.p_ptr = NULL, prm.softmax_lse_ptr = (void *)LSE;
+	prm.b = b, prm.seqlen_q = s, prm.seqlen_k = s, prm.d = d;
+	prm.seqlen_q_rounded = 256, prm.seqlen_k_rounded = 256, prm.d_rounded = 96;
+	prm.cu_seqlens_q = prm.cu_seqlens_k = NULL;
+	prm.is_bf16 = false, prm.is_causal = true;
+	prm.unpadded_lse = false;
+	kl = (struct np_klaunch){ .threads = 4ull * 3 * 12 * 128, .blocks = 4 * 3 * 12,
+				  .grid = { 4, 3, 12 }, .block = { 128, 1, 1 } };
+}
+
+static int decode(struct np_kbuf *out)
+{
+	void *kp[1] = { &prm };
+	return np_kdecode_outputs(&ki, &layout, kp, &kl, out, NP_KD_MAX_OUTPUTS);
+}
+
+TestSuite(kdecode_flash, .init = setup, .fini = fixture_unload);
+
+Test(kdecode_flash, the_name_gives_the_launch_shape_and_type)
+{
+	cr_expect_eq(ki.flash.head_dim, 96);
+	cr_expect_eq(ki.flash.block_m, 64);
+	cr_expect_eq(ki.flash.warps, 4);
+	cr_expect_eq(ki.flash.bf16, 0);
+	cr_expect_eq(ki.dtype, NP_DT_F16);
+	struct np_kinfo other;
+	np_kdecode_classify("void flash_fwd_kernel<Flash_fwd_kernel_traits<96, 64, 64, 4, false, "
+			    "false, cutlass::half_t, Flash_kernel_traits<96, 64, 64, 4, "
+			    "cutlass::half_t> >, true>(Flash_fwd_params)", &other);
+	cr_expect_neq(other.family, NP_KF_FLASH, "flash_attn's own, not PyTorch's: not read");
+	np_kdecode_classify("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, "
+			    "128, 64, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<"
+			    "128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false, "
+			    "true, true, false, false>(pytorch_flash::Flash_fwd_params)", &other);
+	cr_expect_eq(other.family, NP_KF_FLASH);
+	cr_expect_eq(other.flash.bf16, 1);
+	cr_expect_eq(other.dtype, NP_DT_BF16);
+}
+
+Test(kdecode_flash, o_and_the_log_sum_exp)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	cr_assert_eq(decode(out), 2);
+	cr_expect_eq(out[0].ptr, O);
+	cr_expect_eq(out[0].numel, 3ull * 200 * 12 * 96);
+	cr_expect_eq(out[0].dtype, NP_DT_F16);
+	cr_expect_eq(out[0].how, NP_KH_FLASH);
+	cr_expect_eq(out[0].n_in, -1, "judged on the launch's words: q, k, v");
+	cr_expect_eq(out[1].ptr, LSE);
+	cr_expect_eq(out[1].numel, 3ull * 12 * 200);
+	cr_expect_eq(out[1].dtype, NP_DT_F32);
+}
+
+Test(kdecode_flash, grouped_query_heads)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	prm.h_k = 4, prm.h_h_k_ratio = 3;
+	cr_assert_eq(decode(out), 2);
+	prm.h_h_k_ratio = 2;
+	cr_expect_eq(decode(out), 0, "h / h_k is 3");
+	prm.h_k = 5, prm.h_h_k_ratio = 2;
+	cr_expect_eq(decode(out), 0, "12 heads are not a multiple of 5");
+}
+
+Test(kdecode_flash, a_launch_that_disagrees_with_the_params_yields_nothing)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	kl.grid[0] = 3;         /* 200 rows need 4 blocks of 64 */
+	cr_expect_eq(decode(out), 0);
+	kl.grid[0] = 4, kl.grid[1] = 2;
+	cr_expect_eq(decode(out), 0, "grid.y is b");
+	kl.grid[1] = 3, kl.grid[2] = 6;
+	cr_expect_eq(decode(out), 0, "grid.z is h");
+	kl.grid[2] = 12, kl.block[0] = 256;
+	cr_expect_eq(decode(out), 0, "4 warps");
+	kl.block[0] = 128;
+	cr_expect_eq(np_kdecode_outputs(&ki, &layout, (void *[]){ &prm }, NULL, out, 4), 0,
+		     "no launch known");
+	cr_expect_eq(decode(out), 2);
+}
+
+Test(kdecode_flash, the_params_must_hold_together)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	prm.seqlen_q_rounded = 200;
+	cr_expect_eq(decode(out), 0, "seqlen_q_rounded is a multiple of 128");
+	prm.seqlen_q_rounded = 256, prm.d = 128;
+	cr_expect_eq(decode(out), 0, "d above the kernel's 96");
+	prm.d = 96, prm.is_bf16 = true;
+	cr_expect_eq(decode(out), 0, "a bf16 launch of a half kernel");
+	prm.is_bf16 = false, prm.cu_seqlens_q = (int *)0x7f0000a00000ull;
+	prm.cu_seqlens_k = (int *)0x7f0000a10000ull;
+	cr_expect_eq(decode(out), 0, "variable-length batches are not read");
+	prm.cu_seqlens_q = prm.cu_seqlens_k = NULL, prm.b = 0;
+	cr_expect_eq(decode(out), 0);
+	prm.b = 3;
+	layout.p[0].size = 440;
+	cr_expect_eq(decode(out), 0, "another flash.h's size");
+}
+
+Test(kdecode_flash, each_output_only_when_its_layout_is_known)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	prm.o_row_stride = 3 * 12 * 96;         /* rows of a wider tensor: gaps */
+	cr_assert_eq(decode(out), 1);
+	cr_expect_eq(out[0].ptr, LSE, "the log-sum-exp alone");
+	prm.o_row_stride = 12 * 96, prm.unpadded_lse = true;
+	cr_assert_eq(decode(out), 1);
+	cr_expect_eq(out[0].ptr, O, "O alone: an unpadded log-sum-exp is laid out otherwise");
+	prm.o_row_stride = 3 * 12 * 96;
+	cr_expect_eq(decode(out), 0, "neither");
+}
