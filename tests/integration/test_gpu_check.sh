@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_gpu_check.sh - what of `make gpu-check` can run without a GPU: its
-# verdict logic on made-up records (tests/gpu/test_gpu_records.py), and
-# the entry point itself on a host with no CUDA device, which must print
+# verdict logic on made-up records (tests/gpu/test_gpu_records.py), its
+# jobs' scripts on the CPU, and the entry point itself on a host with no CUDA device, which must print
 # its facts and stop with status 2 ("nothing to verify"), never 0.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-check
@@ -11,6 +11,17 @@ if python3 tests/gpu/test_gpu_records.py > "$T/chk" 2>&1; then
 else
 	bad "gpu-check verdicts on made-up records" "$T/chk"
 fi
+
+# the GPU check's own jobs run on the CPU too (--device cpu), so that a
+# script the one GPU run depends on cannot rot unseen here
+for s in bn_fault graph_fault flash_fault; do
+	if timeout 120 python3 tests/gpu/$s.py --device cpu --steps 3 --at 1 > "$T/$s.out" 2>&1 &&
+	   grep -q "^step 2 loss " "$T/$s.out"; then
+		ok "tests/gpu/$s.py runs its steps on the CPU"
+	else
+		bad "tests/gpu/$s.py on the CPU" "$T/$s.out"
+	fi
+done
 
 if command -v nvidia-smi > /dev/null 2>&1 && nvidia-smi -L > /dev/null 2>&1; then
 	skp "gpu-check without a GPU" "this host has one: run make gpu-check"
