@@ -49,7 +49,7 @@ void np_generic_note(const struct np_generic_launch *u)
 		unsigned s = slot_of(u->words[i]);
 		if (slots[s].n && slots[s].addr != u->words[i])
 			stats.displaced++;
-		slots[s].addr = u->words[i];
+		__atomic_store_n(&slots[s].addr, u->words[i], __ATOMIC_RELAXED);
 		slots[s].n = n;
 	}
 	pthread_mutex_unlock(&lock);
@@ -62,6 +62,10 @@ int np_generic_take(uint64_t addr, struct np_generic_launch *out)
 	if (!addr || !__atomic_load_n(&noted, __ATOMIC_RELAXED))
 		return 0;
 	unsigned s = slot_of(addr);
+	/* most inputs were never handed to an undecoded launch: a racy look
+	 * first (a note being written is seen next time, or by the lock) */
+	if (__atomic_load_n(&slots[s].addr, __ATOMIC_RELAXED) != addr)
+		return 0;
 	int found = 0;
 	pthread_mutex_lock(&lock);
 	if (slots[s].n && slots[s].addr == addr) {
