@@ -12,12 +12,12 @@
  *    known device allocation are noted, each as "maybe written by U"
  *    (np_generic_note);
  *  - at a later decoded launch R that reads one of those addresses with
- *    a known extent and dtype (an elementwise kernel's inputs: N elements
- *    of its functor's argument type), the address is taken
+ *    a known extent and dtype (np_kdecode_reads: an elementwise kernel's
+ *    inputs, a layer norm's or softmax's rows), the address is taken
  *    (np_generic_take) and checked over that extent, after R on R's
  *    stream, as U's output: under U's kernel, thread and launch time (so
  *    nanprof places it in U's module, step and phase), ordered in the
- *    clean->dirty tracker (dirty.h) at U's place, judged on U's own
+ *    clean->dirty tracker (dirty.h) at U's place, judged on U's other
  *    pointer words.  R's own check then sees its input dirty:
  *    propagation, and U is the birth.
  *

@@ -474,9 +474,17 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
 		struct np_kfunc *uf = np_kfunc_by_id(u.func);
 		struct np_kbuf b = { .ptr = in[i].ptr, .numel = in[i].numel, .dtype = in[i].dtype,
 				     .n_in = -1 };
+		/* judged on the launch's other words: the buffer's own address
+		 * may be known dirty from whatever held it before (a -inf mask
+		 * the allocator's block held last step), and the launch most
+		 * likely wrote it, not read it */
+		uint64_t from[NP_GENERIC_WORDS];
+		uint32_t n_from = 0;
+		for (uint32_t k = 0; k < u.n_words; k++)
+			if (u.words[k] != b.ptr)
+				from[n_from++] = u.words[k];
 		struct check_ready c;
-		if (!uf || check_prepare(g, l->stream, uf, &b, u.words, u.n_words, captured, &u,
-					 &c) != 1)
+		if (!uf || check_prepare(g, l->stream, uf, &b, from, n_from, captured, &u, &c) != 1)
 			continue;
 		batch_add(g, l->stream, batch, &c);
 		added = 1;

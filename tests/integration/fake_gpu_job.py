@@ -14,6 +14,11 @@ address: the agent's hooks check it at module level.  attn returns its
 finite scores (the mask stays inside), gate its exp() output, head the sum
 that reads it.
 
+With --modules --opaque --stale, attn fills the gate's output buffer with
+-inf at step --at (a decoded fill: a birth, known dirty) just before the
+gate's undecoded exp overwrites it: the buffer's old dirtiness must not
+make the exp's overflow look like propagation.
+
 With --opaque the gate's exp runs in a kernel no decoder can read (a
 cuBLAS-like C name and one opaque argument struct): its output is never
 checked at launch, only at the gate's module output (--modules with
@@ -52,7 +57,8 @@ with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
-                  [--at N] [--steps N] [--modules] [--opaque] [--sum] [--copy] [--cat] [--cpu-grads]
+                  [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
+                  [--cat] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -87,6 +93,9 @@ def main():
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--copy", action="store_true",
                     help="the gate clones its output by a device-to-device copy; head reads it")
+    ap.add_argument("--stale", action="store_true",
+                    help="--modules: at step --at, attn first fills the gate's output "
+                         "buffer with -inf (a decoded fill), which the gate then overwrites")
     a = ap.parse_args()
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
@@ -252,6 +261,8 @@ def modules_job(a, ops):
     class Attn(nn.Module):
         def forward(self, x, dev):
             ops.fo_attn()           # a -inf mask inside, finite scores out
+            if a.stale and train.step == a.at:
+                ops.fo_set(2, float("-inf"))    # known -inf, then overwritten
             return x, buf(1)
 
     # its backward hands back, as gate.w's gradient, the fake buffer it wrote

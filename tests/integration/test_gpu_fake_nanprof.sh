@@ -332,6 +332,19 @@ PY
 		cat "$T/$tag-gen.err" "$T/$tag-gen/summary.txt" >> "$T/chk"
 		bad "$tag: generic tier" "$T/chk"
 	fi
+	# the gate's buffer known -inf from attn's fill just before the
+	# undecoded exp overwrites it: still the exp's birth, not propagation
+	# of attn's -inf (which nothing read)
+	FAKE_ENV=NANPROF_GPU_GUARD=0 run_fake "$py" "$T/$tag-stale" --modules --opaque --stale --at 3
+	if python3 $IT/check_origin.py "$T/$tag-stale/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 \
+		--op-kernel nvjet_fake_exp_64x64_1x1_opaque > "$T/chk" 2>&1; then
+		ok "$tag: generic tier: a buffer known -inf before the undecoded kernel wrote it is no source"
+	else
+		cat "$T/$tag-stale.err" "$T/$tag-stale/summary.txt" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-stale/events.jsonl" >> "$T/chk"
+		bad "$tag: generic tier over a stale -inf" "$T/chk"
+	fi
 }
 
 if [ "$(id -u)" -ne 0 ]; then
