@@ -195,6 +195,16 @@ ifeq ($(HAVE_CUDA),1)
 integration: $(FAKECUDA_BINS)
 endif
 
+# the agent's host work per kernel launch, on the fake driver
+# (docs/benchmarks.md): make bench-launch
+$(FAKECUDA)/bench_launch: bench/bench_launch.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
+		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -o $@
+.PHONY: bench-launch
+bench-launch: $(FAKECUDA)/bench_launch $(FAKECUDA)/libcupti.so.13 libnanprof_agent.so
+	$(Q)bash bench/bench_launch.sh
+
 # The GPU verification (docs/gpu-results.md), on an NVIDIA host, from a
 # copy of the build directory: it builds nothing (that host has no clang,
 # bpftool or libbpf), so it depends on no target.  make gpu-check OUT=DIR

@@ -1,0 +1,157 @@
+/* bench_launch.c - what the agent's CUPTI launch callback costs the thread
+ * that launches, on the fake CUDA driver (tests/fakecuda/): the host work
+ * per kernel launch, with and without the agent preloaded
+ * (bench/bench_launch.sh runs both and prints the table).
+ *
+ * Three launch patterns, each timed over `iters` iterations in the
+ * launching thread's CPU time (the fake runs kernels, and the checks'
+ * host emulation, on a worker thread per stream: the loop times the
+ * launches, not the kernels, nor its waits for the worker's locks):
+ *   decoded     y = a + b (torch's vectorized add, 256 floats): decoded,
+ *               one check enqueued after it
+ *   undecoded   a cuBLAS-like kernel (a C name, one 256-byte struct with
+ *               three device pointers among ints): no decoder, its pointer
+ *               words noted by the generic tier
+ *   generic     the undecoded kernel writes p, then the add reads p: the
+ *               generic tier checks p at the add (two checks)
+ * The fake's own launch path is not a real driver's: what differs between
+ * the two runs is the agent's work, not what cuLaunchKernel costs on a
+ * GPU (a few microseconds, which the check's own launch adds there too).
+ *
+ *   bench_launch ITERS     prints "pattern ns-per-iteration" lines
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "../tests/fakecuda/fake.h"
+
+#define N 256
+
+static const char add_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
+static const char opaque_name[] = "nvjet_bench_opaque_128x64_1x1";
+
+struct opaque_args {           /* 256 bytes, as a GEMM's argument struct */
+	int32_t m, n, k, lda, ldb, ldc;
+	float alpha, beta;
+	float *a, *b, *c;
+	int64_t strides[4];
+	char rest[256 - 32 - 24 - 32];
+};
+
+static void k_nothing(const void *a, unsigned grid, unsigned block)
+{
+	(void)a, (void)grid, (void)block;
+}
+
+/* The launching thread's own CPU time: its work, not its waits on the
+ * fake's worker thread (which runs the kernels and the checks' host
+ * emulation, and on a GPU would not be the host's work at all). */
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void must(CUresult r, const char *what)
+{
+	if (r != CUDA_SUCCESS) {
+		fprintf(stderr, "bench_launch: %s failed (%d)\n", what, (int)r);
+		exit(1);
+	}
+}
+
+static float *dev_alloc(void)
+{
+	CUdeviceptr d = 0;
+	must(cuMemAlloc_v2(&d, N * sizeof(float)), "cuMemAlloc");
+	for (int i = 0; i < N; i++)
+		((float *)d)[i] = 1.0f;       /* unified memory: a store */
+	return (float *)d;
+}
+
+/* With the agent preloaded, its CUPTI subscription comes from its own
+ * thread: wait for it, or the first launches go unseen. */
+static void wait_for_agent(void)
+{
+	if (!getenv("LD_PRELOAD"))
+		return;
+	for (int i = 0; i < 2500 && !fake_cuda_subscribed(); i++)
+		usleep(2000);
+	if (!fake_cuda_subscribed()) {
+		fprintf(stderr, "bench_launch: the agent never subscribed\n");
+		exit(1);
+	}
+}
+
+static CUfunction add, opaque;
+static float *x, *y, *p, *q;
+
+static void launch_add(float *out, float *a, float *b)
+{
+	int n = N;
+	float one = 1.0f;
+	char *d[3] = { (char *)out, (char *)a, (char *)b };
+	void *params[] = { &n, &one, d };
+	must(cuLaunchKernel(add, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL), "add");
+}
+
+static void launch_opaque(float *out)
+{
+	struct opaque_args o;
+	memset(&o, 0, sizeof(o));
+	o.m = 16, o.n = 16, o.k = 16, o.lda = o.ldb = o.ldc = 16;
+	o.alpha = 1, o.beta = 0;
+	o.a = x, o.b = y, o.c = out;
+	void *params[] = { &o };
+	must(cuLaunchKernel(opaque, 4, 1, 1, 128, 1, 1, 0, NULL, params, NULL), "opaque");
+}
+
+int main(int argc, char **argv)
+{
+	long iters = argc > 1 ? atol(argv[1]) : 20000;
+	CUdevice dev;
+	CUcontext ctx;
+
+	wait_for_agent();
+	must(cuInit(0), "cuInit");
+	must(cuDeviceGet(&dev, 0), "cuDeviceGet");
+	must(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	must(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	static const uint32_t off3[] = { 0, 4, 8 }, size3[] = { 4, 4, 24 };
+	static const uint32_t off1[] = { 0 }, size1[] = { sizeof(struct opaque_args) };
+	add = fake_cuda_register(add_f32, 3, off3, size3, k_nothing, NULL);
+	opaque = fake_cuda_register(opaque_name, 1, off1, size1, k_nothing, NULL);
+	x = dev_alloc(), y = dev_alloc(), p = dev_alloc(), q = dev_alloc();
+
+	for (int pattern = 0; pattern < 3; pattern++) {
+		static const char *const names[] = { "decoded", "undecoded", "generic" };
+		/* a warm-up: first sights (names, layouts, the context's check
+		 * kernels) are paid once, not per launch */
+		for (int i = 0; i < 200; i++)
+			pattern == 0 ? launch_add(q, x, y) : launch_opaque(p);
+		must(cuCtxSynchronize(), "cuCtxSynchronize");
+		double t0 = cpu_now();
+		for (long i = 0; i < iters; i++) {
+			if (pattern == 0) {
+				launch_add(q, x, y);
+			} else {
+				launch_opaque(p);
+				if (pattern == 2)
+					launch_add(q, p, y);
+			}
+		}
+		double t1 = cpu_now();
+		must(cuCtxSynchronize(), "cuCtxSynchronize");
+		printf("%s %.0f\n", names[pattern], (t1 - t0) * 1e9 / (double)iters);
+	}
+	struct fake_cuda_stats st;
+	fake_cuda_stats(&st);
+	printf("checks %llu\n", (unsigned long long)st.check_launches);
+	return 0;
+}

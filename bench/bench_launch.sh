@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# bench_launch.sh - the agent's host work per kernel launch, on the fake
+# CUDA driver: bench_launch (bench/bench_launch.c) without the agent and
+# with it preloaded, in interleaved rounds; the median of each pattern's
+# rounds, and the difference: what the launch callback costs the
+# launching thread.  The fake counts the agent's check launches and runs
+# none of them (FAKE_CUDA_DISCARD_CHECKS): running them would add its
+# worker's wake-ups, which a GPU does not have, to the launching thread.
+# `make bench-launch` builds and runs it.
+#   ROUNDS (default 7), ITERS (default 20000) from the environment.
+set -eu
+cd "$(dirname "$0")/.."
+F=.output/fakecuda
+ROUNDS=${ROUNDS:-7}
+ITERS=${ITERS:-20000}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for r in $(seq "$ROUNDS"); do
+	LD_LIBRARY_PATH=$F $F/bench_launch "$ITERS" > "$out/plain.$r"
+	FAKE_CUDA_DISCARD_CHECKS=1 LD_PRELOAD=$PWD/libnanprof_agent.so \
+		NANPROF_AGENT_RECORDS="$out/rec.$r" \
+		NANPROF_CUPTI=$PWD/$F/libcupti.so.13 LD_LIBRARY_PATH=$F \
+		$F/bench_launch "$ITERS" > "$out/agent.$r"
+done
+python3 - "$out" "$ROUNDS" "$ITERS" << 'PY'
+import statistics, sys
+d, rounds, iters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def runs(cfg):
+    got = {}
+    for r in range(1, rounds + 1):
+        for line in open("%s/%s.%d" % (d, cfg, r)):
+            k, v = line.split()
+            got.setdefault(k, []).append(float(v))
+    return got
+plain, agent = runs("plain"), runs("agent")
+print("%d rounds of %d iterations; the launching thread's CPU ns per iteration, "
+      "median of rounds (min-max)" % (rounds, iters))
+print("| pattern | launches | without the agent | with it | the agent's work |")
+print("|---|---|---|---|---|")
+launches = {"decoded": 1, "undecoded": 1, "generic": 2}
+for k in ("decoded", "undecoded", "generic"):
+    p, a = plain[k], agent[k]
+    print("| %s | %d | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.0f |" % (
+        k, launches[k], statistics.median(p), min(p), max(p),
+        statistics.median(a), min(a), max(a), statistics.median(a) - statistics.median(p)))
+print("check launches the agent made (last round, not run): %d" % int(agent["checks"][-1]))
+PY
