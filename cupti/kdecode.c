@@ -1755,19 +1755,23 @@ static void mta_inputs(const struct np_kinfo *ki, const struct np_kparams *l, vo
 	o->n_in = k;
 }
 
-/* The list entries a multi_tensor_apply launch writes (see the layouts
- * above), list by list in list order (params first), slots in order.
- * Each is the run of chunks this launch's blocks write. */
-static int mta_outputs(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
-		       uint32_t nblocks, struct emit *e)
+/* Which chunks of which slots one multi_tensor_apply launch works on:
+ * slots 0..last, from chunk chunk0 of slot 0 to chunk chunk_last of slot
+ * last, and which lists it writes.  0 when the metadata does not fit the
+ * launch (a misread). */
+struct mta_span {
+	struct mta_geom g;
+	uint32_t last;
+	int32_t chunk0, chunk_last;
+	uint8_t written;
+};
+
+static int mta_span_of(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+		       uint32_t nblocks, struct mta_span *sp)
 {
 	const struct np_kmta *m = &ki->mta;
 	const unsigned char *md = kp[0];
-	struct mta_geom g;
-	uint32_t last = 0;
 	int64_t numel = 0, nchunks = 0;
-	int32_t chunk0, chunk_last = 0;
-	uint8_t written = m->written;
 	int gen;
 
 	if (m->meta == NP_MTA_NONE || !nblocks || ki->nsig < 0 || l->n != ki->nsig ||
@@ -1777,14 +1781,15 @@ static int mta_outputs(const struct np_kinfo *ki, const struct np_kparams *l, vo
 		;
 	if (gen == 2)
 		return 0;
-	mta_geom(m, gen, &g);
-	if (nblocks > g.max_blocks)
+	mta_geom(m, gen, &sp->g);
+	if (nblocks > sp->g.max_blocks)
 		return 0;
+	sp->written = m->written;
 	if (m->written_if_scale) {
 		if (l->p[m->scale_param].size != 8)
 			return 0;
 		if (word_at(kp, m->scale_param, 0))
-			written |= m->written_if_scale;
+			sp->written |= m->written_if_scale;
 	}
 	/*
 	 * Block b works on chunk block_to_chunk[b] of slot block_to_tensor[b]:
@@ -1792,44 +1797,69 @@ static int mta_outputs(const struct np_kinfo *ki, const struct np_kparams *l, vo
 	 * but the first starts at chunk 0, every slot but the last ends with
 	 * its tensor's last chunk.  Anything else is a misread.
 	 */
+	sp->last = 0;
+	sp->chunk_last = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
-		uint32_t t = md_tensor(md, &g, b);
-		int32_t c = md_chunk(md, &g, b);
-		int fresh = b == 0 || t != last;
+		uint32_t t = md_tensor(md, &sp->g, b);
+		int32_t c = md_chunk(md, &sp->g, b);
+		int fresh = b == 0 || t != sp->last;
 
 		if (b == 0 ? t != 0 || c < 0 :
-		    t == last ? c != chunk_last + 1 :
-		    t != last + 1 || c != 0 || chunk_last != nchunks - 1)
+		    t == sp->last ? c != sp->chunk_last + 1 :
+		    t != sp->last + 1 || c != 0 || sp->chunk_last != nchunks - 1)
 			return 0;
 		if (fresh) {
-			if (t >= g.max_tensors)
+			if (t >= sp->g.max_tensors)
 				return 0;
-			memcpy(&numel, md + g.numel + 8 * t, sizeof(numel));
+			memcpy(&numel, md + sp->g.numel + 8 * t, sizeof(numel));
 			if (numel <= 0)         /* an empty tensor gets no block */
 				return 0;
 			nchunks = (numel + MTA_CHUNK - 1) / MTA_CHUNK;
 		}
 		if (c >= nchunks)
 			return 0;
-		last = t;
-		chunk_last = c;
+		sp->last = t;
+		sp->chunk_last = c;
 	}
-	chunk0 = md_chunk(md, &g, 0);
+	sp->chunk0 = md_chunk(md, &sp->g, 0);
+	return 1;
+}
+
+/* The elements [*from, *to) of slot t that the launch of sp works on. */
+static void mta_range(const unsigned char *md, const struct mta_span *sp, uint32_t t,
+		      uint64_t *from, uint64_t *to)
+{
+	int64_t numel;
+	memcpy(&numel, md + sp->g.numel + 8 * t, sizeof(numel));
+	*from = t == 0 ? (uint64_t)sp->chunk0 * MTA_CHUNK : 0;
+	*to = t == sp->last ? (uint64_t)(sp->chunk_last + 1) * MTA_CHUNK : (uint64_t)numel;
+	if (*to > (uint64_t)numel)
+		*to = (uint64_t)numel;
+}
+
+/* The list entries a multi_tensor_apply launch writes (see the layouts
+ * above), list by list in list order (params first), slots in order.
+ * Each is the run of chunks this launch's blocks write. */
+static int mta_outputs(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+		       uint32_t nblocks, struct emit *e)
+{
+	const struct np_kmta *m = &ki->mta;
+	const unsigned char *md = kp[0];
+	struct mta_span sp;
+
+	if (!mta_span_of(ki, l, kp, nblocks, &sp))
+		return 0;
 	for (int r = 0; r < m->depth; r++) {
 		unsigned esz;
-		if (!(written >> r & 1) || m->dtype[r] < 0)
+		if (!(sp.written >> r & 1) || m->dtype[r] < 0)
 			continue;
 		esz = np_dtype_size((enum np_dtype)m->dtype[r]);
-		for (uint32_t t = 0; t <= last; t++) {
-			uint64_t base = md_address(md, &g, r, t), from, to;
+		for (uint32_t t = 0; t <= sp.last; t++) {
+			uint64_t base = md_address(md, &sp.g, r, t), from, to;
 			struct np_kbuf *o;
 			if (!base)
 				return 0;
-			memcpy(&numel, md + g.numel + 8 * t, sizeof(numel));
-			from = t == 0 ? (uint64_t)chunk0 * MTA_CHUNK : 0;
-			to = t == last ? (uint64_t)(chunk_last + 1) * MTA_CHUNK : (uint64_t)numel;
-			if (to > (uint64_t)numel)
-				to = (uint64_t)numel;
+			mta_range(md, &sp, t, &from, &to);
 			o = emit_next(e);
 			if (!o)
 				continue;
@@ -1837,10 +1867,37 @@ static int mta_outputs(const struct np_kinfo *ki, const struct np_kparams *l, vo
 			o->numel = to - from;
 			o->dtype = (enum np_dtype)m->dtype[r];
 			o->how = NP_KH_TENSOR_LIST;
-			mta_inputs(ki, l, kp, &g, t, from, o);
+			mta_inputs(ki, l, kp, &sp.g, t, from, o);
 		}
 	}
 	return e->n;
+}
+
+/* The lists a multi_tensor_apply launch only reads (an optimizer's
+ * gradients), slot by slot, from each tensor's start: the generic tier's
+ * reads (np_kdecode_reads).  A tensor whose first chunks an earlier
+ * launch took is left out: its start is not read here. */
+static int mta_reads(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+		     uint32_t nblocks, struct np_kread *out, int max)
+{
+	const struct np_kmta *m = &ki->mta;
+	const unsigned char *md = kp[0];
+	struct mta_span sp;
+	int n = 0;
+
+	if (!mta_span_of(ki, l, kp, nblocks, &sp))
+		return 0;
+	for (int r = 0; r < m->depth; r++) {
+		if (!(m->read >> r & 1) || (sp.written >> r & 1) || m->dtype[r] < 0)
+			continue;
+		for (uint32_t t = 0; t <= sp.last && n < max; t++) {
+			uint64_t base = md_address(md, &sp.g, r, t), from, to;
+			mta_range(md, &sp, t, &from, &to);
+			if (base && from == 0 && to > 0)
+				out[n++] = (struct np_kread){ base, to, (enum np_dtype)m->dtype[r] };
+		}
+	}
+	return n;
 }
 
 int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layout,
@@ -1900,6 +1957,9 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 	struct emit e = { .out = &o, .max = 1 };
 	int n = 0;
 
+	if (ki->family == NP_KF_MULTI_TENSOR_APPLY)
+		return kernelParams && launch ? mta_reads(ki, layout, kernelParams, launch->blocks,
+							  out, max) : 0;
 	if (ki->rows.xin && kernelParams) {     /* a row kernel's rows x N inputs */
 		uint64_t rows = 0, cols = 0;
 		if (ki->nsig != layout->n ||

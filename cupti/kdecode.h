@@ -312,8 +312,9 @@ struct np_kread {
  * a strided one's (_nocast) inputs that read one dense range
  * (kdecode_lambda.h), when the output decodes too; a layer norm's or
  * softmax's rows x N inputs (X, dY; a softmax's input, output and
- * gradient), when the launch sizes its rows.  Other families give 0.
- * Returns the number written. */
+ * gradient), when the launch sizes its rows; a multi_tensor_apply
+ * launch's read-only lists (an optimizer's gradients), each tensor from
+ * its start.  Other families give 0.  Returns the number written. */
 int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		     void *const *kernelParams, const struct np_klaunch *launch,
 		     struct np_kread *out, int max);

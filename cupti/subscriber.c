@@ -30,6 +30,8 @@
 
 #define MAX_OUTPUTS NP_KD_MAX_OUTPUTS
 #define MAX_WORDS 64             /* pointer words looked at per launch */
+#define MAX_READS 32             /* inputs offered to the generic tier per launch (an
+				  * optimizer's first 32 gradients) */
 #define MAX_CHECK_BYTES (4ull << 30)
 
 static CUpti_SubscriberHandle subscriber;
@@ -460,10 +462,10 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
 				const struct np_klaunch *kl, const struct np_kbuf *outs, int nout,
 				int captured, struct check_batch *batch)
 {
-	struct np_kread in[8];
+	struct np_kread in[MAX_READS];
 	struct np_generic_launch u;
 	int n = config.generic ? np_kdecode_reads(&f->info, &f->params, (void *const *)params,
-						  kl, in, 8) : 0;
+						  kl, in, MAX_READS) : 0;
 	int added = 0;
 	for (int i = 0; i < n; i++) {
 		int own = 0;

@@ -657,6 +657,57 @@ Test(kdecode_mta, launch_starting_mid_tensor)
 	cr_expect_eq(np_kdecode_outputs(&k.ki, &k.l, kp, &kl, out, 4), 0);
 }
 
+/* The generic tier's reads (np_kdecode_reads): the lists a launch only
+ * reads, each tensor from its start; a tensor an earlier launch began is
+ * left out (its start is not read here), and so are written lists. */
+Test(kdecode_mta, read_only_lists_are_reads_from_each_tensors_start)
+{
+	static struct tlm3 s;
+	static unsigned char buf[256];
+	struct np_kread in[8];
+	struct kern k;
+	struct np_klaunch kl = { .blocks = 5 };
+	void *kp[NP_KD_MAX_PARAMS] = { &s };
+
+	/* out = a + alpha * b: lists 0 and 1 read, list 2 written */
+	find("BinaryOpListAlphaFunctor<float, 3, 2, 2>", &k);
+	for (int i = 1; i < k.l.n; i++)
+		kp[i] = buf + 16 * i;
+	memset(&s, 0xa5, sizeof(s));
+	s.start_tensor_this_launch = 0;
+	for (int d = 0; d < 3; d++) {
+		s.addresses[d][0] = (const void *)ADDR(d, 7);
+		s.addresses[d][1] = (const void *)ADDR(d, 8);
+	}
+	s.numel_for_tensor[0] = 3ll * CHUNK;
+	s.numel_for_tensor[1] = 2 * CHUNK + 1;
+	const int b2t[5] = { 0, 0, 1, 1, 1 }, b2c[5] = { 1, 2, 0, 1, 2 };
+	for (int b = 0; b < 5; b++) {
+		s.block_to_tensor[b] = (uint16_t)b2t[b];
+		s.block_to_chunk[b] = b2c[b];
+	}
+	/* slot 0 from chunk 1: its start was an earlier launch's */
+	cr_assert_eq(np_kdecode_reads(&k.ki, &k.l, kp, &kl, in, 8), 2);
+	cr_expect_eq(in[0].ptr, ADDR(0, 8));
+	cr_expect_eq(in[0].numel, 2 * CHUNK + 1);
+	cr_expect_eq(in[0].dtype, NP_DT_F32);
+	cr_expect_eq(in[1].ptr, ADDR(1, 8));
+	s.block_to_chunk[0] = 0, s.block_to_chunk[1] = 1;   /* now slot 0 whole, from 0 */
+	s.block_to_tensor[2] = 0, s.block_to_chunk[2] = 2;
+	s.block_to_tensor[3] = 1, s.block_to_chunk[3] = 0;
+	s.block_to_tensor[4] = 1, s.block_to_chunk[4] = 1;  /* slot 1 left at chunk 1 */
+	cr_assert_eq(np_kdecode_reads(&k.ki, &k.l, kp, &kl, in, 8), 4);
+	cr_expect_eq(in[0].ptr, ADDR(0, 7));
+	cr_expect_eq(in[0].numel, 3ull * CHUNK);
+	cr_expect_eq(in[1].ptr, ADDR(0, 8));
+	cr_expect_eq(in[1].numel, 2ull * CHUNK, "the part this launch reads");
+	cr_expect_eq(in[2].ptr, ADDR(1, 7));
+	cr_expect_eq(np_kdecode_reads(&k.ki, &k.l, kp, &kl, in, 3), 3, "max is honoured");
+	cr_expect_eq(np_kdecode_reads(&k.ki, &k.l, kp, NULL, in, 8), 0, "no launch known");
+	s.block_to_chunk[1] = 0;        /* not PyTorch's block order: nothing */
+	cr_expect_eq(np_kdecode_reads(&k.ki, &k.l, kp, &kl, in, 8), 0);
+}
+
 /* Fused AdamW, depth 4: params, exp_avg, exp_avg_sq written; the grads
  * too when a GradScaler's grad_scale_ptr is passed. */
 static void fused_adam(const char *sub, int depth, const int *dtype, unsigned written,
