@@ -279,17 +279,15 @@ static int lambda_params(struct span f, struct span *args)
 	return 0;
 }
 
-static int lambda_dtype(struct span f, int *why)
+/* The one floating dtype all of the last lambda's parameters in f have;
+ * -1 when f names no lambda, it takes none, or they differ. */
+static int lambda_args_dtype(struct span f)
 {
 	struct span args, a;
 	int d = -1, n = 0, w;
 
-	*why = NP_KDT_UNKNOWN;
 	if (lambda_params(f, &args))
 		return -1;
-	for (size_t i = 0; i < sizeof(type_changing) / sizeof(type_changing[0]); i++)
-		if (span_has(f, type_changing[i]))
-			return -1;
 	while (next_item(&args, &a)) {
 		int t = type_dtype(a, &w);
 		if (t < 0 || (n && t != d))
@@ -297,9 +295,21 @@ static int lambda_dtype(struct span f, int *why)
 		d = t;
 		n++;
 	}
-	if (n)
+	return d;
+}
+
+static int lambda_dtype(struct span f, int *why)
+{
+	int d;
+
+	*why = NP_KDT_UNKNOWN;
+	for (size_t i = 0; i < sizeof(type_changing) / sizeof(type_changing[0]); i++)
+		if (span_has(f, type_changing[i]))
+			return -1;
+	d = lambda_args_dtype(f);
+	if (d >= 0)
 		*why = NP_KDT_INFERRED;
-	return n ? d : -1;
+	return d;
 }
 
 /* Functors whose single template argument is also their result type. */
@@ -345,22 +355,12 @@ static int functor_dtype(struct span f, int *why)
  * elements the kernel reads, as this dtype (generic.h). */
 static int functor_in_dtype(struct span f)
 {
-	struct span name, targs, rest, args, a;
-	int d = -1, n = 0, why;
+	struct span name, targs, rest;
+	int d, why;
 
 	f = trim(f);
-	if (span_ends(f, "}")) {
-		if (lambda_params(f, &args))
-			return -1;
-		while (next_item(&args, &a)) {
-			int t = type_dtype(a, &why);
-			if (t < 0 || (n && t != d))
-				return -1;
-			d = t;
-			n++;
-		}
-		return d;
-	}
+	if (span_ends(f, "}"))
+		return lambda_args_dtype(f);
 	if (!split_name(f, &name, &targs, &rest))
 		return -1;
 	if (span_eq(name, "BinaryFunctor")) {
