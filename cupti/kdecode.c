@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kdecode.h"
+#include "kdecode_index.h"
 #include "kdecode_lambda.h"
 #include "kdecode_reduce.h"
 
@@ -914,6 +915,26 @@ static void flash_classify(struct np_kinfo *ki, struct span targs)
 	ki->dtype_why = NP_KDT_KNOWN;
 }
 
+/* indexSelect{Small,Large}Index<T, IndicesType, IndexType, DstDim, SrcDim,
+ * IdxDim[, IndexIsMajor]>: T and IndexType (kdecode_index.h). */
+static void index_classify(struct np_kinfo *ki, struct span name, struct span targs)
+{
+	struct span index = trim(nth_item(targs, 2)), major = trim(nth_item(targs, 6));
+	int why, d = type_dtype(nth_item(targs, 0), &why);
+	int large = span_eq(name, "indexSelectLargeIndex");
+
+	if (d < 0 || (large && !span_eq(major, "true") && !span_eq(major, "false")))
+		return;
+	ki->index.index_size = span_eq(index, "unsigned int") ? 4 : span_eq(index, "unsigned long") ? 8 : 0;
+	if (!ki->index.index_size)
+		return;
+	ki->index.large = (uint8_t)large;
+	ki->index.index_major = large && span_eq(major, "true");
+	ki->family = NP_KF_INDEX;
+	ki->dtype = d;
+	ki->dtype_why = NP_KDT_KNOWN;
+}
+
 /* Output dtype of the families that name it in their template arguments. */
 static void template_dtype(struct np_kinfo *ki, struct span targs)
 {
@@ -1245,6 +1266,9 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 		cat_classify(ki, name, targs);
 	if (span_eq(name, "flash_fwd_kernel") && span_starts(s, "pytorch_flash::") && targs.p)
 		flash_classify(ki, targs);
+	if ((span_eq(name, "indexSelectSmallIndex") || span_eq(name, "indexSelectLargeIndex")) &&
+	    targs.p)
+		index_classify(ki, name, targs);
 	return ki->family;
 }
 
@@ -1263,6 +1287,7 @@ const char *np_kfamily_name(enum np_kfamily f)
 		[NP_KF_MULTI_TENSOR_APPLY] = "multi_tensor_apply",
 		[NP_KF_EXPLICIT] = "explicit",
 		[NP_KF_FLASH] = "flash_attention",
+		[NP_KF_INDEX] = "index_select",
 	};
 	return (unsigned)f < NP_KF_MAX ? names[f] : "?";
 }
@@ -1645,6 +1670,35 @@ static int lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
+/* index_select's output (kdecode_index.h): (dst, src, indices,
+ * dstSelectDim, srcSelectDim, [totalSize,] innerSize, srcSelectDimSize). */
+static int index_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			 void *const *kp, struct emit *e)
+{
+	uint32_t isz = ki->index.index_size, info = np_index_info_size(isz);
+	int n = ki->index.large ? 8 : 7;
+	struct np_index_launch in = { .large = ki->index.large,
+				      .index_major = ki->index.index_major };
+	struct np_kbuf *out;
+	uint64_t ptr, numel;
+
+	if (!info || l->n != n || l->p[0].size != info || l->p[1].size != info ||
+	    l->p[2].size != info || l->p[3].size != 4 || l->p[5].size != isz ||
+	    l->p[n - 2].size != isz || l->p[n - 1].size != 8)
+		return 0;
+	memcpy(&in.select_dim, kp[3], 4);
+	memcpy(&in.inner, kp[n - 2], isz);      /* an unsigned IndexType, little-endian */
+	if (in.large)
+		memcpy(&in.total, kp[5], isz);
+	if (!np_index_read(kp[0], kp[2], isz, &in, &ptr, &numel) || !(out = emit_next(e)))
+		return e->n;
+	out->ptr = ptr;
+	out->numel = numel;
+	out->dtype = (enum np_dtype)ki->dtype;
+	out->how = NP_KH_INDEX;
+	return e->n;
+}
+
 /* Flash attention's O and log-sum-exp (kdecode_flash.h); both are
  * judged on the launch's pointer words (q, k, v among them). */
 static int flash_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
@@ -1940,6 +1994,9 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 		break;
 	case NP_KF_FLASH:
 		n = flash_outputs(ki, layout, kernelParams, launch, &e);
+		break;
+	case NP_KF_INDEX:
+		n = index_outputs(ki, layout, kernelParams, &e);
 		break;
 	default:
 		return 0;

@@ -58,6 +58,7 @@ enum np_kfamily {
 	NP_KF_MULTI_TENSOR_APPLY, /* multi_tensor_apply_kernel (fused optimizers, foreach) */
 	NP_KF_EXPLICIT,          /* any other kernel whose parameter list names its pointers */
 	NP_KF_FLASH,             /* pytorch_flash::flash_fwd_kernel (kdecode_flash.h) */
+	NP_KF_INDEX,             /* indexSelect{Small,Large}Index (kdecode_index.h) */
 	NP_KF_MAX,
 };
 
@@ -205,6 +206,11 @@ struct np_kinfo {
 	struct np_klam lam;      /* NP_KF_LAMBDA_ELEMENTWISE only */
 	struct np_cat_shape cat; /* NP_KF_CAT: esize 0 when not read (kdecode_cat.h) */
 	struct np_flash_shape flash; /* NP_KF_FLASH: head_dim 0 when not read */
+	struct {                 /* NP_KF_INDEX (kdecode_index.h) */
+		uint8_t index_size;      /* sizeof IndexType: 4 or 8 */
+		uint8_t large;           /* indexSelectLargeIndex */
+		uint8_t index_major;     /* its IndexIsMajor */
+	} index;
 	uint8_t scalar_outputs;  /* NP_KF_EXPLICIT: each floating T* output is one element
 				  * (a loss kernel's reduced value; kdecode.c, "scalar
 				  * outputs") */
@@ -234,6 +240,7 @@ enum np_khow {
 	NP_KH_STRIDED,           /* a strided elementwise lambda's data[0]: N elements of
 				  * a dense output (kdecode_lambda.h) */
 	NP_KH_FLASH,             /* flash attention's O or log-sum-exp (kdecode_flash.h) */
+	NP_KH_INDEX,             /* index_select's whole output (kdecode_index.h) */
 	NP_KH_CAT,               /* torch.cat's whole output (kdecode_cat.h): its dtype
 				  * is NP_DT_MAX, only its size is known (esize): the
 				  * caller finds the dtype its first input holds, or

@@ -41,7 +41,7 @@ static const struct {
 	{ "::CatArrayBatchedCopy", 0, NP_KF_CAT },
 	{ "::multi_tensor_apply_kernel<", 0, NP_KF_MULTI_TENSOR_APPLY },
 	/* TensorInfo / accessor aggregates, no pointer in the list */
-	{ "::indexSelectSmallIndex<", 0, NP_KF_UNKNOWN },
+	{ "::indexSelectSmallIndex<", 0, NP_KF_INDEX },
 	{ "::indexFunc", 0, NP_KF_UNKNOWN },
 	{ "::triu_tril_kernel<", 0, NP_KF_UNKNOWN },
 	{ "::embedding_bag_nbits_rowwise_offsets_kernel<", 0, NP_KF_UNKNOWN },
@@ -101,10 +101,11 @@ Test(kdecode_fixture, family_and_signature_of_every_kernel)
 			  "%s: dtype %d why %d", lines[i].dem, ki.dtype, ki.dtype_why);
 		per[ki.family]++;
 	}
-	/* the fixture holds one flash attention kernel (test_kdecode_flash.c) */
+	/* the fixture holds one flash attention kernel (test_kdecode_flash.c)
+	 * and two index_select ones (test_kdecode_index.c) */
 	for (int f = NP_KF_VEC_ELEMENTWISE; f < NP_KF_MAX; f++)
-		cr_expect_geq(per[f], f == NP_KF_FLASH ? 1 : 4, "only %d %s kernels", per[f],
-			      np_kfamily_name(f));
+		cr_expect_geq(per[f], f == NP_KF_FLASH ? 1 : f == NP_KF_INDEX ? 2 : 4,
+			      "only %d %s kernels", per[f], np_kfamily_name(f));
 }
 
 static const struct {
@@ -193,7 +194,7 @@ static const struct {
 	  NP_KDT_KNOWN, 0 },
 	{ "embedding_renorm_wrap_indices_kernel<int>", NP_KF_EXPLICIT, -1, NP_KDT_UNCHECKABLE, 0 },
 	{ "im2col_kernel<c10::Half>", NP_KF_EXPLICIT, NP_DT_F16, NP_KDT_KNOWN, 0 },
-	{ "indexSelectSmallIndex<float,", NP_KF_UNKNOWN, -1, NP_KDT_UNKNOWN, 0 },
+	{ "indexSelectSmallIndex<float,", NP_KF_INDEX, NP_DT_F32, NP_KDT_KNOWN, 0 },
 	{ "pytorch_flash::flash_fwd_kernel<", NP_KF_FLASH, NP_DT_F16, NP_KDT_KNOWN, 0 },
 };
 
