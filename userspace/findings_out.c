@@ -2,6 +2,7 @@
 #include <string.h>
 #include "findings.h"
 #include "findings_out.h"
+#include "gpu_findings.h"
 #include "output.h"
 #include "verdict.h"
 
@@ -210,16 +211,6 @@ void np_print_warning(FILE *f, const struct np_collector *c, const struct np_pro
 		grad ? "gradients" : "activations");
 }
 
-/* The name of kernel func as the agent sent it, or "?" */
-static const char *kernel_name(const struct np_collector *c, const struct np_gpu_state *g,
-			       uint32_t func)
-{
-	uint64_t name;
-	if (g->kernels.slots && np_map_get(&g->kernels, 0, func, &name) == 0)
-		return np_name(c, (uint32_t)name);
-	return "?";
-}
-
 /* Coverage: the kernels whose outputs nanprof could not size at launch,
  * most launched first (their values are caught later: cupti/README.md). */
 static void print_undecoded(FILE *f, const struct np_collector *c, const struct np_gpu_state *g)
@@ -228,7 +219,7 @@ static void print_undecoded(FILE *f, const struct np_collector *c, const struct 
 		return;
 	fprintf(f, "    kernels not checked at launch (launches):");
 	for (uint32_t i = 0; i < g->nundec; i++)
-		fprintf(f, "%s %.80s %llu", i ? ";" : "", kernel_name(c, g, g->undec[i].func),
+		fprintf(f, "%s %.80s %llu", i ? ";" : "", np_gpu_kernel_name(c, g, g->undec[i].func),
 			(unsigned long long)g->undec[i].launches);
 	fputc('\n', f);
 }
@@ -419,7 +410,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_start_array(w);
 		for (uint32_t i = 0; i < g->nundec; i++) {
 			np_jsonw_start_object(w);
-			np_jsonw_string_field(w, "kernel", kernel_name(c, g, g->undec[i].func));
+			np_jsonw_string_field(w, "kernel", np_gpu_kernel_name(c, g, g->undec[i].func));
 			np_jsonw_uint_field(w, "launches", g->undec[i].launches);
 			np_jsonw_end_object(w);
 		}

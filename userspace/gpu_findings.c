@@ -200,3 +200,12 @@ void np_gpu_free(struct np_proc_state *p)
 	np_map_free(&p->gpu.kernels);
 	np_ctxhist_free(&p->gpu.ctx);
 }
+
+const char *np_gpu_kernel_name(const struct np_collector *c, const struct np_gpu_state *g,
+			       uint32_t func)
+{
+	uint64_t name;
+	if (g->kernels.slots && np_map_get(&g->kernels, 0, func, &name) == 0)
+		return np_name(c, (uint32_t)name);
+	return "?";
+}

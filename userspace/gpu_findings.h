@@ -29,6 +29,10 @@ void np_gpu_context(struct np_proc_state *p, uint64_t ts, uint32_t tid, uint64_t
 
 void np_gpu_free(struct np_proc_state *p);
 
+/* The name the agent sent for kernel func, or "?". */
+const char *np_gpu_kernel_name(const struct np_collector *c, const struct np_gpu_state *g,
+			       uint32_t func);
+
 /* Whether a propagation placed at *at is outside the scope of the birth
  * *birth: another step or phase, or, in the same one, outside the
  * birth's module (a module holds its submodules; code between module

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "findings.h"
 #include "findings_out.h"
+#include "gpu_findings.h"
 #include "jsonw.h"
 #include "report_html.h"
 #include "report_page.h"
@@ -168,6 +169,28 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		} else {
 			np_jsonw_null(w);
 		}
+		np_jsonw_end_object(w);
+	} else {
+		np_jsonw_null(w);
+	}
+	np_jsonw_name(w, "gpu");      /* the CUDA checks, and what they could not see */
+	const struct np_gpu_state *g = p ? &p->gpu : NULL;
+	if (g && g->state == 1) {
+		np_jsonw_start_object(w);
+		np_jsonw_string_field(w, "mode", g->how);
+		np_jsonw_uint_field(w, "checks", g->checks);
+		np_jsonw_uint_field(w, "undecoded", g->undecoded);
+		np_jsonw_uint_field(w, "guard_checks", g->guard_checks);
+		np_jsonw_uint_field(w, "generic_checks", g->generic_checks);
+		np_jsonw_name(w, "kernels");
+		np_jsonw_start_array(w);
+		for (uint32_t i = 0; i < g->nundec; i++) {
+			np_jsonw_start_object(w);
+			np_jsonw_string_field(w, "kernel", np_gpu_kernel_name(c, g, g->undec[i].func));
+			np_jsonw_uint_field(w, "launches", g->undec[i].launches);
+			np_jsonw_end_object(w);
+		}
+		np_jsonw_end_array(w);
 		np_jsonw_end_object(w);
 	} else {
 		np_jsonw_null(w);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # report.html in a real browser: headless Chromium loads the page of a job
 # with a known origin; no console error, the page says it rendered, names
-# the origin, and its screenshot shows the heatmap with the origin marked.
+# the origin, and its screenshot shows the heatmap with the origin marked;
+# a GradScaler's skipped iterations, a fake CUDA job's checks and the
+# kernel they could not check at launch, and nanprof compare's table.
 # Needs root (to trace) and Chromium (Debian's `chromium`); skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" report
@@ -63,6 +65,31 @@ else
 		fi
 	else
 		skp "GradScaler on the page" "this torch's GradScaler needs CUDA"
+	fi
+
+	# the CUDA checks on the page, with the kernels nanprof could not check
+	# at launch: the fake CUDA job (tests/fakecuda/), an undecoded kernel
+	if grep -qa np_check_f32 libnanprof_agent.so 2>/dev/null && make -s fakecuda > /dev/null 2>&1
+	then
+		F=$PWD/.output/fakecuda
+		$NP run -q -o "$T/gpu" -- env NANPROF_CUPTI="$F/libcupti.so.13" NANPROF_GPU_GUARD=0 \
+			$PY $IT/fake_gpu_job.py "$F/libfakeops.so" --modules --opaque --at 3 \
+			> /dev/null 2> "$T/gpu.err"
+		page="file://$(readlink -f "$T/gpu/report.html")"
+		run_chrome --dump-dom > "$T/dom-gpu.html" 2> "$T/console-gpu.log"
+		if grep -q 'id="gpu">CUDA checks (every): [1-9][0-9]* outputs checked; 6 launches of kernels nanprof could not check at launch' \
+			"$T/dom-gpu.html" &&
+		   grep -q '<td>nvjet_fake_exp_64x64_1x1_opaque</td><td>6</td>' "$T/dom-gpu.html" &&
+		   grep -q 'id="origin"[^>]*>First non-finite value born at step 3, forward pass, in blocks.0.gate' \
+			"$T/dom-gpu.html"; then
+			ok "the CUDA checks on the page, with the kernel they could not check at launch"
+		else
+			grep -o 'id="gpu"[^<]*\|id="origin"[^<]*' "$T/dom-gpu.html" > "$T/chk"
+			cat "$T/gpu.err" >> "$T/chk"
+			bad "CUDA checks on the page" "$T/chk"
+		fi
+	else
+		skp "CUDA checks on the page" "agent built without its GPU side (no CUDA toolkit)"
 	fi
 
 	# nanprof compare: plain, anomaly mode and nanprof on one job with a
