@@ -454,9 +454,9 @@ static void note_generic(const struct launch *l, const struct np_kfunc *f, void 
 /* A decoded launch's inputs that an undecoded launch was handed since
  * their last checked write: each checked over what this launch reads, as
  * that launch's output (its kernel, thread, time, place in launch order,
- * and its words as inputs), in a check launch of their own before this
- * launch's checks, whose verdicts then see them dirty.  An input this
- * launch also writes (in place) is left to its own check. */
+ * and its other words as inputs), in a check launch of their own before
+ * this launch's checks, whose verdicts then see them dirty.  An input
+ * this launch also writes (in place) is left to its own check. */
 static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
 				const struct np_kfunc *f, void **params,
 				const struct np_klaunch *kl, const struct np_kbuf *outs, int nout,
