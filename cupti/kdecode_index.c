@@ -6,6 +6,7 @@
  * table the optimizer broke into every step's activations; unread, its
  * first decoded reader looked like the birth.
  */
+#include "dense_range.h"
 #include "kdecode_index.h"
 #include "param_bytes.h"
 
@@ -31,8 +32,8 @@ static uint64_t dense_numel(const unsigned char *info, uint32_t isz, int32_t sel
 {
 	uint32_t sizes = 8, strides = 8 + MAX_DIMS * isz, at_dims = 8 + 2 * MAX_DIMS * isz;
 	int32_t dims = np_i32_at(info, at_dims);
-	uint64_t size[MAX_DIMS], stride[MAX_DIMS], numel = 1;
-	int n = 0;
+	struct np_dense dn = { .n = 0 };
+	uint64_t numel = 1;
 
 	if (dims < 1 || (uint32_t)dims > MAX_DIMS || select_dim >= dims)
 		return 0;
@@ -49,24 +50,11 @@ static uint64_t dense_numel(const unsigned char *info, uint32_t isz, int32_t sel
 		numel *= sz;
 		if (numel > (1ull << 40))
 			return 0;
-		if (sz == 1)
-			continue;
-		int at = n++;   /* insertion by stride */
-		while (at > 0 && stride[at - 1] > st) {
-			size[at] = size[at - 1];
-			stride[at] = stride[at - 1];
-			at--;
-		}
-		size[at] = sz;
-		stride[at] = st;
+		np_dense_add(&dn, sz, st);
 	}
-	uint64_t expect = 1;
-	for (int i = 0; i < n; i++) {
-		if (stride[i] != expect)
-			return 0;
-		expect *= size[i];
-	}
-	return numel;
+	/* a dimension of stride 0 (a broadcast) covers less than its elements:
+	 * no output a kernel writes whole */
+	return np_dense_numel(&dn, 1) == numel ? numel : 0;
 }
 
 int np_index_read(const unsigned char *dst, const unsigned char *indices, uint32_t index_size,

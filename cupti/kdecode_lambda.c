@@ -9,6 +9,7 @@
  * decoded reader, or at the module output by the guards.
  */
 #include <string.h>
+#include "dense_range.h"
 #include "param_bytes.h"
 #include "kdecode_lambda.h"
 
@@ -75,29 +76,11 @@ static int output_dense(const unsigned char *c, int32_t dims, int nt, uint32_t e
  * not. */
 static uint64_t input_numel(const unsigned char *c, int32_t dims, int nt, int k, uint32_t esize)
 {
-	uint32_t size[MAX_DIMS], stride[MAX_DIMS];
-	int n = 0;
-	for (int32_t d = 0; d < dims; d++) {
-		uint32_t sz = np_u32_at(c, 4u + (uint32_t)d * DIVIDER);
-		uint32_t st = np_u32_at(c, STRIDES + ((uint32_t)d * (uint32_t)nt + (uint32_t)k) * 4u);
-		if (sz == 1 || st == 0)
-			continue;
-		int at = n++;   /* insertion by stride: dimensions come in the output's order */
-		while (at > 0 && stride[at - 1] > st) {
-			size[at] = size[at - 1];
-			stride[at] = stride[at - 1];
-			at--;
-		}
-		size[at] = sz;
-		stride[at] = st;
-	}
-	uint64_t expect = esize;
-	for (int i = 0; i < n; i++) {
-		if (stride[i] != expect)
-			return 0;
-		expect *= size[i];
-	}
-	return expect / esize;
+	struct np_dense d = { .n = 0 };
+	for (int32_t i = 0; i < dims; i++)
+		np_dense_add(&d, np_u32_at(c, 4u + (uint32_t)i * DIVIDER),
+			     np_u32_at(c, STRIDES + ((uint32_t)i * (uint32_t)nt + (uint32_t)k) * 4u));
+	return np_dense_numel(&d, esize);
 }
 
 /* The byte size of a floating c10::ScalarType, 0 for any other. */
