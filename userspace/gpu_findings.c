@@ -3,6 +3,7 @@
 #include <string.h>
 #include "findings.h"
 #include "gpu_findings.h"
+#include "jsonw.h"
 
 bool np_gpu_is_gpu_record(const struct np_agent_rec *r)
 {
@@ -208,4 +209,17 @@ const char *np_gpu_kernel_name(const struct np_collector *c, const struct np_gpu
 	if (g->kernels.slots && np_map_get(&g->kernels, 0, func, &name) == 0)
 		return np_name(c, (uint32_t)name);
 	return "?";
+}
+
+void np_gpu_json_undecoded(struct np_jsonw *w, const struct np_collector *c,
+			   const struct np_gpu_state *g)
+{
+	np_jsonw_start_array(w);
+	for (uint32_t i = 0; i < g->nundec; i++) {
+		np_jsonw_start_object(w);
+		np_jsonw_string_field(w, "kernel", np_gpu_kernel_name(c, g, g->undec[i].func));
+		np_jsonw_uint_field(w, "launches", g->undec[i].launches);
+		np_jsonw_end_object(w);
+	}
+	np_jsonw_end_array(w);
 }

@@ -33,6 +33,12 @@ void np_gpu_free(struct np_proc_state *p);
 const char *np_gpu_kernel_name(const struct np_collector *c, const struct np_gpu_state *g,
 			       uint32_t func);
 
+struct np_jsonw;
+/* The kernels not checked at launch, most launched first, as a JSON array
+ * of {"kernel": name, "launches": N} (events.jsonl, report.html). */
+void np_gpu_json_undecoded(struct np_jsonw *w, const struct np_collector *c,
+			   const struct np_gpu_state *g);
+
 /* Whether a propagation placed at *at is outside the scope of the birth
  * *birth: another step or phase, or, in the same one, outside the
  * birth's module (a module holds its submodules; code between module

@@ -183,14 +183,7 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "guard_checks", g->guard_checks);
 		np_jsonw_uint_field(w, "generic_checks", g->generic_checks);
 		np_jsonw_name(w, "kernels");
-		np_jsonw_start_array(w);
-		for (uint32_t i = 0; i < g->nundec; i++) {
-			np_jsonw_start_object(w);
-			np_jsonw_string_field(w, "kernel", np_gpu_kernel_name(c, g, g->undec[i].func));
-			np_jsonw_uint_field(w, "launches", g->undec[i].launches);
-			np_jsonw_end_object(w);
-		}
-		np_jsonw_end_array(w);
+		np_gpu_json_undecoded(w, c, g);
 		np_jsonw_end_object(w);
 	} else {
 		np_jsonw_null(w);
