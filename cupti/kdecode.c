@@ -1348,7 +1348,7 @@ static void param_words(const struct np_kparams *l, void *const *kp, int i, uint
 	/* first 8-aligned offset in the parameter buffer, relative to the param */
 	for (uint32_t at = (8 - off % 8) % 8; at + 8 <= size && *k < max; at += 8) {
 		uint64_t w = word_at(kp, i, at);
-		if (w >= NP_KD_PTR_MIN && w < NP_KD_PTR_MAX)
+		if (np_pointer_like(w))
 			out[(*k)++] = w;
 	}
 }

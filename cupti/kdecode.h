@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 #include "../kernels/finite.h"
+#include "param_bytes.h"
 #include "kdecode_cat.h"
 #include "kdecode_flash.h"
 
@@ -35,15 +36,7 @@
 #define NP_KD_BUF_INPUTS 10     /* input words one output may carry (np_kbuf.in) */
 #define NP_KD_MTA_DEPTH 5       /* tensor lists of a multi_tensor_apply launch, at most */
 
-/* Generic tier: a word w is a candidate device pointer when
- * NP_KD_PTR_MIN <= w < NP_KD_PTR_MAX.  The top is the end of x86_64/arm64
- * 47-bit user space (CUDA's unified addresses live there).  The floor is
- * 4 GiB: the driver places device allocations above it in practice, and
- * it drops most words that are really a pair of 32-bit scalars (an int
- * next to a small float or int has a zero or tiny high half).  Words that
- * pass are only candidates: the allocation map decides. */
-#define NP_KD_PTR_MIN (1ull << 32)
-#define NP_KD_PTR_MAX (1ull << 47)
+/* NP_KD_PTR_MIN, NP_KD_PTR_MAX, np_pointer_like(): param_bytes.h */
 
 enum np_kfamily {
 	NP_KF_UNKNOWN = 0,       /* nothing parseable: generic tier only */

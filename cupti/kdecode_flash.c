@@ -31,11 +31,6 @@
 
 #define MAX_DIM (1 << 24)        /* any b, seqlen, h or d beyond is a misread */
 
-static int device_address(uint64_t p)
-{
-	return p >= (1ull << 32) && p < (1ull << 47);
-}
-
 int np_flash_read(const unsigned char *p, uint32_t size, const struct np_flash_shape *sh,
 		  const uint32_t grid[3], const uint32_t block[3], struct np_flash_view *v)
 {
@@ -56,20 +51,20 @@ int np_flash_read(const unsigned char *p, uint32_t size, const struct np_flash_s
 	    grid[2] != (uint32_t)h || block[0] != 32u * sh->warps || block[1] != 1 || block[2] != 1)
 		return 0;
 	if (p[IS_BF16] != sh->bf16 || np_u64_at(p, CU_SEQLENS_Q) || np_u64_at(p, CU_SEQLENS_K) ||
-	    !device_address(np_u64_at(p, Q_PTR)))
+	    !np_pointer_like(np_u64_at(p, Q_PTR)))
 		return 0;
 
 	*v = (struct np_flash_view){ 0 };
 	uint64_t o = np_u64_at(p, O_PTR), lse = np_u64_at(p, LSE_PTR);
 	/* O (b, seqlen_q, h, d), innermost stride 1: dense when each stride
 	 * is the size of what it steps over */
-	if (device_address(o) && np_u64_at(p, O_HEAD_STRIDE) == (uint64_t)d &&
+	if (np_pointer_like(o) && np_u64_at(p, O_HEAD_STRIDE) == (uint64_t)d &&
 	    np_u64_at(p, O_ROW_STRIDE) == (uint64_t)h * (uint64_t)d &&
 	    np_u64_at(p, O_BATCH_STRIDE) == (uint64_t)sq * (uint64_t)h * (uint64_t)d) {
 		v->o = o;
 		v->o_numel = (uint64_t)b * (uint64_t)sq * (uint64_t)h * (uint64_t)d;
 	}
-	if (device_address(lse) && p[UNPADDED_LSE] == 0) {
+	if (np_pointer_like(lse) && p[UNPADDED_LSE] == 0) {
 		v->lse = lse;
 		v->lse_numel = (uint64_t)b * (uint64_t)h * (uint64_t)sq;
 	}

@@ -64,7 +64,7 @@ int np_index_read(const unsigned char *dst, const unsigned char *indices, uint32
 	int32_t idims;
 
 	if (!np_index_info_size(index_size) || in->select_dim < 0 ||
-	    (uint32_t)in->select_dim >= MAX_DIMS || data < (1ull << 32) || data >= (1ull << 47))
+	    (uint32_t)in->select_dim >= MAX_DIMS || !np_pointer_like(data))
 		return 0;
 	/* the indices: any layout, only their count */
 	idims = np_i32_at(indices, 8 + 2 * MAX_DIMS * index_size);

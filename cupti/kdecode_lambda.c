@@ -124,7 +124,7 @@ static int tensors_fit(const unsigned char *c, uint32_t size, int nt, int castin
 		return 0;
 	for (int k = 0; k < nt; k++) {
 		uint64_t p = np_u64_at(c, at + 8u * (uint32_t)k);
-		if (p < (1ull << 32) || p >= (1ull << 47))
+		if (!np_pointer_like(p))
 			return 0;       /* not a device (unified) address */
 	}
 	return 1;
