@@ -83,6 +83,11 @@ int np_generic_take(uint64_t addr, struct np_generic_launch *out)
 	return found;
 }
 
+int np_generic_any(void)
+{
+	return __atomic_load_n(&noted, __ATOMIC_RELAXED) != 0;
+}
+
 void np_generic_forget(uint64_t addr)
 {
 	if (!addr || !__atomic_load_n(&noted, __ATOMIC_RELAXED))

@@ -77,6 +77,10 @@ void np_generic_note(const struct np_generic_launch *u);
  * otherwise. */
 int np_generic_take(uint64_t addr, struct np_generic_launch *out);
 
+/* Whether any launch was ever noted: until then no decoded launch's
+ * reads need decoding (np_kdecode_reads). */
+int np_generic_any(void);
+
 /* A checked write of addr: its note, if any, is stale. */
 void np_generic_forget(uint64_t addr);
 

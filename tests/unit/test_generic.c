@@ -21,7 +21,9 @@ Test(generic, an_address_maps_to_the_launch_it_was_handed_to_once)
 {
 	struct np_generic_launch u = launch(3, 11, A, W), got;
 	cr_expect_eq(np_generic_take(A, &got), 0, "nothing noted yet");
+	cr_expect_eq(np_generic_any(), 0);
 	np_generic_note(&u);
+	cr_expect_eq(np_generic_any(), 1);
 	cr_expect_eq(np_generic_take(B, &got), 0, "B was never handed to a launch");
 	cr_assert_eq(np_generic_take(A, &got), 1);
 	cr_expect_eq(got.func, 3);
