@@ -37,7 +37,8 @@ AGENT_LIB_SRCS := agent/cpu_check.c
 AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat.c \
 			    cupti/kdecode_lambda.c cupti/kdecode_reduce.c cupti/dirty.c \
 			    cupti/inflight.c cupti/kfunc.c cupti/writers.c cupti/outmax.c \
-			    cupti/generic.c cupti/kdecode_flash.c cupti/kdecode_index.c)
+			    cupti/generic.c cupti/kdecode_flash.c cupti/kdecode_index.c \
+			    cupti/kdecode_memeff.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))

@@ -13,6 +13,7 @@
 #include "kdecode.h"
 #include "kdecode_index.h"
 #include "kdecode_lambda.h"
+#include "kdecode_memeff.h"
 #include "kdecode_reduce.h"
 
 struct span {
@@ -513,15 +514,20 @@ static struct span unwrap_impl(struct span f)
  *
  * T (tensors per launch) and B (blocks per launch) come from tables indexed
  * by n - 1, chosen when torch is compiled:
- *   CUDA >= 13:  T {770, 448, 336, 252, 210}, scalar lists {672, 448, 336,
+ *   torch >= 2.13 built for CUDA >= 13:
+ *                T {770, 448, 336, 252, 210}, scalar lists {672, 448, 336,
  *                252, 210} but complex<double> {504, 420} at n = 1, 2;
  *                B 2240; block_index_t uint16_t.
- *   older CUDA:  T {110, 64, 48, 36, 30}, scalar lists {96, 64, 48, 36, 30}
+ *   otherwise (torch 2.11+cu130, the GPU test host's, among them):
+ *                T {110, 64, 48, 36, 30}, scalar lists {96, 64, 48, 36, 30}
  *                ({72, 60}); B 320; block_index_t unsigned char.
- * The sizes computed from them match the parameter sizes of all 1,412
- * multi_tensor_apply kernels in torch 2.14.1+cu130's cubins (25,768 bytes
- * for TensorListMetadata<1>, 25,208 for FusedOptimizerTensorListMetadata<5>,
- * ...); a size that matches neither table means another struct: no outputs.
+ * The sizes computed from them match the parameter sizes of the
+ * multi_tensor_apply kernels in torch 2.14.1+cu130's cubins (all 1,412;
+ * 25,768 bytes for TensorListMetadata<1>, 25,208 for
+ * FusedOptimizerTensorListMetadata<5>, ...) and in torch 2.11.0+cu130's
+ * (3,368 and 3,288: tests/unit/fixtures/torch_kernels_2.11.tsv); the
+ * launch's size picks the table, and a size that matches neither means
+ * another struct: no outputs.
  *
  * Which lists a functor writes (ForeachFunctors.cuh, fused_adam_utils.cuh,
  * fused_adagrad_utils.cuh, FusedSgdKernel.cu, ForeachBinaryOpList.cu):
@@ -659,6 +665,14 @@ static int targ_int(struct span targs, int i)
 {
 	struct span t = nth_item(targs, i);
 	return t.n && t.p[0] >= '0' && t.p[0] <= '9' ? atoi(t.p) : -1;
+}
+
+/* The i-th template argument as an unsigned long (kMaxK may be
+ * UINT32_MAX), or 0. */
+static unsigned long targ_ulong(struct span targs, int i)
+{
+	struct span t = nth_item(targs, i);
+	return t.n && t.p[0] >= '0' && t.p[0] <= '9' ? strtoul(t.p, NULL, 10) : 0;
 }
 
 /* The metadata struct from Meta<..>: kind, depth, scalar type. */
@@ -912,6 +926,49 @@ static void flash_classify(struct np_kinfo *ki, struct span targs)
 	ki->flash = sh;
 	ki->family = NP_KF_FLASH;
 	ki->dtype = sh.bf16 ? NP_DT_BF16 : NP_DT_F16;
+	ki->dtype_why = NP_KDT_KNOWN;
+}
+
+/* fmha_cutlass{F,B}_..(PyTorchMemEffAttention::AttentionKernel<scalar_t,
+ * Arch, aligned, kQueriesPerBlock, kKeysPerBlock, kMaxK, ..>::Params) and
+ * (..AttentionBackwardKernel<Arch, scalar_t, aligned, dropout, preload,
+ * kBlockSizeI, kBlockSizeJ, kMaxK, kKeysQueriesAlignedToBlockSize>::Params):
+ * the blocks, the head-dim bound and the type (kdecode_memeff.h). */
+static void memeff_classify(struct np_kinfo *ki, struct span name, struct span rest)
+{
+	struct span param, tname, targs, after, elem;
+	struct np_memeff_shape sh = { 0 };
+	int fwd = span_starts(name, "fmha_cutlassF_"), o;
+	unsigned long bi, bj, maxk;
+
+	rest = trim(rest);
+	if (rest.n < 2 || rest.p[0] != '(' || rest.p[rest.n - 1] != ')')
+		return;
+	param = trim(span_of(rest.p + 1, rest.p + rest.n - 1));
+	if (!split_name(param, &tname, &targs, &after) || !targs.p || !span_eq(after, "::Params") ||
+	    !span_eq(tname, fwd ? "AttentionKernel" : "AttentionBackwardKernel"))
+		return;
+	o = fwd ? 3 : 5;                        /* the first block size's position */
+	elem = trim(nth_item(targs, fwd ? 0 : 1));
+	bi = targ_ulong(targs, o), bj = targ_ulong(targs, o + 1), maxk = targ_ulong(targs, o + 2);
+	if (bi < 16 || bi > 256 || bj < 16 || bj > 256 || bi * bj % 1024 || maxk < 1 ||
+	    maxk > UINT32_MAX)
+		return;
+	if (span_eq(elem, "float"))
+		ki->dtype = NP_DT_F32, sh.esize = 4;
+	else if (span_eq(elem, "cutlass::half_t"))
+		ki->dtype = NP_DT_F16, sh.esize = 2;
+	else if (span_eq(elem, "cutlass::bfloat16_t"))
+		ki->dtype = NP_DT_BF16, sh.esize = 2;
+	else
+		return;
+	sh.kind = fwd ? NP_MEMEFF_FWD : NP_MEMEFF_BWD;
+	sh.block_i = (uint16_t)bi;
+	sh.block_j = (uint16_t)bj;
+	sh.max_k = (uint32_t)maxk;
+	sh.seq_aligned = !fwd && span_eq(trim(nth_item(targs, 8)), "true");
+	ki->memeff = sh;
+	ki->family = NP_KF_MEMEFF;
 	ki->dtype_why = NP_KDT_KNOWN;
 }
 
@@ -1269,6 +1326,9 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 	if ((span_eq(name, "indexSelectSmallIndex") || span_eq(name, "indexSelectLargeIndex")) &&
 	    targs.p)
 		index_classify(ki, name, targs);
+	if ((span_starts(name, "fmha_cutlassF_") || span_starts(name, "fmha_cutlassB_")) &&
+	    !targs.p)
+		memeff_classify(ki, name, rest);
 	return ki->family;
 }
 
@@ -1288,6 +1348,7 @@ const char *np_kfamily_name(enum np_kfamily f)
 		[NP_KF_EXPLICIT] = "explicit",
 		[NP_KF_FLASH] = "flash_attention",
 		[NP_KF_INDEX] = "index_select",
+		[NP_KF_MEMEFF] = "memeff_attention",
 	};
 	return (unsigned)f < NP_KF_MAX ? names[f] : "?";
 }
@@ -1725,6 +1786,26 @@ static int flash_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
+/* Memory-efficient attention's outputs (kdecode_memeff.h), judged, as
+ * flash's, on the launch's pointer words. */
+static int memeff_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			  void *const *kp, const struct np_klaunch *kl, struct emit *e)
+{
+	struct np_memeff_view v;
+	struct np_kbuf *out;
+
+	if (!kl || l->n != 1 ||
+	    !np_memeff_read(kp[0], l->p[0].size, &ki->memeff, kl->grid, kl->block, &v))
+		return 0;
+	for (int i = 0; i < v.n && (out = emit_next(e)); i++) {
+		out->ptr = v.ptr[i];
+		out->numel = v.numel[i];
+		out->dtype = v.lse[i] ? NP_DT_F32 : (enum np_dtype)ki->dtype;
+		out->how = NP_KH_MEMEFF;
+	}
+	return e->n;
+}
+
 /* torch.cat's output, when one launch writes all of it (kdecode_cat.h):
  * its dtype is left to the caller, who knows what wrote the inputs. */
 static int cat_outputs(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
@@ -1997,6 +2078,9 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 		break;
 	case NP_KF_INDEX:
 		n = index_outputs(ki, layout, kernelParams, &e);
+		break;
+	case NP_KF_MEMEFF:
+		n = memeff_outputs(ki, layout, kernelParams, launch, &e);
 		break;
 	default:
 		return 0;

@@ -29,6 +29,7 @@
 #include "param_bytes.h"
 #include "kdecode_cat.h"
 #include "kdecode_flash.h"
+#include "kdecode_memeff.h"
 
 #define NP_KD_MAX_PARAMS 64     /* parameters we look at; more: the rest are ignored */
 #define NP_KD_MAX_OUTPUTS 16    /* a sensible size for the caller's np_kbuf array; a
@@ -52,6 +53,8 @@ enum np_kfamily {
 	NP_KF_EXPLICIT,          /* any other kernel whose parameter list names its pointers */
 	NP_KF_FLASH,             /* pytorch_flash::flash_fwd_kernel (kdecode_flash.h) */
 	NP_KF_INDEX,             /* indexSelect{Small,Large}Index (kdecode_index.h) */
+	NP_KF_MEMEFF,            /* fmha_cutlass[FB]_*: memory-efficient attention
+				  * (kdecode_memeff.h) */
 	NP_KF_MAX,
 };
 
@@ -199,6 +202,7 @@ struct np_kinfo {
 	struct np_klam lam;      /* NP_KF_LAMBDA_ELEMENTWISE only */
 	struct np_cat_shape cat; /* NP_KF_CAT: esize 0 when not read (kdecode_cat.h) */
 	struct np_flash_shape flash; /* NP_KF_FLASH: head_dim 0 when not read */
+	struct np_memeff_shape memeff; /* NP_KF_MEMEFF (kdecode_memeff.h) */
 	struct {                 /* NP_KF_INDEX (kdecode_index.h) */
 		uint8_t index_size;      /* sizeof IndexType: 4 or 8 */
 		uint8_t large;           /* indexSelectLargeIndex */
@@ -234,6 +238,8 @@ enum np_khow {
 				  * a dense output (kdecode_lambda.h) */
 	NP_KH_FLASH,             /* flash attention's O or log-sum-exp (kdecode_flash.h) */
 	NP_KH_INDEX,             /* index_select's whole output (kdecode_index.h) */
+	NP_KH_MEMEFF,            /* memory-efficient attention's O, log-sum-exp or
+				  * gradients of q, k, v (kdecode_memeff.h) */
 	NP_KH_CAT,               /* torch.cat's whole output (kdecode_cat.h): its dtype
 				  * is NP_DT_MAX, only its size is known (esize): the
 				  * caller finds the dtype its first input holds, or

@@ -1,7 +1,9 @@
 /* fixture.h - the real torch kernels of tests/unit/fixtures/torch_kernels.tsv
- * (mangled name, demangled name, cuFuncGetParamInfo layout per line; made
- * by tests/fixtures/extract_torch_kernels.py), read once per test process
- * for the kdecode tests.  Static helpers: included by one file each. */
+ * (torch 2.14.1) and torch_kernels_2.11.tsv (torch 2.11.0, what the GPU
+ * test host runs): mangled name, demangled name, cuFuncGetParamInfo
+ * layout per line, made by tests/fixtures/extract_torch_kernels.py; read
+ * once per test process for the kdecode tests.  Static helpers: included
+ * by one file each. */
 #ifndef NP_TEST_FIXTURE_H
 #define NP_TEST_FIXTURE_H
 
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #define FIXTURE "tests/unit/fixtures/torch_kernels.tsv"
+#define FIXTURE_2_11 "tests/unit/fixtures/torch_kernels_2.11.tsv"
 #define FIXTURE_MAX_LINES 512
 
 struct kline {
@@ -20,15 +23,17 @@ struct kline {
 static struct kline lines[FIXTURE_MAX_LINES];
 static int nlines;
 static char *fixture_text;
+static const char *fixture_path;
 
-/* Reads the fixture into lines[] (comments skipped); a suite's .init. */
-static void fixture_load(void)
+/* Reads the fixture at path into lines[] (comments skipped). */
+static void fixture_load_from(const char *path)
 {
-	FILE *f = fopen(FIXTURE, "r");
+	FILE *f = fopen(path, "r");
 	long n;
 	char *p, *nl;
 
-	cr_assert_not_null(f, "cannot open %s (run from the repository root)", FIXTURE);
+	fixture_path = path;
+	cr_assert_not_null(f, "cannot open %s (run from the repository root)", path);
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
@@ -55,6 +60,17 @@ static void fixture_load(void)
 	}
 }
 
+/* A suite's .init: torch 2.14.1's kernels, or torch 2.11.0's. */
+__attribute__((unused)) static void fixture_load(void)
+{
+	fixture_load_from(FIXTURE);
+}
+
+__attribute__((unused)) static void fixture_load_2_11(void)
+{
+	fixture_load_from(FIXTURE_2_11);
+}
+
 static void fixture_unload(void)
 {
 	free(fixture_text);
@@ -66,7 +82,7 @@ __attribute__((unused)) static const struct kline *fixture_find(const char *sub)
 	for (int i = 0; i < nlines; i++)
 		if (strstr(lines[i].dem, sub))
 			return &lines[i];
-	cr_assert_fail("no fixture kernel contains \"%s\"", sub);
+	cr_assert_fail("no kernel of %s contains \"%s\"", fixture_path, sub);
 	return NULL;
 }
 

@@ -46,6 +46,8 @@ static const struct {
 	{ "::triu_tril_kernel<", 0, NP_KF_UNKNOWN },
 	{ "::embedding_bag_nbits_rowwise_offsets_kernel<", 0, NP_KF_UNKNOWN },
 	{ "void pytorch_flash::flash_fwd_kernel<", 1, NP_KF_FLASH },
+	{ "fmha_cutlassF_", 1, NP_KF_MEMEFF },
+	{ "fmha_cutlassB_", 1, NP_KF_MEMEFF },
 	/* plain pointer lists */
 	{ "::vectorized_gather_kernel<", 0, NP_KF_EXPLICIT },
 	{ "::vectorized_scatter_add_kernel<", 0, NP_KF_EXPLICIT },
@@ -66,9 +68,8 @@ static int expected_family(const char *dem)
 	return -1;
 }
 
-TestSuite(kdecode_fixture, .init = fixture_load, .fini = fixture_unload);
 
-Test(kdecode_fixture, every_line_parses)
+static void every_line_parses(void)
 {
 	struct np_kparams l;
 	cr_assert_geq(nlines, 200, "fixture has %d kernels", nlines);
@@ -82,7 +83,7 @@ Test(kdecode_fixture, every_line_parses)
 	}
 }
 
-Test(kdecode_fixture, family_and_signature_of_every_kernel)
+static void family_and_signature_of_every_kernel(void)
 {
 	int per[NP_KF_MAX] = { 0 };
 	for (int i = 0; i < nlines; i++) {
@@ -196,6 +197,8 @@ static const struct {
 	{ "im2col_kernel<c10::Half>", NP_KF_EXPLICIT, NP_DT_F16, NP_KDT_KNOWN, 0 },
 	{ "indexSelectSmallIndex<float,", NP_KF_INDEX, NP_DT_F32, NP_KDT_KNOWN, 0 },
 	{ "pytorch_flash::flash_fwd_kernel<", NP_KF_FLASH, NP_DT_F16, NP_KDT_KNOWN, 0 },
+	{ "fmha_cutlassF_f32_aligned_64x64_rf_sm80(", NP_KF_MEMEFF, NP_DT_F32, NP_KDT_KNOWN, 0 },
+	{ "fmha_cutlassB_bf16_aligned_64x64_k64_sm80(", NP_KF_MEMEFF, NP_DT_BF16, NP_KDT_KNOWN, 0 },
 };
 
 Test(kdecode_fixture, named_kernels_exactly)
@@ -249,7 +252,7 @@ static void elementwise_launch(struct launch *ln, const struct np_kparams *l, in
 		*(uint8_t *)ln->kp[6] = st;
 }
 
-Test(kdecode_fixture, elementwise_output_is_data0_with_numel_n)
+static void elementwise_output_is_data0_with_numel_n(void)
 {
 	static struct launch ln;
 	int decoded = 0, runtime = 0;
@@ -355,7 +358,7 @@ Test(kdecode_fixture, elementwise_input_dtypes)
 	}
 }
 
-Test(kdecode_fixture, elementwise_reads_are_data1_on_with_numel_n)
+static void elementwise_reads_are_data1_on_with_numel_n(void)
 {
 	static struct launch ln;
 	int read = 0;
@@ -390,6 +393,53 @@ Test(kdecode_fixture, elementwise_reads_are_data1_on_with_numel_n)
 		cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 8), 0, "N = 0");
 	}
 	cr_expect_geq(read, 30, "only %d elementwise kernels give their reads", read);
+}
+
+/* The checks above hold for every kernel of either torch: 2.14.1, and
+ * 2.11.0, the GPU test host's, whose names and layouts differ in places
+ * (the vectorized kernels' widths, multi_tensor_apply's smaller
+ * metadata, the older memory-efficient attention backward). */
+TestSuite(kdecode_fixture, .init = fixture_load, .fini = fixture_unload);
+TestSuite(kdecode_torch_2_11, .init = fixture_load_2_11, .fini = fixture_unload);
+
+Test(kdecode_fixture, every_line_parses)
+{
+	every_line_parses();
+}
+
+Test(kdecode_torch_2_11, every_line_parses)
+{
+	every_line_parses();
+}
+
+Test(kdecode_fixture, family_and_signature_of_every_kernel)
+{
+	family_and_signature_of_every_kernel();
+}
+
+Test(kdecode_torch_2_11, family_and_signature_of_every_kernel)
+{
+	family_and_signature_of_every_kernel();
+}
+
+Test(kdecode_fixture, elementwise_output_is_data0_with_numel_n)
+{
+	elementwise_output_is_data0_with_numel_n();
+}
+
+Test(kdecode_torch_2_11, elementwise_output_is_data0_with_numel_n)
+{
+	elementwise_output_is_data0_with_numel_n();
+}
+
+Test(kdecode_fixture, elementwise_reads_are_data1_on_with_numel_n)
+{
+	elementwise_reads_are_data1_on_with_numel_n();
+}
+
+Test(kdecode_torch_2_11, elementwise_reads_are_data1_on_with_numel_n)
+{
+	elementwise_reads_are_data1_on_with_numel_n();
 }
 
 /* Signature kernels: pointer param i holds 0x7f0000200000 + 0x100 * i. */

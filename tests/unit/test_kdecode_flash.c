@@ -3,7 +3,7 @@
  *
  * The kernel is torch 2.14.1's own (name and 472-byte parameter from
  * tests/unit/fixtures/torch_kernels.tsv: head dim 96, 64-row blocks, 4
- * warps, half).  The struct below is flash.h's, as PyTorch vendors it
+ * warps, half), and torch 2.11.0's (torch_kernels_2.11.tsv).  The struct below is flash.h's, as PyTorch vendors it
  * (pytorch_flash): its size must be the cubin's, or the layout this test
  * and the decoder assume is not torch's.  Every launch is filled as
  * run_flash_fwd fills it; each test then breaks one thing. */
@@ -68,13 +68,12 @@ static struct np_klaunch kl;
 
 /* b 3, seqlen 200 (q and k), h 12 heads of d 96, half, causal: as
  * run_flash_fwd launches it, (ceil(200 / 64), 3, 12) blocks of 128. */
-static void setup(void)
+static void fill(void)
 {
-	fixture_load();
 	const struct kline *k = fixture_find("void pytorch_flash::flash_fwd_kernel<");
 	cr_assert_eq(np_kdecode_classify(k->dem, &ki), NP_KF_FLASH, "%s", k->dem);
 	cr_assert_eq(np_kdecode_layout_parse(k->layout, &layout), 1);
-	cr_assert_eq(layout.p[0].size, sizeof(prm), "torch 2.14.1's parameter size");
+	cr_assert_eq(layout.p[0].size, sizeof(prm), "%s: the cubin's parameter size", fixture_path);
 	memset(&prm, 0xa5, sizeof(prm));        /* fields left unset hold garbage */
 	int b = 3, s = 200, h = 12, d = 96;
 	prm.q_ptr = (void *)Q, prm.k_ptr = (void *)(Q + 0x100000), prm.v_ptr = (void *)(Q + 0x200000);
@@ -89,6 +88,19 @@ static void setup(void)
 	prm.unpadded_lse = false;
 	kl = (struct np_klaunch){ .threads = 4ull * 3 * 12 * 128, .blocks = 4 * 3 * 12,
 				  .grid = { 4, 3, 12 }, .block = { 128, 1, 1 } };
+}
+
+static void setup(void)
+{
+	fixture_load();
+	fill();
+}
+
+/* torch 2.11.0's (the GPU test host's) Flash_fwd_params is the same */
+static void setup_2_11(void)
+{
+	fixture_load_2_11();
+	fill();
 }
 
 static int decode(struct np_kbuf *out)
@@ -120,7 +132,7 @@ Test(kdecode_flash, the_name_gives_the_launch_shape_and_type)
 	cr_expect_eq(other.dtype, NP_DT_BF16);
 }
 
-Test(kdecode_flash, o_and_the_log_sum_exp)
+static void o_and_the_log_sum_exp(void)
 {
 	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
 	cr_assert_eq(decode(out), 2);
@@ -132,6 +144,18 @@ Test(kdecode_flash, o_and_the_log_sum_exp)
 	cr_expect_eq(out[1].ptr, LSE);
 	cr_expect_eq(out[1].numel, 3ull * 12 * 200);
 	cr_expect_eq(out[1].dtype, NP_DT_F32);
+}
+
+Test(kdecode_flash, o_and_the_log_sum_exp)
+{
+	o_and_the_log_sum_exp();
+}
+
+TestSuite(kdecode_flash_torch_2_11, .init = setup_2_11, .fini = fixture_unload);
+
+Test(kdecode_flash_torch_2_11, o_and_the_log_sum_exp)
+{
+	o_and_the_log_sum_exp();
 }
 
 Test(kdecode_flash, grouped_query_heads)

@@ -413,8 +413,9 @@ static void run_all(struct run *r, struct mview *v, int n, const int64_t *numel,
 TestSuite(kdecode_mta, .init = fixture_load, .fini = fixture_unload);
 
 /* Every fixture kernel of the family: the metadata is understood and its
- * size under the CUDA 13 tables is the cubin's. */
-Test(kdecode_mta, every_fixture_metadata_size)
+ * size under capacity table gen is the cubin's: torch 2.14's (CUDA 13)
+ * tables, or for torch 2.11, built for CUDA 13 too, the older ones. */
+static void every_fixture_metadata_size(int gen)
 {
 	static struct kern k;
 	int n = 0;
@@ -428,11 +429,23 @@ Test(kdecode_mta, every_fixture_metadata_size)
 			continue;
 		}
 		cr_expect_neq(k.ki.mta.meta, NP_MTA_NONE, "%s", k.dem);
-		cr_expect_eq(k.ki.mta.size[0], k.l.p[0].size, "%s: %u bytes, the cubin says %u",
-			     k.dem, k.ki.mta.size[0], k.l.p[0].size);
+		cr_expect_eq(k.ki.mta.size[gen], k.l.p[0].size, "%s: %u bytes, the cubin says %u",
+			     k.dem, k.ki.mta.size[gen], k.l.p[0].size);
 		n++;
 	}
 	cr_expect_geq(n, 30, "%d multi_tensor_apply kernels", n);
+}
+
+Test(kdecode_mta, every_fixture_metadata_size)
+{
+	every_fixture_metadata_size(0);
+}
+
+TestSuite(kdecode_mta_torch_2_11, .init = fixture_load_2_11, .fini = fixture_unload);
+
+Test(kdecode_mta_torch_2_11, every_fixture_metadata_size)
+{
+	every_fixture_metadata_size(1);
 }
 
 static const struct {
