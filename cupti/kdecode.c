@@ -1074,7 +1074,9 @@ static void signature_dtype(struct np_kinfo *ki)
  *       beta, T* Y): Y[blockIdx.x * N + j], j < N.  rows x N.
  *   RowwiseMomentsCUDAKernel(int64_t, int64_t N, T_ACC eps, X, T_ACC* mean,
  *       T_ACC* rstd): mean and rstd [blockIdx.x].  rows each.
- *   (The first int64_t of these two is read by neither kernel.)
+ *   (The first int64_t of these two is read by neither kernel.  Torch
+ *   2.11's have none: (int64_t N, X, mean, rstd, gamma, beta, T* Y) and
+ *   (int64_t N, T_ACC eps, X, mean, rstd), the same rows.)
  *   layer_norm_grad_input_kernel and _vectorized (dY, X, mean, rstd,
  *       gamma, T* dX, int N): dX + blockIdx.x * N, all N (the vectorized
  *       one has a tail loop).  rows x N.
@@ -1093,6 +1095,7 @@ static void signature_dtype(struct np_kinfo *ki)
  *
  *  PersistentSoftmax.cuh, softmax_warp_forward and softmax_warp_backward
  *  <in, out, acc, log2_elements, is_log_softmax, is_masked, WARP_SIZE_PARAM>
+ *  (torch 2.11: no WARP_SIZE_PARAM, C10_WARP_SIZE, 32, in its place)
  *  (dst, src[, output], int batch_size, int stride, int element_count, ..):
  *  next = 1 << log2_elements, WARP_SIZE = min(next, WARP_SIZE_PARAM),
  *  WARP_BATCH = next <= 128 ? 2 : 1; warp (blockIdx.x, threadIdx.y) does
@@ -1137,6 +1140,9 @@ static const struct {
 	{ "vectorized_layer_norm_kernel", NP_KR_LN_VEC, 8, 0, 4, 7, 5, 6, 1 << 2 },
 	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 8, 1, 8, 7, -1, -1, 1 << 2 },
 	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 6, 1, 8, -1, 4, 5, 1 << 3 },
+	/* torch 2.11: without the unread leading int64_t */
+	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 7, 0, 8, 6, -1, -1, 1 << 1 },
+	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 5, 0, 8, -1, 3, 4, 1 << 2 },
 	{ "layer_norm_grad_input_kernel", NP_KR_LN, 7, 6, 4, 5, -1, -1, 1 << 0 | 1 << 1 },
 	{ "layer_norm_grad_input_kernel_vectorized", NP_KR_LN, 7, 6, 4, 5, -1, -1, 1 << 0 | 1 << 1 },
 	{ "cunn_SoftMaxForward", NP_KR_SM_BLOCK, 3, 2, 4, 0, -1, -1, 1 << 1 },
@@ -1204,7 +1210,7 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 		break;
 	case NP_KR_SM_WARP:             /* <.., log2_elements, .., .., WARP_SIZE_PARAM> */
 		v = targ_int(targs, 3);
-		w = targ_int(targs, 6);
+		w = nth_item(targs, 6).p ? targ_int(targs, 6) : 32;     /* torch 2.11 */
 		if (v < 0 || v > 14 || w < 1 || w > 64 || (w & (w - 1)))
 			return;
 		r.unit = (uint8_t)v;

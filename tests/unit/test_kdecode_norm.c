@@ -547,3 +547,57 @@ Test(kdecode_norm, row_kernels_read_their_rows_x_n_inputs)
 	setup(&ln, "batch_norm_transform_input_channels_last_kernel");
 	cr_expect_eq(ln.ki.rows.xin, 0, "batch norm's inputs are not read");
 }
+
+/* ---- torch 2.11 (the GPU test host's): the same rows, other names ---- */
+
+TestSuite(kdecode_norm_torch_2_11, .init = fixture_load_2_11, .fini = fixture_unload);
+
+Test(kdecode_norm_torch_2_11, layer_norm_forward_without_the_leading_int64)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	/* (int64_t N, T_ACC eps, X, T_ACC* mean, T_ACC* rstd) */
+	setup(&ln, "RowwiseMomentsCUDAKernel<c10::Half, float, false>(long, float,");
+	set64(&ln, 0, 1000);
+	cr_assert_eq(decode(&ln, grid(11, 512, 1), out), 2);
+	expect_out(&out[0], 3, 11, NP_DT_F32);
+	expect_out(&out[1], 4, 11, NP_DT_F32);
+	setup(&ln, "RowwiseMomentsCUDAKernel<float, float, true>(long, float,");
+	set64(&ln, 0, 1000);
+	cr_assert_eq(decode(&ln, grid(11, 512, 1), out), 1, "RMSNorm: rstd only");
+	expect_out(&out[0], 4, 11, NP_DT_F32);
+	/* group norm's RowwiseMomentsCUDAKernel<T>: not layer norm's, unread */
+	setup(&ln, "RowwiseMomentsCUDAKernel<float>(long, float,");
+	cr_expect_eq(ln.ki.rows.kind, 0);
+
+	/* (int64_t N, X, mean, rstd, gamma, beta, T* Y) */
+	setup(&ln, "LayerNormForwardCUDAKernel<c10::BFloat16, float, false>(long, c10::BFloat16");
+	set64(&ln, 0, 1000);
+	cr_assert_eq(decode(&ln, grid(11, 256, 1), out), 1);
+	expect_out(&out[0], 6, 11 * 1000, NP_DT_BF16);
+}
+
+Test(kdecode_norm_torch_2_11, softmax_warp_without_the_warp_size_parameter)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	/* <.., 0, false, true>: 1 wide, so a warp of 1 (min(1, C10_WARP_SIZE)) */
+	setup(&ln, "softmax_warp_forward<float, float, float, 0, false, true>(");
+	cr_assert_eq(ln.ki.rows.warp, 32);
+	set32(&ln, 2, 300);
+	set32(&ln, 3, 1);
+	set32(&ln, 4, 1);
+	cr_assert_eq(decode(&ln, grid(2, 1, 128), out), 1);
+	expect_out(&out[0], 0, 300, NP_DT_F32);
+	cr_assert_eq(decode(&ln, grid(2, 32, 4), out), 1);
+	cr_expect_eq(out[0].numel, 0, "a warp of 32 is not this instance's");
+
+	setup(&ln, "softmax_warp_backward<float, c10::Half, float, 0, true, false>(");
+	set32(&ln, 3, 50);
+	set32(&ln, 4, 1);
+	set32(&ln, 5, 1);
+	cr_assert_eq(decode(&ln, grid(1, 1, 128), out), 1);
+	expect_out(&out[0], 0, 50, NP_DT_F16);
+}
