@@ -254,14 +254,15 @@ Test(kdecode_lambda, a_second_place_for_the_dtypes_refuses_the_launch)
 	cr_expect_eq(decode(&c, NULL, out), 0);
 }
 
-/* torch 2.14.1's own strided elementwise kernels (torch_kernels.tsv):
+/* torch's own strided elementwise kernels (torch_kernels.tsv, and
+ * torch_kernels_2.11.tsv for 2.11.0):
  * the lambda of N tensors and a functor of F bytes is
  * align8(align8(304 + 100 N) + 8 N + F [+ N]) + 8 bytes; each real one's
  * size must fit that with some N and a small functor. */
-Test(kdecode_lambda, torch_2_14_lambdas_have_the_assumed_size)
+static void lambdas_have_the_assumed_size(void (*load)(void))
 {
 	int seen = 0;
-	fixture_load();
+	load();
 	for (int i = 0; i < nlines; i++) {
 		struct np_kinfo ki;
 		struct np_kparams l;
@@ -281,6 +282,17 @@ Test(kdecode_lambda, torch_2_14_lambdas_have_the_assumed_size)
 	}
 	cr_expect_geq(seen, 10, "only %d strided elementwise kernels in the fixture", seen);
 	fixture_unload();
+}
+
+Test(kdecode_lambda, torch_2_14_lambdas_have_the_assumed_size)
+{
+	lambdas_have_the_assumed_size(fixture_load);
+}
+
+/* torch 2.11.0's, the GPU test host's, too */
+Test(kdecode_lambda, torch_2_11_lambdas_have_the_assumed_size)
+{
+	lambdas_have_the_assumed_size(fixture_load_2_11);
 }
 
 /* The generic tier checks what an input reads (np_kdecode_reads): each

@@ -191,13 +191,14 @@ Test(kdecode_reduce, outputs_the_calculator_does_not_walk_exactly_yield_nothing)
 	cr_expect_eq(decode(&c, NULL, 0, out), 0, "one more");
 }
 
-/* torch 2.14.1's own reduce kernels (torch_kernels.tsv, from its cubins):
+/* torch's own reduce kernels (torch_kernels.tsv and torch_kernels_2.11.tsv,
+ * from the cubins of torch 2.14.1 and 2.11.0):
  * their ReduceOps are 8-byte multiples with a head of 4 to 64 bytes
  * before the config, as the decoder assumes, and name what it needs. */
-Test(kdecode_reduce, torch_2_14_reduce_ops_have_the_assumed_shape)
+static void reduce_ops_have_the_assumed_shape(void (*load)(void))
 {
 	int seen = 0;
-	fixture_load();
+	load();
 	for (int i = 0; i < nlines; i++) {
 		struct np_kinfo ki;
 		struct np_kparams l;
@@ -213,6 +214,17 @@ Test(kdecode_reduce, torch_2_14_reduce_ops_have_the_assumed_shape)
 	}
 	cr_expect_geq(seen, 10);
 	fixture_unload();
+}
+
+Test(kdecode_reduce, torch_2_14_reduce_ops_have_the_assumed_shape)
+{
+	reduce_ops_have_the_assumed_shape(fixture_load);
+}
+
+/* torch 2.11.0's, the GPU test host's, too */
+Test(kdecode_reduce, torch_2_11_reduce_ops_have_the_assumed_shape)
+{
+	reduce_ops_have_the_assumed_shape(fixture_load_2_11);
 }
 
 /* nll_loss reduced to a mean or sum (cross_entropy's second half) writes
