@@ -19,8 +19,9 @@
 #      forward and a backward fault inside the replayed graph), the
 #      forward fault with expandable segments (memory mapped by cuMemMap),
 #      a batch-norm overflow on PyTorch's own kernels, NCHW and
-#      channels-last (tests/gpu/bn_fault.py), and bf16 attention whose
-#      flash kernel makes the NaN (tests/gpu/flash_fault.py);
+#      channels-last (tests/gpu/bn_fault.py), and attention whose fused
+#      kernel makes the NaN: bf16 on flash, fp32 on the memory-efficient
+#      kernel (tests/gpu/flash_fault.py);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU, a
 #      GradScaler's overflow (no origin) and a fault at every loss scale
@@ -29,7 +30,8 @@
 #   4. the overhead benchmark (tests/gpu/bench_gpu.py);
 #   4b. if time is left: the newer decoders' faults under `nanprof run` (a
 #      reduction, a strided elementwise kernel, nll_loss's scalars, flash
-#      attention; they ran agent-alone in step 2 already), and MHA's
+#      and memory-efficient attention; they ran agent-alone in step 2
+#      already), and MHA's
 #      cuBLAS overflow without the guards (the generic tier alone);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
@@ -65,7 +67,7 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # of the newer decoders (a reduction, a strided elementwise kernel,
 # nll_loss's scalars) run after it, if the budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash)
+LATE_KINDS=(reduction broadcast ignored flash memeff)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -312,6 +314,9 @@ start_agent_jobs() {
 	# bf16 attention on SDPA's flash kernel, read from its Flash_fwd_params
 	agent_job agent-flash "$secs" "$PY" "$GPUT/flash_fault.py" --device "$DEV" --steps 10 \
 		--at 6 --step-times "$W/agent-flash.times"
+	# fp32 attention on SDPA's memory-efficient kernel, read from its Params
+	agent_job agent-memeff "$secs" "$PY" "$GPUT/flash_fault.py" --kernel memeff \
+		--device "$DEV" --steps 10 --at 6 --step-times "$W/agent-memeff.times"
 	# PyTorch's expandable segments: memory mapped into a reserved range
 	# chunk by chunk (cuMemMap), which the allocation map must follow
 	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
@@ -383,6 +388,8 @@ step_agent_alone() {
 	verdict agent-bn-cl --fault bn --at 6
 	job_ran agent-flash 9
 	verdict agent-flash --fault flash --at 6
+	job_ran agent-memeff 9
+	verdict agent-memeff --fault memeff --at 6
 }
 
 # ---- 3. under nanprof run ----
@@ -414,6 +421,7 @@ set_origin() {
 	bn | bn-cl) ORIGIN=(--origin forward bn '*' --step 6) ;;
 	# the flash kernel's own output, not out_proj's reader or a guard
 	flash) ORIGIN=(--origin forward attn '*' --step 6 --op-kernel flash_fwd_kernel) ;;
+	memeff) ORIGIN=(--origin forward attn '*' --step 6 --op-kernel fmha_cutlassF) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -440,9 +448,9 @@ nanprof_job() {
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/graph_fault.py" \
 			--device "$DEV" --steps 10 --at 6 --fault "$([ "$f" = graph ] && echo forward ||
 			echo backward)"
-	elif [ "$f" = flash ]; then
+	elif [ "$f" = flash ] || [ "$f" = memeff ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/flash_fault.py" \
-			--device "$DEV" --steps 10 --at 6
+			--kernel "$f" --device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
 		local cl=()
 		[ "$f" = bn-cl ] && cl=(--channels-last)

@@ -1,16 +1,20 @@
-"""A small bf16 transformer layer whose attention makes the first NaN, in
-PyTorch's flash attention kernel (pytorch_flash::flash_fwd_kernel, read
-by cupti/kdecode_flash.c).
+"""A small transformer layer whose attention makes the first NaN, in one
+of PyTorch's fused attention kernels:
+
+  --kernel flash (default): bf16, SDPA forced to FLASH_ATTENTION, the NaN
+      made by pytorch_flash::flash_fwd_kernel (cupti/kdecode_flash.c);
+  --kernel memeff: fp32, SDPA forced to EFFICIENT_ATTENTION, the NaN made
+      by fmha_cutlassF_f32_* (cupti/kdecode_memeff.c): the kernel every
+      fp32 transformer's attention runs.
 
 embed -> attn (qkv Linear, scaled_dot_product_attention with is_causal,
-forced to FLASH_ATTENTION on CUDA, proj Linear) -> head.  At step --at the
-attention's queries and keys are made positive and at least 1e20: finite
-in bf16 (its largest is 3.4e38), but every product of two of them is over
-1e40, +inf in the kernel's fp32 scores, and FlashAttention-2's softmax
-of a row of +inf (exp2 of s * scale - max) is NaN.  Every input of the
-flash kernel is finite; its output O is the first non-finite value.
-(The CPU's SDPA may treat such rows otherwise: --device cpu only checks
-that the script runs.)
+proj Linear) -> head.  At step --at the attention's queries and keys are
+made positive and at least 1e20: finite in bf16 and fp32 (the largest
+of both is 3.4e38), but every product of two of them is over 1e40, +inf
+in the kernel's fp32 scores, and the softmax of a row of +inf (exp of
+s - max) is NaN.  Every input of the attention kernel is finite; its
+output O is the first non-finite value.  (The CPU's SDPA may treat such
+rows otherwise: --device cpu only checks that the script runs.)
 
 Prints "step N loss L" (L as repr(float)) like faults.py; --device cpu
 runs the same steps on SDPA's math path, to check the script here.
@@ -55,18 +59,22 @@ class Net(nn.Module):
         return self.head(x).mean(dim=1).squeeze(-1)
 
 
-def flash_only(device):
-    """SDPA restricted to the flash kernel on CUDA (an error, not another
-    kernel, if it cannot run); any backend on the CPU."""
+def kernel_only(device, kernel):
+    """SDPA restricted to one kernel on CUDA (an error, not another kernel,
+    if it cannot run); any backend on the CPU."""
     if device.type != "cuda":
         return torch.enable_grad()
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    return sdpa_kernel(SDPBackend.FLASH_ATTENTION)
+    return sdpa_kernel(SDPBackend.FLASH_ATTENTION if kernel == "flash" else
+                       SDPBackend.EFFICIENT_ATTENTION)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    ap.add_argument("--kernel", choices=["flash", "memeff"], default="flash",
+                    help="flash: bf16 on the flash kernel; memeff: fp32 on the "
+                    "memory-efficient one")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
     ap.add_argument("--step-times", metavar="FILE",
@@ -76,7 +84,8 @@ def main():
     torch.manual_seed(0)
     torch.set_num_threads(1)
     dev = torch.device(args.device)
-    model = Net().to(dev, dtype=torch.bfloat16)
+    dtype = torch.bfloat16 if args.kernel == "flash" else torch.float32
+    model = Net().to(dev, dtype=dtype)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     gen = torch.Generator().manual_seed(1)
     times = open(args.step_times, "w") if args.step_times else None
@@ -86,10 +95,10 @@ def main():
             times.write("step %d %d\n" % (step, time.monotonic_ns()))
             times.flush()
         tokens = torch.randint(0, 64, (4, 96), generator=gen).to(dev)
-        y = torch.randn(4, generator=gen).to(dev, dtype=torch.bfloat16)
+        y = torch.randn(4, generator=gen).to(dev, dtype=dtype)
         model.attn.boost = 1e20 if step == args.at else 1.0
         opt.zero_grad()
-        with flash_only(dev):
+        with kernel_only(dev, args.kernel):
             loss = F.mse_loss(model(tokens), y)
             loss.backward()
         opt.step()

@@ -67,6 +67,8 @@ EXPECTED = {
     "flash": (["flash_fwd_kernel"], "queries and keys of at least 1e20 in bf16: every fp32 "
                                     "score is +inf, FlashAttention-2's softmax makes NaN "
                                     "(read from Flash_fwd_params)"),
+    "memeff": (["fmha_cutlassF"], "the same in fp32, on SDPA's memory-efficient kernel "
+                                  "(read from its AttentionKernel Params)"),
 }
 
 

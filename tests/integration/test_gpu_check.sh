@@ -14,12 +14,15 @@ fi
 
 # the GPU check's own jobs run on the CPU too (--device cpu), so that a
 # script the one GPU run depends on cannot rot unseen here
-for s in bn_fault graph_fault flash_fault; do
-	if timeout 120 python3 tests/gpu/$s.py --device cpu --steps 3 --at 1 > "$T/$s.out" 2>&1 &&
-	   grep -q "^step 2 loss " "$T/$s.out"; then
-		ok "tests/gpu/$s.py runs its steps on the CPU"
+for s in bn_fault graph_fault flash_fault "flash_fault --kernel memeff"; do
+	read -r script extra <<< "$s"
+	f=${s// /_}
+	# shellcheck disable=SC2086 # extra: the script's own options, split
+	if timeout 120 python3 tests/gpu/$script.py $extra --device cpu --steps 3 --at 1 \
+		> "$T/$f.out" 2>&1 && grep -q "^step 2 loss " "$T/$f.out"; then
+		ok "tests/gpu/$s runs its steps on the CPU"
 	else
-		bad "tests/gpu/$s.py on the CPU" "$T/$s.out"
+		bad "tests/gpu/$s on the CPU" "$T/$f.out"
 	fi
 done
 
