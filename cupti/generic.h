@@ -1,5 +1,5 @@
 /* generic.h - the generic tier: outputs of kernels no decoder reads
- * (cuBLAS, cuDNN, Triton, flash attention, NCCL), checked at their first
+ * (cuBLAS, cuDNN, Triton, NCCL), checked at their first
  * decoded reader.
  *
  * An undecoded launch hands its kernel pointers inside opaque structures,

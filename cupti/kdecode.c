@@ -900,21 +900,34 @@ static void cat_classify(struct np_kinfo *ki, struct span name, struct span targ
 }
 
 /* pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<kHeadDim, kBlockM,
- * kBlockN, kNWarps, Is_Q_in_regs, Share_Q_K_smem, elem_type, ..>, ..>: the
- * launch shape and the element type (kdecode_flash.h).  Other flash
- * kernels (backward, split-KV) stay as they are. */
-static void flash_classify(struct np_kinfo *ki, struct span targs)
+ * kBlockN, kNWarps, Is_Q_in_regs, Share_Q_K_smem, elem_type, ..>, ..>,
+ * and the backward's flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel and
+ * flash_bwd_convert_dq_kernel<Flash_bwd_kernel_traits<kHeadDim, kBlockM,
+ * kBlockN, kNWarps, AtomLayoutMSdP, AtomLayoutNdKV, AtomLayoutMdQ,
+ * Is_V_in_regs, No_double_buffer, elem_type, ..>, ..>: the launch shape
+ * and the element type (kdecode_flash.h).  Other flash kernels (split-KV,
+ * the backward's scratch ones) stay as they are. */
+static void flash_classify(struct np_kinfo *ki, struct span kernel, struct span targs)
 {
 	struct span name, sub, rest, elem;
 	struct np_flash_shape sh = { 0 };
-	int hd, bm, w;
+	int hd, bm, bn, w, bwd;
 
-	if (!split_name(nth_item(targs, 0), &name, &sub, &rest) ||
-	    !span_eq(name, "Flash_fwd_kernel_traits") || !sub.p)
+	if (span_eq(kernel, "flash_fwd_kernel"))
+		sh.kind = NP_FLASH_FWD;
+	else if (span_eq(kernel, "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel"))
+		sh.kind = NP_FLASH_BWD_DKDV;
+	else if (span_eq(kernel, "flash_bwd_convert_dq_kernel"))
+		sh.kind = NP_FLASH_BWD_DQ;
+	else
 		return;
-	hd = targ_int(sub, 0), bm = targ_int(sub, 1), w = targ_int(sub, 3);
-	elem = trim(nth_item(sub, 6));
-	if (hd < 1 || hd > 512 || bm < 1 || bm > 512 || w < 1 || w > 32)
+	bwd = sh.kind != NP_FLASH_FWD;
+	if (!split_name(nth_item(targs, 0), &name, &sub, &rest) || !sub.p ||
+	    !span_eq(name, bwd ? "Flash_bwd_kernel_traits" : "Flash_fwd_kernel_traits"))
+		return;
+	hd = targ_int(sub, 0), bm = targ_int(sub, 1), bn = targ_int(sub, 2), w = targ_int(sub, 3);
+	elem = trim(nth_item(sub, bwd ? 9 : 6));
+	if (hd < 1 || hd > 512 || bm < 1 || bm > 512 || bn < 1 || bn > 512 || w < 1 || w > 32)
 		return;
 	if (span_eq(elem, "cutlass::bfloat16_t"))
 		sh.bf16 = 1;
@@ -922,6 +935,7 @@ static void flash_classify(struct np_kinfo *ki, struct span targs)
 		return;
 	sh.head_dim = (uint16_t)hd;
 	sh.block_m = (uint16_t)bm;
+	sh.block_n = (uint16_t)bn;
 	sh.warps = (uint8_t)w;
 	ki->flash = sh;
 	ki->family = NP_KF_FLASH;
@@ -1327,8 +1341,8 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 		acc_classify(ki, name, targs);
 	if (ki->family == NP_KF_CAT && targs.p)
 		cat_classify(ki, name, targs);
-	if (span_eq(name, "flash_fwd_kernel") && span_starts(s, "pytorch_flash::") && targs.p)
-		flash_classify(ki, targs);
+	if (span_starts(name, "flash_") && span_starts(s, "pytorch_flash::") && targs.p)
+		flash_classify(ki, name, targs);
 	if ((span_eq(name, "indexSelectSmallIndex") || span_eq(name, "indexSelectLargeIndex")) &&
 	    targs.p)
 		index_classify(ki, name, targs);
@@ -1766,29 +1780,31 @@ static int index_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
-/* Flash attention's O and log-sum-exp (kdecode_flash.h); both are
- * judged on the launch's pointer words (q, k, v among them). */
+static void flash_emit(struct emit *e, uint64_t ptr, uint64_t numel, enum np_dtype dtype)
+{
+	struct np_kbuf *out;
+	if (ptr && (out = emit_next(e))) {
+		out->ptr = ptr;
+		out->numel = numel;
+		out->dtype = dtype;
+		out->how = NP_KH_FLASH;
+	}
+}
+
+/* Flash attention's O and log-sum-exp, or the backward's dK and dV, or
+ * dQ (kdecode_flash.h); all judged on the launch's pointer words (q, k,
+ * v among them).  The dQ kernel's second parameter is its split count. */
 static int flash_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 			 void *const *kp, const struct np_klaunch *kl, struct emit *e)
 {
 	struct np_flash_view v;
-	struct np_kbuf *out;
 
-	if (!kl || l->n != 1 || !np_flash_read(kp[0], l->p[0].size, &ki->flash, kl->grid,
-						 kl->block, &v))
+	if (!kl || l->n != (ki->flash.kind == NP_FLASH_BWD_DQ ? 2 : 1) ||
+	    !np_flash_read(kp[0], l->p[0].size, &ki->flash, kl->grid, kl->block, &v))
 		return 0;
-	if (v.o && (out = emit_next(e))) {
-		out->ptr = v.o;
-		out->numel = v.o_numel;
-		out->dtype = (enum np_dtype)ki->dtype;
-		out->how = NP_KH_FLASH;
-	}
-	if (v.lse && (out = emit_next(e))) {
-		out->ptr = v.lse;
-		out->numel = v.lse_numel;
-		out->dtype = NP_DT_F32;
-		out->how = NP_KH_FLASH;
-	}
+	flash_emit(e, v.o, v.o_numel, (enum np_dtype)ki->dtype);
+	flash_emit(e, v.lse, v.lse_numel, NP_DT_F32);
+	flash_emit(e, v.dv, v.dv_numel, (enum np_dtype)ki->dtype);
 	return e->n;
 }
 

@@ -51,7 +51,8 @@ enum np_kfamily {
 	NP_KF_CAT,               /* CatArrayBatchedCopy* */
 	NP_KF_MULTI_TENSOR_APPLY, /* multi_tensor_apply_kernel (fused optimizers, foreach) */
 	NP_KF_EXPLICIT,          /* any other kernel whose parameter list names its pointers */
-	NP_KF_FLASH,             /* pytorch_flash::flash_fwd_kernel (kdecode_flash.h) */
+	NP_KF_FLASH,             /* pytorch_flash::flash_fwd_kernel and the backward's
+				  * dK/dV and dQ kernels (kdecode_flash.h) */
 	NP_KF_INDEX,             /* indexSelect{Small,Large}Index (kdecode_index.h) */
 	NP_KF_MEMEFF,            /* fmha_cutlass[FB]_*: memory-efficient attention
 				  * (kdecode_memeff.h) */
@@ -236,7 +237,8 @@ enum np_khow {
 				  * write of a dense output (kdecode_reduce.h) */
 	NP_KH_STRIDED,           /* a strided elementwise lambda's data[0]: N elements of
 				  * a dense output (kdecode_lambda.h) */
-	NP_KH_FLASH,             /* flash attention's O or log-sum-exp (kdecode_flash.h) */
+	NP_KH_FLASH,             /* flash attention's O or log-sum-exp, or its
+				  * backward's dQ, dK or dV (kdecode_flash.h) */
 	NP_KH_INDEX,             /* index_select's whole output (kdecode_index.h) */
 	NP_KH_MEMEFF,            /* memory-efficient attention's O, log-sum-exp or
 				  * gradients of q, k, v (kdecode_memeff.h) */

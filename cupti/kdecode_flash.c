@@ -1,10 +1,12 @@
-/* kdecode_flash.c - flash attention's forward outputs, read from its
- * Flash_fwd_params (see kdecode_flash.h for the layout and the checks).
+/* kdecode_flash.c - flash attention's outputs, read from its
+ * Flash_fwd_params and Flash_bwd_params (see kdecode_flash.h for the
+ * layouts and the checks).
  *
  * Why it matters: SDPA's flash kernel is where a transformer's attention
  * runs in fp16/bf16 training.  Unread, a value it made non-finite (an
  * overflowing score, a row of -inf) was first seen at out_proj's reader,
- * one kernel too late.
+ * one kernel too late; one its backward made, at in_proj's weight
+ * gradient, in another op.
  */
 #include "kdecode_flash.h"
 #include "param_bytes.h"
@@ -28,15 +30,50 @@
 #define CU_SEQLENS_K 232
 #define IS_BF16 440
 #define UNPADDED_LSE 464
+/* Flash_bwd_params: Flash_fwd_params, then */
+#define DQ_PTR 480
+#define DK_PTR 488
+#define DV_PTR 496
+#define DQ_BATCH_STRIDE 552
+#define DK_BATCH_STRIDE 560
+#define DV_BATCH_STRIDE 568
+#define DQ_ROW_STRIDE 576
+#define DK_ROW_STRIDE 584
+#define DV_ROW_STRIDE 592
+#define DQ_HEAD_STRIDE 600
+#define DK_HEAD_STRIDE 608
+#define DV_HEAD_STRIDE 616
+#define DETERMINISTIC 632
 
 #define MAX_DIM (1 << 24)        /* any b, seqlen, h or d beyond is a misread */
+
+/* (b, rows, h, d) elements at ptr with the given element strides,
+ * innermost 1: dense when each stride is the size of what it steps
+ * over.  Returns the count, or 0. */
+static uint64_t bshd_numel(const unsigned char *p, uint64_t ptr, uint32_t batch_at,
+			   uint32_t row_at, uint32_t head_at, int32_t b, int32_t rows, int32_t h,
+			   int32_t d)
+{
+	if (!np_pointer_like(ptr) || np_u64_at(p, head_at) != (uint64_t)d ||
+	    np_u64_at(p, row_at) != (uint64_t)h * (uint64_t)d ||
+	    np_u64_at(p, batch_at) != (uint64_t)rows * (uint64_t)h * (uint64_t)d)
+		return 0;
+	return (uint64_t)b * (uint64_t)rows * (uint64_t)h * (uint64_t)d;
+}
+
+static uint32_t blocks(int32_t n, uint16_t per)
+{
+	return (uint32_t)((n + per - 1) / per);
+}
 
 int np_flash_read(const unsigned char *p, uint32_t size, const struct np_flash_shape *sh,
 		  const uint32_t grid[3], const uint32_t block[3], struct np_flash_view *v)
 {
 	int32_t b, sq, sk, h, hk, d;
+	int fwd = sh->kind == NP_FLASH_FWD;
 
-	if (!p || size != NP_FLASH_PARAMS_SIZE || !sh->head_dim || !sh->block_m || !sh->warps)
+	if (!p || size != (fwd ? NP_FLASH_PARAMS_SIZE : NP_FLASH_BWD_PARAMS_SIZE) ||
+	    !sh->head_dim || !sh->block_m || !sh->warps || (!fwd && !sh->block_n))
 		return 0;
 	b = np_i32_at(p, B), sq = np_i32_at(p, SEQLEN_Q), sk = np_i32_at(p, SEQLEN_K);
 	h = np_i32_at(p, H), hk = np_i32_at(p, H_K), d = np_i32_at(p, D);
@@ -46,8 +83,12 @@ int np_flash_read(const unsigned char *p, uint32_t size, const struct np_flash_s
 	if (h % hk || np_i32_at(p, H_RATIO) != h / hk ||
 	    np_i32_at(p, SEQLEN_Q_ROUNDED) != (sq + 127) / 128 * 128)
 		return 0;
-	/* run_flash_fwd's launch: grid (m blocks, b, h), kNWarps warps */
-	if (grid[0] != (uint32_t)((sq + sh->block_m - 1) / sh->block_m) || grid[1] != (uint32_t)b ||
+	/* run_flash_fwd's and run_flash_bwd_seqk_parallel's launches: grid
+	 * (row blocks, b, h), kNWarps warps; the dK, dV kernel's x is its
+	 * key blocks, or whatever the deterministic mode chose */
+	uint32_t x = sh->kind == NP_FLASH_BWD_DKDV ? blocks(sk, sh->block_n) : blocks(sq, sh->block_m);
+	int any_x = sh->kind == NP_FLASH_BWD_DKDV && p[DETERMINISTIC];
+	if ((any_x ? grid[0] < 1 : grid[0] != x) || grid[1] != (uint32_t)b ||
 	    grid[2] != (uint32_t)h || block[0] != 32u * sh->warps || block[1] != 1 || block[2] != 1)
 		return 0;
 	if (p[IS_BF16] != sh->bf16 || np_u64_at(p, CU_SEQLENS_Q) || np_u64_at(p, CU_SEQLENS_K) ||
@@ -55,15 +96,28 @@ int np_flash_read(const unsigned char *p, uint32_t size, const struct np_flash_s
 		return 0;
 
 	*v = (struct np_flash_view){ 0 };
-	uint64_t o = np_u64_at(p, O_PTR), lse = np_u64_at(p, LSE_PTR);
-	/* O (b, seqlen_q, h, d), innermost stride 1: dense when each stride
-	 * is the size of what it steps over */
-	if (np_pointer_like(o) && np_u64_at(p, O_HEAD_STRIDE) == (uint64_t)d &&
-	    np_u64_at(p, O_ROW_STRIDE) == (uint64_t)h * (uint64_t)d &&
-	    np_u64_at(p, O_BATCH_STRIDE) == (uint64_t)sq * (uint64_t)h * (uint64_t)d) {
-		v->o = o;
-		v->o_numel = (uint64_t)b * (uint64_t)sq * (uint64_t)h * (uint64_t)d;
+	if (sh->kind == NP_FLASH_BWD_DQ) {
+		uint64_t dq = np_u64_at(p, DQ_PTR);
+		v->o_numel = bshd_numel(p, dq, DQ_BATCH_STRIDE, DQ_ROW_STRIDE, DQ_HEAD_STRIDE, b, sq,
+					h, d);
+		v->o = v->o_numel ? dq : 0;
+		return v->o != 0;
 	}
+	if (sh->kind == NP_FLASH_BWD_DKDV) {
+		uint64_t dk = np_u64_at(p, DK_PTR), dv = np_u64_at(p, DV_PTR);
+		v->o_numel = bshd_numel(p, dk, DK_BATCH_STRIDE, DK_ROW_STRIDE, DK_HEAD_STRIDE, b, sk,
+					h, d);
+		v->o = v->o_numel ? dk : 0;
+		v->dv_numel = bshd_numel(p, dv, DV_BATCH_STRIDE, DV_ROW_STRIDE, DV_HEAD_STRIDE, b,
+					 sk, h, d);
+		v->dv = v->dv_numel ? dv : 0;
+		return v->o || v->dv;
+	}
+	/* O (b, seqlen_q, h, d) */
+	v->o_numel = bshd_numel(p, np_u64_at(p, O_PTR), O_BATCH_STRIDE, O_ROW_STRIDE,
+				O_HEAD_STRIDE, b, sq, h, d);
+	v->o = v->o_numel ? np_u64_at(p, O_PTR) : 0;
+	uint64_t lse = np_u64_at(p, LSE_PTR);
 	if (np_pointer_like(lse) && p[UNPADDED_LSE] == 0) {
 		v->lse = lse;
 		v->lse_numel = (uint64_t)b * (uint64_t)h * (uint64_t)sq;

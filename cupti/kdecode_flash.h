@@ -28,8 +28,32 @@
  * 128, d at most kHeadDim, is_bf16 the traits' type, and no variable
  * length batch (cu_seqlens_q, cu_seqlens_k null).  O is checked when its
  * strides make it one dense range, the log-sum-exp when it is laid out
- * padded (unpadded_lse false).  The backward and split-KV kernels are not
- * read.
+ * padded (unpadded_lse false).
+ *
+ * The backward (run_flash_bwd_seqk_parallel) launches three kernels with
+ * Flash_bwd_params, the same struct followed by the gradients' (648
+ * bytes):
+ *
+ *   472 do_ptr, dq_ptr, dk_ptr, dv_ptr, dq_accum_ptr, dk_accum_ptr,
+ *       dv_accum_ptr
+ *   528 do_batch_stride, do_row_stride, do_head_stride, dq_batch_stride,
+ *       dk_batch_stride, dv_batch_stride, dq_row_stride, dk_row_stride,
+ *       dv_row_stride, dq_head_stride, dk_head_stride, dv_head_stride
+ *   624 dsoftmax_sum  632 deterministic  640 dq_accum_split_stride
+ *
+ *   flash_bwd_dot_do_o_kernel: dsoftmax_sum and a zeroed dq_accum, float
+ *       scratch: not read;
+ *   flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<
+ *       kHeadDim, kBlockM, kBlockN, kNWarps, .., elem_type, ..>, ..> on
+ *       (ceil(seqlen_k / kBlockN), b, h) blocks (any x when deterministic:
+ *       each block then loops) of kNWarps x 32: dK and dV, (b, seqlen_k,
+ *       h, d) each (h query heads: PyTorch sums grouped heads afterwards),
+ *       zeros for keys no query sees; dQ only accumulated, in dq_accum;
+ *   flash_bwd_convert_dq_kernel<traits>(params, int) on (ceil(seqlen_q /
+ *       kBlockM), b, h): dQ, (b, seqlen_q, h, d), from dq_accum.
+ *
+ * The forward's checks hold for these too, with their own grids.  The
+ * split-KV kernels are not read.
  */
 #ifndef NP_KDECODE_FLASH_H
 #define NP_KDECODE_FLASH_H
@@ -37,24 +61,31 @@
 #include <stdint.h>
 
 #define NP_FLASH_PARAMS_SIZE 472
+#define NP_FLASH_BWD_PARAMS_SIZE 648
+
+enum { NP_FLASH_FWD = 0, NP_FLASH_BWD_DKDV, NP_FLASH_BWD_DQ };
 
 /* What the kernel's name says (kdecode.c). */
 struct np_flash_shape {
-	uint16_t head_dim;       /* kHeadDim; 0: not a flash forward kernel read */
+	uint16_t head_dim;       /* kHeadDim; 0: not a flash kernel read */
 	uint16_t block_m;        /* kBlockM */
+	uint16_t block_n;        /* kBlockN (the backward's dK, dV grid) */
 	uint8_t warps;           /* kNWarps */
 	uint8_t bf16;            /* elem_type cutlass::bfloat16_t (else half_t) */
+	uint8_t kind;            /* NP_FLASH_*: which kernel */
 };
 
-/* What one launch writes. */
+/* What one launch writes: the forward O and the log-sum-exp; the
+ * backward's dK, dV kernel dK and dV; its dQ kernel dQ. */
 struct np_flash_view {
-	uint64_t o, o_numel;     /* 0, 0: O is not one dense range */
-	uint64_t lse, lse_numel; /* floats; 0, 0: not read */
+	uint64_t o, o_numel;     /* O, dK or dQ; 0, 0: not one dense range */
+	uint64_t lse, lse_numel; /* forward: floats, 0, 0: not read */
+	uint64_t dv, dv_numel;   /* dK, dV kernel: dV; 0, 0: not one dense range */
 };
 
 /* Reads the parameter struct p of size bytes for a launch of grid and
- * block.  Fills *v and returns 1 when every check above holds and O or
- * the log-sum-exp is readable; 0 otherwise. */
+ * block.  Fills *v and returns 1 when every check above holds and some
+ * output is readable; 0 otherwise. */
 int np_flash_read(const unsigned char *p, uint32_t size, const struct np_flash_shape *sh,
 		  const uint32_t grid[3], const uint32_t block[3], struct np_flash_view *v);
 

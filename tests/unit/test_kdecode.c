@@ -46,6 +46,7 @@ static const struct {
 	{ "::triu_tril_kernel<", 0, NP_KF_UNKNOWN },
 	{ "::embedding_bag_nbits_rowwise_offsets_kernel<", 0, NP_KF_UNKNOWN },
 	{ "void pytorch_flash::flash_fwd_kernel<", 1, NP_KF_FLASH },
+	{ "void pytorch_flash::flash_bwd_", 1, NP_KF_FLASH },
 	{ "fmha_cutlassF_", 1, NP_KF_MEMEFF },
 	{ "fmha_cutlassB_", 1, NP_KF_MEMEFF },
 	/* plain pointer lists */

@@ -1,5 +1,6 @@
-/* test_kdecode_flash.c - flash attention's forward outputs, read from its
- * Flash_fwd_params (cupti/kdecode_flash.c through np_kdecode_outputs).
+/* test_kdecode_flash.c - flash attention's outputs, read from its
+ * Flash_fwd_params and Flash_bwd_params (cupti/kdecode_flash.c through
+ * np_kdecode_outputs).
  *
  * The kernel is torch 2.14.1's own (name and 472-byte parameter from
  * tests/unit/fixtures/torch_kernels.tsv: head dim 96, 64-row blocks, 4
@@ -217,3 +218,166 @@ Test(kdecode_flash, each_output_only_when_its_layout_is_known)
 	prm.o_row_stride = 3 * 12 * 96;
 	cr_expect_eq(decode(out), 0, "neither");
 }
+
+/* ---- the backward: Flash_bwd_params, the forward's struct and then the
+ * gradients' (flash.h as PyTorch vendors it); head dim 64, bf16, 128 x 128
+ * blocks of 8 warps (torch's cubin, either version) ---- */
+
+struct flash_bwd_params {
+	struct flash_fwd_params fwd;
+	void *do_ptr, *dq_ptr, *dk_ptr, *dv_ptr, *dq_accum_ptr, *dk_accum_ptr, *dv_accum_ptr;
+	int64_t do_batch_stride, do_row_stride, do_head_stride, dq_batch_stride, dk_batch_stride,
+		dv_batch_stride, dq_row_stride, dk_row_stride, dv_row_stride, dq_head_stride,
+		dk_head_stride, dv_head_stride;
+	void *dsoftmax_sum;
+	bool deterministic;
+	int64_t dq_accum_split_stride;
+};
+_Static_assert(sizeof(struct flash_bwd_params) == NP_FLASH_BWD_PARAMS_SIZE, "flash.h's size");
+_Static_assert(offsetof(struct flash_bwd_params, dq_ptr) == 480 &&
+	       offsetof(struct flash_bwd_params, dq_batch_stride) == 552 &&
+	       offsetof(struct flash_bwd_params, dv_head_stride) == 616 &&
+	       offsetof(struct flash_bwd_params, deterministic) == 632,
+	       "the offsets kdecode_flash.c reads");
+
+#define DQ 0x7f0001000000ull
+#define DK 0x7f0002000000ull
+#define DV 0x7f0003000000ull
+
+static struct flash_bwd_params bp;
+static struct np_kinfo dkdv, dq;
+static struct np_kparams dkdv_layout, dq_layout;
+
+/* b 2, seqlen_q 300, seqlen_k 200, h 8 heads of d 64 (h_k 8): as
+ * run_flash_bwd_seqk_parallel launches it */
+static void bwd_setup(void (*load)(void))
+{
+	load();
+	const struct kline *k = fixture_find("flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd"
+					     "_kernel_traits<64, 128, 128, 8, 4, 4, 4, false, false, "
+					     "cutlass::bfloat16_t");
+	cr_assert_eq(np_kdecode_classify(k->dem, &dkdv), NP_KF_FLASH, "%s", k->dem);
+	cr_assert_eq(np_kdecode_layout_parse(k->layout, &dkdv_layout), 1);
+	cr_assert_eq(dkdv_layout.p[0].size, sizeof(bp), "%s: the cubin's size", fixture_path);
+	k = fixture_find("flash_bwd_convert_dq_kernel<Flash_bwd_kernel_traits<64, 128, 128, 8, 4, 4, "
+			 "4, false, false, cutlass::bfloat16_t");
+	cr_assert_eq(np_kdecode_classify(k->dem, &dq), NP_KF_FLASH, "%s", k->dem);
+	cr_assert_eq(np_kdecode_layout_parse(k->layout, &dq_layout), 2, "(params, int nsplits)");
+	cr_assert_eq(dq_layout.p[0].size, sizeof(bp));
+
+	memset(&bp, 0xa5, sizeof(bp));
+	int b = 2, sq = 300, sk = 200, h = 8, d = 64;
+	struct flash_fwd_params *f = &bp.fwd;
+	f->q_ptr = (void *)Q, f->k_ptr = (void *)(Q + 0x100000), f->v_ptr = (void *)(Q + 0x200000);
+	f->h = h, f->h_k = h, f->h_h_k_ratio = 1;
+	f->o_ptr = (void *)O, f->softmax_lse_ptr = (void *)LSE;
+	f->b = b, f->seqlen_q = sq, f->seqlen_k = sk, f->d = d;
+	f->seqlen_q_rounded = 384, f->seqlen_k_rounded = 256, f->d_rounded = 64;
+	f->cu_seqlens_q = f->cu_seqlens_k = NULL;
+	f->is_bf16 = true, f->is_causal = false;
+	bp.dq_ptr = (void *)DQ, bp.dk_ptr = (void *)DK, bp.dv_ptr = (void *)DV;
+	bp.dq_head_stride = bp.dk_head_stride = bp.dv_head_stride = d;
+	bp.dq_row_stride = bp.dk_row_stride = bp.dv_row_stride = (int64_t)h * d;
+	bp.dq_batch_stride = (int64_t)sq * h * d;
+	bp.dk_batch_stride = bp.dv_batch_stride = (int64_t)sk * h * d;
+	bp.deterministic = false;
+}
+
+static int bwd_decode(const struct np_kinfo *k, const struct np_kparams *l, uint32_t gx,
+		      struct np_kbuf *out)
+{
+	int nsplits = 1;
+	void *kp[2] = { &bp, &nsplits };
+	struct np_klaunch g = { .threads = gx * 2ull * 8 * 256, .blocks = gx * 16,
+				.grid = { gx, 2, 8 }, .block = { 256, 1, 1 } };
+	return np_kdecode_outputs(k, l, kp, &g, out, NP_KD_MAX_OUTPUTS);
+}
+
+static void bwd_2_14(void)
+{
+	bwd_setup(fixture_load);
+}
+
+static void bwd_2_11(void)
+{
+	bwd_setup(fixture_load_2_11);
+}
+
+static void dk_dv_and_dq(void)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	cr_expect_eq(dkdv.flash.block_n, 128);
+	cr_expect_eq(dkdv.dtype, NP_DT_BF16);
+	/* dK, dV: ceil(200 / 128) key blocks */
+	cr_assert_eq(bwd_decode(&dkdv, &dkdv_layout, 2, out), 2);
+	cr_expect_eq(out[0].ptr, DK);
+	cr_expect_eq(out[0].numel, 2ull * 200 * 8 * 64);
+	cr_expect_eq(out[0].dtype, NP_DT_BF16);
+	cr_expect_eq(out[1].ptr, DV);
+	cr_expect_eq(out[1].numel, 2ull * 200 * 8 * 64);
+	cr_expect_eq(out[1].how, NP_KH_FLASH);
+	/* dQ: ceil(300 / 128) query blocks */
+	cr_assert_eq(bwd_decode(&dq, &dq_layout, 3, out), 1);
+	cr_expect_eq(out[0].ptr, DQ);
+	cr_expect_eq(out[0].numel, 2ull * 300 * 8 * 64);
+}
+
+TestSuite(kdecode_flash_backward, .init = bwd_2_14, .fini = fixture_unload);
+TestSuite(kdecode_flash_backward_torch_2_11, .init = bwd_2_11, .fini = fixture_unload);
+
+Test(kdecode_flash_backward, dk_dv_and_dq)
+{
+	dk_dv_and_dq();
+}
+
+Test(kdecode_flash_backward_torch_2_11, dk_dv_and_dq)
+{
+	dk_dv_and_dq();
+}
+
+Test(kdecode_flash_backward, each_kernel_its_own_grid)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	cr_expect_eq(bwd_decode(&dkdv, &dkdv_layout, 3, out), 0, "200 keys: 2 blocks of 128");
+	cr_expect_eq(bwd_decode(&dq, &dq_layout, 2, out), 0, "300 queries: 3 blocks of 128");
+	bp.deterministic = true;
+	cr_expect_eq(bwd_decode(&dkdv, &dkdv_layout, 7, out), 2,
+		     "deterministic: blocks loop over the keys, any x");
+	cr_expect_eq(bwd_decode(&dq, &dq_layout, 7, out), 0, "but not the dQ kernel's");
+}
+
+Test(kdecode_flash_backward, the_params_must_hold_together)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	bp.fwd.is_bf16 = false;
+	cr_expect_eq(bwd_decode(&dkdv, &dkdv_layout, 2, out), 0, "a half launch of a bf16 kernel");
+	bp.fwd.is_bf16 = true, bp.fwd.d = 96;
+	cr_expect_eq(bwd_decode(&dq, &dq_layout, 3, out), 0, "d above the kernel's 64");
+	bp.fwd.d = 64;
+	cr_expect_eq(bwd_decode(&dkdv, &dkdv_layout, 2, out), 2);
+	cr_expect_eq(np_kdecode_outputs(&dq, &dkdv_layout, (void *[]){ &bp }, NULL, out, 4), 0,
+		     "the dQ kernel has two parameters");
+	dkdv_layout.p[0].size = NP_FLASH_PARAMS_SIZE;
+	cr_expect_eq(bwd_decode(&dkdv, &dkdv_layout, 2, out), 0, "the forward's size");
+}
+
+Test(kdecode_flash_backward, each_gradient_only_when_dense)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	bp.dk_row_stride = 3 * 8 * 64;          /* a slice of a packed dqkv: gaps */
+	cr_assert_eq(bwd_decode(&dkdv, &dkdv_layout, 2, out), 1);
+	cr_expect_eq(out[0].ptr, DV, "dV alone");
+	bp.dv_batch_stride = 0;
+	cr_expect_eq(bwd_decode(&dkdv, &dkdv_layout, 2, out), 0, "neither");
+}
+
+Test(kdecode_flash_backward, grouped_query_heads_write_every_query_head)
+{
+	/* h 8 over h_k 2: dK and dV are PyTorch's expanded (b, s_k, h, d)
+	 * tensors, summed over each group afterwards */
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	bp.fwd.h_k = 2, bp.fwd.h_h_k_ratio = 4;
+	cr_assert_eq(bwd_decode(&dkdv, &dkdv_layout, 2, out), 2);
+	cr_expect_eq(out[0].numel, 2ull * 200 * 8 * 64);
+}
+
