@@ -2123,6 +2123,18 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 	if (ki->family == NP_KF_MULTI_TENSOR_APPLY)
 		return kernelParams && launch ? mta_reads(ki, layout, kernelParams, launch->blocks,
 							  out, max) : 0;
+	if ((ki->family == NP_KF_FLASH || ki->family == NP_KF_MEMEFF) && kernelParams && launch &&
+	    layout->n >= 1) {                   /* attention: q, k, v, or dO */
+		uint64_t ptr[3], numel[3];
+		int k = ki->family == NP_KF_FLASH ?
+				np_flash_reads(kernelParams[0], layout->p[0].size, &ki->flash,
+					       launch->grid, launch->block, ptr, numel) :
+				np_memeff_reads(kernelParams[0], layout->p[0].size, &ki->memeff,
+						launch->grid, launch->block, ptr, numel);
+		for (int i = 0; i < k && n < max; i++)
+			out[n++] = (struct np_kread){ ptr[i], numel[i], (enum np_dtype)ki->dtype };
+		return n;
+	}
 	if (ki->rows.xin && kernelParams) {     /* a row kernel's rows x N inputs */
 		uint64_t rows = 0, cols = 0;
 		if (ki->nsig != layout->n ||

@@ -89,4 +89,14 @@ struct np_flash_view {
 int np_flash_read(const unsigned char *p, uint32_t size, const struct np_flash_shape *sh,
 		  const uint32_t grid[3], const uint32_t block[3], struct np_flash_view *v);
 
+/* What the launch reads that came from elsewhere, for the generic tier
+ * (np_kdecode_reads): the forward's q, k and v, each when dense, or the
+ * three as one range when they are slices of one projection's output
+ * (attn_layout.h); the dK/dV kernel's dO.  Into ptr[] and numel[]
+ * (elements of the kernel's type); returns how many, 0 when the launch
+ * does not read as above. */
+int np_flash_reads(const unsigned char *p, uint32_t size, const struct np_flash_shape *sh,
+		   const uint32_t grid[3], const uint32_t block[3], uint64_t ptr[3],
+		   uint64_t numel[3]);
+
 #endif

@@ -8,11 +8,14 @@
  * kernel, in the backward the wrong op.
  */
 #include "kdecode_memeff.h"
-#include "dense_range.h"
+#include "attn_layout.h"
 #include "param_bytes.h"
 
 /* forward Params offsets (kdecode_memeff.h) */
-#define F_QUERY 0
+#define F_QUERY 0               /* then key, value */
+#define F_Q_STRIDE_M 120        /* then k's, v's (int) */
+#define F_Q_STRIDE_H 140        /* then k's, v's (int) */
+#define F_Q_STRIDE_B 160        /* then k's, v's (int64) */
 #define F_SEQSTART_Q 32
 #define F_SEQSTART_K 40
 #define F_OUTPUT 64
@@ -29,6 +32,10 @@
 /* backward Params offsets, torch 2.14's; after B_MASK_TYPE, 8 less in
  * the older 464-byte struct */
 #define B_QUERY 0
+#define B_GRAD_OUTPUT 48
+#define B_GO_STRIDE_M 208
+#define B_GO_STRIDE_B 392
+#define B_GO_STRIDE_H 432
 #define B_CU_SEQLENS_Q 64
 #define B_CU_SEQLENS_K 72
 #define B_GRAD_Q 80
@@ -103,18 +110,6 @@ static int read_forward(const unsigned char *p, const struct np_memeff_shape *sh
 	return v->n;
 }
 
-/* One gradient: (b, rows, h, dim) at strides (sb, mult * h * dim, sh, 1). */
-static uint64_t grad_numel(int32_t b, int32_t rows, int32_t h, int32_t dim, int mult, uint64_t sb,
-			   uint64_t sh)
-{
-	struct np_dense dn = { .n = 0 };
-	np_dense_add(&dn, (uint64_t)b, sb);
-	np_dense_add(&dn, (uint64_t)rows, (uint64_t)mult * (uint64_t)h * (uint64_t)dim);
-	np_dense_add(&dn, (uint64_t)h, sh);
-	np_dense_add(&dn, (uint64_t)dim, 1);
-	return np_dense_numel(&dn, 1);
-}
-
 static int read_backward(const unsigned char *p, uint32_t size, const struct np_memeff_shape *sh,
 			 const uint32_t grid[3], const uint32_t block[3],
 			 struct np_memeff_view *v)
@@ -140,41 +135,24 @@ static int read_backward(const unsigned char *p, uint32_t size, const struct np_
 	    (sh->seq_aligned && (m % sh->block_i || n % sh->block_j)))
 		return 0;
 
-	uint64_t gq = np_u64_at(p, B_GRAD_Q), gk = np_u64_at(p, B_GRAD_K), gv = np_u64_at(p, B_GRAD_V);
-	uint64_t sbq = np_u64_at(p, B_GQ_STRIDE_B - s), sbk = np_u64_at(p, B_GK_STRIDE_B - s),
-		 sbv = np_u64_at(p, B_GV_STRIDE_B - s);
-	uint64_t shq = np_u64_at(p, B_GQ_STRIDE_H - s), shk = np_u64_at(p, B_GK_STRIDE_H - s),
-		 shv = np_u64_at(p, B_GV_STRIDE_H - s);
-	int q_unreached = mask == MASK_BOTTOM_RIGHT && m > n;
-	uint64_t hd = (uint64_t)h * (uint64_t)d * sh->esize;
+	/* grad_query, grad_key, grad_value: M stride mult * h * dim, or
+	 * with mult 3 the slices of one (b, M, 3, h, d) tensor, one range */
+	struct np_bshd t[3] = {
+		{ np_u64_at(p, B_GRAD_Q), b, m, h, d, np_u64_at(p, B_GQ_STRIDE_B - s),
+		  (uint64_t)mult * (uint64_t)h * (uint64_t)d, np_u64_at(p, B_GQ_STRIDE_H - s) },
+		{ np_u64_at(p, B_GRAD_K), b, n, h, d, np_u64_at(p, B_GK_STRIDE_B - s),
+		  (uint64_t)mult * (uint64_t)h * (uint64_t)d, np_u64_at(p, B_GK_STRIDE_H - s) },
+		{ np_u64_at(p, B_GRAD_V), b, n, h, dv, np_u64_at(p, B_GV_STRIDE_B - s),
+		  (uint64_t)mult * (uint64_t)h * (uint64_t)dv, np_u64_at(p, B_GV_STRIDE_H - s) },
+	};
+	uint64_t ptr[3], numel[3];
+	int k = np_qkv_ranges(t, sh->esize, ptr, numel);
 
-	if (mult == 3) {
-		/* one (b, M, 3, h, dim) tensor, grad_query, grad_key and
-		 * grad_value its three slices: read as one range when they
-		 * are, and then only when every slice is written */
-		struct np_dense dn = { .n = 0 };
-		if (q_unreached || m != n || d != dv || !np_pointer_like(gq) || gk != gq + hd ||
-		    gv != gk + hd || sbk != sbq || sbv != sbq || shk != shq || shv != shq)
-			return 0;
-		np_dense_add(&dn, (uint64_t)b, sbq);
-		np_dense_add(&dn, (uint64_t)m, 3ull * (uint64_t)h * (uint64_t)d);
-		np_dense_add(&dn, 3, (uint64_t)h * (uint64_t)d);
-		np_dense_add(&dn, (uint64_t)h, shq);
-		np_dense_add(&dn, (uint64_t)d, 1);
-		uint64_t all = np_dense_numel(&dn, 1);
-		if (all)
-			view_add(v, gq, all, 0);
-		return v->n;
-	}
-	uint64_t nq = q_unreached || !np_pointer_like(gq) ? 0 : grad_numel(b, m, h, d, 1, sbq, shq);
-	uint64_t nk = np_pointer_like(gk) ? grad_numel(b, n, h, d, 1, sbk, shk) : 0;
-	uint64_t nv = np_pointer_like(gv) ? grad_numel(b, n, h, dv, 1, sbv, shv) : 0;
-	if (nq)
-		view_add(v, gq, nq, 0);
-	if (nk)
-		view_add(v, gk, nk, 0);
-	if (nv)
-		view_add(v, gv, nv, 0);
+	/* queries no key reaches may stay unwritten: no range holding
+	 * grad_query then (the packed one holds it too) */
+	for (int i = 0; i < k; i++)
+		if (!(mask == MASK_BOTTOM_RIGHT && m > n && ptr[i] == t[0].ptr))
+			view_add(v, ptr[i], numel[i], 0);
 	return v->n;
 }
 
@@ -190,4 +168,46 @@ int np_memeff_read(const unsigned char *p, uint32_t size, const struct np_memeff
 	    (size == NP_MEMEFF_BWD_SIZE || size == NP_MEMEFF_BWD_SIZE_OLD))
 		return read_backward(p, size, sh, grid, block, v);
 	return 0;
+}
+
+/* A stride the forward keeps as an int */
+static uint64_t i32_stride(const unsigned char *p, uint32_t at)
+{
+	int32_t v = np_i32_at(p, at);
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+int np_memeff_reads(const unsigned char *p, uint32_t size, const struct np_memeff_shape *sh,
+		    const uint32_t grid[3], const uint32_t block[3], uint64_t ptr[3],
+		    uint64_t numel[3])
+{
+	struct np_memeff_view v;
+
+	if (!np_memeff_read(p, size, sh, grid, block, &v))
+		return 0;
+	if (sh->kind == NP_MEMEFF_BWD) {        /* grad_output, (b, M, h, Dv) */
+		uint32_t s = size == NP_MEMEFF_BWD_SIZE ? 0 : 8;
+		struct np_bshd go = { np_u64_at(p, B_GRAD_OUTPUT), np_i32_at(p, B_NUM_BATCHES - s),
+				      np_i32_at(p, B_NUM_QUERIES), np_i32_at(p, B_NUM_HEADS),
+				      np_i32_at(p, B_HEAD_DIM_V), np_u64_at(p, B_GO_STRIDE_B - s),
+				      np_u64_at(p, B_GO_STRIDE_M - s),
+				      np_u64_at(p, B_GO_STRIDE_H - s) };
+		numel[0] = np_bshd_numel(&go);
+		ptr[0] = go.ptr;
+		return numel[0] != 0;
+	}
+	/* query (b, M, h, D), key (b, N, h, D), value (b, N, h, Dv); a
+	 * grouped-query launch's fewer key heads do not read as dense here */
+	int32_t b = np_i32_at(p, F_NUM_BATCHES), h = np_i32_at(p, F_NUM_HEADS);
+	int32_t rows[3] = { np_i32_at(p, F_NUM_QUERIES), np_i32_at(p, F_NUM_KEYS),
+			    np_i32_at(p, F_NUM_KEYS) };
+	int32_t dims[3] = { np_i32_at(p, F_HEAD_DIM), np_i32_at(p, F_HEAD_DIM),
+			    np_i32_at(p, F_HEAD_DIM_V) };
+	struct np_bshd t[3];
+	for (int i = 0; i < 3; i++)
+		t[i] = (struct np_bshd){ np_u64_at(p, F_QUERY + 8u * i), b, rows[i], h, dims[i],
+					 np_u64_at(p, F_Q_STRIDE_B + 8u * i),
+					 i32_stride(p, F_Q_STRIDE_M + 4u * i),
+					 i32_stride(p, F_Q_STRIDE_H + 4u * i) };
+	return np_qkv_ranges(t, sh->esize, ptr, numel);
 }

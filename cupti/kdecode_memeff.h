@@ -93,4 +93,14 @@ struct np_memeff_view {
 int np_memeff_read(const unsigned char *p, uint32_t size, const struct np_memeff_shape *sh,
 		   const uint32_t grid[3], const uint32_t block[3], struct np_memeff_view *v);
 
+/* What the launch reads that came from elsewhere, for the generic tier
+ * (np_kdecode_reads): the forward's query, key and value, each when
+ * dense, or the three as one range when they are slices of one
+ * projection's output (attn_layout.h); the backward's grad_output.  Into
+ * ptr[] and numel[] (elements of scalar_t); returns how many, 0 when the
+ * launch does not read as above. */
+int np_memeff_reads(const unsigned char *p, uint32_t size, const struct np_memeff_shape *sh,
+		    const uint32_t grid[3], const uint32_t block[3], uint64_t ptr[3],
+		    uint64_t numel[3]);
+
 #endif

@@ -219,6 +219,41 @@ Test(kdecode_flash, each_output_only_when_its_layout_is_known)
 	cr_expect_eq(decode(out), 0, "neither");
 }
 
+/* The generic tier's question: what the launch reads, with its extent */
+static int fwd_reads(struct np_kread *in)
+{
+	void *kp[1] = { &prm };
+	return np_kdecode_reads(&ki, &layout, kp, &kl, in, 8);
+}
+
+Test(kdecode_flash, q_k_v_are_read_each_or_as_one_projection)
+{
+	struct np_kread in[8];
+	/* three tensors, (b, s, h, d) each (setup's strides, copied) */
+	prm.q_batch_stride = prm.k_batch_stride = prm.v_batch_stride = 200 * 12 * 96;
+	prm.q_row_stride = prm.k_row_stride = prm.v_row_stride = 12 * 96;
+	prm.q_head_stride = prm.k_head_stride = prm.v_head_stride = 96;
+	cr_assert_eq(fwd_reads(in), 3);
+	cr_expect_eq(in[1].ptr, Q + 0x100000);
+	cr_expect_eq(in[2].numel, 3ull * 200 * 12 * 96);
+	cr_expect_eq(in[2].dtype, NP_DT_F16);
+	/* nanoGPT's q, k, v = c_attn(x).split(): slices of one (b, s, 3, h, d)
+	 * tensor, none dense alone: one range, all of c_attn's output */
+	prm.k_ptr = (void *)(Q + 12 * 96 * 2), prm.v_ptr = (void *)(Q + 2 * 12 * 96 * 2);
+	prm.q_batch_stride = prm.k_batch_stride = prm.v_batch_stride = 200 * 3 * 12 * 96;
+	prm.q_row_stride = prm.k_row_stride = prm.v_row_stride = 3 * 12 * 96;
+	cr_assert_eq(fwd_reads(in), 1);
+	cr_expect_eq(in[0].ptr, Q);
+	cr_expect_eq(in[0].numel, 3ull * 3 * 200 * 12 * 96);
+	/* one slice taken from elsewhere: no range is whole */
+	prm.v_ptr = (void *)(Q + 0x200000);
+	cr_expect_eq(fwd_reads(in), 0);
+	/* a launch that does not decode reads nothing */
+	kl.grid[0] = 3;
+	prm.v_ptr = (void *)(Q + 2 * 12 * 96 * 2);
+	cr_expect_eq(fwd_reads(in), 0);
+}
+
 /* ---- the backward: Flash_bwd_params, the forward's struct and then the
  * gradients' (flash.h as PyTorch vendors it); head dim 64, bf16, 128 x 128
  * blocks of 8 warps (torch's cubin, either version) ---- */
@@ -379,5 +414,25 @@ Test(kdecode_flash_backward, grouped_query_heads_write_every_query_head)
 	bp.fwd.h_k = 2, bp.fwd.h_h_k_ratio = 4;
 	cr_assert_eq(bwd_decode(&dkdv, &dkdv_layout, 2, out), 2);
 	cr_expect_eq(out[0].numel, 2ull * 200 * 8 * 64);
+}
+
+Test(kdecode_flash_backward, the_dk_dv_kernel_reads_do)
+{
+	struct np_kread in[8];
+	int nsplits = 1;
+	void *kp[2] = { &bp, &nsplits };
+	struct np_klaunch g = { .threads = 2 * 2 * 8 * 256, .blocks = 32, .grid = { 2, 2, 8 },
+				.block = { 256, 1, 1 } };
+	bp.do_ptr = (void *)0x7f0004000000ull;
+	bp.do_head_stride = 64, bp.do_row_stride = 8 * 64, bp.do_batch_stride = 300 * 8 * 64;
+	cr_assert_eq(np_kdecode_reads(&dkdv, &dkdv_layout, kp, &g, in, 8), 1);
+	cr_expect_eq(in[0].ptr, 0x7f0004000000ull);
+	cr_expect_eq(in[0].numel, 2ull * 300 * 8 * 64);
+	cr_expect_eq(in[0].dtype, NP_DT_BF16);
+	bp.do_row_stride = 16 * 64;
+	cr_expect_eq(np_kdecode_reads(&dkdv, &dkdv_layout, kp, &g, in, 8), 0, "gaps");
+	g.grid[0] = 3;
+	cr_expect_eq(np_kdecode_reads(&dq, &dq_layout, kp, &g, in, 8), 0,
+		     "the dQ kernel reads only its float accumulator");
 }
 

@@ -245,6 +245,27 @@ Test(memeff_forward, o_only_when_dense)
 	cr_expect_eq(decode(&fp, out), 0, "neither");
 }
 
+Test(memeff_forward, query_key_value_are_read_each_or_as_one_projection)
+{
+	struct np_kread in[8];
+	void *kp[1] = { &fp };
+	/* three (b, M, h, d) tensors */
+	fp.q_strideB = fp.k_strideB = fp.v_strideB = 128 * 8 * 64;
+	fp.q_strideM = fp.k_strideM = fp.v_strideM = 8 * 64;
+	fp.q_strideH = fp.k_strideH = fp.v_strideH = 64;
+	cr_assert_eq(np_kdecode_reads(&ki, &layout, kp, &kl, in, 8), 3);
+	cr_expect_eq(in[2].ptr, Q + 0x200000);
+	cr_expect_eq(in[2].numel, 2ull * 128 * 8 * 64);
+	cr_expect_eq(in[2].dtype, NP_DT_F32);
+	/* slices of one (b, M, 3, h, d) projection: one range */
+	fp.key = (void *)(Q + 8 * 64 * 4), fp.value = (void *)(Q + 2 * 8 * 64 * 4);
+	fp.q_strideB = fp.k_strideB = fp.v_strideB = 128 * 3 * 8 * 64;
+	fp.q_strideM = fp.k_strideM = fp.v_strideM = 3 * 8 * 64;
+	cr_assert_eq(np_kdecode_reads(&ki, &layout, kp, &kl, in, 8), 1);
+	cr_expect_eq(in[0].ptr, Q);
+	cr_expect_eq(in[0].numel, 3ull * 2 * 128 * 8 * 64);
+}
+
 /* ---- backward: b 2, M = N = 128, 8 heads of 64, fp32, 64x64 blocks ---- */
 
 static struct bwd_params bp;
@@ -376,6 +397,19 @@ Test(memeff_backward, the_aligned_kernels_need_whole_blocks)
 	cr_expect_eq(decode(&bp, out), 3);
 	bp.num_queries = 100;
 	cr_expect_eq(decode(&bp, out), 0, "100 queries are not whole blocks of 64");
+}
+
+Test(memeff_backward, grad_output_is_read)
+{
+	struct np_kread in[8];
+	void *kp[1] = { &bp };
+	bp.grad_output = (void *)0x7f0005000000ull;
+	bp.gO_strideB = 128 * HD, bp.gO_strideM = HD, bp.gO_strideH = 64;
+	cr_assert_eq(np_kdecode_reads(&ki, &layout, kp, &kl, in, 8), 1);
+	cr_expect_eq(in[0].ptr, 0x7f0005000000ull);
+	cr_expect_eq(in[0].numel, 2 * 128 * HD);
+	bp.gO_strideM = 2 * HD;
+	cr_expect_eq(np_kdecode_reads(&ki, &layout, kp, &kl, in, 8), 0, "gaps");
 }
 
 Test(memeff_backward, a_gradient_with_gaps_is_not_read)
