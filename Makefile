@@ -187,7 +187,8 @@ $(FAKECUDA)/fake_job: tests/fakecuda/fake_job.c $(FAKECUDA)/libcuda.so.1 $(FAKEC
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -lm -o $@
 
 # ops a Python job calls through ctypes (tests/integration/fake_gpu_job.py)
-$(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+$(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
+			   tests/unit/memeff_params.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $< -L$(FAKECUDA) -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN' -lm -o $@

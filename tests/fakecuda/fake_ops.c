@@ -22,6 +22,14 @@
  *   fo_gate_cat(v)   fo_gate(v), then c = cat(e[:N/2], x[:N/2]) (torch.cat's
  *                    CatArrayBatchedCopy_contig, one launch for both); read
  *                    by fo_head_copy()
+ *   fo_qkv(v)        qkv = (x + 1) * v in a kernel no decoder reads (a
+ *                    cuBLAS-like projection), (1, 64, 3, 2, 64): q, k, v
+ *                    its three slices, as nanoGPT's c_attn(x).split()
+ *   fo_sdpa()        o = attention(q, k, v) in torch's memory-efficient
+ *                    kernel (fmha_cutlassF_f32_aligned_64x64_rf_sm80, its
+ *                    Params as attention.cu fills them): +inf scores (q
+ *                    and k of 1e20) give a NaN row, as on the GPU
+ *   fo_head_attn()   s = o + x (add): reads the attention's output
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -30,6 +38,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "fake.h"
+#include "../unit/memeff_params.h"
 
 #define N 4096
 
@@ -109,8 +118,20 @@ struct cat_args {                       /* the launch's parameters, packed */
 	uint32_t dim_stride;
 };
 
-static CUfunction add, fill, exp_, opaque, sum, cat;
-static float *x, *mask, *sc, *y, *e, *s, *r, *c;
+/* SDPA's memory-efficient forward, fp32, 64 x 64 blocks, head dim <= 64
+ * (tests/unit/fixtures/torch_kernels.tsv) */
+static const char memeff_f32[] =
+	"_Z39fmha_cutlassF_f32_aligned_64x64_rf_sm80N22PyTorchMemEffAttention15AttentionKernelIfN7"
+	"cutlass4arch4Sm80ELb1ELi64ELi64ELi64ELb1ELb1EE6ParamsE";
+static const char opaque_qkv[] = "nvjet_fake_qkv_64x192_1x1_opaque";
+
+#define ASEQ 64                 /* the attention's tokens, heads, head dim */
+#define AHEADS 2
+#define ADIM 64
+#define AQKV (ASEQ * 3 * AHEADS * ADIM)
+
+static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj;
+static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse;
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -191,17 +212,74 @@ static void k_cat(const void *a, unsigned grid, unsigned block)
 		       c->inputs.n_elements[k] * sizeof(float));
 }
 
+struct qkv_args {
+	float *out;
+	const float *in;
+	float v;
+	int n;
+};
+
+/* the projection: out[i] = (in[i % N] + 1) * v */
+static void k_qkv(const void *a, unsigned grid, unsigned block)
+{
+	struct qkv_args q;
+	memcpy(&q, a, sizeof(q));
+	for (int i = 0; i < q.n; i++)
+		q.out[i] = (q.in[i % N] + 1.0f) * q.v;
+}
+
+/* What fmha_cutlassF computes for batch 0 (the only one here): per head
+ * and query, softmax(scale * q.k) over the keys, then the v's so
+ * weighted, and the log-sum-exp; a row whose scores are +inf has max
+ * +inf and s - max NaN, as the kernel's exp2 of it does. */
+static void k_memeff(const void *a, unsigned grid, unsigned block)
+{
+	struct fwd_params p;
+	float w[ASEQ];
+	memcpy(&p, a, sizeof(p));
+	for (int h = 0; h < p.num_heads; h++)
+		for (int m = 0; m < p.num_queries; m++) {
+			const float *q = (const float *)p.query + m * p.q_strideM + h * p.q_strideH;
+			float mx = -INFINITY, sum = 0;
+			for (int j = 0; j < p.num_keys; j++) {
+				const float *k = (const float *)p.key + j * p.k_strideM +
+						 h * p.k_strideH;
+				float dot = 0;
+				for (int d = 0; d < p.head_dim; d++)
+					dot += q[d] * k[d];
+				w[j] = dot * p.scale;
+				mx = w[j] > mx ? w[j] : mx;
+			}
+			for (int j = 0; j < p.num_keys; j++)
+				sum += (w[j] = expf(w[j] - mx));
+			float *o = (float *)p.output + m * p.o_strideM + h * p.head_dim_value;
+			for (int d = 0; d < p.head_dim_value; d++) {
+				float acc = 0;
+				for (int j = 0; j < p.num_keys; j++)
+					acc += w[j] * ((const float *)p.value + j * p.v_strideM +
+						       h * p.v_strideH)[d];
+				o[d] = acc / sum;
+			}
+			p.logsumexp[h * p.num_queries + m] = mx + logf(sum);
+		}
+}
+
 static CUfunction reg(const char *name, int n, const uint32_t *off, const uint32_t *size,
 		      fake_kernel_fn fn)
 {
 	return fake_cuda_register(name, n, off, size, fn, NULL);
 }
 
-static float *alloc(void)
+static float *alloc_n(int n)
 {
 	CUdeviceptr d = 0;
-	check(cuMemAlloc_v2(&d, N * sizeof(float)), "cuMemAlloc");
+	check(cuMemAlloc_v2(&d, (size_t)n * sizeof(float)), "cuMemAlloc");
 	return (float *)d;
+}
+
+static float *alloc(void)
+{
+	return alloc_n(N);
 }
 
 int fo_init(void)
@@ -224,8 +302,13 @@ int fo_init(void)
 	static const uint32_t off_cat[] = { 0, 8, 2728, 2760, 2764 },
 			      size_cat[] = { 8, 2720, 32, 4, 4 };
 	cat = reg(cat_f32, 5, off_cat, size_cat, k_cat);
+	static const uint32_t size_memeff[] = { sizeof(struct fwd_params) },
+			      size_qkv[] = { sizeof(struct qkv_args) };
+	memeff = reg(memeff_f32, 1, off1, size_memeff, k_memeff);
+	qkv_proj = reg(opaque_qkv, 1, off1, size_qkv, k_qkv);
 	x = alloc(), mask = alloc(), sc = alloc(), y = alloc(), e = alloc(), s = alloc();
 	r = alloc(), c = alloc();
+	qkv = alloc_n(AQKV), att = alloc_n(ASEQ * AHEADS * ADIM), lse = alloc_n(AHEADS * ASEQ);
 	if (!failed)
 		for (int i = 0; i < N; i++) {
 			x[i] = (float)(i % 10) / 10.0f;   /* unified memory: a store */
@@ -406,3 +489,43 @@ int fo_head(void)
 	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	return failed ? -1 : 0;
 }
+
+/* The qkv projection: one (1, 64, 3, 2, 64) tensor, undecodable */
+int fo_qkv(float v)
+{
+	struct qkv_args q = { qkv, x, v, AQKV };
+	void *p[] = { &q };
+	check(cuLaunchKernel(qkv_proj, 96, 1, 1, 256, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
+/* SDPA on fo_qkv's slices, as attention.cu launches its memory-efficient
+ * kernel: (ceil(64 / 64), heads, batch) blocks of (32, 4) */
+int fo_sdpa(void)
+{
+	struct fwd_params p;
+	memset(&p, 0xa5, sizeof(p));    /* fields left unset hold garbage */
+	p.query = qkv, p.key = qkv + AHEADS * ADIM, p.value = qkv + 2 * AHEADS * ADIM;
+	p.attn_bias = NULL, p.seqstart_q = p.seqstart_k = p.seqlen_k = NULL;
+	p.output = att, p.output_accum = NULL, p.logsumexp = lse;
+	p.window_size = 0, p.scale = 0.125f;    /* 1 / sqrt(64) */
+	p.head_dim = p.head_dim_value = ADIM, p.num_queries = p.num_keys = ASEQ;
+	p.custom_mask_type = 0;
+	p.q_strideM = p.k_strideM = p.v_strideM = 3 * AHEADS * ADIM;
+	p.q_strideH = p.k_strideH = p.v_strideH = ADIM;
+	p.q_strideB = p.k_strideB = p.v_strideB = (int64_t)ASEQ * 3 * AHEADS * ADIM;
+	p.o_strideM = AHEADS * ADIM;
+	p.num_batches = 1, p.num_heads = AHEADS, p.q_heads_per_kv = 1;
+	p.use_dropout = false;
+	void *kp[] = { &p };
+	check(cuLaunchKernel(memeff, 1, AHEADS, 1, 32, 4, 1, 0, NULL, kp, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
+int fo_head_attn(void)
+{
+	launch_add(s, att, x);
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	return failed ? -1 : 0;
+}
+

@@ -32,6 +32,15 @@ With --cat the gate concatenates half of its exp() output with half of x
 (torch.cat's kernel) and head reads the result: the cat must carry the
 dirtiness too.
 
+With --sdpa, blocks.0.attn runs attention: attn.qkv a projection in a
+kernel no decoder reads, whose output's three slices are q, k and v, and
+attn.core torch's memory-efficient SDPA kernel on them; head reads the
+attention's output, and the gate stays finite.  --sdpa qkv: at step --at
+the projection overflows (+inf in q, k, v), which only the generic tier
+sees, when the attention kernel reads them: the origin is the projection
+in attn.qkv, not the attention in attn.core.  --sdpa scores: q and k are
+1e20 (finite), every score +inf, and the attention kernel makes the NaN.
+
 With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
 (else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
 agent must read to check r; head reads r.
@@ -58,7 +67,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
-                  [--cat] [--cpu-grads]
+                  [--cat] [--sdpa qkv|scores] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -93,6 +102,9 @@ def main():
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--copy", action="store_true",
                     help="the gate clones its output by a device-to-device copy; head reads it")
+    ap.add_argument("--sdpa", choices=["qkv", "scores"],
+                    help="attn runs a projection and SDPA's memory-efficient kernel; "
+                         "qkv: the projection overflows, scores: the attention does")
     ap.add_argument("--stale", action="store_true",
                     help="--modules: at step --at, attn first fills the gate's output "
                          "buffer with -inf (a decoded fill), which the gate then overwrites")
@@ -104,6 +116,7 @@ def main():
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
     ops.fo_gate_cat.argtypes = [ctypes.c_float]
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
+    ops.fo_qkv.argtypes = [ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
@@ -128,6 +141,27 @@ def main():
             ops.fo_attn()
             return x
 
+    class Proj(nn.Module):
+        def forward(self, x):
+            v = 1.0
+            if train.step == a.at:
+                v = 3e38 if a.sdpa == "qkv" else 1e20
+            ops.fo_qkv(v)
+            return x
+
+    class Core(nn.Module):
+        def forward(self, x):
+            ops.fo_sdpa()
+            return x
+
+    class SDPA(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv, self.core = Proj(), Core()
+
+        def forward(self, x):
+            return self.core(self.qkv(x))
+
     GateBackward = gate_function(ops)
 
     class Gate(nn.Module):
@@ -150,7 +184,7 @@ def main():
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.attn, self.gate = Attn(), Gate()
+            self.attn, self.gate = SDPA() if a.sdpa else Attn(), Gate()
 
         def forward(self, x):
             return self.gate(self.attn(x))
@@ -162,8 +196,8 @@ def main():
 
         def forward(self, x):
             if a.fault == "forward":
-                (ops.fo_head_sum if a.sum else ops.fo_head_copy if a.copy or a.cat
-                 else ops.fo_head)()
+                (ops.fo_head_attn if a.sdpa else ops.fo_head_sum if a.sum
+                 else ops.fo_head_copy if a.copy or a.cat else ops.fo_head)()
             return self.lin(x)
 
     class Model(nn.Module):
@@ -179,7 +213,8 @@ def main():
 
     torch.manual_seed(0)
     # the gate's gradient work, read after backward()
-    train(Model(), a, ops.fo_head if a.fault == "backward" else None)
+    train(Model(), a, ops.fo_head if a.fault == "backward" else None,
+          gate_at=-1 if a.sdpa else None)
 
 
 def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):
@@ -291,7 +326,7 @@ def modules_job(a, ops):
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.attn, self.gate = Attn(), Gate()
+            self.attn, self.gate = SDPA() if a.sdpa else Attn(), Gate()
 
         def forward(self, x, dev):
             return self.gate(*self.attn(x, dev))

@@ -34,6 +34,9 @@
 # --gpu sample:3` on a job started without nanprof samples its launches;
 # attached again with --gpu every, it checks them all; attached a third
 # time by a nanprof that is SIGKILLed, the job runs on to its end.
+# And attention (--sdpa): an undecoded projection's overflow in q, k, v
+# named in attn.qkv, seen where torch's memory-efficient SDPA kernel
+# reads them; that kernel's own NaN (+inf scores) named in attn.core.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -344,6 +347,34 @@ PY
 		cat "$T/$tag-stale.err" "$T/$tag-stale/summary.txt" >> "$T/chk"
 		grep -h nan_origin "$T/$tag-stale/events.jsonl" >> "$T/chk"
 		bad "$tag: generic tier over a stale -inf" "$T/chk"
+	fi
+	# attention: an undecoded projection's q, k, v (slices of one output)
+	# read first by torch's memory-efficient SDPA kernel.  The projection
+	# overflows: the generic tier checks its output over the packed range
+	# the attention kernel reads, before that kernel's own check, and
+	# names the projection in attn.qkv (without the reads: attn.core)
+	run_fake "$py" "$T/$tag-sdqkv" --sdpa qkv --at 3
+	if python3 $IT/check_origin.py "$T/$tag-sdqkv/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.qkv output --step 3 \
+		--op-kernel nvjet_fake_qkv_64x192_1x1_opaque > "$T/chk" 2>&1 &&
+	   grep -q '"type":"nan_origin".*"numel":24576' "$T/$tag-sdqkv/events.jsonl"; then
+		ok "$tag: generic tier: a projection's overflow named in attn.qkv, seen where SDPA reads q, k, v"
+	else
+		cat "$T/$tag-sdqkv.err" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-sdqkv/events.jsonl" >> "$T/chk"
+		bad "$tag: generic tier through an attention kernel's reads" "$T/chk"
+	fi
+	# the projection finite, q and k 1e20: the attention kernel's +inf
+	# scores make the NaN, read from its Params
+	run_fake "$py" "$T/$tag-sdsc" --sdpa scores --at 3
+	if python3 $IT/check_origin.py "$T/$tag-sdsc/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.core output --step 3 \
+		--op-kernel fmha_cutlassF_f32_aligned_64x64_rf_sm80 > "$T/chk" 2>&1; then
+		ok "$tag: memory-efficient attention's NaN named in attn.core at step 3, forward"
+	else
+		cat "$T/$tag-sdsc.err" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-sdsc/events.jsonl" >> "$T/chk"
+		bad "$tag: memory-efficient attention origin" "$T/chk"
 	fi
 }
 
