@@ -943,6 +943,53 @@ static void flash_classify(struct np_kinfo *ki, struct span kernel, struct span 
 	ki->dtype_why = NP_KDT_KNOWN;
 }
 
+/* ---- dropout ----
+ *
+ * nn.Dropout's forward on CUDA (native_dropout, Dropout.cu):
+ *   fused_dropout_kernel_vec<scalar_t, accscalar_t, IndexType, ADims, VEC,
+ *       mask_t> and fused_dropout_kernel<.., ADims, BDims, mask_t>
+ *   (TensorInfo<const scalar_t, IndexType> a, TensorInfo<scalar_t,
+ *    IndexType> b, TensorInfo<mask_t, IndexType> c, IndexType
+ *    totalElements, accscalar_t p, PhiloxCudaState)
+ * b = a * mask / p for all totalElements, grid-stride: whatever the grid,
+ * all of b is written.  b is read when its TensorInfo is one dense range
+ * of totalElements (kdecode_index.h), a (the input) likewise for the
+ * generic tier; the mask c (bool or uint8) is not checkable.  Its input
+ * is often a GEMM's output (an MLP's c_proj), whose first reader it is. */
+static void dropout_classify(struct np_kinfo *ki, struct span targs)
+{
+	int why, d = type_dtype(nth_item(targs, 0), &why);
+	struct span index = trim(nth_item(targs, 2));
+
+	ki->index.index_size = span_eq(index, "unsigned int") ? 4 : span_eq(index, "unsigned long") ? 8 : 0;
+	if (!ki->index.index_size)
+		return;
+	ki->family = NP_KF_DROPOUT;
+	ki->dtype = d;
+	ki->dtype_why = d >= 0 ? NP_KDT_KNOWN : (enum np_kdtype_why)why;
+}
+
+/* b's and a's elements, and b's and a's addresses; 0 when the launch is
+ * not read as above. */
+static uint64_t dropout_view(const struct np_kinfo *ki, const struct np_kparams *l,
+			     void *const *kp, uint64_t *b, uint64_t *a, uint64_t *a_numel)
+{
+	uint32_t isz = ki->index.index_size, info = np_index_info_size(isz);
+	uint64_t total, n;
+
+	if (ki->dtype < 0 || l->n != 6 || !info || l->p[0].size != info || l->p[1].size != info ||
+	    l->p[2].size != info || l->p[3].size != isz)
+		return 0;
+	total = isz == 4 ? np_u32_at(kp[3], 0) : np_u64_at(kp[3], 0);
+	n = np_tensorinfo_numel(kp[1], isz);
+	if (!total || n != total)
+		return 0;
+	*b = np_u64_at(kp[1], 0);
+	*a = np_u64_at(kp[0], 0);
+	*a_numel = np_tensorinfo_numel(kp[0], isz) == total ? total : 0;
+	return total;
+}
+
 /* fmha_cutlass{F,B}_..(PyTorchMemEffAttention::AttentionKernel<scalar_t,
  * Arch, aligned, kQueriesPerBlock, kKeysPerBlock, kMaxK, ..>::Params) and
  * (..AttentionBackwardKernel<Arch, scalar_t, aligned, dropout, preload,
@@ -1349,6 +1396,9 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 	if ((span_starts(name, "fmha_cutlassF_") || span_starts(name, "fmha_cutlassB_")) &&
 	    !targs.p)
 		memeff_classify(ki, name, rest);
+	if ((span_eq(name, "fused_dropout_kernel_vec") || span_eq(name, "fused_dropout_kernel")) &&
+	    targs.p)
+		dropout_classify(ki, targs);
 	return ki->family;
 }
 
@@ -1369,6 +1419,7 @@ const char *np_kfamily_name(enum np_kfamily f)
 		[NP_KF_FLASH] = "flash_attention",
 		[NP_KF_INDEX] = "index_select",
 		[NP_KF_MEMEFF] = "memeff_attention",
+		[NP_KF_DROPOUT] = "dropout",
 	};
 	return (unsigned)f < NP_KF_MAX ? names[f] : "?";
 }
@@ -1808,6 +1859,23 @@ static int flash_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
+/* Dropout's output ("dropout" above); judged on the launch's pointer
+ * words (its input among them). */
+static int dropout_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			   void *const *kp, struct emit *e)
+{
+	uint64_t b, a, an, total = dropout_view(ki, l, kp, &b, &a, &an);
+	struct np_kbuf *out;
+
+	if (!total || !(out = emit_next(e)))
+		return 0;
+	out->ptr = b;
+	out->numel = total;
+	out->dtype = (enum np_dtype)ki->dtype;
+	out->how = NP_KH_DROPOUT;
+	return e->n;
+}
+
 /* Memory-efficient attention's outputs (kdecode_memeff.h), judged, as
  * flash's, on the launch's pointer words. */
 static int memeff_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
@@ -2104,6 +2172,9 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	case NP_KF_MEMEFF:
 		n = memeff_outputs(ki, layout, kernelParams, launch, &e);
 		break;
+	case NP_KF_DROPOUT:
+		n = dropout_outputs(ki, layout, kernelParams, &e);
+		break;
 	default:
 		return 0;
 	}
@@ -2123,6 +2194,13 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 	if (ki->family == NP_KF_MULTI_TENSOR_APPLY)
 		return kernelParams && launch ? mta_reads(ki, layout, kernelParams, launch->blocks,
 							  out, max) : 0;
+	if (ki->family == NP_KF_DROPOUT && kernelParams) {  /* its input, when dense */
+		uint64_t b, a, an;
+		if (!dropout_view(ki, layout, kernelParams, &b, &a, &an) || !an || max < 1)
+			return 0;
+		out[0] = (struct np_kread){ a, an, (enum np_dtype)ki->dtype };
+		return 1;
+	}
 	if ((ki->family == NP_KF_FLASH || ki->family == NP_KF_MEMEFF) && kernelParams && launch &&
 	    layout->n >= 1) {                   /* attention: q, k, v, or dO */
 		uint64_t ptr[3], numel[3];

@@ -56,6 +56,7 @@ enum np_kfamily {
 	NP_KF_INDEX,             /* indexSelect{Small,Large}Index (kdecode_index.h) */
 	NP_KF_MEMEFF,            /* fmha_cutlass[FB]_*: memory-efficient attention
 				  * (kdecode_memeff.h) */
+	NP_KF_DROPOUT,           /* fused_dropout_kernel[_vec]: nn.Dropout's forward */
 	NP_KF_MAX,
 };
 
@@ -204,7 +205,7 @@ struct np_kinfo {
 	struct np_cat_shape cat; /* NP_KF_CAT: esize 0 when not read (kdecode_cat.h) */
 	struct np_flash_shape flash; /* NP_KF_FLASH: head_dim 0 when not read */
 	struct np_memeff_shape memeff; /* NP_KF_MEMEFF (kdecode_memeff.h) */
-	struct {                 /* NP_KF_INDEX (kdecode_index.h) */
+	struct {                 /* NP_KF_INDEX (kdecode_index.h), NP_KF_DROPOUT */
 		uint8_t index_size;      /* sizeof IndexType: 4 or 8 */
 		uint8_t large;           /* indexSelectLargeIndex */
 		uint8_t index_major;     /* its IndexIsMajor */
@@ -242,6 +243,8 @@ enum np_khow {
 	NP_KH_INDEX,             /* index_select's whole output (kdecode_index.h) */
 	NP_KH_MEMEFF,            /* memory-efficient attention's O, log-sum-exp or
 				  * gradients of q, k, v (kdecode_memeff.h) */
+	NP_KH_DROPOUT,           /* dropout's output: its totalElements, when its
+				  * TensorInfo is one dense range of that many */
 	NP_KH_CAT,               /* torch.cat's whole output (kdecode_cat.h): its dtype
 				  * is NP_DT_MAX, only its size is known (esize): the
 				  * caller finds the dtype its first input holds, or

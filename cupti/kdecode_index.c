@@ -57,6 +57,13 @@ static uint64_t dense_numel(const unsigned char *info, uint32_t isz, int32_t sel
 	return np_dense_numel(&dn, 1) == numel ? numel : 0;
 }
 
+uint64_t np_tensorinfo_numel(const unsigned char *info, uint32_t index_size)
+{
+	if (!np_index_info_size(index_size) || !np_pointer_like(np_u64_at(info, 0)))
+		return 0;
+	return dense_numel(info, index_size, -1, 0);
+}
+
 int np_index_read(const unsigned char *dst, const unsigned char *indices, uint32_t index_size,
 		  const struct np_index_launch *in, uint64_t *ptr, uint64_t *numel)
 {

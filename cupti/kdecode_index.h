@@ -30,6 +30,12 @@
  * (4 or 8), 0 for any other. */
 uint32_t np_index_info_size(uint32_t index_size);
 
+/* The elements of the TensorInfo at info (index_size-byte IndexType)
+ * when its sizes and strides make one dense range (any order of its
+ * dimensions, no broadcast), else 0.  Dropout's kernels take theirs the
+ * same way (kdecode.c, "dropout"). */
+uint64_t np_tensorinfo_numel(const unsigned char *info, uint32_t index_size);
+
 /* What one launch's scalar parameters and name say. */
 struct np_index_launch {
 	int32_t select_dim;      /* dstSelectDim */

@@ -48,6 +48,7 @@ static const struct {
 	{ "void pytorch_flash::flash_fwd_kernel<", 1, NP_KF_FLASH },
 	{ "void pytorch_flash::flash_bwd_", 1, NP_KF_FLASH },
 	{ "fmha_cutlassF_", 1, NP_KF_MEMEFF },
+	{ "::fused_dropout_kernel", 0, NP_KF_DROPOUT },
 	{ "fmha_cutlassB_", 1, NP_KF_MEMEFF },
 	/* plain pointer lists */
 	{ "::vectorized_gather_kernel<", 0, NP_KF_EXPLICIT },

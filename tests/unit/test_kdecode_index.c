@@ -1,5 +1,6 @@
 /* test_kdecode_index.c - index_select's output, read from its TensorInfo
- * parameters (cupti/kdecode_index.c through np_kdecode_outputs).
+ * parameters (cupti/kdecode_index.c through np_kdecode_outputs), and
+ * dropout's, whose kernels take TensorInfos too.
  *
  * The small kernel is torch 2.14.1's own (name and layout from
  * tests/unit/fixtures/torch_kernels.tsv); the large one, which an
@@ -157,3 +158,96 @@ Test(kdecode_index, the_large_kernel_names_its_inner_size_by_its_major)
 		total = 3000 * 64;
 	}
 }
+
+/* ---- dropout: fused_dropout_kernel[_vec](TensorInfo a, TensorInfo b,
+ * TensorInfo mask, IndexType totalElements, acc p, PhiloxCudaState), as
+ * fused_dropout_cuda launches it: every TensorInfo collapsed ---- */
+
+static struct tensor_info din, dout, dmask;
+static struct {
+	uint32_t total;
+	float p;
+	unsigned char philox[32];
+} dsc;
+
+static void dropout_setup(void)
+{
+	fixture_load();
+	const struct kline *k = fixture_find("fused_dropout_kernel_vec<float, float, unsigned int, "
+					     "1, 4, bool>");
+	cr_assert_eq(np_kdecode_classify(k->dem, &ki), NP_KF_DROPOUT, "%s", k->dem);
+	cr_assert_eq(np_kdecode_layout_parse(k->layout, &layout), 6);
+	cr_assert_eq(layout.p[0].size, sizeof(struct tensor_info));
+	/* x [32, 256] contiguous, collapsed to one dimension of 8192 */
+	memset(&din, 0xa5, sizeof(din));
+	din.data = SRC, din.dims = 1, din.sizes[0] = 8192, din.strides[0] = 1;
+	dout = din, dout.data = DST;
+	dmask = din, dmask.data = IDX;
+	dsc.total = 8192, dsc.p = 0.9f;
+}
+
+static int dropout_decode(struct np_kbuf *out)
+{
+	void *kp[6] = { &din, &dout, &dmask, &dsc.total, &dsc.p, dsc.philox };
+	return np_kdecode_outputs(&ki, &layout, kp, NULL, out, NP_KD_MAX_OUTPUTS);
+}
+
+static int dropout_reads(struct np_kread *in)
+{
+	void *kp[6] = { &din, &dout, &dmask, &dsc.total, &dsc.p, dsc.philox };
+	return np_kdecode_reads(&ki, &layout, kp, NULL, in, 4);
+}
+
+TestSuite(kdecode_dropout, .init = dropout_setup, .fini = fixture_unload);
+
+Test(kdecode_dropout, all_of_its_output_and_its_input)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[4];
+	cr_expect_eq(ki.dtype, NP_DT_F32);
+	cr_assert_eq(dropout_decode(out), 1, "b; the bool mask is not checkable");
+	cr_expect_eq(out[0].ptr, DST);
+	cr_expect_eq(out[0].numel, 8192);
+	cr_expect_eq(out[0].dtype, NP_DT_F32);
+	cr_expect_eq(out[0].how, NP_KH_DROPOUT);
+	cr_assert_eq(dropout_reads(in), 1, "a, for the generic tier (a GEMM's output)");
+	cr_expect_eq(in[0].ptr, SRC);
+	cr_expect_eq(in[0].numel, 8192);
+}
+
+Test(kdecode_dropout, strided_tensors_and_misreads)
+{
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[4];
+	/* the strided kernel: a transposed [256, 32] view, two dimensions */
+	din.dims = 2, din.sizes[0] = 256, din.sizes[1] = 32, din.strides[0] = 1;
+	din.strides[1] = 256;
+	dout = din, dout.data = DST;
+	cr_assert_eq(dropout_decode(out), 1, "dense in another order: all of it");
+	cr_expect_eq(out[0].numel, 8192);
+	dout.strides[1] = 512;                  /* every other column of a wider tensor */
+	cr_expect_eq(dropout_decode(out), 0, "gaps");
+	dout = din, dout.data = DST, dsc.total = 4096;
+	cr_expect_eq(dropout_decode(out), 0, "totalElements is not b's");
+	dsc.total = 8192, din.strides[1] = 0;   /* a broadcast input */
+	cr_expect_eq(dropout_decode(out), 1);
+	cr_expect_eq(dropout_reads(in), 0, "its input not one range of 8192");
+	layout.p[3].size = 8;
+	cr_expect_eq(dropout_decode(out), 0, "IndexType's size");
+}
+
+Test(kdecode_dropout, the_other_instances)
+{
+	struct np_kinfo other;
+	np_kdecode_classify(fixture_find("fused_dropout_kernel_vec<c10::BFloat16, float, unsigned "
+					 "int, 1, 8, bool>")->dem, &other);
+	cr_expect_eq(other.family, NP_KF_DROPOUT);
+	cr_expect_eq(other.dtype, NP_DT_BF16);
+	np_kdecode_classify(fixture_find("fused_dropout_kernel_vec<float, float, unsigned long, 1, "
+					 "4, bool>")->dem, &other);
+	cr_expect_eq(other.index.index_size, 8);
+	np_kdecode_classify(fixture_find("fused_dropout_kernel<float, float, unsigned int, -1, -1, "
+					 "bool>")->dem, &other);
+	cr_expect_eq(other.family, NP_KF_DROPOUT);
+}
+
