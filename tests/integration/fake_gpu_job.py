@@ -40,6 +40,10 @@ the projection overflows (+inf in q, k, v), which only the generic tier
 sees, when the attention kernel reads them: the origin is the projection
 in attn.qkv, not the attention in attn.core.  --sdpa scores: q and k are
 1e20 (finite), every score +inf, and the attention kernel makes the NaN.
+--sdpa pre: as qkv, after attn.pre ran the same projection kernel into
+the same buffer (finite): the kernel launches twice a step, so that
+under --gpu sample:2 the launch in attn.qkv is always sampled out (and
+must still be noted for the generic tier), the one in attn.pre never.
 
 With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
 (else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
@@ -67,7 +71,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
-                  [--cat] [--sdpa qkv|scores] [--cpu-grads]
+                  [--cat] [--sdpa qkv|scores|pre] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -102,7 +106,7 @@ def main():
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--copy", action="store_true",
                     help="the gate clones its output by a device-to-device copy; head reads it")
-    ap.add_argument("--sdpa", choices=["qkv", "scores"],
+    ap.add_argument("--sdpa", choices=["qkv", "scores", "pre"],
                     help="attn runs a projection and SDPA's memory-efficient kernel; "
                          "qkv: the projection overflows, scores: the attention does")
     ap.add_argument("--stale", action="store_true",
@@ -142,10 +146,14 @@ def main():
             return x
 
     class Proj(nn.Module):
+        def __init__(self, faulty=True):
+            super().__init__()
+            self.faulty = faulty
+
         def forward(self, x):
             v = 1.0
-            if train.step == a.at:
-                v = 3e38 if a.sdpa == "qkv" else 1e20
+            if train.step == a.at and self.faulty:
+                v = 1e20 if a.sdpa == "scores" else 3e38
             ops.fo_qkv(v)
             return x
 
@@ -157,9 +165,13 @@ def main():
     class SDPA(nn.Module):
         def __init__(self):
             super().__init__()
+            if a.sdpa == "pre":
+                self.pre = Proj(faulty=False)
             self.qkv, self.core = Proj(), Core()
 
         def forward(self, x):
+            if a.sdpa == "pre":
+                x = self.pre(x)
             return self.core(self.qkv(x))
 
     GateBackward = gate_function(ops)

@@ -36,7 +36,8 @@
 # time by a nanprof that is SIGKILLed, the job runs on to its end.
 # And attention (--sdpa): an undecoded projection's overflow in q, k, v
 # named in attn.qkv, seen where torch's memory-efficient SDPA kernel
-# reads them; that kernel's own NaN (+inf scores) named in attn.core.
+# reads them, also under sample:2 when the projection's launch was
+# sampled out; that kernel's own NaN (+inf scores) named in attn.core.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -363,6 +364,21 @@ PY
 		cat "$T/$tag-sdqkv.err" >> "$T/chk"
 		grep -h nan_origin "$T/$tag-sdqkv/events.jsonl" >> "$T/chk"
 		bad "$tag: generic tier through an attention kernel's reads" "$T/chk"
+	fi
+	# sample:2, the projection kernel launched twice a step (attn.pre, then
+	# attn.qkv into the same buffer): attn.qkv's launch is always sampled
+	# out and must be noted all the same, or the overflow read at step 4
+	# (the attention kernel's sampled launch) is named in attn.pre
+	NP_OPTS="--gpu sample:2" run_fake "$py" "$T/$tag-sdpre" --sdpa pre --at 4
+	if python3 $IT/check_origin.py "$T/$tag-sdpre/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.qkv output --step 4 \
+		--op-kernel nvjet_fake_qkv_64x192_1x1_opaque > "$T/chk" 2>&1 &&
+	   grep -q '[1-9][0-9]* sampled out' "$T/$tag-sdpre/summary.txt"; then
+		ok "$tag: sample:2: a sampled-out undecoded launch noted, named in attn.qkv at its reader"
+	else
+		cat "$T/$tag-sdpre.err" "$T/$tag-sdpre/summary.txt" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-sdpre/events.jsonl" >> "$T/chk"
+		bad "$tag: sample mode's noting of sampled-out undecoded launches" "$T/chk"
 	fi
 	# the projection finite, q and k 1e20: the attention kernel's +inf
 	# scores make the NaN, read from its Params
