@@ -11,7 +11,10 @@
  * with random bytes, or with plausible ones (pointer-like words, small
  * counts), launched on random grids; then again with each parameter cut
  * shorter than the cubin says (a misread layout), which every decoder
- * must notice before it reads. */
+ * must notice before it reads.  And the name parser on every fixture
+ * name cut short, or with brackets and commas put in or taken out (a
+ * demangler's output nanprof did not foresee), its terminating NUL the
+ * last byte before an unmapped page. */
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -153,6 +156,43 @@ static void fuzz_fixture(void)
 		ran++;
 	}
 	cr_expect_geq(ran, 250);
+}
+
+/* name, mutated, ending at an unmapped page */
+static void classify_mutated(const char *name)
+{
+	static const char chars[] = "<>(),: *&{}#0123456789abc";
+	struct guarded g;
+	size_t n = strlen(name), cut = n ? next() % (n + 1) : 0;
+	char *s = (char *)guarded_alloc(&g, (uint32_t)(n + 1));
+	struct np_kinfo ki;
+
+	memcpy(s, name, n + 1);
+	switch (next() % 3) {
+	case 0:                 /* cut short */
+		s[cut] = '\0';
+		break;
+	case 1:                 /* a few characters changed */
+		for (int k = 0; k < 4 && n; k++)
+			s[next() % n] = chars[next() % (sizeof(chars) - 1)];
+		break;
+	default:                /* a bracket's partner dropped */
+		for (size_t i = 0; i < n; i++)
+			if (strchr("<>()", s[i]) && next() % 8 == 0)
+				s[i] = ' ';
+	}
+	int f = np_kdecode_classify(s, &ki);
+	cr_assert(f >= NP_KF_UNKNOWN && f < NP_KF_MAX);
+	cr_assert(ki.nsig >= -1 && ki.nsig <= NP_KD_MAX_PARAMS);
+	munmap(g.map, g.len);
+}
+
+Test(kdecode_fuzz, mutated_names_parse_within_their_bytes, .init = fixture_load,
+     .fini = fixture_unload)
+{
+	for (int i = 0; i < nlines; i++)
+		for (int t = 0; t < 16; t++)
+			classify_mutated(lines[i].dem);
 }
 
 Test(kdecode_fuzz, torch_2_14_kernels_never_read_past_a_parameter, .init = fixture_load,
