@@ -1213,9 +1213,13 @@ static const struct {
 	{ "cunn_SoftMaxForwardReg", NP_KR_SM_REG, 3, 2, 0, 0, -1, -1, 1 << 1 },
 	{ "softmax_warp_forward", NP_KR_SM_WARP, 8, 2, 4, 0, -1, -1, 1 << 1 },
 	{ "softmax_warp_backward", NP_KR_SM_WARP, 7, 3, 4, 0, -1, -1, 1 << 1 | 1 << 2 },
-	{ "batch_norm_transform_input_channels_last_kernel", NP_KR_BN_CL, 10, 7, 4, 6, -1, -1, 0 },
-	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 11, 9, 4, 7, -1, -1, 0 },
-	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 12, 10, 4, 8, -1, -1, 0 },
+	/* x (and dy): reduction_size x stride, as the output */
+	{ "batch_norm_transform_input_channels_last_kernel", NP_KR_BN_CL, 10, 7, 4, 6, -1, -1,
+	  1 << 0 },
+	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 11, 9, 4, 7, -1, -1,
+	  1 << 0 | 1 << 1 },
+	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 12, 10, 4, 8, -1, -1,
+	  1 << 0 | 1 << 1 },
 };
 
 /* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
@@ -1297,21 +1301,38 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
  *       are (size(1) * size(2), size(2), 1) (the host's view of an NCHW
  *       output).  Parameter sizes checked against torch 2.14.1's layouts
  *       (8 + 6 * sizeof(index_t)).
+ *  batch_norm_collect_statistics_kernel<VarTransform, input, stat,
+ *      stat_acc, index_t>(input, epsilon, momentum, save_mean,
+ *      save_transformed_var): plane = blockIdx.x, whose thread 0 writes
+ *      save_mean[plane] and save_transformed_var[plane] (1-D accessors of
+ *      stat_acc, a dummy when its data is NULL); the host launches one
+ *      block per plane, input.size(1).  Whole when gridDim.x is their
+ *      size and their stride 1.
+ *  The input accessors these kernels read whole (transform's and the
+ *  statistics' input, backward_elemt's input and grad_output) are reads
+ *  for the generic tier: a convolution's output (cuDNN, undecodable) is
+ *  first read by batch norm's statistics.
  *  batch_norm_backward_kernel (its grad_input may be a dummy, and its
- *  loops were not read here) and the statistics kernels stay unsized.
+ *  loops were not read here) and the other statistics kernels stay
+ *  unsized.
  */
 static const struct {
 	const char *name;
 	int8_t nsig, param, index_targ;
+	uint8_t stats;          /* outputs: save_mean and save_transformed_var */
+	int8_t dtype_targ;      /* the outputs' type */
+	uint8_t xin;            /* bit p: a 3-D input accessor of template argument in_targ */
+	int8_t in_targ;
 } acc_kernels[] = {
-	{ "batch_norm_transform_input_kernel", 7, 1, 4 },
-	{ "batch_norm_backward_elemt_kernel", 9, 7, 3 },
-	{ "batch_norm_backward_elemt_kernel", 10, 7, 3 },
+	{ "batch_norm_transform_input_kernel", 7, 1, 4, 0, 0, 1 << 0, 0 },
+	{ "batch_norm_backward_elemt_kernel", 9, 7, 3, 0, 0, 1 << 0 | 1 << 1, 0 },
+	{ "batch_norm_backward_elemt_kernel", 10, 7, 3, 0, 0, 1 << 0 | 1 << 1, 0 },
+	{ "batch_norm_collect_statistics_kernel", 5, -1, 4, 1, 3, 1 << 0, 1 },
 };
 
 static void acc_classify(struct np_kinfo *ki, struct span name, struct span targs)
 {
-	int why = NP_KDT_UNKNOWN, d;
+	int why = NP_KDT_UNKNOWN, in_why, d;
 	size_t i;
 	struct span it;
 
@@ -1321,11 +1342,16 @@ static void acc_classify(struct np_kinfo *ki, struct span name, struct span targ
 	if (i == sizeof(acc_kernels) / sizeof(acc_kernels[0]) || !targs.p)
 		return;
 	it = trim(nth_item(targs, acc_kernels[i].index_targ));
-	d = type_dtype(nth_item(targs, 0), &why);
+	d = type_dtype(nth_item(targs, acc_kernels[i].dtype_targ), &why);
 	if (d < 0 || !(span_eq(it, "int") || span_eq(it, "long")))
 		return;
 	ki->acc.param = acc_kernels[i].param;
 	ki->acc.isz = span_eq(it, "int") ? 4 : 8;
+	ki->acc.stats = acc_kernels[i].stats;
+	ki->acc.xin = acc_kernels[i].xin;
+	ki->in_dtype = type_dtype(nth_item(targs, acc_kernels[i].in_targ), &in_why);
+	if (ki->in_dtype < 0)
+		ki->acc.xin = 0;
 	ki->dtype = d;
 	ki->dtype_why = why;
 }
@@ -1669,49 +1695,96 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 }
 
 /* The output of an accessor kernel (see "accessor outputs"). */
+/* The index_t at b + at. */
+static int64_t acc_index(const unsigned char *b, uint32_t isz, uint32_t at)
+{
+	return isz == 4 ? (int64_t)np_i32_at(b, at) : (int64_t)np_u64_at(b, at);
+}
+
+/* A 3-D accessor's data (*ptr, 0 for a dummy) and its elements when its
+ * strides are a contiguous (N, C, rest) tensor's and the grid's x covers
+ * its planes; 0 if not whole, -1 if nothing is written (a size 0). */
+static int64_t acc3_numel(const unsigned char *b, uint32_t isz, const struct np_klaunch *kl,
+			  uint64_t *ptr)
+{
+	int64_t size[3], stride[3];
+
+	*ptr = np_u64_at(b, 0);
+	for (int k = 0; k < 3; k++) {
+		size[k] = acc_index(b, isz, 8 + isz * (uint32_t)k);
+		stride[k] = acc_index(b, isz, 8 + isz * (uint32_t)(3 + k));
+	}
+	if (size[0] <= 0 || size[1] <= 0 || size[2] <= 0)
+		return -1;
+	if ((stride[2] == 1 || size[2] == 1) && (stride[1] == size[2] || size[1] == 1) &&
+	    (stride[0] == size[1] * size[2] || size[0] == 1) && kl && kl->grid[0] >= size[1] &&
+	    (uint64_t)size[0] * (uint64_t)size[1] <= (uint64_t)INT64_MAX / (uint64_t)size[2])
+		return size[0] * size[1] * size[2];
+	return 0;
+}
+
 static int accessor_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 			    void *const *kp, const struct np_klaunch *kl, struct emit *e)
 {
 	const struct np_kacc *a = &ki->acc;
-	const unsigned char *b;
-	int64_t size[3], stride[3];
-	uint64_t ptr;
+	uint32_t acc1 = 8u + 2u * a->isz, acc3 = 8u + 6u * a->isz;
 	struct np_kbuf *out;
+	uint64_t ptr;
 
-	if (ki->nsig < 0 || l->n != ki->nsig || l->p[a->param].size != 8u + 6u * a->isz)
+	if (ki->nsig < 0 || l->n != ki->nsig)
 		return 0;
-	b = kp[a->param];
-	memcpy(&ptr, b, 8);
-	if (!ptr)               /* a dummy accessor: no such output */
-		return 0;
-	for (int k = 0; k < 6; k++) {
-		int64_t v;
-		if (a->isz == 4) {
-			int32_t v32;
-			memcpy(&v32, b + 8 + 4 * k, 4);
-			v = v32;
-		} else {
-			memcpy(&v, b + 8 + 8 * k, 8);
+	if (a->stats) {         /* save_mean, save_transformed_var: one per plane */
+		if (l->p[3].size != acc1 || l->p[4].size != acc1)
+			return 0;
+		for (int p = 3; p <= 4; p++) {
+			const unsigned char *b = kp[p];
+			int64_t size = acc_index(b, a->isz, 8), stride = acc_index(b, a->isz, 8 + a->isz);
+			ptr = np_u64_at(b, 0);
+			if (!ptr || size <= 0 || !(out = emit_next(e)))
+				continue;       /* a dummy: nothing written there */
+			out->ptr = ptr;
+			out->dtype = (enum np_dtype)ki->dtype;
+			out->how = NP_KH_ACCESSOR;
+			out->numel = (stride == 1 || size == 1) && kl && kl->grid[0] == (uint64_t)size &&
+						     kl->grid[1] == 1 && kl->grid[2] == 1 ?
+					     (uint64_t)size : 0;
 		}
-		if (k < 3)
-			size[k] = v;
-		else
-			stride[k - 3] = v;
+		return e->n;
 	}
-	if (size[0] <= 0 || size[1] <= 0 || size[2] <= 0)
-		return 0;       /* nothing written */
+	if (a->param < 0 || l->p[a->param].size != acc3)
+		return 0;
+	int64_t n = acc3_numel(kp[a->param], a->isz, kl, &ptr);
+	if (!ptr || n < 0)      /* a dummy accessor, or nothing written */
+		return 0;
 	out = emit_next(e);
 	if (!out)
 		return e->n;
 	out->ptr = ptr;
 	out->dtype = (enum np_dtype)ki->dtype;
 	out->how = NP_KH_ACCESSOR;
-	out->numel = 0;
-	if ((stride[2] == 1 || size[2] == 1) && (stride[1] == size[2] || size[1] == 1) &&
-	    (stride[0] == size[1] * size[2] || size[0] == 1) && kl && kl->grid[0] >= size[1] &&
-	    (uint64_t)size[0] * (uint64_t)size[1] <= UINT64_MAX / (uint64_t)size[2])
-		out->numel = (uint64_t)size[0] * (uint64_t)size[1] * (uint64_t)size[2];
+	out->numel = (uint64_t)n;
 	return e->n;
+}
+
+/* The 3-D input accessors a batch norm kernel reads whole (acc_kernels). */
+static int accessor_reads(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+			  const struct np_klaunch *kl, struct np_kread *out, int max)
+{
+	const struct np_kacc *a = &ki->acc;
+	int n = 0;
+
+	if (ki->nsig < 0 || l->n != ki->nsig || ki->in_dtype < 0)
+		return 0;
+	for (int p = 0; p < l->n && n < max; p++) {
+		uint64_t ptr;
+		int64_t m;
+		if (!(a->xin >> p & 1) || l->p[p].size != 8u + 6u * a->isz)
+			continue;
+		m = acc3_numel(kp[p], a->isz, kl, &ptr);
+		if (ptr && m > 0)
+			out[n++] = (struct np_kread){ ptr, (uint64_t)m, (enum np_dtype)ki->in_dtype };
+	}
+	return n;
 }
 
 /* A reduction's outputs, read from its ReduceOp (kdecode_reduce.h).  Each
@@ -2194,6 +2267,8 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 	if (ki->family == NP_KF_MULTI_TENSOR_APPLY)
 		return kernelParams && launch ? mta_reads(ki, layout, kernelParams, launch->blocks,
 							  out, max) : 0;
+	if (ki->family == NP_KF_BATCH_NORM && ki->acc.isz && kernelParams)
+		return accessor_reads(ki, layout, kernelParams, launch, out, max);
 	if (ki->family == NP_KF_DROPOUT && kernelParams) {  /* its input, when dense */
 		uint64_t b, a, an;
 		if (!dropout_view(ki, layout, kernelParams, &b, &a, &an) || !an || max < 1)

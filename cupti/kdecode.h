@@ -148,8 +148,12 @@ struct np_krows {
  * data pointer then 3 sizes and 3 strides of index_t (kdecode.c,
  * "accessor outputs"). */
 struct np_kacc {
-	int8_t param;            /* the output accessor's parameter */
+	int8_t param;            /* the 3-D output accessor's parameter, or -1 */
 	uint8_t isz;             /* sizeof index_t: 4 or 8; 0: not such a kernel */
+	uint8_t stats;           /* the statistics kernel: 1-D outputs 3 and 4 (a
+				  * plane each), of dtype */
+	uint8_t xin;             /* bit p: parameter p a 3-D input accessor, of
+				  * in_dtype (read by the generic tier) */
 };
 
 /* reduce_kernel<nt, output_vec_size, ReduceOp<scalar_t, ops_t, index_t,

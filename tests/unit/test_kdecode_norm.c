@@ -544,8 +544,86 @@ Test(kdecode_norm, row_kernels_read_their_rows_x_n_inputs)
 	expect_read(&in[0], 1, 50, NP_DT_F32);
 	expect_read(&in[1], 2, 50, NP_DT_F32);
 
+	/* batch norm's: batch_norm_elementwise_kernels_read_their_inputs */
 	setup(&ln, "batch_norm_transform_input_channels_last_kernel");
-	cr_expect_eq(ln.ki.rows.xin, 0, "batch norm's inputs are not read");
+	cr_expect_eq(ln.ki.rows.xin, 1, "x, reduction_size x stride");
+}
+
+/* batch_norm_collect_statistics_kernel<InvStd, input, stat, stat_acc,
+ * index_t>(input, epsilon, momentum, save_mean, save_transformed_var):
+ * one block per plane writes both statistics of its plane (1-D accessors
+ * of stat_acc); its input, as transform_input's, is a read */
+static void set_acc1(struct launch *ln, int i, uint64_t ptr, int32_t size, int32_t stride)
+{
+	cr_assert_eq(ln->l.p[i].size, 16, "param %d: a 1-D accessor of int", i);
+	memcpy(ln->kp[i], &ptr, 8);
+	memcpy((unsigned char *)ln->kp[i] + 8, &size, 4);
+	memcpy((unsigned char *)ln->kp[i] + 12, &stride, 4);
+}
+
+Test(kdecode_norm, batch_norm_statistics)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[8];
+	const int64_t size[3] = { 8, 16, 49 }, nchw[3] = { 16 * 49, 49, 1 };
+	const uint64_t x = 0x7f0000900000ull, mean = 0x7f0000a00000ull, invstd = 0x7f0000a10000ull;
+
+	setup(&ln, "batch_norm_collect_statistics_kernel<at::native::InvStd, c10::Half, c10::Half, "
+		   "float, int>");
+	cr_assert_eq(ln.ki.family, NP_KF_BATCH_NORM);
+	cr_expect_eq(ln.ki.dtype, NP_DT_F32, "the statistics are stat_accscalar_t");
+	cr_expect_eq(ln.ki.in_dtype, NP_DT_F16, "the input is input_scalar_t");
+	set_acc(&ln, 0, x, size, nchw, 4);
+	set_acc1(&ln, 3, mean, 16, 1);
+	set_acc1(&ln, 4, invstd, 16, 1);
+	/* the host's grid: a block per plane */
+	cr_assert_eq(decode(&ln, grid2(16, 1, 32, 16), out), 2);
+	cr_expect_eq(out[0].ptr, mean);
+	cr_expect_eq(out[0].numel, 16);
+	cr_expect_eq(out[0].dtype, NP_DT_F32);
+	cr_expect_eq(out[1].ptr, invstd);
+	cr_expect_eq(out[1].numel, 16);
+	cr_assert_eq(reads(&ln, grid2(16, 1, 32, 16), in), 1);
+	cr_expect_eq(in[0].ptr, x);
+	cr_expect_eq(in[0].numel, 8 * 16 * 49);
+	cr_expect_eq(in[0].dtype, NP_DT_F16);
+	/* a block short: plane 15's statistics are not written */
+	cr_assert_eq(decode(&ln, grid2(15, 1, 32, 16), out), 2);
+	cr_expect_eq(out[0].numel, 0);
+	cr_expect_eq(reads(&ln, grid2(15, 1, 32, 16), in), 0, "nor is plane 15 read");
+	/* batch_norm_stats' mean only: save_transformed_var a dummy */
+	set_acc1(&ln, 4, 0, 0, 0);
+	cr_assert_eq(decode(&ln, grid2(16, 1, 32, 16), out), 1);
+	cr_expect_eq(out[0].ptr, mean);
+	set_acc1(&ln, 3, mean, 16, 2);          /* every other element of a wider tensor */
+	cr_assert_eq(decode(&ln, grid2(16, 1, 32, 16), out), 1);
+	cr_expect_eq(out[0].numel, 0, "strided: unsized");
+}
+
+Test(kdecode_norm, batch_norm_elementwise_kernels_read_their_inputs)
+{
+	static struct launch ln;
+	struct np_kread in[8];
+	const int64_t size[3] = { 8, 16, 49 }, nchw[3] = { 16 * 49, 49, 1 };
+
+	/* NCHW: transform reads x (param 0), backward_elemt x and dy (0, 1) */
+	setup(&ln, "batch_norm_transform_input_kernel<c10::Half, float, float, true, int>");
+	set_acc(&ln, 0, PTR(0), size, nchw, 4);
+	set_acc(&ln, 1, PTR(1), size, nchw, 4);
+	cr_assert_eq(reads(&ln, grid2(16, 4, 64, 1), in), 1);
+	expect_read(&in[0], 0, 8 * 16 * 49, NP_DT_F16);
+	setup(&ln, "batch_norm_backward_elemt_kernel<float, float, float, int>");
+	set_acc(&ln, 0, PTR(0), size, nchw, 4);
+	set_acc(&ln, 1, PTR(1), size, nchw, 4);
+	cr_assert_eq(reads(&ln, grid2(16, 4, 64, 1), in), 2);
+	expect_read(&in[1], 1, 8 * 16 * 49, NP_DT_F32);
+	/* channels-last: x, reduction_size x stride */
+	setup(&ln, "batch_norm_transform_input_channels_last_kernel<float, float, float, 4>");
+	set32(&ln, 7, 300);
+	set32(&ln, 8, 24);
+	cr_assert_eq(reads(&ln, grid2(1, 10, 32, 4), in), 1);
+	expect_read(&in[0], 0, 300 * 24, NP_DT_F32);
 }
 
 /* ---- torch 2.11 (the GPU test host's): the same rows, other names ---- */
