@@ -4,6 +4,8 @@
 #   make static     build ./nanprof-static (libbpf, libelf, zlib linked in)
 #   make test       build and run every test (unit, then integration)
 #   make unit       Criterion unit tests only
+#   make sanitize   the agent's decoding and tracking tests again, under
+#                   AddressSanitizer and UndefinedBehaviorSanitizer
 #   V=1             show full commands
 
 OUTPUT  := .output
@@ -43,7 +45,7 @@ AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all static test unit integration clean bench-check
+.PHONY: all static test unit sanitize san-run integration clean bench-check
 .DELETE_ON_ERROR:
 # keep the generated skeleton and BPF object between builds
 .SECONDARY:
@@ -120,10 +122,37 @@ $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(AGENT_LIB_OBJS)
 unit: $(UNIT_BINS)
 	$(Q)bash tests/run_unit.sh $(UNIT_BINS)
 
+# The agent's GPU-side logic runs inside the training job on every
+# launch: its tests again under ASan and UBSan (any report aborts the
+# test), the decoders' fuzz test among them.  Skipped, visibly, where the
+# compiler cannot link a sanitized program.
+SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
+	     kdecode_memeff kdecode_mta kdecode_norm kdecode_reduce generic intervals dirty \
+	     inflight writers kfunc outmax
+SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	     -fno-omit-frame-pointer
+SAN_AGENT_SRCS := $(filter cupti/%,$(AGENT_LIB_SRCS))
+
+$(OUTPUT)/san/test_%: tests/unit/test_%.c $(SAN_AGENT_SRCS) $(wildcard cupti/*.h tests/unit/*.h)
+	$(call msg,SAN-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(filter-out -O2,$(CFLAGS)) $(SAN_FLAGS) -Itests/unit $< $(SAN_AGENT_SRCS) \
+		-lcriterion -lm -o $@
+
+sanitize:
+	$(Q)if echo 'int main(void){return 0;}' | $(CC) $(SAN_FLAGS) -x c - -o $(OUTPUT)/san-probe \
+		2>/dev/null; then $(MAKE) --no-print-directory san-run; \
+	else echo "SKIP sanitized unit tests: $(CC) cannot link -fsanitize=address,undefined"; fi
+
+san-run: $(SAN_BINS)
+	$(Q)ASAN_OPTIONS=detect_leaks=0 bash -c 'set -o pipefail; bash tests/run_unit.sh "$$@" | \
+		sed "\$$s/^/sanitized (ASan, UBSan): /"' san $(SAN_BINS)
+
 integration: all static
 	$(Q)bash tests/run_integration.sh
 
-test: all static unit integration
+test: all static unit sanitize integration
 
 # throughput of the agent's CPU finite check (docs/benchmarks.md)
 bench-check: $(OUTPUT)/bench_cpu_check

@@ -103,7 +103,7 @@ static int read_forward(const unsigned char *p, const struct np_memeff_shape *sh
 	uint64_t o = np_u64_at(p, F_OUTPUT), lse = np_u64_at(p, F_LSE);
 	uint64_t rows = (uint64_t)b * (uint64_t)m;
 	/* O is (b, M, h, Dv) with M stride o_strideM: dense when that is h * Dv */
-	if (np_pointer_like(o) && np_i32_at(p, F_O_STRIDE_M) == h * dv)
+	if (np_pointer_like(o) && (int64_t)np_i32_at(p, F_O_STRIDE_M) == (int64_t)h * dv)
 		view_add(v, o, rows * (uint64_t)h * (uint64_t)dv, 0);
 	if (np_pointer_like(lse) && m % LSE_ALIGN == 0)
 		view_add(v, lse, rows * (uint64_t)h, 1);
