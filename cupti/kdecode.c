@@ -1695,6 +1695,8 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 }
 
 /* The output of an accessor kernel (see "accessor outputs"). */
+#define ACC_MAX_DIM (1ll << 31)  /* a size beyond: left unsized (the products below fit) */
+
 /* The index_t at b + at. */
 static int64_t acc_index(const unsigned char *b, uint32_t isz, uint32_t at)
 {
@@ -1716,9 +1718,11 @@ static int64_t acc3_numel(const unsigned char *b, uint32_t isz, const struct np_
 	}
 	if (size[0] <= 0 || size[1] <= 0 || size[2] <= 0)
 		return -1;
+	if (size[0] > ACC_MAX_DIM || size[1] > ACC_MAX_DIM || size[2] > ACC_MAX_DIM)
+		return 0;
 	if ((stride[2] == 1 || size[2] == 1) && (stride[1] == size[2] || size[1] == 1) &&
 	    (stride[0] == size[1] * size[2] || size[0] == 1) && kl && kl->grid[0] >= size[1] &&
-	    (uint64_t)size[0] * (uint64_t)size[1] <= (uint64_t)INT64_MAX / (uint64_t)size[2])
+	    size[0] <= INT64_MAX / size[1] / size[2])
 		return size[0] * size[1] * size[2];
 	return 0;
 }
