@@ -1065,6 +1065,12 @@ static void template_dtype(struct np_kinfo *ki, struct span targs)
 		arr = nth_item(targs, ki->family == NP_KF_VEC_ELEMENTWISE ? 2 : 1);
 		if (span_starts(arr, "std::array<char*, "))
 			ki->narrays = atoi(arr.p + 18);
+		static const char load_cast[] = "at::native::memory::LoadWithCast<";
+		if (ki->family == NP_KF_UNROLLED_ELEMENTWISE &&
+		    span_starts(nth_item(targs, 5), load_cast)) {
+			int nl = atoi(nth_item(targs, 5).p + sizeof(load_cast) - 1);
+			ki->load_cast = nl >= 1 && nl <= 8 ? (uint8_t)nl : 0;
+		}
 		if (ki->family == NP_KF_UNROLLED_ELEMENTWISE &&
 		    span_starts(nth_item(targs, 6), "at::native::memory::StoreWithCast<")) {
 			why = NP_KDT_RUNTIME;
@@ -1488,6 +1494,24 @@ static int scalar_type_dtype(uint8_t st)
 	case 24: return NP_DT_F8E4M3;   /* Float8_e4m3fn */
 	default: return -1;             /* ints, bool, complex, fnuz, ... */
 	}
+}
+
+/* Input k's dtype in an unrolled kernel's LoadWithCast<N> (parameter 5:
+ * ScalarType dtypes[N], then uint32 element_sizes[N] from a 4-byte
+ * boundary), or -1: a cast on load (bf16 logits to float for the loss, in
+ * autocast) reads its input as the type the launch names, which must
+ * agree with the element size beside it. */
+static int load_cast_dtype(const struct np_kinfo *ki, const struct np_kparams *l,
+			   void *const *kp, int k)
+{
+	uint32_t nl = ki->load_cast, sizes = (nl + 3) & ~3u;
+	int dt;
+
+	if (!nl || k < 0 || (uint32_t)k >= nl || l->n != 7 || l->p[5].size != sizes + 4 * nl)
+		return -1;
+	dt = scalar_type_dtype(((const uint8_t *)kp[5])[k]);
+	return dt >= 0 && np_u32_at(kp[5], sizes + 4u * (uint32_t)k) ==
+				  np_dtype_size((enum np_dtype)dt) ? dt : -1;
 }
 
 /* Reads the first 8 bytes of parameter i (size checked by the caller). */
@@ -2319,14 +2343,16 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		return n;
 	}
 	if ((ki->family != NP_KF_VEC_ELEMENTWISE && ki->family != NP_KF_UNROLLED_ELEMENTWISE) ||
-	    ki->in_dtype < 0 || !kernelParams || ki->narrays < 2 ||
+	    (ki->in_dtype < 0 && !ki->load_cast) || !kernelParams || ki->narrays < 2 ||
 	    elementwise_outputs(ki, layout, kernelParams, launch ? launch->threads : 0, &e) != 1)
 		return 0;
 	/* the output's checks passed the layout: data[] has narrays words */
 	for (int k = 1; k < ki->narrays && n < max; k++) {
 		uint64_t p = word_at(kernelParams, 2, 8u * (unsigned)k);
-		if (p)
-			out[n++] = (struct np_kread){ p, o.numel, (enum np_dtype)ki->in_dtype };
+		int dt = ki->in_dtype >= 0 ? ki->in_dtype : load_cast_dtype(ki, layout, kernelParams,
+									   k - 1);
+		if (p && dt >= 0)
+			out[n++] = (struct np_kread){ p, o.numel, (enum np_dtype)dt };
 	}
 	return n;
 }

@@ -199,6 +199,8 @@ struct np_kinfo {
 				  * of every tensor input, when the functor names one
 				  * floating type for all, else -1 */
 	int narrays;             /* elementwise: N of std::array<char*, N>, else 0 */
+	uint8_t load_cast;       /* unrolled: N of LoadWithCast<N> (each input's
+				  * dtype read from the launch), else 0 */
 	int nsig;                /* parameters in the signature, -1 if it did not parse */
 	struct np_ksig sig[NP_KD_MAX_PARAMS];
 	struct np_kmta mta;      /* NP_KF_MULTI_TENSOR_APPLY only */

@@ -444,6 +444,42 @@ Test(kdecode_torch_2_11, elementwise_reads_are_data1_on_with_numel_n)
 	elementwise_reads_are_data1_on_with_numel_n();
 }
 
+/* A cast on load (LoadWithCast<N>: the launch names each input's
+ * ScalarType and element size), as autocast's upcast of bf16 logits to
+ * float runs: each input read as its own type, when the size agrees */
+Test(kdecode_fixture, cast_on_load_reads_each_input_as_the_launch_names_it)
+{
+	static struct launch ln;
+	struct np_kinfo ki;
+	struct np_kparams l;
+	struct np_kread in[4];
+	const struct kline *k = fixture_find(
+		"unrolled_elementwise_kernel<at::native::CUDAFunctor_add<c10::Half>, std::array<char*, "
+		"3ul>, 4, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, "
+		"unsigned int>, at::native::memory::LoadWithCast<2>");
+	np_kdecode_classify(k->dem, &ki);
+	np_kdecode_layout_parse(k->layout, &l);
+	cr_assert_eq(ki.load_cast, 2);
+	cr_assert_eq(ki.in_dtype, -1, "the functor's type is not the inputs'");
+	cr_assert_eq(l.p[5].size, 12, "ScalarType[2], then uint32_t[2] from offset 4");
+	elementwise_launch(&ln, &l, 777, 5 /* Half out */);
+	unsigned char *load = ln.kp[5];
+	load[0] = 15, load[1] = 6;              /* BFloat16, Float */
+	memcpy(load + 4, &(uint32_t){ 2 }, 4);
+	memcpy(load + 8, &(uint32_t){ 4 }, 4);
+	cr_assert_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 2);
+	cr_expect_eq(in[0].ptr, DATA(1));
+	cr_expect_eq(in[0].numel, 777);
+	cr_expect_eq(in[0].dtype, NP_DT_BF16);
+	cr_expect_eq(in[1].ptr, DATA(2));
+	cr_expect_eq(in[1].dtype, NP_DT_F32);
+	memcpy(load + 8, &(uint32_t){ 8 }, 4);  /* Float of 8 bytes: a misread */
+	cr_assert_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 1);
+	cr_expect_eq(in[0].dtype, NP_DT_BF16);
+	load[0] = 11;                           /* Bool: not checkable */
+	cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 0);
+}
+
 /* Signature kernels: pointer param i holds 0x7f0000200000 + 0x100 * i. */
 #define SPTR(i) (0x7f0000200000ull + 0x100ull * (i))
 
