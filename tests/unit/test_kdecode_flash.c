@@ -69,24 +69,33 @@ static struct np_klaunch kl;
 
 /* b 3, seqlen 200 (q and k), h 12 heads of d 96, half, causal: as
  * run_flash_fwd launches it, (ceil(200 / 64), 3, 12) blocks of 128. */
+/* The forward's struct as run_flash_fwd and set_params_dgrad fill it:
+ * q, k, v, O and the log-sum-exp at fixed addresses, h heads over as many
+ * key heads, seqlen_q rounded up to 128; the rest garbage */
+static void fill_fwd(struct flash_fwd_params *f, int b, int sq, int sk, int h, int d, bool bf16,
+		     bool causal)
+{
+	memset(f, 0xa5, sizeof(*f));
+	f->q_ptr = (void *)Q, f->k_ptr = (void *)(Q + 0x100000), f->v_ptr = (void *)(Q + 0x200000);
+	f->h = h, f->h_k = h, f->h_h_k_ratio = 1;
+	f->o_ptr = (void *)O, f->p_ptr = NULL, f->softmax_lse_ptr = (void *)LSE;
+	f->b = b, f->seqlen_q = sq, f->seqlen_k = sk, f->d = d;
+	f->seqlen_q_rounded = (sq + 127) / 128 * 128, f->seqlen_k_rounded = (sk + 127) / 128 * 128;
+	f->d_rounded = d;
+	f->cu_seqlens_q = f->cu_seqlens_k = NULL;
+	f->is_bf16 = bf16, f->is_causal = causal;
+	f->unpadded_lse = false;
+}
+
 static void fill(void)
 {
 	const struct kline *k = fixture_find("void pytorch_flash::flash_fwd_kernel<");
 	cr_assert_eq(np_kdecode_classify(k->dem, &ki), NP_KF_FLASH, "%s", k->dem);
 	cr_assert_eq(np_kdecode_layout_parse(k->layout, &layout), 1);
 	cr_assert_eq(layout.p[0].size, sizeof(prm), "%s: the cubin's parameter size", fixture_path);
-	memset(&prm, 0xa5, sizeof(prm));        /* fields left unset hold garbage */
 	int b = 3, s = 200, h = 12, d = 96;
-	prm.q_ptr = (void *)Q, prm.k_ptr = (void *)(Q + 0x100000), prm.v_ptr = (void *)(Q + 0x200000);
-	prm.h = h, prm.h_k = h, prm.h_h_k_ratio = 1;
-	prm.o_ptr = (void *)O;
+	fill_fwd(&prm, b, s, s, h, d, false, true);
 	prm.o_head_stride = d, prm.o_row_stride = (int64_t)h * d, prm.o_batch_stride = (int64_t)s * h * d;
-	prm.p_ptr = NULL, prm.softmax_lse_ptr = (void *)LSE;
-	prm.b = b, prm.seqlen_q = s, prm.seqlen_k = s, prm.d = d;
-	prm.seqlen_q_rounded = 256, prm.seqlen_k_rounded = 256, prm.d_rounded = 96;
-	prm.cu_seqlens_q = prm.cu_seqlens_k = NULL;
-	prm.is_bf16 = false, prm.is_causal = true;
-	prm.unpadded_lse = false;
 	kl = (struct np_klaunch){ .threads = 4ull * 3 * 12 * 128, .blocks = 4 * 3 * 12,
 				  .grid = { 4, 3, 12 }, .block = { 128, 1, 1 } };
 }
@@ -302,14 +311,7 @@ static void bwd_setup(void (*load)(void))
 
 	memset(&bp, 0xa5, sizeof(bp));
 	int b = 2, sq = 300, sk = 200, h = 8, d = 64;
-	struct flash_fwd_params *f = &bp.fwd;
-	f->q_ptr = (void *)Q, f->k_ptr = (void *)(Q + 0x100000), f->v_ptr = (void *)(Q + 0x200000);
-	f->h = h, f->h_k = h, f->h_h_k_ratio = 1;
-	f->o_ptr = (void *)O, f->softmax_lse_ptr = (void *)LSE;
-	f->b = b, f->seqlen_q = sq, f->seqlen_k = sk, f->d = d;
-	f->seqlen_q_rounded = 384, f->seqlen_k_rounded = 256, f->d_rounded = 64;
-	f->cu_seqlens_q = f->cu_seqlens_k = NULL;
-	f->is_bf16 = true, f->is_causal = false;
+	fill_fwd(&bp.fwd, b, sq, sk, h, d, true, false);
 	bp.dq_ptr = (void *)DQ, bp.dk_ptr = (void *)DK, bp.dv_ptr = (void *)DV;
 	bp.dq_head_stride = bp.dk_head_stride = bp.dv_head_stride = d;
 	bp.dq_row_stride = bp.dk_row_stride = bp.dv_row_stride = (int64_t)h * d;
