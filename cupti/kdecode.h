@@ -34,7 +34,8 @@
 #define NP_KD_MAX_PARAMS 64     /* parameters we look at; more: the rest are ignored */
 #define NP_KD_MAX_OUTPUTS 16    /* a sensible size for the caller's np_kbuf array; a
 				 * launch with more outputs is read in turns (np_klaunch) */
-#define NP_KD_BUF_INPUTS 10     /* input words one output may carry (np_kbuf.in) */
+#define NP_KD_BUF_INPUTS 16     /* input words one output may carry (np_kbuf.in): as
+				 * many as dirty.h keeps of a launch */
 #define NP_KD_MTA_DEPTH 5       /* tensor lists of a multi_tensor_apply launch, at most */
 
 /* NP_KD_PTR_MIN, NP_KD_PTR_MAX, np_pointer_like(): param_bytes.h */
