@@ -1997,32 +1997,58 @@ static int memeff_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
-/* torch.cat's output, when one launch writes all of it (kdecode_cat.h):
- * its dtype is left to the caller, who knows what wrote the inputs. */
+/* One check of a cat's output: elements [first, first + count) of it
+ * (kdecode_cat.h), read from n of the launch's inputs from input[0]. */
+static int cat_emit(const struct np_cat_shape *sh, const struct np_cat_view *v, uint64_t first,
+		    uint64_t count, const uint64_t *input, int n, struct emit *e)
+{
+	struct np_kbuf *out = count ? emit_next(e) : NULL;   /* numel 0: unsized */
+	if (!out)
+		return 0;
+	out->ptr = v->output + first * sh->esize;
+	out->numel = count;
+	out->dtype = NP_DT_MAX;
+	out->esize = sh->esize;
+	out->how = NP_KH_CAT;
+	out->n_in = n;
+	memcpy(out->in, input, (size_t)n * sizeof(*input));
+	return 1;
+}
+
+/* torch.cat's output, what one launch of it writes (kdecode_cat.h): in
+ * one check when it copies at most NP_KD_BUF_INPUTS inputs, else slab
+ * by slab.  The dtype is left to the caller, who knows what wrote the
+ * inputs. */
 static int cat_outputs(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
 		       const struct np_klaunch *kl, struct emit *e)
 {
 	const struct np_cat_shape *sh = &ki->cat;
 	struct np_cat_view v;
-	struct np_kbuf *out;
+	int32_t concat_dim;
+	int last;
 
 	if (!sh->esize || !kl || l->n != 5 || l->p[0].size != 8 ||
 	    l->p[1].size != np_cat_meta_size(sh) || l->p[2].size != 8u * sh->index_size ||
 	    l->p[3].size != 4 || l->p[4].size != sh->index_size)
 		return 0;
-	if (!np_cat_read(word_at(kp, 0, 0), kp[1], kp[2], sh, kl->grid, NP_KD_BUF_INPUTS, &v))
+	memcpy(&concat_dim, kp[3], sizeof(concat_dim));
+	if (!np_cat_read(word_at(kp, 0, 0), kp[1], kp[2], concat_dim,
+			 sh->index_size == 4 ? np_u32_at(kp[4], 0) : np_u64_at(kp[4], 0), sh,
+			 kl->grid, &v))
 		return 0;
-	out = emit_next(e);
-	if (!out)
+	last = v.ninputs - 1;
+	if (v.ninputs <= NP_KD_BUF_INPUTS) {
+		if (v.whole)
+			cat_emit(sh, &v, 0, v.numel, v.input, v.ninputs, e);
+		else
+			cat_emit(sh, &v, v.start[0], v.start[last] + v.count[last] - v.start[0],
+				 v.input, v.ninputs, e);
 		return e->n;
-	out->ptr = v.output;
-	out->numel = v.numel;
-	out->dtype = NP_DT_MAX;
-	out->esize = sh->esize;
-	out->how = NP_KH_CAT;
-	out->n_in = 0;
-	for (int k = 0; k < v.ninputs; k++)
-		out->in[out->n_in++] = v.input[k];
+	}
+	if (v.slabs)
+		for (int k = 0; k <= last; k++)
+			if (v.count[k])
+				cat_emit(sh, &v, v.start[k], v.count[k], &v.input[k], 1, e);
 	return e->n;
 }
 

@@ -19,9 +19,11 @@
  *   fo_gate_copy(v)  fo_gate(v), then c = e.clone() (cuMemcpyAsync, device
  *                    to device: no kernel)
  *   fo_head_copy()   s = c + x (add): reads the copy
- *   fo_gate_cat(v)   fo_gate(v), then c = cat(e[:N/2], x[:N/2]) (torch.cat's
- *                    CatArrayBatchedCopy_contig, one launch for both); read
- *                    by fo_head_copy()
+ *   fo_gate_cat(v, split)  fo_gate(v), then c = cat(e[:N/2], x[:N/2])
+ *                    (torch.cat's CatArrayBatchedCopy_contig, one launch for
+ *                    both), or with split cat(e[:N/2], y[:N/2]) in a launch
+ *                    each, as for a cat of more than 128 inputs; read by
+ *                    fo_head_copy()
  *   fo_qkv(v)        qkv = (x + 1) * v in a kernel no decoder reads (a
  *                    cuBLAS-like projection), (1, 64, 3, 2, 64): q, k, v
  *                    its three slices, as nanoGPT's c_attn(x).split()
@@ -203,11 +205,12 @@ static void k_sum(const void *a, unsigned grid, unsigned block)
 	*(float *)op.dst[0] = acc;
 }
 
-/* Both inputs of a contiguous 1-D cat: input k at offset[k] * dim_stride. */
+/* The inputs of a contiguous 1-D cat, a row of 8 blocks each (gridDim.y
+ * of them): input k at offset[k] * dim_stride. */
 static void k_cat(const void *a, unsigned grid, unsigned block)
 {
 	const struct cat_args *c = a;
-	for (int k = 0; k < 2; k++)
+	for (unsigned k = 0; k < grid / 8; k++)
 		memcpy(c->output + c->inputs.offset[k] * c->dim_stride, c->inputs.input[k],
 		       c->inputs.n_elements[k] * sizeof(float));
 }
@@ -448,24 +451,34 @@ int fo_gate_copy(float v)
 	return failed ? -1 : 0;
 }
 
-/* c = cat(e[:N/2], x[:N/2]): one launch of two inputs, gridDim.y 2 */
-int fo_gate_cat(float v)
+/* c = cat(e[:N/2], x[:N/2]): one launch of two inputs, gridDim.y 2, or
+ * (split) c = cat(e[:N/2], y[:N/2]) in a launch for each, as torch
+ * launches a cat of more than 128: its offsets count on from the first
+ * launch's.  Each part is then checked on its own, typed by what wrote
+ * its input (y: the fill; x no kernel wrote) */
+int fo_gate_cat(float v, int split)
 {
 	static struct cat_args a;
+	float *in[2] = { e, split ? y : x };
 	if (fo_gate(v))
 		return -1;
-	memset(&a, 0xa5, sizeof(a));    /* unused slots: garbage, as on a launch */
-	a.output = c;
-	a.inputs.input[0] = e, a.inputs.input[1] = x;
-	a.inputs.offset[0] = 0, a.inputs.offset[1] = N / 2;
-	a.inputs.dim_size[0] = a.inputs.dim_size[1] = N / 2;
-	a.inputs.n_elements[0] = a.inputs.n_elements[1] = N / 2;
-	a.inputs.is_contiguous[0] = a.inputs.is_contiguous[1] = true;
-	a.os[0] = N, a.os[4] = 1;       /* size N, stride 1 */
-	a.concat_dim = 0;
-	a.dim_stride = 1;
-	void *p[] = { &a.output, &a.inputs, a.os, &a.concat_dim, &a.dim_stride };
-	check(cuLaunchKernel(cat, 8, 2, 1, 512, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	for (int first = 0; first < 2; first += split ? 1 : 2) {
+		int n = split ? 1 : 2;
+		memset(&a, 0xa5, sizeof(a));    /* unused slots: garbage, as on a launch */
+		a.output = c;
+		for (int k = 0; k < n; k++) {
+			a.inputs.input[k] = in[first + k];
+			a.inputs.offset[k] = (uint32_t)(first + k) * (N / 2);
+			a.inputs.dim_size[k] = a.inputs.n_elements[k] = N / 2;
+			a.inputs.is_contiguous[k] = true;
+		}
+		a.os[0] = N, a.os[4] = 1;       /* size N, stride 1 */
+		a.concat_dim = 0;
+		a.dim_stride = 1;
+		void *p[] = { &a.output, &a.inputs, a.os, &a.concat_dim, &a.dim_stride };
+		check(cuLaunchKernel(cat, 8, (unsigned)n, 1, 512, 1, 1, 0, NULL, p, NULL),
+		      "cuLaunchKernel");
+	}
 	return failed ? -1 : 0;
 }
 

@@ -30,7 +30,9 @@ value's dirtiness, or head's add looks like the birth.
 
 With --cat the gate concatenates half of its exp() output with half of x
 (torch.cat's kernel) and head reads the result: the cat must carry the
-dirtiness too.
+dirtiness too.  --cat-split does it in two launches, one input each, as
+torch.cat does past 128 inputs: each launch's part of the output is
+checked on its own.
 
 With --sdpa, blocks.0.attn runs attention: attn.qkv a projection in a
 kernel no decoder reads, whose output's three slices are q, k and v, and
@@ -71,7 +73,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
-                  [--cat] [--sdpa qkv|scores|pre] [--cpu-grads]
+                  [--cat | --cat-split] [--sdpa qkv|scores|pre] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -104,6 +106,8 @@ def main():
                     help="the gate overflows in a reduction (y.sum()), not in exp()")
     ap.add_argument("--cat", action="store_true",
                     help="the gate concatenates its output with x (torch.cat); head reads it")
+    ap.add_argument("--cat-split", action="store_true",
+                    help="--cat in two launches, one input each (as torch.cat past 128 inputs)")
     ap.add_argument("--copy", action="store_true",
                     help="the gate clones its output by a device-to-device copy; head reads it")
     ap.add_argument("--sdpa", choices=["qkv", "scores", "pre"],
@@ -118,7 +122,7 @@ def main():
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
-    ops.fo_gate_cat.argtypes = [ctypes.c_float]
+    ops.fo_gate_cat.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_qkv.argtypes = [ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
@@ -187,8 +191,8 @@ def main():
                 ops.fo_gate_sum(3e38 if self.value == 100.0 else self.value)
             elif a.copy:
                 ops.fo_gate_copy(self.value)
-            elif a.cat:
-                ops.fo_gate_cat(self.value)
+            elif a.cat or a.cat_split:
+                ops.fo_gate_cat(self.value, int(a.cat_split))
             else:
                 ops.fo_gate(self.value)
             return x
@@ -209,7 +213,7 @@ def main():
         def forward(self, x):
             if a.fault == "forward":
                 (ops.fo_head_attn if a.sdpa else ops.fo_head_sum if a.sum
-                 else ops.fo_head_copy if a.copy or a.cat else ops.fo_head)()
+                 else ops.fo_head_copy if a.copy or a.cat or a.cat_split else ops.fo_head)()
             return self.lin(x)
 
     class Model(nn.Module):

@@ -7,7 +7,7 @@
 # exp in blocks.0.gate at step 3, forward, as a CUDA origin (and an
 # overflowing sum there, in torch's reduce_kernel; and when the gate's
 # output is cloned by a device-to-device copy, or concatenated by
-# torch.cat's kernel, that head reads); the same
+# torch.cat's kernel, in one launch or in two, that head reads); the same
 # kernel launched by the backward of a node blocks.0.gate made, in the
 # backward phase; and, with no overflow, name nothing, although
 # blocks.0.attn's -inf mask spreads into another kernel's output every
@@ -80,7 +80,7 @@ one_python() {   # python
 	fi
 	# the exp's value moved without a kernel, or by torch.cat's: the
 	# reader in head is propagation, the exp still the origin
-	for how in copy cat; do
+	for how in copy cat cat-split; do
 		run_fake "$py" "$T/$tag-$how" --$how --at 3
 		if python3 $IT/check_origin.py "$T/$tag-$how/events.jsonl" --cuda \
 			--origin forward blocks.0.gate output --step 3 --op-kernel exp_kernel_cuda \

@@ -29,13 +29,12 @@ static void put32(unsigned char *b, uint32_t at, uint32_t v)
 	memcpy(b + at, &v, 4);
 }
 
-/* The fixture's CatArrayBatchedCopy_contig (or, with variant "vectorized",
- * CatArrayBatchedCopy_vectorized) of OpaqueType<2> (half-sized), its Dims
- * replaced by dims, holding inputs of n0 and n1 elements into an output of
- * sizes[0..dims) with strides[0..dims), on a grid of ninputs rows. */
-static void setup_variant(struct cat_launch *c, const char *variant, int dims,
-			  const uint32_t *sizes, const uint32_t *strides, uint32_t n0, uint32_t n1,
-			  uint32_t ninputs)
+/* The fixture's CatArrayBatchedCopy_<variant> of OpaqueType<2> (half-sized),
+ * its Dims replaced by dims, into an output of sizes[0..dims) with
+ * strides[0..dims), cat along concat_dim (dimStride or trailingSize
+ * dim_stride); no inputs yet. */
+static void base(struct cat_launch *c, const char *variant, int dims, const uint32_t *sizes,
+		 const uint32_t *strides, int32_t concat_dim, uint32_t dim_stride)
 {
 	char sub[128];
 	snprintf(sub, sizeof(sub), "CatArrayBatchedCopy_%s<at::native::(anonymous namespace)::"
@@ -43,7 +42,7 @@ static void setup_variant(struct cat_launch *c, const char *variant, int dims,
 	const struct kline *k = fixture_find(sub);
 	static char name[2048];
 	char *at;
-	uint64_t out = OUT, in0 = IN0, in1 = IN1;
+	uint64_t out = OUT;
 
 	snprintf(name, sizeof(name), "%s", k->dem);
 	at = strstr(name, "unsigned int, 1, 128, 1");
@@ -56,23 +55,56 @@ static void setup_variant(struct cat_launch *c, const char *variant, int dims,
 	for (int i = 0; i < c->l.n; i++)
 		c->kp[i] = c->buf + c->l.p[i].offset;
 	memcpy(c->kp[0], &out, 8);
-	unsigned char *meta = c->kp[1], *os = c->kp[2];
-	memcpy(meta + 0, &in0, 8);              /* input[0], input[1] */
-	memcpy(meta + 8, &in1, 8);
-	put32(meta, 1024 + 0, 0);               /* offset[] along the concat dim */
-	put32(meta, 1024 + 4, 3);
-	put32(meta, 1536 + 0, 3);               /* dimSize[] */
-	put32(meta, 1536 + 4, 5);
-	put32(meta, 2048 + 0, n0);              /* nElements[] */
-	put32(meta, 2048 + 4, n1);
+	unsigned char *os = c->kp[2];
 	for (int d = 0; d < dims; d++) {        /* os: tensorSize[4], tensorStride[4] */
 		put32(os, 4u * (uint32_t)d, sizes[d]);
 		put32(os, 16u + 4u * (uint32_t)d, strides[d]);
 	}
-	put32(c->kp[3], 0, 0);                  /* concatDim */
-	put32(c->kp[4], 0, 4);                  /* dimStride */
+	put32(c->kp[3], 0, (uint32_t)concat_dim);
+	put32(c->kp[4], 0, dim_stride);
+}
+
+/* Metadata entry k (of batch 128, unsigned int): input, offset[],
+ * dimSize[], nElements[]. */
+static void put_input(struct cat_launch *c, uint32_t k, uint64_t in, uint32_t offset,
+		      uint32_t dim_size, uint32_t elements)
+{
+	unsigned char *meta = c->kp[1];
+	memcpy(meta + 8 * k, &in, 8);
+	put32(meta, 1024 + 4 * k, offset);
+	put32(meta, 1536 + 4 * k, dim_size);
+	put32(meta, 2048 + 4 * k, elements);
+}
+
+static void set_grid(struct cat_launch *c, uint32_t ninputs)
+{
 	c->kl = (struct np_klaunch){ .grid = { 2, ninputs, 1 }, .block = { 512, 1, 1 },
 				     .blocks = 2 * ninputs, .threads = 1024u * ninputs };
+}
+
+/* The k-th of many inputs */
+#define IN_K(k) (0x7f0001000000ull + (uint64_t)(k) * 0x10000)
+
+/* A launch of n inputs, input k of dim_size[k] steps of inner elements,
+ * the first at offset first_offset along the concat dimension. */
+static void put_inputs(struct cat_launch *c, uint32_t n, uint32_t first_offset,
+		       const uint32_t *dim_size, uint32_t inner)
+{
+	for (uint32_t k = 0, offset = first_offset; k < n; offset += dim_size[k], k++)
+		put_input(c, k, IN_K(k), offset, dim_size[k], dim_size[k] * inner);
+	set_grid(c, n);
+}
+
+/* base() with two inputs, [3, 4] and [5, 4] along dim 0 (dimStride 4),
+ * of n0 and n1 elements, on a grid of ninputs rows. */
+static void setup_variant(struct cat_launch *c, const char *variant, int dims,
+			  const uint32_t *sizes, const uint32_t *strides, uint32_t n0, uint32_t n1,
+			  uint32_t ninputs)
+{
+	base(c, variant, dims, sizes, strides, 0, 4);
+	put_input(c, 0, IN0, 0, 3, n0);
+	put_input(c, 1, IN1, 3, 5, n1);
+	set_grid(c, ninputs);
 }
 
 static void setup(struct cat_launch *c, int dims, const uint32_t *sizes, const uint32_t *strides,
@@ -143,15 +175,149 @@ Test(kdecode_cat, the_vectorized_copy_counts_its_output_in_vectors)
 	cr_expect_eq(decode(&c, out), 0, "24 elements of 32 copied");
 }
 
-Test(kdecode_cat, a_launch_writing_part_of_the_output_yields_nothing)
+/* Along dim 0 each input's part is one dense range: a launch holding
+ * only some of the inputs (a cat of more than 128) writes its parts. */
+Test(kdecode_cat, a_launch_of_some_inputs_along_dim_0_checks_the_part_it_writes)
 {
 	static struct cat_launch c;
 	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
 	const uint32_t sizes[] = { 8, 4 }, strides[] = { 4, 1 };
 
-	setup(&c, 2, sizes, strides, 12, 20, 1);        /* the first of two batches */
-	cr_expect_eq(decode(&c, out), 0);
+	setup(&c, 2, sizes, strides, 12, 20, 1);        /* the first of two launches */
+	cr_assert_eq(decode(&c, out), 1);
+	cr_expect_eq(out[0].ptr, OUT);
+	cr_expect_eq(out[0].numel, 12);
+	cr_assert_eq(out[0].n_in, 1);
+	cr_expect_eq(out[0].in[0], IN0);
+
+	base(&c, "contig", 2, sizes, strides, 0, 4);    /* the second: offset 3 on */
+	put_input(&c, 0, IN1, 3, 5, 20);
+	set_grid(&c, 1);
+	cr_assert_eq(decode(&c, out), 1);
+	cr_expect_eq(out[0].ptr, OUT + 12 * 2, "3 rows of 4 halves in");
+	cr_expect_eq(out[0].numel, 20);
+	cr_expect_eq(out[0].in[0], IN1);
+
 	setup(&c, 2, sizes, strides, 12, 19, 2);        /* counts one short */
+	cr_expect_eq(decode(&c, out), 0);
+}
+
+/* Along an inner dimension an input's part is strided: only a launch
+ * writing the whole output is read. */
+Test(kdecode_cat, a_launch_of_some_inputs_along_an_inner_dimension_yields_nothing)
+{
+	static struct cat_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	const uint32_t sizes[] = { 2, 8 }, strides[] = { 8, 1 }, steps[] = { 3, 5 };
+
+	base(&c, "contig", 2, sizes, strides, 1, 1);    /* [2, 3] and [2, 5] into [2, 8] */
+	put_inputs(&c, 2, 0, steps, 2);
+	cr_assert_eq(decode(&c, out), 1, "the whole output");
+	cr_expect_eq(out[0].numel, 16);
+	set_grid(&c, 1);
+	cr_expect_eq(decode(&c, out), 0, "rows 0 and 1 of [2, 3], 5 apart");
+}
+
+/* All of a launch's outputs, read in turns as the callback does. */
+static int decode_all(struct cat_launch *c, struct np_kbuf *all, int max)
+{
+	int n = 0, got;
+	c->kl.first = 0;
+	do {
+		got = np_kdecode_outputs(&c->ki, &c->l, c->kp, &c->kl, all + n,
+					 max - n < NP_KD_MAX_OUTPUTS ? max - n : NP_KD_MAX_OUTPUTS);
+		n += got;
+		c->kl.first += (uint32_t)got;
+	} while (c->kl.more && got > 0 && n < max);
+	return n;
+}
+
+/* torch.stack of 150 scalars (clip_grad_norm_'s per-parameter norms):
+ * two launches, of 128 inputs and of 22, offsets counting on across
+ * them.  More inputs than an output's check keeps: each is checked on
+ * its own, from its own input. */
+Test(kdecode_cat, a_stack_of_more_inputs_than_kept_is_checked_input_by_input)
+{
+	static struct cat_launch c;
+	static struct np_kbuf all[256];
+	const uint32_t sizes[] = { 150 }, strides[] = { 1 };
+	uint32_t ones[128];
+
+	for (int k = 0; k < 128; k++)
+		ones[k] = 1;
+	base(&c, "contig", 1, sizes, strides, 0, 1);
+	put_inputs(&c, 128, 0, ones, 1);
+	cr_assert_eq(decode_all(&c, all, 256), 128);
+	for (int k = 0; k < 128; k++) {
+		cr_expect_eq(all[k].ptr, OUT + 2u * (uint32_t)k);
+		cr_expect_eq(all[k].numel, 1);
+		cr_expect_eq(all[k].how, NP_KH_CAT);
+		cr_assert_eq(all[k].n_in, 1);
+		cr_expect_eq(all[k].in[0], IN_K(k));
+	}
+
+	base(&c, "contig", 1, sizes, strides, 0, 1);
+	put_inputs(&c, 22, 128, ones, 1);
+	cr_assert_eq(decode_all(&c, all, 256), 22);
+	for (int k = 0; k < 22; k++) {
+		cr_expect_eq(all[k].ptr, OUT + 2u * (128u + (uint32_t)k));
+		cr_expect_eq(all[k].in[0], IN_K(k));
+	}
+
+	put_inputs(&c, 16, 128, ones, 1);               /* as many as a check keeps */
+	cr_assert_eq(decode_all(&c, all, 256), 1, "one check of the launch's part");
+	cr_expect_eq(all[0].ptr, OUT + 2 * 128);
+	cr_expect_eq(all[0].numel, 16);
+	cr_assert_eq(all[0].n_in, 16);
+	cr_expect_eq(all[0].in[15], IN_K(15));
+}
+
+/* Of the slabs, what a misread would give: parts that overlap or leave a
+ * gap, an input counted past the output, a dimStride that is not the
+ * concat dimension's stride. */
+Test(kdecode_cat, slabs_that_do_not_hold_together_yield_nothing)
+{
+	static struct cat_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	const uint32_t sizes[] = { 8, 4 }, strides[] = { 4, 1 };
+
+	base(&c, "contig", 2, sizes, strides, 0, 4);
+	put_input(&c, 0, IN0, 0, 2, 8);
+	put_input(&c, 1, IN1, 3, 1, 4);                 /* a row left out */
+	set_grid(&c, 2);
+	cr_expect_eq(decode(&c, out), 0);
+	put_input(&c, 1, IN1, 1, 1, 4);                 /* a row written twice */
+	cr_expect_eq(decode(&c, out), 0);
+	put_input(&c, 1, IN1, 2, 7, 28);                /* rows 2..8 of 8 */
+	cr_expect_eq(decode(&c, out), 0);
+	put_input(&c, 1, IN1, 2, 1, 4);
+	cr_expect_eq(decode(&c, out), 1, "rows 0..2, the control");
+	cr_expect_eq(out[0].numel, 12);
+	put32(c.kp[4], 0, 2);                           /* dimStride 2 of rows of 4 */
+	put_input(&c, 0, IN0, 0, 4, 8);
+	put_input(&c, 1, IN1, 4, 2, 4);
+	cr_expect_eq(decode(&c, out), 0);
+	put32(c.kp[4], 0, 4);
+	put32(c.kp[3], 0, 2);                           /* no dim 2 */
+	cr_expect_eq(decode(&c, out), 0);
+}
+
+/* The vectorized copy's parts: trailingSize elements a step, os in
+ * vectors.  [16, 4] halves, the second launch's [12, 4] from row 4. */
+Test(kdecode_cat, the_vectorized_copy_of_some_inputs_checks_its_part)
+{
+	static struct cat_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	const uint32_t vectors[] = { 8 }, unit[] = { 1 };
+
+	base(&c, "vectorized", 1, vectors, unit, 0, 4);
+	put_input(&c, 0, IN1, 4, 12, 48);
+	set_grid(&c, 1);
+	cr_assert_eq(decode(&c, out), 1);
+	cr_expect_eq(out[0].ptr, OUT + 16 * 2);
+	cr_expect_eq(out[0].numel, 48);
+	put32(c.kp[4], 0, 5);                           /* 64 elements are no rows of 5 */
+	put_input(&c, 0, IN1, 0, 12, 60);
 	cr_expect_eq(decode(&c, out), 0);
 }
 
@@ -177,7 +343,7 @@ Test(kdecode_cat, a_layout_or_grid_that_does_not_fit_yields_nothing)
 	c.l.p[1].size -= 8;                              /* metadata of another shape */
 	cr_expect_eq(decode(&c, out), 0);
 	setup(&c, 2, sizes, strides, 12, 20, 2);
-	c.kl.grid[1] = 11;                               /* more inputs than are looked up */
+	c.kl.grid[1] = 129;                              /* more inputs than a launch holds */
 	cr_expect_eq(decode(&c, out), 0);
 	setup(&c, 2, sizes, strides, 12, 20, 2);
 	c.kl = (struct np_klaunch){ 0 };                 /* no grid known */
