@@ -46,11 +46,16 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		snprintf(rank, sizeof(rank), ", rank %d", p->rank);
 	const char *mod = np_name(c, o->module), *type = np_name(c, o->module_type);
 	const char *op = np_name(c, o->op), *param = np_name(c, o->param);
-	fprintf(f, "nanprof: first non-finite value: step %llu, %s pass%s (pid %d, thread %u)\n",
-		(unsigned long long)o->step, np_phase_name(o->phase), rank, p->pid, o->tid);
+	/* phase none: between the passes (clip_grad_norm_ after backward(),
+	 * a GradScaler's unscale, the input's preparation) */
+	fprintf(f, "nanprof: first non-finite value: step %llu, %s%s%s (pid %d, thread %u)\n",
+		(unsigned long long)o->step, o->phase ? np_phase_name(o->phase) : "between passes",
+		o->phase ? " pass" : "", rank, p->pid, o->tid);
 	if (o->outside)
 		fprintf(f, "  where:  outside any module: the tensor given to backward()%s%s\n",
 			*op ? ", made by " : "", op);
+	else if (!*mod && !*type && !o->context_unknown)
+		fprintf(f, "  where:  outside any module (between module calls)\n");
 	else
 		fprintf(f, "  module: %s%s%s%s\n", *mod ? mod : "(the model itself)",
 			*type ? " (" : "", type, *type ? ")" : "");
