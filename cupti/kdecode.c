@@ -2389,7 +2389,9 @@ int np_kdecode_pointer_words(const struct np_kparams *layout, void *const *kerne
 	int k = 0, n = layout->n < NP_KD_MAX_PARAMS ? layout->n : NP_KD_MAX_PARAMS;
 	if (!kernelParams)
 		return 0;
-	for (int i = 0; i < n && k < max; i++)
-		param_words(layout, kernelParams, i, out, &k, max);
+	for (int pointers = 1; pointers >= 0; pointers--)
+		for (int i = 0; i < n && k < max; i++)
+			if ((layout->p[i].size == 8) == pointers)
+				param_words(layout, kernelParams, i, out, &k, max);
 	return k;
 }

@@ -337,11 +337,15 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		     void *const *kernelParams, const struct np_klaunch *launch,
 		     struct np_kread *out, int max);
 
-/* Lists, in parameter order, the 8-byte-aligned words (alignment counted in
- * the parameter buffer, as the device sees it) inside every parameter,
- * aggregates included, whose value lies in [NP_KD_PTR_MIN, NP_KD_PTR_MAX):
- * candidate device pointers, input or output.  Writes at most max values
- * to out; returns how many it wrote.  Duplicates are kept. */
+/* Lists the 8-byte-aligned words (alignment counted in the parameter
+ * buffer, as the device sees it) inside every parameter, aggregates
+ * included, whose value lies in [NP_KD_PTR_MIN, NP_KD_PTR_MAX):
+ * candidate device pointers, input or output.  The 8-byte parameters
+ * come first, then the others, each group in parameter order: a caller
+ * keeping only the first few words of a launch with many (a
+ * multi_tensor_apply's list addresses, then LpNormFunctor's
+ * output_per_tensor) keeps its pointer arguments.  Writes at most max
+ * values to out; returns how many it wrote.  Duplicates are kept. */
 int np_kdecode_pointer_words(const struct np_kparams *layout, void *const *kernelParams,
 			     uint64_t *out, int max);
 

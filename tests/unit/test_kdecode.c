@@ -821,11 +821,12 @@ Test(kdecode_layout, pointer_word_bounds_and_alignment)
 	memcpy(p1 + 4, &lo, 8);
 	memcpy(p1 + 12, &below, 8);
 	cr_assert_eq(np_kdecode_pointer_words(&l, kp, words, 8), 2);
-	cr_expect_eq(words[0], lo);
-	cr_expect_eq(words[1], top);
+	cr_expect_eq(words[0], top, "an 8-byte parameter first");
+	cr_expect_eq(words[1], lo);
 	memcpy(p1 + 12, &above, 8);
 	cr_expect_eq(np_kdecode_pointer_words(&l, kp, words, 8), 2);
 	cr_expect_eq(np_kdecode_pointer_words(&l, kp, words, 1), 1);
+	cr_expect_eq(words[0], top);
 	cr_expect_eq(np_kdecode_pointer_words(&l, kp, words, 0), 0);
 	cr_expect_eq(np_kdecode_pointer_words(&l, NULL, words, 8), 0);
 }
