@@ -127,8 +127,8 @@ unit: $(UNIT_BINS)
 # test), the decoders' fuzz test among them.  Skipped, visibly, where the
 # compiler cannot link a sanitized program.
 SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
-	     kdecode_memeff kdecode_mta kdecode_norm kdecode_reduce generic intervals dirty \
-	     inflight writers kfunc outmax
+	     kdecode_memeff kdecode_mta kdecode_norm kdecode_norm_cleanup kdecode_reduce generic \
+	     intervals dirty inflight writers kfunc outmax
 SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer

@@ -969,6 +969,34 @@ static void dropout_classify(struct np_kinfo *ki, struct span targs)
 	ki->dtype_why = d >= 0 ? NP_KDT_KNOWN : (enum np_kdtype_why)why;
 }
 
+/* ---- _foreach_norm's and _foreach_max's per-tensor results ----
+ *
+ * torch._foreach_norm (clip_grad_norm_'s per-parameter norms, before
+ * torch.stack gathers them) runs a multi_tensor_apply LpNormFunctor that
+ * leaves max_chunks_per_tensor partial sums a tensor in output_per_tensor
+ * (undecoded: no list is written), then
+ *   lpnorm_cleanup<T, norm_type, out_t, apply_root, out_opmath_t>
+ *       <<<tensors, 512>>>(const out_opmath_t *output_per_tensor,
+ *                          TensorListAddresses addr_struct, int max_chunks_per_tensor)
+ * whose block b reduces partials [b * max_chunks, (b + 1) * max_chunks)
+ * into the 0-dim out_t at addr_struct.addresses[b]; _foreach_max's
+ * lpmax_cleanup<T> the same, all in T.  TensorListAddresses is
+ * MAX_TENSORS_PER_KERNEL pointers by value: 400 in torch 2.11 (3,200
+ * bytes), 3,200 in 2.14.1 (25,600); ForeachReduceOp.cu.  Each result is
+ * checked, one element, judged on its own partials; the partials are a
+ * read for the generic tier (LpNormFunctor's output). */
+static void cleanup_classify(struct np_kinfo *ki, struct span name, struct span targs)
+{
+	int why, out = type_dtype(nth_item(targs, span_eq(name, "lpmax_cleanup") ? 0 : 2), &why);
+
+	if (ki->nsig != 3 || ki->sig[0].kind != NP_KP_IN_PTR || ki->sig[2].kind != NP_KP_SCALAR)
+		return;
+	ki->family = NP_KF_NORM_CLEANUP;
+	ki->dtype = out;
+	ki->dtype_why = out >= 0 ? NP_KDT_KNOWN : (enum np_kdtype_why)why;
+	ki->in_dtype = ki->sig[0].dtype;    /* the partials' out_opmath_t */
+}
+
 /* b's and a's elements, and b's and a's addresses; 0 when the launch is
  * not read as above. */
 static uint64_t dropout_view(const struct np_kinfo *ki, const struct np_kparams *l,
@@ -1431,6 +1459,8 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 	if ((span_eq(name, "fused_dropout_kernel_vec") || span_eq(name, "fused_dropout_kernel")) &&
 	    targs.p)
 		dropout_classify(ki, targs);
+	if ((span_eq(name, "lpnorm_cleanup") || span_eq(name, "lpmax_cleanup")) && targs.p)
+		cleanup_classify(ki, name, targs);
 	return ki->family;
 }
 
@@ -1452,6 +1482,7 @@ const char *np_kfamily_name(enum np_kfamily f)
 		[NP_KF_INDEX] = "index_select",
 		[NP_KF_MEMEFF] = "memeff_attention",
 		[NP_KF_DROPOUT] = "dropout",
+		[NP_KF_NORM_CLEANUP] = "foreach_norm_cleanup",
 	};
 	return (unsigned)f < NP_KF_MAX ? names[f] : "?";
 }
@@ -1997,6 +2028,53 @@ static int memeff_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
+/* The partials, their count a tensor, and the tensors of one cleanup
+ * launch; 0 when the launch is not read as above. */
+static int cleanup_view(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+			const struct np_klaunch *kl, uint64_t *partials, uint64_t *chunks,
+			uint32_t *tensors)
+{
+	int32_t c;
+
+	if (ki->dtype < 0 || ki->in_dtype < 0 || !kl || l->n != 3 || l->p[0].size != 8 ||
+	    l->p[1].size % 8 || l->p[2].size != 4 || kl->block[0] != 512 || kl->block[1] != 1 ||
+	    kl->block[2] != 1 || !kl->grid[0] || kl->grid[0] > l->p[1].size / 8 ||
+	    kl->grid[1] != 1 || kl->grid[2] != 1)
+		return 0;
+	memcpy(&c, kp[2], sizeof(c));
+	*partials = word_at(kp, 0, 0);
+	if (c < 1 || !np_pointer_like(*partials))
+		return 0;
+	for (uint32_t b = 0; b < kl->grid[0]; b++)
+		if (!np_pointer_like(word_at(kp, 1, 8 * b)))
+			return 0;
+	*chunks = (uint64_t)c;
+	*tensors = kl->grid[0];
+	return 1;
+}
+
+static int cleanup_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
+			   void *const *kp, const struct np_klaunch *kl, struct emit *e)
+{
+	uint64_t partials, chunks;
+	uint32_t tensors;
+	struct np_kbuf *out;
+
+	if (!cleanup_view(ki, l, kp, kl, &partials, &chunks, &tensors))
+		return 0;
+	for (uint32_t b = 0; b < tensors; b++) {
+		if (!(out = emit_next(e)))
+			continue;
+		out->ptr = word_at(kp, 1, 8 * b);
+		out->numel = 1;
+		out->dtype = (enum np_dtype)ki->dtype;
+		out->how = NP_KH_NORM_RESULT;
+		out->n_in = 1;
+		out->in[0] = partials + b * chunks * np_dtype_size((enum np_dtype)ki->in_dtype);
+	}
+	return e->n;
+}
+
 /* One check of a cat's output: elements [first, first + count) of it
  * (kdecode_cat.h), read from n of the launch's inputs from input[0]. */
 static int cat_emit(const struct np_cat_shape *sh, const struct np_cat_view *v, uint64_t first,
@@ -2302,6 +2380,9 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	case NP_KF_DROPOUT:
 		n = dropout_outputs(ki, layout, kernelParams, &e);
 		break;
+	case NP_KF_NORM_CLEANUP:
+		n = cleanup_outputs(ki, layout, kernelParams, launch, &e);
+		break;
 	default:
 		return 0;
 	}
@@ -2328,6 +2409,15 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		if (!dropout_view(ki, layout, kernelParams, &b, &a, &an) || !an || max < 1)
 			return 0;
 		out[0] = (struct np_kread){ a, an, (enum np_dtype)ki->dtype };
+		return 1;
+	}
+	if (ki->family == NP_KF_NORM_CLEANUP && kernelParams) {   /* the partials */
+		uint64_t partials, chunks;
+		uint32_t tensors;
+		if (!cleanup_view(ki, layout, kernelParams, launch, &partials, &chunks, &tensors) ||
+		    max < 1)
+			return 0;
+		out[0] = (struct np_kread){ partials, tensors * chunks, (enum np_dtype)ki->in_dtype };
 		return 1;
 	}
 	if ((ki->family == NP_KF_FLASH || ki->family == NP_KF_MEMEFF) && kernelParams && launch &&

@@ -58,6 +58,8 @@ enum np_kfamily {
 	NP_KF_MEMEFF,            /* fmha_cutlass[FB]_*: memory-efficient attention
 				  * (kdecode_memeff.h) */
 	NP_KF_DROPOUT,           /* fused_dropout_kernel[_vec]: nn.Dropout's forward */
+	NP_KF_NORM_CLEANUP,      /* lpnorm_cleanup, lpmax_cleanup: _foreach_norm's and
+				  * _foreach_max's per-tensor results */
 	NP_KF_MAX,
 };
 
@@ -252,10 +254,12 @@ enum np_khow {
 				  * gradients of q, k, v (kdecode_memeff.h) */
 	NP_KH_DROPOUT,           /* dropout's output: its totalElements, when its
 				  * TensorInfo is one dense range of that many */
-	NP_KH_CAT,               /* torch.cat's whole output (kdecode_cat.h): its dtype
-				  * is NP_DT_MAX, only its size is known (esize): the
-				  * caller finds the dtype its first input holds, or
-				  * drops the buffer */
+	NP_KH_CAT,               /* torch.cat's output, or a launch's part of it
+				  * (kdecode_cat.h): its dtype is NP_DT_MAX, only its
+				  * size is known (esize): the caller finds the dtype
+				  * its first input holds, or drops the buffer */
+	NP_KH_NORM_RESULT,       /* one tensor's result of _foreach_norm or
+				  * _foreach_max: one element, from its partials */
 };
 
 struct np_kbuf {

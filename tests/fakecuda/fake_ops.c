@@ -32,6 +32,13 @@
  *                    Params as attention.cu fills them): +inf scores (q
  *                    and k of 1e20) give a NaN row, as on the GPU
  *   fo_head_attn()   s = o + x (add): reads the attention's output
+ *   fo_clip(v)       clip_grad_norm_ of 32 gradients, slices of g = v (fill):
+ *                    each one's sum of squares in torch's LpNormFunctor
+ *                    multi_tensor_apply (no decoder reads it; +inf when
+ *                    v = 1e20), their norms (lpnorm_cleanup), coef =
+ *                    norm[0] + x[0] (add)
+ *   fo_clip_apply()  s[0] = coef + x[0] (add): what the optimizer made of it,
+ *                    read in the next step's forward
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -43,6 +50,7 @@
 #include "../unit/memeff_params.h"
 
 #define N 4096
+#define CLIP_GRADS 32           /* fo_clip's gradients, slices of one buffer */
 
 static const char add_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
@@ -127,13 +135,37 @@ static const char memeff_f32[] =
 	"cutlass4arch4Sm80ELb1ELi64ELi64ELi64ELb1ELb1EE6ParamsE";
 static const char opaque_qkv[] = "nvjet_fake_qkv_64x192_1x1_opaque";
 
+/* clip_grad_norm_'s _foreach_norm (ForeachReduceOp.cu, torch 2.14.1's
+ * names and layouts): the partial sums of squares in a multi_tensor_apply
+ * LpNormFunctor launch no decoder reads, then lpnorm_cleanup's norms */
+static const char lpnorm_mta[] =
+	"_ZN2at6native51_GLOBAL__N__99dedba0_18_ForeachReduceOp_cu_b83ec48c25multi_tensor_apply_"
+	"kernelINS1_18TensorListMetadataILi1EEENS0_13LpNormFunctorIfLNS0_8NormTypeE1EfLi1ELi1ELi0E"
+	"EEJPfiEEEvT_T0_DpT1_";
+static const char lpnorm_cleanup_f32[] =
+	"_ZN2at6native14lpnorm_cleanupIfLNS0_8NormTypeE1EfLb1EfEEvPKT3_NS0_19TensorListAddressesEi";
+struct tlm1 {                           /* TensorListMetadata<1>, CUDA 13's capacities */
+	const float *addresses[1][770];
+	int64_t numel_for_tensor[770];
+	uint16_t block_to_tensor[2240];
+	int32_t block_to_chunk[2240];
+	int32_t start_tensor_this_launch;
+};
+_Static_assert(sizeof(struct tlm1) == 25768, "torch 2.14.1's parameter size");
+struct cleanup_args {
+	const float *partials;
+	void *addresses[3200];          /* TensorListAddresses */
+	int32_t max_chunks;
+};
+_Static_assert(offsetof(struct cleanup_args, max_chunks) == 25608, "torch 2.14.1's layout");
+
 #define ASEQ 64                 /* the attention's tokens, heads, head dim */
 #define AHEADS 2
 #define ADIM 64
 #define AQKV (ASEQ * 3 * AHEADS * ADIM)
 
-static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj;
-static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse;
+static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, lpnorm, cleanup;
+static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -213,6 +245,28 @@ static void k_cat(const void *a, unsigned grid, unsigned block)
 	for (unsigned k = 0; k < grid / 8; k++)
 		memcpy(c->output + c->inputs.offset[k] * c->dim_stride, c->inputs.input[k],
 		       c->inputs.n_elements[k] * sizeof(float));
+}
+
+/* One chunk a tensor, a block each: partials[t] = the sum of its squares. */
+static void k_lpnorm(const void *a, unsigned grid, unsigned block)
+{
+	const struct tlm1 *tl = a;
+	float *out;
+	memcpy(&out, (const char *)a + 25776, sizeof(out));
+	for (unsigned b = 0; b < grid; b++) {
+		int t = tl->block_to_tensor[b];
+		float acc = 0;
+		for (int64_t i = 0; i < tl->numel_for_tensor[t]; i++)
+			acc += tl->addresses[0][t][i] * tl->addresses[0][t][i];
+		out[t] = acc;
+	}
+}
+
+static void k_cleanup(const void *a, unsigned grid, unsigned block)
+{
+	const struct cleanup_args *c = a;
+	for (unsigned b = 0; b < grid; b++)
+		*(float *)c->addresses[b] = sqrtf(c->partials[b * (unsigned)c->max_chunks]);
 }
 
 struct qkv_args {
@@ -309,9 +363,15 @@ int fo_init(void)
 			      size_qkv[] = { sizeof(struct qkv_args) };
 	memeff = reg(memeff_f32, 1, off1, size_memeff, k_memeff);
 	qkv_proj = reg(opaque_qkv, 1, off1, size_qkv, k_qkv);
+	static const uint32_t off_lpnorm[] = { 0, 25768, 25776, 25784 },
+			      size_lpnorm[] = { 25768, 1, 8, 4 },
+			      off_cleanup[] = { 0, 8, 25608 }, size_cleanup[] = { 8, 25600, 4 };
+	lpnorm = reg(lpnorm_mta, 4, off_lpnorm, size_lpnorm, k_lpnorm);
+	cleanup = reg(lpnorm_cleanup_f32, 3, off_cleanup, size_cleanup, k_cleanup);
 	x = alloc(), mask = alloc(), sc = alloc(), y = alloc(), e = alloc(), s = alloc();
 	r = alloc(), c = alloc();
 	qkv = alloc_n(AQKV), att = alloc_n(ASEQ * AHEADS * ADIM), lse = alloc_n(AHEADS * ASEQ);
+	g = alloc(), partials = alloc_n(CLIP_GRADS), norm = alloc_n(CLIP_GRADS), coef = alloc_n(1);
 	if (!failed)
 		for (int i = 0; i < N; i++) {
 			x[i] = (float)(i % 10) / 10.0f;   /* unified memory: a store */
@@ -346,21 +406,29 @@ int fo_numel(void)
 	return N;
 }
 
-static void launch1(CUfunction f, float v, float *out)
+static void launch1_n(CUfunction f, float v, float *out, int n)
 {
-	int n = N;
 	char *d[1] = { (char *)out };
 	void *p[] = { &n, &v, d };
 	check(cuLaunchKernel(f, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
 }
 
-static void launch_add(float *out, float *a, float *b)
+static void launch1(CUfunction f, float v, float *out)
 {
-	int n = N;
+	launch1_n(f, v, out, N);
+}
+
+static void launch_add_n(float *out, float *a, float *b, int n)
+{
 	float one = 1.0f;
 	char *d[3] = { (char *)out, (char *)a, (char *)b };
 	void *p[] = { &n, &one, d };
 	check(cuLaunchKernel(add, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+}
+
+static void launch_add(float *out, float *a, float *b)
+{
+	launch_add_n(out, a, b, N);
 }
 
 /* Buffer i (as fo_buf) = v, by the fill kernel: an optimizer's update. */
@@ -542,3 +610,48 @@ int fo_head_attn(void)
 	return failed ? -1 : 0;
 }
 
+/* clip_grad_norm_ over CLIP_GRADS gradients, the slices of g = v (fill):
+ * torch._foreach_norm's two launches, partials[t] = sum(g_t * g_t)
+ * (LpNormFunctor, undecoded: +inf when v = 1e20; its metadata holds more
+ * tensor addresses than the generic tier keeps words, the partials'
+ * pointer argument after them) and norm[t] = sqrt(partials[t])
+ * (lpnorm_cleanup), then coef = norm[0] + x[0] (the clip coefficient's
+ * arithmetic, one element) */
+int fo_clip(float v)
+{
+	static struct tlm1 tl;
+	static struct cleanup_args ca;
+	char functor = 0;
+	int32_t chunks = 1;
+
+	launch1(fill, v, g);
+	launch1_n(fill, 0.0f, partials, CLIP_GRADS);
+	memset(&tl, 0, sizeof(tl));
+	for (int t = 0; t < CLIP_GRADS; t++) {
+		tl.addresses[0][t] = g + t * (N / CLIP_GRADS);
+		tl.numel_for_tensor[t] = N / CLIP_GRADS;
+		tl.block_to_tensor[t] = (uint16_t)t;
+	}
+	void *pl[] = { &tl, &functor, &partials, &chunks };
+	check(cuLaunchKernel(lpnorm, CLIP_GRADS, 1, 1, 512, 1, 1, 0, NULL, pl, NULL),
+	      "cuLaunchKernel");
+	memset(&ca, 0xa5, sizeof(ca));  /* unused addresses: garbage, as on a launch */
+	ca.partials = partials;
+	for (int t = 0; t < CLIP_GRADS; t++)
+		ca.addresses[t] = norm + t;
+	ca.max_chunks = chunks;
+	void *pc[] = { &ca.partials, ca.addresses, &ca.max_chunks };
+	check(cuLaunchKernel(cleanup, CLIP_GRADS, 1, 1, 512, 1, 1, 0, NULL, pc, NULL),
+	      "cuLaunchKernel");
+	launch_add_n(coef, norm, x, 1);
+	return failed ? -1 : 0;
+}
+
+/* what the optimizer made of the clip coefficient, read in the next
+ * step's forward: s[0] = coef + x[0] */
+int fo_clip_apply(void)
+{
+	launch_add_n(s, coef, x, 1);
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	return failed ? -1 : 0;
+}

@@ -34,6 +34,13 @@ dirtiness too.  --cat-split does it in two launches, one input each, as
 torch.cat does past 128 inputs: each launch's part of the output is
 checked on its own.
 
+With --clip, after backward() the job runs clip_grad_norm_'s kernels
+(torch._foreach_norm: a multi_tensor_apply LpNormFunctor no decoder
+reads, then lpnorm_cleanup) over a gradient whose squares overflow at
+step --at, and the optimizer's step reads the result: the generic tier
+must name the LpNormFunctor launch, seen where lpnorm_cleanup reads its
+partial sums.
+
 With --sdpa, blocks.0.attn runs attention: attn.qkv a projection in a
 kernel no decoder reads, whose output's three slices are q, k and v, and
 attn.core torch's memory-efficient SDPA kernel on them; head reads the
@@ -73,7 +80,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
-                  [--cat | --cat-split] [--sdpa qkv|scores|pre] [--cpu-grads]
+                  [--cat | --cat-split] [--clip] [--sdpa qkv|scores|pre] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -108,6 +115,9 @@ def main():
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--cat-split", action="store_true",
                     help="--cat in two launches, one input each (as torch.cat past 128 inputs)")
+    ap.add_argument("--clip", action="store_true",
+                    help="after backward, clip_grad_norm_ of a gradient (torch._foreach_norm's "
+                         "kernels) whose squares overflow at step --at; the optimizer uses it")
     ap.add_argument("--copy", action="store_true",
                     help="the gate clones its output by a device-to-device copy; head reads it")
     ap.add_argument("--sdpa", choices=["qkv", "scores", "pre"],
@@ -123,6 +133,7 @@ def main():
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
     ops.fo_gate_cat.argtypes = [ctypes.c_float, ctypes.c_int]
+    ops.fo_clip.argtypes = [ctypes.c_float]
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_qkv.argtypes = [ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
@@ -187,6 +198,8 @@ def main():
             if a.fault == "backward":
                 GateBackward.value = self.value
                 return GateBackward.apply(x)
+            if a.clip:   # what the optimizer made of the last clip coefficient
+                ops.fo_clip_apply()
             if a.sum:
                 ops.fo_gate_sum(3e38 if self.value == 100.0 else self.value)
             elif a.copy:
@@ -228,6 +241,10 @@ def main():
             return self.head(x)
 
     torch.manual_seed(0)
+    if a.clip:   # the gate stays finite; the gradient's norm overflows
+        train(Model(), a, lambda: ops.fo_clip(1e20 if train.step == a.at else 1.0),
+              gate_at=-1)
+        return
     # the gate's gradient work, read after backward()
     train(Model(), a, ops.fo_head if a.fault == "backward" else None,
           gate_at=-1 if a.sdpa else None)

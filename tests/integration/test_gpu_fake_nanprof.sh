@@ -38,6 +38,9 @@
 # named in attn.qkv, seen where torch's memory-efficient SDPA kernel
 # reads them, also under sample:2 when the projection's launch was
 # sampled out; that kernel's own NaN (+inf scores) named in attn.core.
+# And clip_grad_norm_ after backward (--clip): gradients whose squares
+# overflow in _foreach_norm's LpNormFunctor, a launch no decoder reads,
+# named there, seen where lpnorm_cleanup reads its partial sums.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -391,6 +394,18 @@ PY
 		cat "$T/$tag-sdsc.err" >> "$T/chk"
 		grep -h nan_origin "$T/$tag-sdsc/events.jsonl" >> "$T/chk"
 		bad "$tag: memory-efficient attention origin" "$T/chk"
+	fi
+	# clip_grad_norm_ after backward: the gradients' squares overflow in
+	# _foreach_norm's LpNormFunctor (undecoded), seen where lpnorm_cleanup
+	# reads its partial sums, between the passes and outside any module
+	run_fake "$py" "$T/$tag-clip" --clip --at 3
+	if python3 $IT/check_origin.py "$T/$tag-clip/events.jsonl" --cuda 		--origin none '' output --step 3 --op-kernel LpNormFunctor > "$T/chk" 2>&1 &&
+	   grep -q "step 3, between passes" "$T/$tag-clip.err" &&
+	   grep -q "where:  outside any module (between module calls)" "$T/$tag-clip.err"; then
+		ok "$tag: clip_grad_norm_'s overflowing norm named at _foreach_norm's LpNormFunctor, between passes"
+	else
+		cat "$T/$tag-clip.err" >> "$T/chk"
+		bad "$tag: clip_grad_norm_ origin" "$T/chk"
 	fi
 }
 

@@ -50,6 +50,8 @@ static const struct {
 	{ "fmha_cutlassF_", 1, NP_KF_MEMEFF },
 	{ "::fused_dropout_kernel", 0, NP_KF_DROPOUT },
 	{ "fmha_cutlassB_", 1, NP_KF_MEMEFF },
+	{ "::lpnorm_cleanup<", 0, NP_KF_NORM_CLEANUP },
+	{ "::lpmax_cleanup<", 0, NP_KF_NORM_CLEANUP },
 	/* plain pointer lists */
 	{ "::vectorized_gather_kernel<", 0, NP_KF_EXPLICIT },
 	{ "::vectorized_scatter_add_kernel<", 0, NP_KF_EXPLICIT },
@@ -104,10 +106,13 @@ static void family_and_signature_of_every_kernel(void)
 			  "%s: dtype %d why %d", lines[i].dem, ki.dtype, ki.dtype_why);
 		per[ki.family]++;
 	}
-	/* the fixture holds one flash attention kernel (test_kdecode_flash.c)
-	 * and two index_select ones (test_kdecode_index.c) */
+	/* the fixture holds one flash attention kernel (test_kdecode_flash.c),
+	 * two index_select ones (test_kdecode_index.c) and three of
+	 * _foreach_norm's and _foreach_max's cleanups
+	 * (test_kdecode_norm_cleanup.c) */
 	for (int f = NP_KF_VEC_ELEMENTWISE; f < NP_KF_MAX; f++)
-		cr_expect_geq(per[f], f == NP_KF_FLASH ? 1 : f == NP_KF_INDEX ? 2 : 4,
+		cr_expect_geq(per[f], f == NP_KF_FLASH ? 1 : f == NP_KF_INDEX ? 2 :
+				      f == NP_KF_NORM_CLEANUP ? 3 : 4,
 			      "only %d %s kernels", per[f], np_kfamily_name(f));
 }
 
