@@ -18,7 +18,8 @@ runs every configuration once, starting at a different one each round):
   anomaly       torch.autograd.set_detect_anomaly(True)
 
 Each process trains two models in turn: `transformer` (4 encoder layers,
-d=512, 8 heads, batch 32, sequence 128, causal mask, AdamW: several ms a
+d=512, 8 heads, batch 32, sequence 128, causal mask, gradients clipped to
+norm 1 as Hugging Face's Trainer does by default, AdamW: several ms a
 step) and `faults` (tests/integration/faults.py's model: small and
 launch-bound).  It times every step itself, with perf_counter around the
 step and one torch.cuda.synchronize() at the step's end, the same in every
@@ -78,6 +79,7 @@ def transformer_job(torch, dev):
         logits = model(tokens, mask)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), target.reshape(-1))
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
     return step
 
