@@ -1342,26 +1342,38 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
  *      stat_acc, a dummy when its data is NULL); the host launches one
  *      block per plane, input.size(1).  Whole when gridDim.x is their
  *      size and their stride 1.
+ *  batch_norm_backward_kernel<input, stat, stat_acc, index_t>(input,
+ *      grad_output, grad_input, grad_weight, grad_bias, weight,
+ *      running_mean, running_var, save_mean, save_invstd, train, epsilon)
+ *      (the fused backward batch_norm_backward_cuda runs for an NCHW
+ *      input whose gradient is wanted): plane = blockIdx.x, one block per
+ *      plane; its threads loop over every batch (threadIdx.y by
+ *      blockDim.y) and feature (threadIdx.x by blockDim.x) of
+ *      grad_input[.][plane][.] (a dummy when not wanted), and thread 0
+ *      writes grad_weight[plane] and grad_bias[plane] (of stat, when
+ *      their size is not 0).  Whole as the statistics kernel's.
  *  The input accessors these kernels read whole (transform's and the
  *  statistics' input, backward_elemt's input and grad_output) are reads
  *  for the generic tier: a convolution's output (cuDNN, undecodable) is
  *  first read by batch norm's statistics.
- *  batch_norm_backward_kernel (its grad_input may be a dummy, and its
- *  loops were not read here) and the other statistics kernels stay
- *  unsized.
+ *  The other statistics kernels (batch_norm_backward_reduce_kernel, what
+ *  runs when the input's gradient is not wanted; the gather of
+ *  SyncBatchNorm) stay unsized.
  */
 static const struct {
 	const char *name;
 	int8_t nsig, param, index_targ;
-	uint8_t stats;          /* outputs: save_mean and save_transformed_var */
-	int8_t dtype_targ;      /* the outputs' type */
+	int8_t dtype_targ;      /* the 3-D output's type (with no 3-D output: the planes') */
+	uint8_t planes;         /* bit p: a 1-D output of template argument plane_targ */
+	int8_t plane_targ;
 	uint8_t xin;            /* bit p: a 3-D input accessor of template argument in_targ */
 	int8_t in_targ;
 } acc_kernels[] = {
-	{ "batch_norm_transform_input_kernel", 7, 1, 4, 0, 0, 1 << 0, 0 },
-	{ "batch_norm_backward_elemt_kernel", 9, 7, 3, 0, 0, 1 << 0 | 1 << 1, 0 },
-	{ "batch_norm_backward_elemt_kernel", 10, 7, 3, 0, 0, 1 << 0 | 1 << 1, 0 },
-	{ "batch_norm_collect_statistics_kernel", 5, -1, 4, 1, 3, 1 << 0, 1 },
+	{ "batch_norm_transform_input_kernel", 7, 1, 4, 0, 0, -1, 1 << 0, 0 },
+	{ "batch_norm_backward_elemt_kernel", 9, 7, 3, 0, 0, -1, 1 << 0 | 1 << 1, 0 },
+	{ "batch_norm_backward_elemt_kernel", 10, 7, 3, 0, 0, -1, 1 << 0 | 1 << 1, 0 },
+	{ "batch_norm_collect_statistics_kernel", 5, -1, 4, 3, 1 << 3 | 1 << 4, 3, 1 << 0, 1 },
+	{ "batch_norm_backward_kernel", 12, 2, 3, 0, 1 << 3 | 1 << 4, 1, 1 << 0 | 1 << 1, 0 },
 };
 
 static void acc_classify(struct np_kinfo *ki, struct span name, struct span targs)
@@ -1381,7 +1393,11 @@ static void acc_classify(struct np_kinfo *ki, struct span name, struct span targ
 		return;
 	ki->acc.param = acc_kernels[i].param;
 	ki->acc.isz = span_eq(it, "int") ? 4 : 8;
-	ki->acc.stats = acc_kernels[i].stats;
+	ki->acc.planes = acc_kernels[i].planes;
+	ki->acc.plane_dtype = (int8_t)(acc_kernels[i].plane_targ < 0 ? -1 :
+		type_dtype(nth_item(targs, acc_kernels[i].plane_targ), &in_why));
+	if (ki->acc.plane_dtype < 0)
+		ki->acc.planes = 0;
 	ki->acc.xin = acc_kernels[i].xin;
 	ki->in_dtype = type_dtype(nth_item(targs, acc_kernels[i].in_targ), &in_why);
 	if (ki->in_dtype < 0)
@@ -1790,38 +1806,38 @@ static int accessor_outputs(const struct np_kinfo *ki, const struct np_kparams *
 	struct np_kbuf *out;
 	uint64_t ptr;
 
-	if (ki->nsig < 0 || l->n != ki->nsig)
+	if (ki->nsig < 0 || l->n != ki->nsig || (a->param < 0 && !a->planes) ||
+	    (a->param >= 0 && l->p[a->param].size != acc3))
 		return 0;
-	if (a->stats) {         /* save_mean, save_transformed_var: one per plane */
-		if (l->p[3].size != acc1 || l->p[4].size != acc1)
+	for (int p = 0; p < l->n; p++)
+		if ((a->planes >> p & 1) && l->p[p].size != acc1)
 			return 0;
-		for (int p = 3; p <= 4; p++) {
-			const unsigned char *b = kp[p];
-			int64_t size = acc_index(b, a->isz, 8), stride = acc_index(b, a->isz, 8 + a->isz);
-			ptr = np_u64_at(b, 0);
-			if (!ptr || size <= 0 || !(out = emit_next(e)))
-				continue;       /* a dummy: nothing written there */
+	if (a->param >= 0) {    /* the 3-D output */
+		int64_t n = acc3_numel(kp[a->param], a->isz, kl, &ptr);
+		if (ptr && n >= 0 && (out = emit_next(e))) {   /* not a dummy, something written */
 			out->ptr = ptr;
 			out->dtype = (enum np_dtype)ki->dtype;
 			out->how = NP_KH_ACCESSOR;
-			out->numel = (stride == 1 || size == 1) && kl && kl->grid[0] == (uint64_t)size &&
-						     kl->grid[1] == 1 && kl->grid[2] == 1 ?
-					     (uint64_t)size : 0;
+			out->numel = (uint64_t)n;
 		}
-		return e->n;
 	}
-	if (a->param < 0 || l->p[a->param].size != acc3)
-		return 0;
-	int64_t n = acc3_numel(kp[a->param], a->isz, kl, &ptr);
-	if (!ptr || n < 0)      /* a dummy accessor, or nothing written */
-		return 0;
-	out = emit_next(e);
-	if (!out)
-		return e->n;
-	out->ptr = ptr;
-	out->dtype = (enum np_dtype)ki->dtype;
-	out->how = NP_KH_ACCESSOR;
-	out->numel = (uint64_t)n;
+	for (int p = 0; p < l->n; p++) {        /* the 1-D ones: an element a plane */
+		const unsigned char *b = kp[p];
+		int64_t size, stride;
+		if (!(a->planes >> p & 1))
+			continue;
+		size = acc_index(b, a->isz, 8);
+		stride = acc_index(b, a->isz, 8 + a->isz);
+		ptr = np_u64_at(b, 0);
+		if (!ptr || size <= 0 || !(out = emit_next(e)))
+			continue;       /* a dummy: nothing written there */
+		out->ptr = ptr;
+		out->dtype = (enum np_dtype)a->plane_dtype;
+		out->how = NP_KH_ACCESSOR;
+		out->numel = (stride == 1 || size == 1) && kl && kl->grid[0] == (uint64_t)size &&
+					     kl->grid[1] == 1 && kl->grid[2] == 1 ?
+				     (uint64_t)size : 0;
+	}
 	return e->n;
 }
 

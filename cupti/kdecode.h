@@ -153,8 +153,9 @@ struct np_krows {
 struct np_kacc {
 	int8_t param;            /* the 3-D output accessor's parameter, or -1 */
 	uint8_t isz;             /* sizeof index_t: 4 or 8; 0: not such a kernel */
-	uint8_t stats;           /* the statistics kernel: 1-D outputs 3 and 4 (a
-				  * plane each), of dtype */
+	uint8_t planes;          /* bit p: parameter p a 1-D output, an element a
+				  * plane (statistics, grad_weight), of plane_dtype */
+	int8_t plane_dtype;
 	uint8_t xin;             /* bit p: parameter p a 3-D input accessor, of
 				  * in_dtype (read by the generic tier) */
 };

@@ -601,6 +601,61 @@ Test(kdecode_norm, batch_norm_statistics)
 	cr_expect_eq(out[0].numel, 0, "strided: unsized");
 }
 
+/* batch_norm_backward_kernel<input, stat, stat_acc, index_t>(input,
+ * grad_output, grad_input, grad_weight, grad_bias, weight, running_mean,
+ * running_var, save_mean, save_invstd, train, epsilon): the fused NCHW
+ * backward, a block per plane writing that plane of grad_input (a dummy
+ * when not wanted) and its grad_weight and grad_bias element */
+Test(kdecode_norm, batch_norm_fused_backward)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[8];
+	const int64_t size[3] = { 8, 16, 49 }, nchw[3] = { 16 * 49, 49, 1 };
+	const uint64_t x = 0x7f0000900000ull, dy = 0x7f0000980000ull, dx = 0x7f0000b00000ull,
+		       dw = 0x7f0000a00000ull, db = 0x7f0000a10000ull;
+
+	setup(&ln, "batch_norm_backward_kernel<float, float, float, int>");
+	cr_assert_eq(ln.ki.family, NP_KF_BATCH_NORM);
+	set_acc(&ln, 0, x, size, nchw, 4);
+	set_acc(&ln, 1, dy, size, nchw, 4);
+	set_acc(&ln, 2, dx, size, nchw, 4);
+	set_acc1(&ln, 3, dw, 16, 1);
+	set_acc1(&ln, 4, db, 16, 1);
+	set_acc1(&ln, 5, PTR(5), 16, 1);        /* weight, running stats, saved ones: read */
+	set_acc1(&ln, 8, PTR(8), 16, 1);
+	set_acc1(&ln, 9, PTR(9), 16, 1);
+	/* the host's grid: a block per plane, (tf, 512 / tf) threads */
+	cr_assert_eq(decode(&ln, grid2(16, 1, 64, 8), out), 3);
+	cr_expect_eq(out[0].ptr, dx);
+	cr_expect_eq(out[0].numel, 8 * 16 * 49);
+	cr_expect_eq(out[0].dtype, NP_DT_F32);
+	cr_expect_eq(out[1].ptr, dw);
+	cr_expect_eq(out[1].numel, 16);
+	cr_expect_eq(out[2].ptr, db);
+	cr_expect_eq(out[2].numel, 16);
+	cr_expect_eq(out[2].dtype, NP_DT_F32);
+	cr_assert_eq(reads(&ln, grid2(16, 1, 64, 8), in), 2, "x and dy");
+	cr_expect_eq(in[0].ptr, x);
+	cr_expect_eq(in[1].ptr, dy);
+	cr_expect_eq(in[1].numel, 8 * 16 * 49);
+	/* a block short: nothing whole */
+	cr_assert_eq(decode(&ln, grid2(15, 1, 64, 8), out), 3);
+	cr_expect(out[0].numel == 0 && out[1].numel == 0 && out[2].numel == 0);
+	/* the first layer's: no grad_input, grad_weight and grad_bias still */
+	set_acc(&ln, 2, 0, (const int64_t[3]){ 0, 0, 0 }, (const int64_t[3]){ 0, 0, 0 }, 4);
+	cr_assert_eq(decode(&ln, grid2(16, 1, 64, 8), out), 2);
+	cr_expect_eq(out[0].ptr, dw);
+	cr_expect_eq(out[1].ptr, db);
+	/* no affine weight: grad_weight and grad_bias dummies too */
+	set_acc1(&ln, 3, 0, 0, 0);
+	set_acc1(&ln, 4, 0, 0, 0);
+	cr_expect_eq(decode(&ln, grid2(16, 1, 64, 8), out), 0);
+	/* a 1-D accessor of another size: not this kernel's layout */
+	ln.l.p[4].size = 24;
+	cr_expect_eq(decode(&ln, grid2(16, 1, 64, 8), out), 0);
+}
+
 Test(kdecode_norm, batch_norm_elementwise_kernels_read_their_inputs)
 {
 	static struct launch ln;
