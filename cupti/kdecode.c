@@ -1216,9 +1216,24 @@ static void signature_dtype(struct np_kinfo *ki)
  *       for c < stride, m < reduction_size: whole only if gridDim.x *
  *       blockDim.x >= stride (the host's flexible_launch_configs makes
  *       it so).  reduction_size x stride.
+ *  and its channels-last reductions, on the same grid:
+ *   batch_norm_collect_statistics_channels_last_kernel<VarTransform, T,
+ *       acc, LOADS>(x, acc* out_mean, acc* out_invstd, volatile acc*
+ *       staging_data, int* semaphores, int reduction_size, int stride,
+ *       acc epsilon) and
+ *   batch_norm_backward_reduce_channels_last_kernel<LOADS, T, acc,
+ *       layer>(x, dy, mean, inv_std, acc* sum_dy, acc* sum_dy_xmu, layer*
+ *       grad_weight, layer* grad_bias, volatile acc* staging_data, int*
+ *       semaphores, int reduction_size, int stride): each output's
+ *       element c written by thread (c, threadIdx.y 0) of block row 0
+ *       (gridDim.y 1) or of the column's last block to finish (the
+ *       others leave partial results in staging_data, no output), for c
+ *       < stride: whole when gridDim.x * blockDim.x >= stride, stride
+ *       elements each (grad_weight and grad_bias NULL without an affine
+ *       weight); x (and dy) reduction_size x stride.
  *
- * GammaBetaBackward*, batch norm's statistics kernels (whose grids tile
- * channels and staging buffers) and the spatial softmax stay unsized:
+ * GammaBetaBackward*, batch norm's other statistics kernels and the
+ * spatial softmax stay unsized:
  * the launch checks do not see them, the guards do (writers.h).  Batch
  * norm's NCHW kernels take tensor accessors: "accessor outputs" below.
  */
@@ -1231,29 +1246,37 @@ static const struct {
 	uint8_t xin;            /* bit p: parameter p is an input of rows x N elements
 				 * (X, dY, a softmax's input, output, gradient), read
 				 * by the generic tier (np_kdecode_reads) */
+	uint8_t outs;           /* BN_CL_CHAN: its per-channel outputs */
+	uint16_t scratch;       /* a T* written that is no output (staging_data,
+				 * semaphores) */
 } row_kernels[] = {
-	{ "vectorized_layer_norm_kernel", NP_KR_LN_VEC, 8, 0, 4, 7, 5, 6, 1 << 2 },
-	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 8, 1, 8, 7, -1, -1, 1 << 2 },
-	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 6, 1, 8, -1, 4, 5, 1 << 3 },
+	{ "vectorized_layer_norm_kernel", NP_KR_LN_VEC, 8, 0, 4, 7, 5, 6, 1 << 2, 0, 0 },
+	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 8, 1, 8, 7, -1, -1, 1 << 2, 0, 0 },
+	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 6, 1, 8, -1, 4, 5, 1 << 3, 0, 0 },
 	/* torch 2.11: without the unread leading int64_t */
-	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 7, 0, 8, 6, -1, -1, 1 << 1 },
-	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 5, 0, 8, -1, 3, 4, 1 << 2 },
-	{ "layer_norm_grad_input_kernel", NP_KR_LN, 7, 6, 4, 5, -1, -1, 1 << 0 | 1 << 1 },
-	{ "layer_norm_grad_input_kernel_vectorized", NP_KR_LN, 7, 6, 4, 5, -1, -1, 1 << 0 | 1 << 1 },
-	{ "cunn_SoftMaxForward", NP_KR_SM_BLOCK, 3, 2, 4, 0, -1, -1, 1 << 1 },
-	{ "cunn_SoftMaxBackward", NP_KR_SM_BLOCK, 4, 3, 8, 0, -1, -1, 1 << 1 | 1 << 2 },
-	{ "cunn_SoftMaxForwardSmem", NP_KR_SM_SMEM, 3, 2, 0, 0, -1, -1, 1 << 1 },
-	{ "cunn_SoftMaxBackwardSmem", NP_KR_SM_SMEM, 4, 3, 8, 0, -1, -1, 1 << 1 | 1 << 2 },
-	{ "cunn_SoftMaxForwardReg", NP_KR_SM_REG, 3, 2, 0, 0, -1, -1, 1 << 1 },
-	{ "softmax_warp_forward", NP_KR_SM_WARP, 8, 2, 4, 0, -1, -1, 1 << 1 },
-	{ "softmax_warp_backward", NP_KR_SM_WARP, 7, 3, 4, 0, -1, -1, 1 << 1 | 1 << 2 },
+	{ "LayerNormForwardCUDAKernel", NP_KR_LN, 7, 0, 8, 6, -1, -1, 1 << 1, 0, 0 },
+	{ "RowwiseMomentsCUDAKernel", NP_KR_LN, 5, 0, 8, -1, 3, 4, 1 << 2, 0, 0 },
+	{ "layer_norm_grad_input_kernel", NP_KR_LN, 7, 6, 4, 5, -1, -1, 1 << 0 | 1 << 1, 0, 0 },
+	{ "layer_norm_grad_input_kernel_vectorized", NP_KR_LN, 7, 6, 4, 5, -1, -1, 1 << 0 | 1 << 1, 0, 0 },
+	{ "cunn_SoftMaxForward", NP_KR_SM_BLOCK, 3, 2, 4, 0, -1, -1, 1 << 1, 0, 0 },
+	{ "cunn_SoftMaxBackward", NP_KR_SM_BLOCK, 4, 3, 8, 0, -1, -1, 1 << 1 | 1 << 2, 0, 0 },
+	{ "cunn_SoftMaxForwardSmem", NP_KR_SM_SMEM, 3, 2, 0, 0, -1, -1, 1 << 1, 0, 0 },
+	{ "cunn_SoftMaxBackwardSmem", NP_KR_SM_SMEM, 4, 3, 8, 0, -1, -1, 1 << 1 | 1 << 2, 0, 0 },
+	{ "cunn_SoftMaxForwardReg", NP_KR_SM_REG, 3, 2, 0, 0, -1, -1, 1 << 1, 0, 0 },
+	{ "softmax_warp_forward", NP_KR_SM_WARP, 8, 2, 4, 0, -1, -1, 1 << 1, 0, 0 },
+	{ "softmax_warp_backward", NP_KR_SM_WARP, 7, 3, 4, 0, -1, -1, 1 << 1 | 1 << 2, 0, 0 },
 	/* x (and dy): reduction_size x stride, as the output */
 	{ "batch_norm_transform_input_channels_last_kernel", NP_KR_BN_CL, 10, 7, 4, 6, -1, -1,
-	  1 << 0 },
+	  1 << 0, 0, 0 },
 	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 11, 9, 4, 7, -1, -1,
-	  1 << 0 | 1 << 1 },
+	  1 << 0 | 1 << 1, 0, 0 },
 	{ "batch_norm_backward_elemt_channels_last_kernel", NP_KR_BN_CL, 12, 10, 4, 8, -1, -1,
-	  1 << 0 | 1 << 1 },
+	  1 << 0 | 1 << 1, 0, 0 },
+	/* stride outputs each; x (and dy) reduction_size x stride */
+	{ "batch_norm_collect_statistics_channels_last_kernel", NP_KR_BN_CL_CHAN, 8, 5, 4, -1, -1,
+	  -1, 1 << 0, 1 << 1 | 1 << 2, 1 << 3 | 1 << 4 },
+	{ "batch_norm_backward_reduce_channels_last_kernel", NP_KR_BN_CL_CHAN, 12, 10, 4, -1, -1,
+	  -1, 1 << 0 | 1 << 1, 1 << 4 | 1 << 5 | 1 << 6 | 1 << 7, 1 << 8 | 1 << 9 },
 };
 
 /* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
@@ -1276,9 +1299,13 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 	r.y = row_kernels[i].y;
 	r.mean = row_kernels[i].mean;
 	r.rstd = row_kernels[i].rstd;
-	/* the outputs must be the T* the signature names, nothing else */
+	r.outs = row_kernels[i].outs;
+	r.scratch = row_kernels[i].scratch;
+	/* the outputs (and scratch) must be the T* the signature names,
+	 * nothing else */
 	for (int p = 0; p < ki->nsig; p++) {
-		int out = p == r.y || p == r.mean || p == r.rstd;
+		int out = p == r.y || p == r.mean || p == r.rstd || (r.outs >> p & 1) ||
+			  (r.scratch >> p & 1);
 		if (out != (ki->sig[p].kind == NP_KP_OUT_PTR) ||
 		    (p == r.count && ki->sig[p].kind != NP_KP_SCALAR))
 			return;
@@ -1299,6 +1326,7 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 		break;
 	case NP_KR_SM_BLOCK:
 	case NP_KR_BN_CL:
+	case NP_KR_BN_CL_CHAN:
 		break;
 	case NP_KR_SM_SMEM:             /* <ILP, ..> */
 	case NP_KR_SM_REG:              /* <.., index_t, REG> */
@@ -1678,7 +1706,8 @@ static int row_extent(const struct np_krows *r, const struct np_kparams *l, void
 	if (r->kind == NP_KR_SM_WARP &&
 	    (l->p[r->count + 1].size != 4 || l->p[r->count + 2].size != 4))
 		return -1;
-	if (r->kind == NP_KR_BN_CL) {   /* a 2-D grid: channels x, rows y */
+	if (r->kind == NP_KR_BN_CL || r->kind == NP_KR_BN_CL_CHAN) {
+		/* a 2-D grid: channels x, rows y */
 		if (l->p[r->count + 1].size != 4)
 			return -1;
 		n = int_at(l, kp, r->count);
@@ -1686,8 +1715,9 @@ static int row_extent(const struct np_krows *r, const struct np_kparams *l, void
 		if (!g || !g[0] || !b[0] || n <= 0 || stride <= 0 ||
 		    (uint64_t)g[0] * b[0] < (uint64_t)stride)
 			return 0;
-		*rows = (uint64_t)n;
-		*cols = (uint64_t)stride;
+		/* the reductions' outputs are a row of channels */
+		*rows = (uint64_t)(r->kind == NP_KR_BN_CL ? n : stride);
+		*cols = (uint64_t)(r->kind == NP_KR_BN_CL ? stride : n);
 		return 0;
 	}
 	if (!g || !g[0] || g[1] != 1 || g[2] != 1 || !b[0] || !b[1] || b[2] != 1)
@@ -1749,7 +1779,7 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 		uint64_t ptr;
 		if (s->kind != NP_KP_OUT_PTR || s->dtype < 0 || l->p[i].size != 8)
 			continue;
-		if (r->kind && r->rms && i == r->mean)
+		if (r->kind && ((r->rms && i == r->mean) || (r->scratch >> i & 1)))
 			continue;
 		ptr = word_at(kp, i, 0);
 		if (!ptr)       /* an optional output left out */

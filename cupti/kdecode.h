@@ -132,6 +132,9 @@ enum np_krows_kind {
 	NP_KR_SM_WARP,           /* softmax_warp_forward / backward: batch_size x elements */
 	NP_KR_BN_CL,             /* batch norm's channels-last elementwise kernels:
 				  * reduction_size x stride (count, count + 1) */
+	NP_KR_BN_CL_CHAN,        /* its channels-last reductions (statistics, the
+				  * backward's sums): stride elements each output,
+				  * rows = stride, N = reduction_size */
 };
 
 struct np_krows {
@@ -144,6 +147,10 @@ struct np_krows {
 	int8_t y;                /* parameter of the rows x N output */
 	int8_t mean, rstd;       /* parameters of the per-row outputs, or -1 */
 	uint8_t xin;             /* bit p: parameter p is a rows x N input (const T*) */
+	uint8_t outs;            /* BN_CL_CHAN: bit p, parameter p a per-row output */
+	uint16_t scratch;        /* bit p: a T* the kernel writes that is no output
+				  * (a grid-wide reduction's staging buffer and
+				  * semaphores) */
 };
 
 /* Batch norm's NCHW elementwise kernels take tensor accessors, not

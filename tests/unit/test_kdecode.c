@@ -525,9 +525,10 @@ static const struct {
 	{ "softmax_warp_backward<float, c10::Half, float, 0, true, false, 32>", 1, { 0 },
 	  { NP_DT_F16 } },
 	/* (T const* x, T const* dy, float const* mean, float const* invstd, float* sum_dy,
-	 *  float* sum_dy_xmu, float* dw, float* db, float volatile* staging, int*, ..) */
-	{ "batch_norm_backward_reduce_channels_last_kernel<4, c10::Half, float, float>", 5,
-	  { 4, 5, 6, 7, 8 }, { NP_DT_F32, NP_DT_F32, NP_DT_F32, NP_DT_F32, NP_DT_F32 } },
+	 *  float* sum_dy_xmu, float* dw, float* db, float volatile* staging, int*, ..):
+	 *  the staging buffer is written, but no output */
+	{ "batch_norm_backward_reduce_channels_last_kernel<4, c10::Half, float, float>", 4,
+	  { 4, 5, 6, 7 }, { NP_DT_F32, NP_DT_F32, NP_DT_F32, NP_DT_F32 } },
 	/* (int const* indices, T const* grad, T* grad_weight, int, long, int) */
 	{ "embedding_backward_feature_kernel<float, float, int>", 1, { 2 }, { NP_DT_F32 } },
 	/* (int const*, int const*, T const* weight, T* output, int* offset2bag, ..) */

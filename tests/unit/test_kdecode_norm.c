@@ -337,10 +337,6 @@ Test(kdecode_norm, batch_norm_channels_last_elementwise)
 		cr_assert_eq(decode(&ln, grid2(2, 10, 32, 4), out), 1);
 		expect_out(&out[0], k[i].y, 300 * 40, k[i].dt);
 	}
-	/* the statistics kernels write per-channel sums over staging buffers:
-	 * unsized */
-	setup(&ln, "batch_norm_collect_statistics_channels_last_kernel<at::native::Var, float,");
-	cr_expect_eq(ln.ki.rows.kind, NP_KR_NONE);
 }
 
 /* Batch norm's NCHW kernels: a 3-D accessor (data, sizes, strides of
@@ -547,6 +543,47 @@ Test(kdecode_norm, row_kernels_read_their_rows_x_n_inputs)
 	/* batch norm's: batch_norm_elementwise_kernels_read_their_inputs */
 	setup(&ln, "batch_norm_transform_input_channels_last_kernel");
 	cr_expect_eq(ln.ki.rows.xin, 1, "x, reduction_size x stride");
+}
+
+/* The channels-last reductions, on the elementwise kernels' grid: each
+ * output a row of `stride` channels (written by the column's last block
+ * when the grid has several rows; the others leave partial results in
+ * staging_data, which is no output); x (and dy) reduction_size x stride
+ * are reads. */
+Test(kdecode_norm, batch_norm_channels_last_reductions)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[8];
+
+	setup(&ln, "batch_norm_collect_statistics_channels_last_kernel<at::native::Var, float,");
+	cr_assert_eq(ln.ki.rows.kind, NP_KR_BN_CL_CHAN);
+	set32(&ln, 5, 300);                     /* reduction_size */
+	set32(&ln, 6, 24);                      /* stride: channels */
+	cr_assert_eq(decode(&ln, grid2(1, 10, 32, 4), out), 2, "mean and invstd, not staging");
+	expect_out(&out[0], 1, 24, NP_DT_F32);
+	expect_out(&out[1], 2, 24, NP_DT_F32);
+	cr_assert_eq(reads(&ln, grid2(1, 10, 32, 4), in), 1);
+	expect_read(&in[0], 0, 300 * 24, NP_DT_F32);
+	set32(&ln, 6, 40);                      /* channels the x threads do not reach */
+	cr_assert_eq(decode(&ln, grid2(1, 10, 32, 4), out), 2);
+	cr_expect_eq(out[0].numel, 0, "unsized");
+	cr_expect_eq(reads(&ln, grid2(1, 10, 32, 4), in), 0);
+
+	setup(&ln, "batch_norm_backward_reduce_channels_last_kernel<4, c10::Half, float, float>");
+	cr_assert_eq(ln.ki.rows.kind, NP_KR_BN_CL_CHAN);
+	set32(&ln, 10, 300);
+	set32(&ln, 11, 24);
+	cr_assert_eq(decode(&ln, grid2(1, 1, 32, 16), out), 4, "sum_dy, sum_dy_xmu, dw, db");
+	for (int k = 0; k < 4; k++)
+		expect_out(&out[k], 4 + k, 24, NP_DT_F32);
+	cr_assert_eq(reads(&ln, grid2(1, 1, 32, 16), in), 2);
+	expect_read(&in[0], 0, 300 * 24, NP_DT_F16);
+	expect_read(&in[1], 1, 300 * 24, NP_DT_F16);
+	/* no affine weight: grad_weight and grad_bias NULL */
+	set64(&ln, 6, 0);
+	set64(&ln, 7, 0);
+	cr_expect_eq(decode(&ln, grid2(1, 1, 32, 16), out), 2);
 }
 
 /* batch_norm_collect_statistics_kernel<InvStd, input, stat, stat_acc,
