@@ -1462,6 +1462,50 @@ static void scalar_classify(struct np_kinfo *ki, struct span name)
 	ki->scalar_outputs = outs == 2;
 }
 
+/* Counted outputs.  Pooling kernels borrowed from Caffe loop
+ *   CUDA_KERNEL_LOOP(index, nthreads) { ... top_data[index] = ...; }
+ * over their first parameter, grid-stride: whatever the grid, they write
+ * all of [0, nthreads) of their one floating output, which the host
+ * allocates dense (AveragePool2d.cu, DilatedMaxPool2d.cu):
+ *   avg_pool2d_out_cuda_frame[_nhwc]<T, acc>(int count = output.numel(),
+ *       T const* input, .., T* output, ..)
+ *   avg_pool2d_backward_out_cuda_frame[_nhwc]<T, acc, index_t>(index_t
+ *       count = grad_input.numel(), T const* grad_output, .., T* grad_input, ..)
+ *   max_pool_forward_nchw<T, index_t>(index_t count = output.numel(),
+ *       T const* input, .., T* output, int64_t* indices)
+ * (parameter counts and the output's place from torch 2.14.1's parameter
+ * lists).  Their inputs' sizes are not read: the parameters between
+ * changed across versions. */
+static const struct {
+	const char *name;
+	int8_t nsig, out;
+} counted_kernels[] = {
+	{ "avg_pool2d_out_cuda_frame", 17, 13 },
+	{ "avg_pool2d_out_cuda_frame_nhwc", 17, 13 },
+	{ "avg_pool2d_backward_out_cuda_frame", 17, 13 },
+	{ "avg_pool2d_backward_out_cuda_frame_nhwc", 17, 13 },
+	{ "max_pool_forward_nchw", 17, 15 },
+};
+
+static void counted_classify(struct np_kinfo *ki, struct span name)
+{
+	size_t i;
+	int outs = 0;
+
+	for (i = 0; i < sizeof(counted_kernels) / sizeof(counted_kernels[0]); i++)
+		if (span_eq(name, counted_kernels[i].name) && ki->nsig == counted_kernels[i].nsig)
+			break;
+	if (i == sizeof(counted_kernels) / sizeof(counted_kernels[0]) ||
+	    ki->family != NP_KF_EXPLICIT || ki->sig[0].kind != NP_KP_SCALAR)
+		return;
+	for (int p = 0; p < ki->nsig; p++)
+		outs += ki->sig[p].kind == NP_KP_OUT_PTR && ki->sig[p].dtype >= 0;
+	if (outs != 1 || ki->sig[counted_kernels[i].out].kind != NP_KP_OUT_PTR ||
+	    ki->sig[counted_kernels[i].out].dtype < 0)
+		return;
+	ki->counted = 1;
+}
+
 int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 {
 	struct span s = { demangled, demangled ? strlen(demangled) : 0 }, name, targs, rest;
@@ -1488,6 +1532,7 @@ int np_kdecode_classify(const char *demangled, struct np_kinfo *ki)
 	if (ki->family >= NP_KF_SOFTMAX && ki->family != NP_KF_MULTI_TENSOR_APPLY)
 		signature_dtype(ki);
 	scalar_classify(ki, name);
+	counted_classify(ki, name);
 	if (ki->family == NP_KF_BATCH_NORM)
 		acc_classify(ki, name, targs);
 	if (ki->family == NP_KF_CAT && targs.p)
@@ -1769,10 +1814,14 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 	const struct np_krows *r = &ki->rows;
 	uint64_t rows = 0, cols = 0;
 
+	int64_t count = 0;
+
 	if (ki->nsig < 0 || l->n != ki->nsig)
 		return 0;
 	if (r->kind && row_extent(r, l, kp, kl, &rows, &cols))
 		return 0;
+	if (ki->counted && (count = int_at(l, kp, 0)) <= 0)
+		count = 0;      /* not as the host launches it: unsized */
 	for (int i = 0; i < ki->nsig; i++) {
 		const struct np_ksig *s = &ki->sig[i];
 		struct np_kbuf *out;
@@ -1788,7 +1837,8 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 		if (!out)
 			continue;
 		out->ptr = ptr;
-		out->numel = ki->scalar_outputs ? 1 : !r->kind ? 0 : i == r->y ? rows * cols : rows;
+		out->numel = ki->scalar_outputs ? 1 : ki->counted ? (uint64_t)count :
+			     !r->kind ? 0 : i == r->y ? rows * cols : rows;
 		out->dtype = (enum np_dtype)s->dtype;
 		out->how = NP_KH_SIGNATURE;
 	}

@@ -230,6 +230,10 @@ struct np_kinfo {
 	uint8_t scalar_outputs;  /* NP_KF_EXPLICIT: each floating T* output is one element
 				  * (a loss kernel's reduced value; kdecode.c, "scalar
 				  * outputs") */
+	uint8_t counted;         /* NP_KF_EXPLICIT: its one floating T* output holds
+				  * parameter 0's count of elements, written by a
+				  * grid-stride loop (pooling; kdecode.c, "counted
+				  * outputs") */
 };
 
 /* One function's parameter layout, as cuFuncGetParamInfo gives it. */

@@ -57,6 +57,8 @@ static const struct {
 	{ "::vectorized_scatter_add_kernel<", 0, NP_KF_EXPLICIT },
 	{ "mbedding", 0, NP_KF_EXPLICIT },
 	{ "::max_unpooling2d_forward_kernel<", 0, NP_KF_EXPLICIT },
+	{ "::avg_pool2d_", 0, NP_KF_EXPLICIT },
+	{ "::max_pool_forward_nchw<", 0, NP_KF_EXPLICIT },
 	{ "::im2col_kernel<", 0, NP_KF_EXPLICIT },
 	{ "::cross_kernel<", 0, NP_KF_EXPLICIT },
 	{ "::glu_backward_kernel<", 0, NP_KF_EXPLICIT },
@@ -583,6 +585,55 @@ Test(kdecode_fixture, signature_outputs_are_the_non_const_floating_pointers)
 	cr_expect_eq(kl.more, 0);
 	kl.first = 3;
 	cr_expect_eq(signature_launch_at(ln, &kl, one, 1), 0);
+}
+
+/* Pooling's counted outputs: the first parameter (int or int64_t) counts
+ * the one floating output's elements, all written by a grid-stride loop
+ * whatever the grid; max pooling's int64_t indices are no check's. */
+Test(kdecode_fixture, pooling_outputs_hold_their_first_parameters_count)
+{
+	static const struct {
+		const char *sub;
+		int out;
+		uint32_t csize;
+		enum np_dtype dt;
+	} k[] = {
+		{ "avg_pool2d_out_cuda_frame<float, float>(", 13, 4, NP_DT_F32 },
+		{ "avg_pool2d_out_cuda_frame_nhwc<c10::BFloat16, float>(", 13, 4, NP_DT_BF16 },
+		{ "avg_pool2d_backward_out_cuda_frame<float, float, int>(", 13, 4, NP_DT_F32 },
+		{ "avg_pool2d_backward_out_cuda_frame_nhwc<c10::BFloat16, float, int>(", 13, 4,
+		  NP_DT_BF16 },
+		{ "max_pool_forward_nchw<float, int>(", 15, 4, NP_DT_F32 },
+		{ "max_pool_forward_nchw<c10::Half, long>(", 15, 8, NP_DT_F16 },
+	};
+	static struct launch ln;
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		const struct kline *kl = fixture_find(k[i].sub);
+		struct np_kinfo ki;
+		struct np_kparams l;
+		struct np_kbuf out[4];
+		int64_t count = 8 * 64 * 28 * 28;
+
+		cr_assert_eq(np_kdecode_classify(kl->dem, &ki), NP_KF_EXPLICIT, "%s", kl->dem);
+		cr_expect(ki.counted, "%s", kl->dem);
+		cr_assert_gt(np_kdecode_layout_parse(kl->layout, &l), 0);
+		cr_assert_eq(l.p[0].size, k[i].csize, "%s", kl->dem);
+		lay_out(&ln, &l);
+		for (int p = 0; p < l.n; p++)
+			if (l.p[p].size == 8 && p)
+				put64(&ln, &l, p, 0, SPTR(p));
+		memcpy(ln.kp[0], &count, k[i].csize);   /* little-endian: int or int64 */
+		cr_assert_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 1, "%s", kl->dem);
+		cr_expect_eq(out[0].ptr, SPTR(k[i].out), "%s", kl->dem);
+		cr_expect_eq(out[0].numel, (uint64_t)count, "%s: numel %llu", kl->dem,
+			     (unsigned long long)out[0].numel);
+		cr_expect_eq(out[0].dtype, k[i].dt, "%s", kl->dem);
+		count = -5;                             /* no launch of the host's: unsized */
+		memcpy(ln.kp[0], &count, k[i].csize);
+		cr_assert_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 1);
+		cr_expect_eq(out[0].numel, 0, "%s", kl->dem);
+	}
 }
 
 Test(kdecode_fixture, null_optional_output_is_skipped)
