@@ -46,6 +46,8 @@ void np_generic_note(const struct np_generic_launch *u)
 	launches[n % NP_GENERIC_LAUNCHES].u = *u;
 	launches[n % NP_GENERIC_LAUNCHES].u.n_words = n_words;
 	for (uint32_t i = 0; i < n_words; i++) {
+		if (u->read_only >> i & 1)
+			continue;
 		unsigned s = slot_of(u->words[i]);
 		if (slots[s].n && slots[s].addr != u->words[i])
 			stats.displaced++;

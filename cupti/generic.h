@@ -56,6 +56,8 @@ struct np_generic_launch {
 	uint8_t captured;	/* launched into a stream capturing a CUDA graph */
 	uint32_t n_words;
 	uint64_t words[NP_GENERIC_WORDS];	/* its pointer words inside allocations */
+	uint32_t read_only;	/* bit k: words[k] it is known to only read (an input of
+				 * its checks, not mapped to it) */
 };
 
 struct np_generic_stats {
@@ -68,8 +70,9 @@ struct np_generic_stats {
 /* Forgets everything (tests, and a new start). */
 void np_generic_reset(void);
 
-/* Notes *u: each of u->words now maps to it (replacing an older note of
- * the same address).  Words beyond NP_GENERIC_WORDS are not kept. */
+/* Notes *u: each of u->words not read_only now maps to it (replacing an
+ * older note of the same address).  Words beyond NP_GENERIC_WORDS are not
+ * kept. */
 void np_generic_note(const struct np_generic_launch *u);
 
 /* 1 and the launch noted for addr in *out, when there is one and no

@@ -547,7 +547,8 @@ static struct span unwrap_impl(struct span f)
  * The fused optimizers read every list and the step count in
  * state_steps_addresses.  LpNormFunctor and LpMaxFunctor (_foreach_norm,
  * _foreach_max) write partial results to a pointer argument, no list:
- * they, and functors not listed here, give no outputs.
+ * they, and functors not listed here, give no outputs; they read list 0
+ * (clip_grad_norm_'s gradients, for the generic tier).
  */
 #define MTA_CHUNK 65536         /* kChunkSize: the elements one block works on */
 
@@ -560,6 +561,9 @@ enum mta_form {
 				 *  depth, mode, amsgrad> */
 	MTA_ADAGRAD,            /* <T>, depth 3 */
 	MTA_SGD,                /* <T, depth> */
+	MTA_NORM,               /* <T, norm_type, out_t, depth, ..>: writes no list
+				 * (partials to a pointer argument), reads list 0 */
+	MTA_MAX,                /* <T, depth, ..>: the same */
 };
 
 static const struct {
@@ -583,6 +587,8 @@ static const struct {
 	{ "FusedAdamMathFunctorMP", MTA_ADAM_MP },
 	{ "FusedAdagradMathFunctor", MTA_ADAGRAD },
 	{ "FusedSgdMathFunctor", MTA_SGD },
+	{ "LpNormFunctor", MTA_NORM },
+	{ "LpMaxFunctor", MTA_MAX },
 };
 
 /* Capacities, [0] CUDA >= 13, [1] older (see above). */
@@ -757,6 +763,11 @@ static void mta_classify(struct np_kinfo *ki, struct span targs)
 			return;
 		m.written = (uint8_t)(all & ~2);
 		m.scale_param = 10;
+		break;
+	case MTA_NORM:
+	case MTA_MAX:   /* no output: a reader of the gradients it norms */
+		depth = targ_int(fargs, form == MTA_NORM ? 3 : 1);
+		m.read = 1;
 		break;
 	default:
 		return;

@@ -422,22 +422,38 @@ static int device_word(uint64_t w)
 	return 0;
 }
 
+/* Whether an undecoded launch has reads a decoder sizes (a
+ * multi_tensor_apply functor that writes no list: LpNormFunctor). */
+static int reads_known(const struct np_kfunc *f)
+{
+	return f->info.family == NP_KF_MULTI_TENSOR_APPLY && f->info.mta.read;
+}
+
 /* An undecoded launch: its pointer words in device memory are noted as
- * maybe written by it, for its first decoded reader to check. */
+ * maybe written by it, for its first decoded reader to check; those it
+ * is known to read keep their writer's note (they are only the inputs of
+ * its checks). */
 static void note_generic(const struct launch *l, const struct np_kfunc *f, void **params,
-			 uint64_t seq)
+			 const struct np_klaunch *kl, uint64_t seq)
 {
 	uint64_t words[MAX_WORDS];
+	struct np_kread rd[MAX_READS];
 	if (!config.generic || !params)
 		return;
 	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
+	int nr = reads_known(f) ? np_kdecode_reads(&f->info, &f->params, (void *const *)params,
+						    kl, rd, MAX_READS) : 0;
 	struct np_generic_launch u = { .seq = seq, .func = f->id };
 	for (int i = 0; i < nw && u.n_words < NP_GENERIC_WORDS; i++) {
-		int dup = 0;
+		int dup = 0, read = 0;
 		for (uint32_t k = 0; k < u.n_words; k++)
 			dup |= u.words[k] == words[i];
-		if (!dup && device_word(words[i]))
-			u.words[u.n_words++] = words[i];
+		for (int k = 0; k < nr; k++)
+			read |= rd[k].ptr == words[i];
+		if (dup || !device_word(words[i]))
+			continue;
+		u.read_only |= (uint32_t)read << u.n_words;
+		u.words[u.n_words++] = words[i];
 	}
 	if (!u.n_words)
 		return;
@@ -503,6 +519,28 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
 		batch_flush(g, l->stream, batch);
 }
 
+/* An undecoded launch whose reads a decoder sizes (_foreach_norm's
+ * LpNormFunctor, the first reader of clip_grad_norm_'s gradients): they
+ * check what undecoded launches before it wrote, as a decoded reader's
+ * do, before its own words are noted. */
+static void check_reads_only(const struct launch *l, const struct np_kfunc *f, void **params,
+			     const struct np_klaunch *kl, CUcontext ctx)
+{
+	const char *why = NULL;
+	if (!config.generic || !params || !reads_known(f) || !np_generic_any())
+		return;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	np_cu.stream_is_capturing(l->stream, &cap);
+	int captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(ctx) : np_gpu_ctx_get(ctx, &why);
+	if (!g)
+		return;
+	struct check_batch batch;
+	batch.n = batch.blocks = 0;
+	batch.bytes = 0;
+	check_generic_reads(g, l, f, params, kl, NULL, 0, captured, &batch);
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct launch l;
@@ -529,7 +567,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		 * a sampled reader then names it, or every sampled reader would
 		 * need its writer sampled too */
 		if (f->info.family == NP_KF_UNKNOWN)
-			note_generic(&l, f, params, 0);
+			note_generic(&l, f, params, NULL, 0);
 		return;
 	}
 	/* the guards' launch order: what this launch wrote, checked or not */
@@ -549,7 +587,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
 		if (seq)
 			note_unchecked(seq, f);
-		note_generic(&l, f, params, seq);
+		check_reads_only(&l, f, params, &kl, cb->context);
+		note_generic(&l, f, params, &kl, seq);
 		return;
 	}
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -630,7 +669,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!sized) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
-		note_generic(&l, f, params, seq);
+		note_generic(&l, f, params, &kl, seq);
 	}
 }
 

@@ -37,6 +37,9 @@
  *                    multi_tensor_apply (no decoder reads it; +inf when
  *                    v = 1e20), their norms (lpnorm_cleanup), coef =
  *                    norm[0] + x[0] (add)
+ *   fo_grad_opaque(v) g = exp(y), y = v (fill), in a kernel no decoder reads
+ *                    (a weight-gradient GEMM): +inf when v = 100
+ *   fo_clip_norm()   fo_clip's norms and coefficient of g as it is
  *   fo_clip_apply()  s[0] = coef + x[0] (add): what the optimizer made of it,
  *                    read in the next step's forward
  * Returns 0, or -1 when the driver refused a call.
@@ -610,6 +613,8 @@ int fo_head_attn(void)
 	return failed ? -1 : 0;
 }
 
+int fo_clip_norm(void);
+
 /* clip_grad_norm_ over CLIP_GRADS gradients, the slices of g = v (fill):
  * torch._foreach_norm's two launches, partials[t] = sum(g_t * g_t)
  * (LpNormFunctor, undecoded: +inf when v = 1e20; its metadata holds more
@@ -619,12 +624,29 @@ int fo_head_attn(void)
  * arithmetic, one element) */
 int fo_clip(float v)
 {
+	launch1(fill, v, g);
+	return fo_clip_norm();
+}
+
+/* g = exp(y), y = v (fill): the gradients from a kernel no decoder reads
+ * (a weight-gradient GEMM), +inf when v = 100 */
+int fo_grad_opaque(float v)
+{
+	launch1(fill, v, y);
+	struct opaque_args o = { g, y, N };
+	void *p[] = { &o };
+	check(cuLaunchKernel(opaque, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
+/* fo_clip's norms and coefficient, of g as it is */
+int fo_clip_norm(void)
+{
 	static struct tlm1 tl;
 	static struct cleanup_args ca;
 	char functor = 0;
 	int32_t chunks = 1;
 
-	launch1(fill, v, g);
 	launch1_n(fill, 0.0f, partials, CLIP_GRADS);
 	memset(&tl, 0, sizeof(tl));
 	for (int t = 0; t < CLIP_GRADS; t++) {

@@ -80,7 +80,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
-                  [--cat | --cat-split] [--clip] [--sdpa qkv|scores|pre] [--cpu-grads]
+                  [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -115,9 +115,10 @@ def main():
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--cat-split", action="store_true",
                     help="--cat in two launches, one input each (as torch.cat past 128 inputs)")
-    ap.add_argument("--clip", action="store_true",
-                    help="after backward, clip_grad_norm_ of a gradient (torch._foreach_norm's "
-                         "kernels) whose squares overflow at step --at; the optimizer uses it")
+    ap.add_argument("--clip", nargs="?", const="norm", choices=["norm", "gemm"],
+                    help="after backward, clip_grad_norm_ (torch._foreach_norm's kernels) of "
+                         "gradients whose squares overflow at step --at (norm), or that a "
+                         "kernel no decoder reads made +inf in the gate's backward (gemm)")
     ap.add_argument("--copy", action="store_true",
                     help="the gate clones its output by a device-to-device copy; head reads it")
     ap.add_argument("--sdpa", choices=["qkv", "scores", "pre"],
@@ -134,6 +135,7 @@ def main():
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
     ops.fo_gate_cat.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_clip.argtypes = [ctypes.c_float]
+    ops.fo_grad_opaque.argtypes = [ctypes.c_float]
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_qkv.argtypes = [ctypes.c_float]
     ops.fo_buf.restype = ctypes.c_ulonglong
@@ -190,6 +192,7 @@ def main():
             return self.core(self.qkv(x))
 
     GateBackward = gate_function(ops)
+    GradGemm = gate_function(ops, launch=ops.fo_grad_opaque)
 
     class Gate(nn.Module):
         value = 1.0
@@ -200,6 +203,9 @@ def main():
                 return GateBackward.apply(x)
             if a.clip:   # what the optimizer made of the last clip coefficient
                 ops.fo_clip_apply()
+            if a.clip == "gemm":   # the gradients' kernel, in the backward
+                GradGemm.value = 100.0 if train.step == a.at else 1.0
+                x = GradGemm.apply(x)
             if a.sum:
                 ops.fo_gate_sum(3e38 if self.value == 100.0 else self.value)
             elif a.copy:
@@ -242,8 +248,9 @@ def main():
 
     torch.manual_seed(0)
     if a.clip:   # the gate stays finite; the gradient's norm overflows
-        train(Model(), a, lambda: ops.fo_clip(1e20 if train.step == a.at else 1.0),
-              gate_at=-1)
+        clip = (ops.fo_clip_norm if a.clip == "gemm" else
+                lambda: ops.fo_clip(1e20 if train.step == a.at else 1.0))
+        train(Model(), a, clip, gate_at=-1)
         return
     # the gate's gradient work, read after backward()
     train(Model(), a, ops.fo_head if a.fault == "backward" else None,
@@ -268,9 +275,10 @@ def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):
     time.sleep(0.3)
 
 
-def gate_function(ops, grad=lambda g: g):
+def gate_function(ops, grad=lambda g: g, launch=None):
     """An autograd Function, identity forward, whose backward launches the
-    gate's kernels (exp of the class's value) and returns grad(g)."""
+    gate's kernels (exp of the class's value; or launch(value)) and
+    returns grad(g)."""
     class GateBackward(torch.autograd.Function):
         value = 1.0
 
@@ -280,7 +288,7 @@ def gate_function(ops, grad=lambda g: g):
 
         @staticmethod
         def backward(ctx, g):
-            ops.fo_gate(GateBackward.value)
+            (launch or ops.fo_gate)(GateBackward.value)
             return grad(g)
     return GateBackward
 

@@ -40,7 +40,9 @@
 # sampled out; that kernel's own NaN (+inf scores) named in attn.core.
 # And clip_grad_norm_ after backward (--clip): gradients whose squares
 # overflow in _foreach_norm's LpNormFunctor, a launch no decoder reads,
-# named there, seen where lpnorm_cleanup reads its partial sums.
+# named there, seen where lpnorm_cleanup reads its partial sums; and
+# gradients +inf from an undecoded kernel in the gate's backward, first
+# read by LpNormFunctor, named at that kernel (--clip gemm).
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -406,6 +408,17 @@ PY
 	else
 		cat "$T/$tag-clip.err" >> "$T/chk"
 		bad "$tag: clip_grad_norm_ origin" "$T/chk"
+	fi
+	# the gradients +inf from an undecoded kernel in the gate's backward
+	# (a weight-gradient GEMM), first read by LpNormFunctor: named there
+	run_fake "$py" "$T/$tag-clipg" --clip gemm --at 3
+	if python3 $IT/check_origin.py "$T/$tag-clipg/events.jsonl" --cuda \
+		--origin backward blocks.0.gate output --step 3 --op-kernel nvjet_fake_exp \
+		> "$T/chk" 2>&1; then
+		ok "$tag: a gradient's overflow first read by clip_grad_norm_ named at its kernel in the gate's backward"
+	else
+		cat "$T/$tag-clipg.err" >> "$T/chk"
+		bad "$tag: clip_grad_norm_'s reads of undecoded gradients" "$T/chk"
 	fi
 }
 

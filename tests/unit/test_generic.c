@@ -53,6 +53,23 @@ Test(generic, the_latest_launch_handed_an_address_wins)
 	cr_expect_eq(got.func, 3, "A is still the first launch's");
 }
 
+/* A word the launch is known to only read (LpNormFunctor's gradients)
+ * keeps its writer's note; it is still among the launch's words, the
+ * inputs of its own checks. */
+Test(generic, a_read_only_word_keeps_its_writers_note)
+{
+	struct np_generic_launch gemm = launch(3, 11, W, B), norm = launch(4, 12, A, W), got;
+	norm.read_only = 1u << 1;       /* W */
+	np_generic_note(&gemm);
+	np_generic_note(&norm);
+	cr_assert_eq(np_generic_take(W, &got), 1);
+	cr_expect_eq(got.func, 3, "W is still the writer's");
+	cr_assert_eq(np_generic_take(A, &got), 1);
+	cr_expect_eq(got.func, 4);
+	cr_assert_eq(got.n_words, 2);
+	cr_expect_eq(got.words[1], W, "an input of the norm's own check");
+}
+
 Test(generic, a_checked_write_makes_the_note_stale)
 {
 	struct np_generic_launch u = launch(3, 11, A, W), got;

@@ -424,10 +424,6 @@ static void every_fixture_metadata_size(int gen)
 			continue;
 		kern_of(&lines[i], &k);
 		cr_assert_eq(k.ki.family, NP_KF_MULTI_TENSOR_APPLY);
-		if (strstr(k.dem, "LpNormFunctor")) {
-			cr_expect_eq(k.ki.mta.meta, NP_MTA_NONE, "no list written");
-			continue;
-		}
 		cr_expect_neq(k.ki.mta.meta, NP_MTA_NONE, "%s", k.dem);
 		cr_expect_eq(k.ki.mta.size[gen], k.l.p[0].size, "%s: %u bytes, the cubin says %u",
 			     k.dem, k.ki.mta.size[gen], k.l.p[0].size);
@@ -987,23 +983,37 @@ Test(kdecode_mta, zero_amp_unscale_scalar_tensor)
 }
 
 /* _foreach_norm writes per-tensor partial sums through a pointer, no
- * list: nothing decoded (its consumer is an elementwise kernel). */
-Test(kdecode_mta, norm_has_no_list_output)
+ * list: no output (lpnorm_cleanup reads the partials).  It reads its
+ * list, clip_grad_norm_'s gradients: the generic tier's reads, each
+ * tensor whole. */
+Test(kdecode_mta, norm_has_no_list_output_and_reads_its_list)
 {
 	static struct tlm1 s;
 	static unsigned char buf[256];
 	struct np_kbuf out[4];
+	struct np_kread in[4];
 	struct kern k;
-	struct np_klaunch kl = { .blocks = 1 };
+	struct np_klaunch kl = { .blocks = 2 };
 	void *kp[NP_KD_MAX_PARAMS] = { &s };
 
 	find("LpNormFunctor<float, (at::native::NormType)1, float, 1, 1, 0>", &k);
+	cr_expect_eq(k.ki.mta.written, 0);
+	cr_expect_eq(k.ki.mta.read, 1);
 	for (int i = 1; i < k.l.n; i++)
 		kp[i] = buf + 16 * i;
 	memset(&s, 0, sizeof(s));
 	s.addresses[0][0] = (const void *)ADDR(0, 0);
+	s.addresses[0][1] = (const void *)ADDR(0, 1);
 	s.numel_for_tensor[0] = 5;
+	s.numel_for_tensor[1] = 7;
+	s.block_to_tensor[1] = 1;               /* a block each, chunk 0 */
 	cr_expect_eq(np_kdecode_outputs(&k.ki, &k.l, kp, &kl, out, 4), 0);
+	cr_assert_eq(np_kdecode_reads(&k.ki, &k.l, kp, &kl, in, 4), 2);
+	cr_expect_eq(in[0].ptr, ADDR(0, 0));
+	cr_expect_eq(in[0].numel, 5);
+	cr_expect_eq(in[0].dtype, NP_DT_F32);
+	cr_expect_eq(in[1].ptr, ADDR(0, 1));
+	cr_expect_eq(in[1].numel, 7);
 }
 
 /* A torch built with CUDA < 13: the 4 KB metadata with its own tables. */
