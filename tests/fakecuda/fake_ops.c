@@ -463,15 +463,21 @@ int fo_gate(float v)
 	return failed ? -1 : 0;
 }
 
+/* y = v (fill), out = exp(y) in the undecodable kernel */
+static int opaque_exp_of(float v, float *out)
+{
+	launch1(fill, v, y);
+	struct opaque_args o = { out, y, N };
+	void *p[] = { &o };
+	check(cuLaunchKernel(opaque, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
 /* fo_gate with the exp in an undecodable kernel (as a cuBLAS epilogue
  * would compute it): its output is never checked at launch. */
 int fo_gate_opaque(float v)
 {
-	launch1(fill, v, y);
-	struct opaque_args o = { e, y, N };
-	void *p[] = { &o };
-	check(cuLaunchKernel(opaque, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
-	return failed ? -1 : 0;
+	return opaque_exp_of(v, e);
 }
 
 /* y = v, r = y.sum(): one 512-thread block (32 x 16) reduces all N into
@@ -632,11 +638,7 @@ int fo_clip(float v)
  * (a weight-gradient GEMM), +inf when v = 100 */
 int fo_grad_opaque(float v)
 {
-	launch1(fill, v, y);
-	struct opaque_args o = { g, y, N };
-	void *p[] = { &o };
-	check(cuLaunchKernel(opaque, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
-	return failed ? -1 : 0;
+	return opaque_exp_of(v, g);
 }
 
 /* fo_clip's norms and coefficient, of g as it is */
