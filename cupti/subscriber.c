@@ -429,20 +429,29 @@ static int reads_known(const struct np_kfunc *f)
 	return f->info.family == NP_KF_MULTI_TENSOR_APPLY && f->info.mta.read;
 }
 
+/* What a launch reads with a known extent (np_kdecode_reads), into
+ * in[0..MAX_READS), for the generic tier; none while nothing was ever
+ * noted (decoding them repeats some of the outputs' validation: an
+ * optimizer's block table). */
+static int generic_reads_of(const struct np_kfunc *f, void **params,
+			    const struct np_klaunch *kl, struct np_kread *in)
+{
+	return config.generic && params && np_generic_any() ?
+		       np_kdecode_reads(&f->info, &f->params, (void *const *)params, kl, in,
+					MAX_READS) : 0;
+}
+
 /* An undecoded launch: its pointer words in device memory are noted as
  * maybe written by it, for its first decoded reader to check; those it
- * is known to read keep their writer's note (they are only the inputs of
- * its checks). */
+ * is known to read (rd[0..nr)) keep their writer's note (they are only
+ * the inputs of its checks). */
 static void note_generic(const struct launch *l, const struct np_kfunc *f, void **params,
-			 const struct np_klaunch *kl, uint64_t seq)
+			 const struct np_kread *rd, int nr, uint64_t seq)
 {
 	uint64_t words[MAX_WORDS];
-	struct np_kread rd[MAX_READS];
 	if (!config.generic || !params)
 		return;
 	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
-	int nr = reads_known(f) ? np_kdecode_reads(&f->info, &f->params, (void *const *)params,
-						    kl, rd, MAX_READS) : 0;
 	struct np_generic_launch u = { .seq = seq, .func = f->id };
 	for (int i = 0; i < nw && u.n_words < NP_GENERIC_WORDS; i++) {
 		int dup = 0, read = 0;
@@ -475,17 +484,10 @@ static void note_generic(const struct launch *l, const struct np_kfunc *f, void 
  * this launch's checks, whose verdicts then see them dirty.  An input
  * this launch also writes (in place) is left to its own check. */
 static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
-				const struct np_kfunc *f, void **params,
-				const struct np_klaunch *kl, const struct np_kbuf *outs, int nout,
-				int captured, struct check_batch *batch)
+				const struct np_kread *in, int n, const struct np_kbuf *outs,
+				int nout, int captured, struct check_batch *batch)
 {
-	struct np_kread in[MAX_READS];
 	struct np_generic_launch u;
-	/* decoding the reads repeats some of the outputs' validation (an
-	 * optimizer's block table): not while nothing was ever noted */
-	int n = config.generic && np_generic_any() ?
-			np_kdecode_reads(&f->info, &f->params, (void *const *)params, kl, in,
-					 MAX_READS) : 0;
 	int added = 0;
 	for (int i = 0; i < n; i++) {
 		int own = 0;
@@ -523,11 +525,11 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
  * LpNormFunctor, the first reader of clip_grad_norm_'s gradients): they
  * check what undecoded launches before it wrote, as a decoded reader's
  * do, before its own words are noted. */
-static void check_reads_only(const struct launch *l, const struct np_kfunc *f, void **params,
-			     const struct np_klaunch *kl, CUcontext ctx)
+static void check_reads_only(const struct launch *l, const struct np_kread *in, int n,
+			     CUcontext ctx)
 {
 	const char *why = NULL;
-	if (!config.generic || !params || !reads_known(f) || !np_generic_any())
+	if (!n)
 		return;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 	np_cu.stream_is_capturing(l->stream, &cap);
@@ -538,7 +540,7 @@ static void check_reads_only(const struct launch *l, const struct np_kfunc *f, v
 	struct check_batch batch;
 	batch.n = batch.blocks = 0;
 	batch.bytes = 0;
-	check_generic_reads(g, l, f, params, kl, NULL, 0, captured, &batch);
+	check_generic_reads(g, l, in, n, NULL, 0, captured, &batch);
 }
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -567,7 +569,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		 * a sampled reader then names it, or every sampled reader would
 		 * need its writer sampled too */
 		if (f->info.family == NP_KF_UNKNOWN)
-			note_generic(&l, f, params, NULL, 0);
+			note_generic(&l, f, params, NULL, 0, 0);
 		return;
 	}
 	/* the guards' launch order: what this launch wrote, checked or not */
@@ -587,8 +589,12 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
 		if (seq)
 			note_unchecked(seq, f);
-		check_reads_only(&l, f, params, &kl, cb->context);
-		note_generic(&l, f, params, &kl, seq);
+		/* reads of a launch that writes nothing sized: checked once,
+		 * then kept out of its note */
+		struct np_kread rd[MAX_READS];
+		int nr = reads_known(f) ? generic_reads_of(f, params, &kl, rd) : 0;
+		check_reads_only(&l, rd, nr, cb->context);
+		note_generic(&l, f, params, rd, nr, seq);
 		return;
 	}
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -636,7 +642,9 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct check_batch batch;
 	batch.n = batch.blocks = 0;
 	batch.bytes = 0;
-	check_generic_reads(g, &l, f, params, &kl, outs, nout, captured, &batch);
+	struct np_kread rd[MAX_READS];
+	int nr = generic_reads_of(f, params, &kl, rd);
+	check_generic_reads(g, &l, rd, nr, outs, nout, captured, &batch);
 	for (;;) {
 		for (int k = 0; k < nout; k++) {
 			const struct np_kbuf *b = typed(&outs[k], &cat_out);
@@ -669,7 +677,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!sized) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
-		note_generic(&l, f, params, &kl, seq);
+		note_generic(&l, f, params, reads_known(f) ? rd : NULL, reads_known(f) ? nr : 0,
+			     seq);
 	}
 }
 
