@@ -1243,8 +1243,26 @@ static void signature_dtype(struct np_kinfo *ki)
  *       elements each (grad_weight and grad_bias NULL without an affine
  *       weight); x (and dy) reduction_size x stride.
  *
- * GammaBetaBackward*, batch norm's other statistics kernels and the
- * spatial softmax stay unsized:
+ *  layer_norm_kernel.cu, the weight and bias gradients (torch >= 2.7):
+ *   GammaBetaBackwardCUDAKernelTemplate<T, T_ACC, block_dim_x,
+ *       block_dim_y, rows_per_block_y, partial_reduction, aligned_grid,
+ *       rms_norm>(int64_t M, int64_t N, dY, X, mean, rstd, T* dg, T* db):
+ *       column thread_x = blockIdx.x * block_dim_x + threadIdx.x, below N
+ *       (every column when aligned_grid, whose host makes N a multiple
+ *       of block_dim_x), sums its M rows.  With partial_reduction (or a
+ *       single thread row: blockDim.y and gridDim.y 1) each thread row
+ *       thread_y = blockIdx.y * blockDim.y + threadIdx.y writes its own
+ *       dg[thread_y * N + thread_x]: gridDim.y x blockDim.y rows of N
+ *       (the host's dgamma_blocks, summed by a reduce_kernel after it, or
+ *       dgamma itself when that is one row); else the block's rows are
+ *       reduced and dg[column] written: N.  db likewise, except in the
+ *       rms_norm instance (RMSNorm: no bias, db not written).  dg and db
+ *       NULL when their gradient is not wanted.  Read whole only if the
+ *       block is block_dim_x x block_dim_y and gridDim.x * block_dim_x
+ *       covers N.  dY and X: M x N.
+ *
+ * The group norm's GammaBetaBackward* kernels, batch norm's other
+ * statistics kernels and the spatial softmax stay unsized:
  * the launch checks do not see them, the guards do (writers.h).  Batch
  * norm's NCHW kernels take tensor accessors: "accessor outputs" below.
  */
@@ -1288,6 +1306,10 @@ static const struct {
 	  -1, 1 << 0, 1 << 1 | 1 << 2, 1 << 3 | 1 << 4 },
 	{ "batch_norm_backward_reduce_channels_last_kernel", NP_KR_BN_CL_CHAN, 12, 10, 4, -1, -1,
 	  -1, 1 << 0 | 1 << 1, 1 << 4 | 1 << 5 | 1 << 6 | 1 << 7, 1 << 8 | 1 << 9 },
+	/* dg and db (db in mean's place: the RMSNorm instance writes none);
+	 * dY and X M x N */
+	{ "GammaBetaBackwardCUDAKernelTemplate", NP_KR_GAMMA_BETA, 8, 1, 8, -1, 7, -1,
+	  1 << 2 | 1 << 3, 1 << 6, 0 },
 };
 
 /* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
@@ -1338,6 +1360,18 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 	case NP_KR_SM_BLOCK:
 	case NP_KR_BN_CL:
 	case NP_KR_BN_CL_CHAN:
+		break;
+	case NP_KR_GAMMA_BETA:  /* <T, T_ACC, bx, by, rows_per_block_y, partial, aligned, rms> */
+		v = targ_int(targs, 2);
+		w = targ_int(targs, 3);
+		if (v < 1 || v > 64 || w < 1 || w > 64 || v * w > 1024 ||
+		    !(span_eq(nth_item(targs, 5), "true") || span_eq(nth_item(targs, 5), "false")) ||
+		    !(span_eq(nth_item(targs, 7), "true") || span_eq(nth_item(targs, 7), "false")))
+			return;
+		r.warp = (uint8_t)v;
+		r.unit = (uint8_t)w;
+		r.partial = span_eq(nth_item(targs, 5), "true");
+		r.rms = span_eq(nth_item(targs, 7), "true");
 		break;
 	case NP_KR_SM_SMEM:             /* <ILP, ..> */
 	case NP_KR_SM_REG:              /* <.., index_t, REG> */
@@ -1395,9 +1429,16 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
  *  statistics' input, backward_elemt's input and grad_output) are reads
  *  for the generic tier: a convolution's output (cuDNN, undecodable) is
  *  first read by batch norm's statistics.
- *  The other statistics kernels (batch_norm_backward_reduce_kernel, what
- *  runs when the input's gradient is not wanted; the gather of
- *  SyncBatchNorm) stay unsized.
+ *  batch_norm_backward_reduce_kernel<input, stat, stat_acc, index_t>
+ *      (input, grad_output, mean, invstd, sum_dy, sum_dy_xmu, grad_weight,
+ *      grad_bias) (SyncBatchNorm's backward, and batch norm's when the
+ *      input's gradient is not wanted, or its types are mixed): plane =
+ *      blockIdx.x, one block per plane, whose thread 0 writes each of
+ *      sum_dy, sum_dy_xmu (stat_acc) and grad_weight, grad_bias (stat)
+ *      whose size is not 0; mean and invstd, though not const, are only
+ *      read.  Whole as the statistics kernel's; input and grad_output are
+ *      reads.
+ *  The gather of SyncBatchNorm's statistics stays unsized.
  */
 static const struct {
 	const char *name;
@@ -1407,12 +1448,18 @@ static const struct {
 	int8_t plane_targ;
 	uint8_t xin;            /* bit p: a 3-D input accessor of template argument in_targ */
 	int8_t in_targ;
+	uint8_t planes2;        /* bit p: a 1-D output of template argument plane2_targ */
+	int8_t plane2_targ;
 } acc_kernels[] = {
-	{ "batch_norm_transform_input_kernel", 7, 1, 4, 0, 0, -1, 1 << 0, 0 },
-	{ "batch_norm_backward_elemt_kernel", 9, 7, 3, 0, 0, -1, 1 << 0 | 1 << 1, 0 },
-	{ "batch_norm_backward_elemt_kernel", 10, 7, 3, 0, 0, -1, 1 << 0 | 1 << 1, 0 },
-	{ "batch_norm_collect_statistics_kernel", 5, -1, 4, 3, 1 << 3 | 1 << 4, 3, 1 << 0, 1 },
-	{ "batch_norm_backward_kernel", 12, 2, 3, 0, 1 << 3 | 1 << 4, 1, 1 << 0 | 1 << 1, 0 },
+	{ "batch_norm_transform_input_kernel", 7, 1, 4, 0, 0, -1, 1 << 0, 0, 0, -1 },
+	{ "batch_norm_backward_elemt_kernel", 9, 7, 3, 0, 0, -1, 1 << 0 | 1 << 1, 0, 0, -1 },
+	{ "batch_norm_backward_elemt_kernel", 10, 7, 3, 0, 0, -1, 1 << 0 | 1 << 1, 0, 0, -1 },
+	{ "batch_norm_collect_statistics_kernel", 5, -1, 4, 3, 1 << 3 | 1 << 4, 3, 1 << 0, 1,
+	  0, -1 },
+	{ "batch_norm_backward_kernel", 12, 2, 3, 0, 1 << 3 | 1 << 4, 1, 1 << 0 | 1 << 1, 0,
+	  0, -1 },
+	{ "batch_norm_backward_reduce_kernel", 8, -1, 3, 1, 1 << 6 | 1 << 7, 1, 1 << 0 | 1 << 1,
+	  0, 1 << 4 | 1 << 5, 2 },
 };
 
 static void acc_classify(struct np_kinfo *ki, struct span name, struct span targs)
@@ -1437,6 +1484,11 @@ static void acc_classify(struct np_kinfo *ki, struct span name, struct span targ
 		type_dtype(nth_item(targs, acc_kernels[i].plane_targ), &in_why));
 	if (ki->acc.plane_dtype < 0)
 		ki->acc.planes = 0;
+	ki->acc.planes2 = acc_kernels[i].planes2;
+	ki->acc.plane2_dtype = (int8_t)(acc_kernels[i].plane2_targ < 0 ? -1 :
+		type_dtype(nth_item(targs, acc_kernels[i].plane2_targ), &in_why));
+	if (ki->acc.plane2_dtype < 0)
+		ki->acc.planes2 = 0;
 	ki->acc.xin = acc_kernels[i].xin;
 	ki->in_dtype = type_dtype(nth_item(targs, acc_kernels[i].in_targ), &in_why);
 	if (ki->in_dtype < 0)
@@ -1744,18 +1796,19 @@ static int64_t int_at(const struct np_kparams *l, void *const *kp, int i)
 }
 
 /* The rows and row length a row kernel's launch writes (see "row-sized
- * outputs"): *rows x *cols elements of output y, *rows of mean and rstd.
- * Both 0 when the launch does not let us know (no grid, a grid or
- * arguments the kernel's host never gives it).  Returns -1 when the
- * layout does not fit the name. */
+ * outputs"): *rows x *cols elements of output y and of the inputs read
+ * whole, *each of every other output (mean and rstd: *rows).  All 0 when
+ * the launch does not let us know (no grid, a grid or arguments the
+ * kernel's host never gives it).  Returns -1 when the layout does not fit
+ * the name. */
 static int row_extent(const struct np_krows *r, const struct np_kparams *l, void *const *kp,
-		      const struct np_klaunch *kl, uint64_t *rows, uint64_t *cols)
+		      const struct np_klaunch *kl, uint64_t *rows, uint64_t *cols, uint64_t *each)
 {
 	const uint32_t *g = kl ? kl->grid : NULL, *b = kl ? kl->block : NULL;
 	int64_t n, batch, stride;
 	uint32_t next, ws, wb;
 
-	*rows = *cols = 0;
+	*rows = *cols = *each = 0;
 	if (r->csize ? l->p[r->count].size != r->csize :
 		       l->p[r->count].size != 4 && l->p[r->count].size != 8)
 		return -1;
@@ -1772,8 +1825,26 @@ static int row_extent(const struct np_krows *r, const struct np_kparams *l, void
 		    (uint64_t)g[0] * b[0] < (uint64_t)stride)
 			return 0;
 		/* the reductions' outputs are a row of channels */
-		*rows = (uint64_t)(r->kind == NP_KR_BN_CL ? n : stride);
+		*rows = *each = (uint64_t)(r->kind == NP_KR_BN_CL ? n : stride);
 		*cols = (uint64_t)(r->kind == NP_KR_BN_CL ? stride : n);
+		return 0;
+	}
+	if (r->kind == NP_KR_GAMMA_BETA) {
+		/* (int64_t M, int64_t N, ..): columns x, thread rows y */
+		if (l->p[0].size != 8)
+			return -1;
+		batch = int_at(l, kp, 0);
+		n = int_at(l, kp, 1);
+		if (!g || batch <= 0 || n <= 0 || b[0] != r->warp || b[1] != r->unit || b[2] != 1 ||
+		    !g[1] || g[2] != 1 || (uint64_t)g[0] * b[0] < (uint64_t)n ||
+		    (uint64_t)batch > UINT64_MAX / (uint64_t)n ||
+		    (uint64_t)n * g[1] * b[1] > (1ull << 48))
+			return 0;
+		*rows = (uint64_t)n;
+		*cols = (uint64_t)batch;
+		/* a row of N per thread row when they are not reduced */
+		*each = r->partial || (b[1] == 1 && g[1] == 1) ? (uint64_t)n * g[1] * b[1] :
+								 (uint64_t)n;
 		return 0;
 	}
 	if (!g || !g[0] || g[1] != 1 || g[2] != 1 || !b[0] || !b[1] || b[2] != 1)
@@ -1806,13 +1877,13 @@ static int row_extent(const struct np_krows *r, const struct np_kparams *l, void
 		    (uint64_t)g[0] * b[1] * wb < (uint64_t)batch ||
 		    (uint64_t)batch * (uint64_t)n > INT32_MAX)
 			return 0;
-		*rows = (uint64_t)batch;
+		*rows = *each = (uint64_t)batch;
 		*cols = (uint64_t)n;
 		return 0;
 	}
 	if ((uint64_t)n > UINT64_MAX / g[0])
 		return 0;
-	*rows = g[0];
+	*rows = *each = g[0];
 	*cols = (uint64_t)n;
 	return 0;
 }
@@ -1823,13 +1894,13 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 			     void *const *kp, const struct np_klaunch *kl, struct emit *e)
 {
 	const struct np_krows *r = &ki->rows;
-	uint64_t rows = 0, cols = 0;
+	uint64_t rows = 0, cols = 0, each = 0;
 
 	int64_t count = 0;
 
 	if (ki->nsig < 0 || l->n != ki->nsig)
 		return 0;
-	if (r->kind && row_extent(r, l, kp, kl, &rows, &cols))
+	if (r->kind && row_extent(r, l, kp, kl, &rows, &cols, &each))
 		return 0;
 	if (ki->counted && (count = int_at(l, kp, 0)) <= 0)
 		count = 0;      /* not as the host launches it: unsized */
@@ -1849,7 +1920,7 @@ static int signature_outputs(const struct np_kinfo *ki, const struct np_kparams 
 			continue;
 		out->ptr = ptr;
 		out->numel = ki->scalar_outputs ? 1 : ki->counted ? (uint64_t)count :
-			     !r->kind ? 0 : i == r->y ? rows * cols : rows;
+			     !r->kind ? 0 : i == r->y ? rows * cols : each;
 		out->dtype = (enum np_dtype)s->dtype;
 		out->how = NP_KH_SIGNATURE;
 	}
@@ -1897,11 +1968,11 @@ static int accessor_outputs(const struct np_kinfo *ki, const struct np_kparams *
 	struct np_kbuf *out;
 	uint64_t ptr;
 
-	if (ki->nsig < 0 || l->n != ki->nsig || (a->param < 0 && !a->planes) ||
+	if (ki->nsig < 0 || l->n != ki->nsig || (a->param < 0 && !a->planes && !a->planes2) ||
 	    (a->param >= 0 && l->p[a->param].size != acc3))
 		return 0;
 	for (int p = 0; p < l->n; p++)
-		if ((a->planes >> p & 1) && l->p[p].size != acc1)
+		if (((a->planes | a->planes2) >> p & 1) && l->p[p].size != acc1)
 			return 0;
 	if (a->param >= 0) {    /* the 3-D output */
 		int64_t n = acc3_numel(kp[a->param], a->isz, kl, &ptr);
@@ -1915,7 +1986,7 @@ static int accessor_outputs(const struct np_kinfo *ki, const struct np_kparams *
 	for (int p = 0; p < l->n; p++) {        /* the 1-D ones: an element a plane */
 		const unsigned char *b = kp[p];
 		int64_t size, stride;
-		if (!(a->planes >> p & 1))
+		if (!((a->planes | a->planes2) >> p & 1))
 			continue;
 		size = acc_index(b, a->isz, 8);
 		stride = acc_index(b, a->isz, 8 + a->isz);
@@ -1923,7 +1994,7 @@ static int accessor_outputs(const struct np_kinfo *ki, const struct np_kparams *
 		if (!ptr || size <= 0 || !(out = emit_next(e)))
 			continue;       /* a dummy: nothing written there */
 		out->ptr = ptr;
-		out->dtype = (enum np_dtype)a->plane_dtype;
+		out->dtype = (enum np_dtype)(a->planes >> p & 1 ? a->plane_dtype : a->plane2_dtype);
 		out->how = NP_KH_ACCESSOR;
 		out->numel = (stride == 1 || size == 1) && kl && kl->grid[0] == (uint64_t)size &&
 					     kl->grid[1] == 1 && kl->grid[2] == 1 ?
@@ -2540,9 +2611,9 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		return n;
 	}
 	if (ki->rows.xin && kernelParams) {     /* a row kernel's rows x N inputs */
-		uint64_t rows = 0, cols = 0;
+		uint64_t rows = 0, cols = 0, each;
 		if (ki->nsig != layout->n ||
-		    row_extent(&ki->rows, layout, kernelParams, launch, &rows, &cols) ||
+		    row_extent(&ki->rows, layout, kernelParams, launch, &rows, &cols, &each) ||
 		    !rows || !cols)
 			return 0;
 		for (int i = 0; i < ki->nsig && n < max; i++) {

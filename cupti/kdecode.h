@@ -135,13 +135,21 @@ enum np_krows_kind {
 	NP_KR_BN_CL_CHAN,        /* its channels-last reductions (statistics, the
 				  * backward's sums): stride elements each output,
 				  * rows = stride, N = reduction_size */
+	NP_KR_GAMMA_BETA,        /* layer norm's weight and bias gradients
+				  * (GammaBetaBackwardCUDAKernelTemplate): N columns
+				  * each output (rows = N), or a row of N per
+				  * thread row when partial; dY and X M x N */
 };
 
 struct np_krows {
 	uint8_t kind;            /* enum np_krows_kind */
-	uint8_t rms;             /* layer norm instance for RMSNorm: writes no mean */
-	uint8_t unit;            /* SMEM: ILP; REG: registers per thread; WARP: log2_elements */
-	uint8_t warp;            /* WARP: WARP_SIZE_PARAM */
+	uint8_t rms;             /* layer norm instance for RMSNorm: writes no mean
+				  * (GAMMA_BETA: no bias gradient, parameter `mean`) */
+	uint8_t unit;            /* SMEM: ILP; REG: registers per thread; WARP: log2_elements;
+				  * GAMMA_BETA: block_dim_y */
+	uint8_t warp;            /* WARP: WARP_SIZE_PARAM; GAMMA_BETA: block_dim_x */
+	uint8_t partial;         /* GAMMA_BETA: partial_reduction (no reduction across
+				  * the block's thread rows) */
 	int8_t count;            /* parameter holding N (classes, batch_size) */
 	uint8_t csize;           /* its size: 4, 8, or 0 for either (index_t) */
 	int8_t y;                /* parameter of the rows x N output */
@@ -163,6 +171,10 @@ struct np_kacc {
 	uint8_t planes;          /* bit p: parameter p a 1-D output, an element a
 				  * plane (statistics, grad_weight), of plane_dtype */
 	int8_t plane_dtype;
+	uint8_t planes2;         /* the same, of plane2_dtype: a kernel's 1-D outputs
+				  * of a second type (backward_reduce's sums, of the
+				  * accumulate type, beside its weight gradients) */
+	int8_t plane2_dtype;
 	uint8_t xin;             /* bit p: parameter p a 3-D input accessor, of
 				  * in_dtype (read by the generic tier) */
 };

@@ -455,11 +455,15 @@ Test(kdecode_norm, other_names_stay_unsized)
 	cr_expect_eq(ki.family, NP_KF_LAYER_NORM);
 	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "no rms_norm argument: not the source read");
 	np_kdecode_classify("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel"
-			    "Template<float, float, 32u, 1u, 8u, true, true, true>(long, long, "
+			    "Template<float, float, 32u, 1u, 8u, true, true>(long, long, "
 			    "float const*, float const*, float const*, float const*, float*, float*)",
 			    &ki);
 	cr_expect_eq(ki.family, NP_KF_LAYER_NORM);
-	cr_expect_eq(ki.rows.kind, NP_KR_NONE);
+	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "no rms_norm argument: not the source read");
+	np_kdecode_classify("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel2"
+			    "<float>(long, long, long, float const*, float const*, float const*, "
+			    "float const*, float*, float*)", &ki);
+	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "group norm's");
 	np_kdecode_classify("void at::native::(anonymous namespace)::cunn_SpatialSoftMaxForward"
 			    "<float, float, float, int, at::native::(anonymous namespace)::"
 			    "SoftMaxForwardEpilogue>(float*, float const*, int, int, int)", &ki);
@@ -770,4 +774,164 @@ Test(kdecode_norm_torch_2_11, softmax_warp_without_the_warp_size_parameter)
 	set32(&ln, 5, 1);
 	cr_assert_eq(decode(&ln, grid(1, 1, 128), out), 1);
 	expect_out(&out[0], 0, 50, NP_DT_F16);
+}
+
+/* GammaBetaBackwardCUDAKernelTemplate<T, T_ACC, block_dim_x, block_dim_y,
+ * rows_per_block_y, partial_reduction, aligned_grid, rms_norm>(M, N, dY,
+ * X, mean, rstd, T* dg, T* db): layer norm's weight and bias gradients,
+ * N columns each; with partial_reduction a row of N per thread row
+ * (gridDim.y x block_dim_y rows); the RMSNorm instance writes no db.  dY
+ * and X, M x N, are reads. */
+Test(kdecode_norm, layer_norm_gamma_beta_backward)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[8];
+
+	/* the full reduction of 32 x 32 blocks (M >= 256) */
+	setup(&ln, "GammaBetaBackwardCUDAKernelTemplate<float, float, 32u, 32u, 256u, false, "
+		   "false, false>");
+	cr_assert_eq(ln.ki.rows.kind, NP_KR_GAMMA_BETA);
+	set64(&ln, 0, 1000);    /* M */
+	set64(&ln, 1, 770);     /* N: 25 blocks of 32 columns, the last partly */
+	cr_assert_eq(decode(&ln, grid(25, 32, 32), out), 2, "dg and db");
+	expect_out(&out[0], 6, 770, NP_DT_F32);
+	expect_out(&out[1], 7, 770, NP_DT_F32);
+	cr_assert_eq(reads(&ln, grid(25, 32, 32), in), 2, "dY and X, not mean or rstd");
+	expect_read(&in[0], 2, 1000 * 770, NP_DT_F32);
+	expect_read(&in[1], 3, 1000 * 770, NP_DT_F32);
+	/* a grid a block short of N, or another block shape: not whole */
+	cr_assert_eq(decode(&ln, grid(24, 32, 32), out), 2);
+	cr_expect(out[0].numel == 0 && out[1].numel == 0);
+	cr_expect_eq(reads(&ln, grid(24, 32, 32), in), 0);
+	cr_assert_eq(decode(&ln, grid(25, 32, 16), out), 2);
+	cr_expect_eq(out[0].numel, 0);
+	/* several block rows of a full reduction still write N */
+	cr_assert_eq(decode(&ln, grid2(25, 3, 32, 32), out), 2);
+	cr_expect_eq(out[0].numel, 770);
+	/* the bias's gradient not wanted: db NULL */
+	set64(&ln, 7, 0);
+	cr_assert_eq(decode(&ln, grid(25, 32, 32), out), 1);
+	expect_out(&out[0], 6, 770, NP_DT_F32);
+
+	setup(&ln, "GammaBetaBackwardCUDAKernelTemplate<c10::BFloat16, float, 32u, 16u, 128u, "
+		   "false, true, false>");
+	set64(&ln, 0, 200);
+	set64(&ln, 1, 768);
+	cr_assert_eq(decode(&ln, grid(24, 32, 16), out), 2);
+	expect_out(&out[0], 6, 768, NP_DT_BF16);
+	expect_out(&out[1], 7, 768, NP_DT_BF16);
+
+	/* partial (M > 64K, N small): each thread row's sums, a row of N per
+	 * block row, into dgamma_blocks (summed after by a reduce_kernel) */
+	setup(&ln, "GammaBetaBackwardCUDAKernelTemplate<float, float, 32u, 1u, 32u, true, false, "
+		   "false>");
+	set64(&ln, 0, 100000);
+	set64(&ln, 1, 100);
+	cr_assert_eq(decode(&ln, grid2(4, 327, 32, 1), out), 2);
+	expect_out(&out[0], 6, 327 * 100, NP_DT_F32);
+	expect_out(&out[1], 7, 327 * 100, NP_DT_F32);
+	cr_assert_eq(reads(&ln, grid2(4, 327, 32, 1), in), 2);
+	expect_read(&in[1], 3, 100000ull * 100, NP_DT_F32);
+
+	/* RMSNorm's: dg only, db is not written */
+	setup(&ln, "GammaBetaBackwardCUDAKernelTemplate<c10::Half, float, 32u, 8u, 64u, false, "
+		   "false, true>");
+	cr_assert(ln.ki.rows.rms);
+	set64(&ln, 0, 100);
+	set64(&ln, 1, 64);
+	cr_assert_eq(decode(&ln, grid(2, 32, 8), out), 1);
+	expect_out(&out[0], 6, 64, NP_DT_F16);
+	cr_assert_eq(reads(&ln, grid(2, 32, 8), in), 2);
+	expect_read(&in[0], 2, 100 * 64, NP_DT_F16);
+
+	/* M < 64: one thread row, the partial instance writing dg itself */
+	setup(&ln, "GammaBetaBackwardCUDAKernelTemplate<float, float, 32u, 1u, 8u, true, true, "
+		   "true>");
+	set64(&ln, 0, 40);
+	set64(&ln, 1, 96);
+	cr_assert_eq(decode(&ln, grid(3, 32, 1), out), 1);
+	expect_out(&out[0], 6, 96, NP_DT_F32);
+}
+
+/* batch_norm_backward_reduce_kernel<input, stat, stat_acc, index_t>(input,
+ * grad_output, mean, invstd, sum_dy, sum_dy_xmu, grad_weight, grad_bias):
+ * a block per plane writes the plane's sums (stat_acc) and weight
+ * gradients (stat) of those whose size is not 0; mean and invstd are
+ * only read; input and grad_output are reads */
+Test(kdecode_norm, batch_norm_backward_reduce)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[8];
+	const int64_t size[3] = { 8, 16, 49 }, nchw[3] = { 16 * 49, 49, 1 };
+	const uint64_t x = 0x7f0000900000ull, dy = 0x7f0000980000ull;
+
+	setup(&ln, "batch_norm_backward_reduce_kernel<c10::Half, float, float, int>");
+	cr_assert_eq(ln.ki.family, NP_KF_BATCH_NORM);
+	set_acc(&ln, 0, x, size, nchw, 4);
+	set_acc(&ln, 1, dy, size, nchw, 4);
+	for (int p = 2; p < 8; p++)
+		set_acc1(&ln, p, PTR(p), 16, 1);
+	cr_assert_eq(decode(&ln, grid2(16, 1, 64, 8), out), 4,
+		     "sum_dy, sum_dy_xmu, grad_weight, grad_bias; not mean, invstd");
+	for (int k = 0; k < 4; k++) {
+		cr_expect_eq(out[k].ptr, PTR(4 + k));
+		cr_expect_eq(out[k].numel, 16);
+		cr_expect_eq(out[k].dtype, NP_DT_F32);
+	}
+	cr_assert_eq(reads(&ln, grid2(16, 1, 64, 8), in), 2, "input and grad_output");
+	cr_expect_eq(in[0].ptr, x);
+	cr_expect_eq(in[1].ptr, dy);
+	cr_expect_eq(in[1].numel, 8 * 16 * 49);
+	cr_expect_eq(in[1].dtype, NP_DT_F16);
+	/* a block short of the planes: unsized */
+	cr_assert_eq(decode(&ln, grid2(15, 1, 64, 8), out), 4);
+	cr_expect_eq(out[0].numel, 0);
+	/* SyncBatchNorm without an affine weight: only the sums */
+	set_acc1(&ln, 6, 0, 0, 0);
+	set_acc1(&ln, 7, 0, 0, 0);
+	cr_assert_eq(decode(&ln, grid2(16, 1, 64, 8), out), 2);
+	cr_expect_eq(out[1].ptr, PTR(5));
+
+	/* the weight gradients of their own type: a Half batch norm with Half
+	 * weights (the template arguments decide, the accessors' layout is
+	 * the same) */
+	const char *dem = fixture_find("batch_norm_backward_reduce_kernel<c10::Half, float, "
+				       "float, int>")->dem;
+	const char *targs = strstr(dem, "<c10::Half, float, float, int>");
+	char half[4096];
+	cr_assert(targs && strlen(dem) < sizeof(half) - 16);
+	snprintf(half, sizeof(half), "%.*s<c10::Half, c10::Half, float, int>%s",
+		 (int)(targs - dem), dem, targs + strlen("<c10::Half, float, float, int>"));
+	np_kdecode_classify(half, &ln.ki);
+	cr_expect_eq(ln.ki.acc.plane_dtype, NP_DT_F16, "grad_weight, grad_bias: stat");
+	cr_expect_eq(ln.ki.acc.plane2_dtype, NP_DT_F32, "sum_dy, sum_dy_xmu: stat_acc");
+	cr_assert_eq(decode(&ln, grid2(16, 1, 64, 8), out), 2);
+	cr_expect_eq(out[0].dtype, NP_DT_F32);
+	set_acc1(&ln, 6, PTR(6), 16, 1);
+	cr_assert_eq(decode(&ln, grid2(16, 1, 64, 8), out), 3);
+	cr_expect_eq(out[2].ptr, PTR(6));
+	cr_expect_eq(out[2].dtype, NP_DT_F16);
+}
+
+/* torch 2.11 instantiates partial_reduction both ways for every tile
+ * shape; its kernels are 2.14's, the same template and layout */
+Test(kdecode_norm_torch_2_11, layer_norm_gamma_beta_backward)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+
+	setup(&ln, "GammaBetaBackwardCUDAKernelTemplate<float, float, 32u, 32u, 256u, false, "
+		   "false, false>");
+	set64(&ln, 0, 1000);
+	set64(&ln, 1, 770);
+	cr_assert_eq(decode(&ln, grid(25, 32, 32), out), 2);
+	expect_out(&out[0], 6, 770, NP_DT_F32);
+	setup(&ln, "GammaBetaBackwardCUDAKernelTemplate<c10::Half, float, 32u, 8u, 64u, false, "
+		   "false, true>");
+	set64(&ln, 0, 100);
+	set64(&ln, 1, 64);
+	cr_assert_eq(decode(&ln, grid(2, 32, 8), out), 1, "RMSNorm: dg only");
+	expect_out(&out[0], 6, 64, NP_DT_F16);
 }
