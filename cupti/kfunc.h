@@ -30,6 +30,9 @@ struct np_kfunc {
 	uint64_t launches;           /* for sampling (relaxed atomic) */
 	uint64_t undecoded;          /* launches whose outputs no decoder could size
 				      * (relaxed atomic): the coverage report */
+	uint8_t sized;               /* some launch's output was sized (relaxed
+				      * atomic): until then a sampled-out launch is
+				      * noted for the generic tier */
 	struct np_kinfo info;
 	struct np_kparams params;
 	char name[NP_KFUNC_NAME];    /* demangled, argument list dropped */

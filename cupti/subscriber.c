@@ -563,18 +563,6 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (f->ours)
 		return;
 	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
-	if (sampled_out(f)) {
-		__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
-		/* a kernel no decoder reads is noted all the same (no GPU work):
-		 * a sampled reader then names it, or every sampled reader would
-		 * need its writer sampled too */
-		if (f->info.family == NP_KF_UNKNOWN)
-			note_generic(&l, f, params, NULL, 0, 0);
-		return;
-	}
-	/* the guards' launch order: what this launch wrote, checked or not */
-	uint64_t seq = np_gpu_writers() ? np_writers_next() : 0;
-	struct np_kbuf outs[MAX_OUTPUTS];
 	/* the grid for row kernels and tensor lists, the thread count as a
 	 * sanity bound on elementwise counts (kdecode.h) */
 	uint32_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
@@ -582,6 +570,23 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 				 .blocks = blocks,
 				 .grid = { l.grid[0], l.grid[1], l.grid[2] },
 				 .block = { l.block[0], l.block[1], l.block[2] } };
+	if (sampled_out(f)) {
+		__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
+		/* a kernel no launch of which was ever sized (no decoder reads
+		 * it, or none sizes its outputs: LpNormFunctor, a T* of unknown
+		 * extent) is noted all the same (no GPU work): a sampled reader
+		 * then names it, or every sampled reader would need its writer
+		 * sampled too.  What it is known to read keeps its writer's note. */
+		if (f->info.family == NP_KF_UNKNOWN || !__atomic_load_n(&f->sized, __ATOMIC_RELAXED)) {
+			struct np_kread rd[MAX_READS];
+			int nr = reads_known(f) ? generic_reads_of(f, params, &kl, rd) : 0;
+			note_generic(&l, f, params, rd, nr, 0);
+		}
+		return;
+	}
+	/* the guards' launch order: what this launch wrote, checked or not */
+	uint64_t seq = np_gpu_writers() ? np_writers_next() : 0;
+	struct np_kbuf outs[MAX_OUTPUTS];
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params,
 					       &kl, outs, MAX_OUTPUTS) : 0;
 	if (nout <= 0) {
@@ -674,6 +679,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			break;
 	}
 	batch_flush(g, l.stream, &batch);
+	if (sized && !__atomic_load_n(&f->sized, __ATOMIC_RELAXED))
+		__atomic_store_n(&f->sized, 1, __ATOMIC_RELAXED);
 	if (!sized) {
 		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);

@@ -24,9 +24,11 @@
  *                    both), or with split cat(e[:N/2], y[:N/2]) in a launch
  *                    each, as for a cat of more than 128 inputs; read by
  *                    fo_head_copy()
- *   fo_qkv(v)        qkv = (x + 1) * v in a kernel no decoder reads (a
+ *   fo_qkv(v, named) qkv = (x + 1) * v in a kernel no decoder reads (a
  *                    cuBLAS-like projection), (1, 64, 3, 2, 64): q, k, v
- *                    its three slices, as nanoGPT's c_attn(x).split()
+ *                    its three slices, as nanoGPT's c_attn(x).split();
+ *                    with named, a kernel whose signature names its
+ *                    pointers but whose output no decoder sizes
  *   fo_sdpa()        o = attention(q, k, v) in torch's memory-efficient
  *                    kernel (fmha_cutlassF_f32_aligned_64x64_rf_sm80, its
  *                    Params as attention.cu fills them): +inf scores (q
@@ -137,6 +139,9 @@ static const char memeff_f32[] =
 	"_Z39fmha_cutlassF_f32_aligned_64x64_rf_sm80N22PyTorchMemEffAttention15AttentionKernelIfN7"
 	"cutlass4arch4Sm80ELb1ELi64ELi64ELi64ELb1ELb1EE6ParamsE";
 static const char opaque_qkv[] = "nvjet_fake_qkv_64x192_1x1_opaque";
+/* void at::native::fake_qkv_unsized<float>(float*, float const*, float,
+ * int): the same projection, its parameters qkv_args' fields */
+static const char named_qkv[] = "_ZN2at6native16fake_qkv_unsizedIfEEvPT_PKS2_fi";
 
 /* clip_grad_norm_'s _foreach_norm (ForeachReduceOp.cu, torch 2.14.1's
  * names and layouts): the partial sums of squares in a multi_tensor_apply
@@ -167,7 +172,8 @@ _Static_assert(offsetof(struct cleanup_args, max_chunks) == 25608, "torch 2.14.1
 #define ADIM 64
 #define AQKV (ASEQ * 3 * AHEADS * ADIM)
 
-static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, lpnorm, cleanup;
+static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, qkv_named, lpnorm,
+	cleanup;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
 static int failed;
 
@@ -366,6 +372,8 @@ int fo_init(void)
 			      size_qkv[] = { sizeof(struct qkv_args) };
 	memeff = reg(memeff_f32, 1, off1, size_memeff, k_memeff);
 	qkv_proj = reg(opaque_qkv, 1, off1, size_qkv, k_qkv);
+	static const uint32_t off_qkv4[] = { 0, 8, 16, 20 }, size_qkv4[] = { 8, 8, 4, 4 };
+	qkv_named = reg(named_qkv, 4, off_qkv4, size_qkv4, k_qkv);
 	static const uint32_t off_lpnorm[] = { 0, 25768, 25776, 25784 },
 			      size_lpnorm[] = { 25768, 1, 8, 4 },
 			      off_cleanup[] = { 0, 8, 25608 }, size_cleanup[] = { 8, 25600, 4 };
@@ -580,12 +588,15 @@ int fo_head(void)
 	return failed ? -1 : 0;
 }
 
-/* The qkv projection: one (1, 64, 3, 2, 64) tensor, undecodable */
-int fo_qkv(float v)
+/* The qkv projection: one (1, 64, 3, 2, 64) tensor, undecodable (named:
+ * its pointers named, its output's extent not) */
+int fo_qkv(float v, int named)
 {
 	struct qkv_args q = { qkv, x, v, AQKV };
 	void *p[] = { &q };
-	check(cuLaunchKernel(qkv_proj, 96, 1, 1, 256, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	void *pn[] = { &q.out, &q.in, &q.v, &q.n };
+	check(cuLaunchKernel(named ? qkv_named : qkv_proj, 96, 1, 1, 256, 1, 1, 0, NULL,
+			     named ? pn : p, NULL), "cuLaunchKernel");
 	return failed ? -1 : 0;
 }
 

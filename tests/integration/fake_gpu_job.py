@@ -53,6 +53,9 @@ in attn.qkv, not the attention in attn.core.  --sdpa scores: q and k are
 the same buffer (finite): the kernel launches twice a step, so that
 under --gpu sample:2 the launch in attn.qkv is always sampled out (and
 must still be noted for the generic tier), the one in attn.pre never.
+--sdpa pre-named: as pre, the projection a kernel whose signature names
+its pointers (a known family) but whose output no decoder sizes: noted
+when sampled out too, as no launch of it was ever checked.
 
 With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
 (else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
@@ -80,7 +83,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
-                  [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre] [--cpu-grads]
+                  [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -121,7 +124,7 @@ def main():
                          "kernel no decoder reads made +inf in the gate's backward (gemm)")
     ap.add_argument("--copy", action="store_true",
                     help="the gate clones its output by a device-to-device copy; head reads it")
-    ap.add_argument("--sdpa", choices=["qkv", "scores", "pre"],
+    ap.add_argument("--sdpa", choices=["qkv", "scores", "pre", "pre-named"],
                     help="attn runs a projection and SDPA's memory-efficient kernel; "
                          "qkv: the projection overflows, scores: the attention does")
     ap.add_argument("--stale", action="store_true",
@@ -137,7 +140,7 @@ def main():
     ops.fo_clip.argtypes = [ctypes.c_float]
     ops.fo_grad_opaque.argtypes = [ctypes.c_float]
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
-    ops.fo_qkv.argtypes = [ctypes.c_float]
+    ops.fo_qkv.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_buf.restype = ctypes.c_ulonglong
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
@@ -171,7 +174,7 @@ def main():
             v = 1.0
             if train.step == a.at and self.faulty:
                 v = 1e20 if a.sdpa == "scores" else 3e38
-            ops.fo_qkv(v)
+            ops.fo_qkv(v, int(a.sdpa == "pre-named"))
             return x
 
     class Core(nn.Module):
@@ -182,12 +185,12 @@ def main():
     class SDPA(nn.Module):
         def __init__(self):
             super().__init__()
-            if a.sdpa == "pre":
+            if a.sdpa.startswith("pre"):
                 self.pre = Proj(faulty=False)
             self.qkv, self.core = Proj(), Core()
 
         def forward(self, x):
-            if a.sdpa == "pre":
+            if a.sdpa.startswith("pre"):
                 x = self.pre(x)
             return self.core(self.qkv(x))
 

@@ -37,7 +37,8 @@
 # And attention (--sdpa): an undecoded projection's overflow in q, k, v
 # named in attn.qkv, seen where torch's memory-efficient SDPA kernel
 # reads them, also under sample:2 when the projection's launch was
-# sampled out; that kernel's own NaN (+inf scores) named in attn.core.
+# sampled out (an opaque kernel, or one whose named output no decoder
+# sizes); that kernel's own NaN (+inf scores) named in attn.core.
 # And clip_grad_norm_ after backward (--clip): gradients whose squares
 # overflow in _foreach_norm's LpNormFunctor, a launch no decoder reads,
 # named there, seen where lpnorm_cleanup reads its partial sums; and
@@ -384,6 +385,19 @@ PY
 		cat "$T/$tag-sdpre.err" "$T/$tag-sdpre/summary.txt" >> "$T/chk"
 		grep -h nan_origin "$T/$tag-sdpre/events.jsonl" >> "$T/chk"
 		bad "$tag: sample mode's noting of sampled-out undecoded launches" "$T/chk"
+	fi
+	# the same with a projection whose signature names its pointers (a
+	# known family) though no decoder sizes its output: it too is noted
+	# when sampled out, no launch of it having been checked
+	NP_OPTS="--gpu sample:2" run_fake "$py" "$T/$tag-sdpren" --sdpa pre-named --at 4
+	if python3 $IT/check_origin.py "$T/$tag-sdpren/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.qkv output --step 4 \
+		--op-kernel fake_qkv_unsized > "$T/chk" 2>&1; then
+		ok "$tag: sample:2: a sampled-out launch of a never-sized kernel noted, named in attn.qkv"
+	else
+		cat "$T/$tag-sdpren.err" "$T/$tag-sdpren/summary.txt" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-sdpren/events.jsonl" >> "$T/chk"
+		bad "$tag: sample mode's noting of a never-sized kernel's sampled-out launches" "$T/chk"
 	fi
 	# the projection finite, q and k 1e20: the attention kernel's +inf
 	# scores make the NaN, read from its Params
