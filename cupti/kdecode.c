@@ -469,7 +469,7 @@ static enum np_kfamily family_of(struct span name, const struct np_kinfo *ki)
 	if (span_has(name, "SoftMax") || span_starts(name, "softmax_warp_"))
 		return NP_KF_SOFTMAX;
 	if (IN_LIST(name, layer_norm_names) || span_starts(name, "layer_norm_grad_input_kernel") ||
-	    span_starts(name, "GammaBetaBackward"))
+	    span_starts(name, "GammaBetaBackward") || span_starts(name, "GammaBeta1dBackward"))
 		return NP_KF_LAYER_NORM;
 	if (span_starts(name, "batch_norm_"))
 		return NP_KF_BATCH_NORM;
@@ -1261,8 +1261,23 @@ static void signature_dtype(struct np_kinfo *ki)
  *       block is block_dim_x x block_dim_y and gridDim.x * block_dim_x
  *       covers N.  dY and X: M x N.
  *
- * The group norm's GammaBetaBackward* kernels, batch norm's other
- * statistics kernels and the spatial softmax stay unsized:
+ *  group_norm_kernel.cu, the weight and bias gradients, <T>(int64_t N,
+ *  int64_t C, int64_t group, ..., T* dgamma, T* dbeta), each NULL when
+ *  not wanted:
+ *   GammaBetaBackwardCUDAKernel1 and GammaBeta1dBackwardCUDAKernel1:
+ *       column c = blockIdx.x * blockDim.x + threadIdx.x, below C, sums
+ *       its N rows: dgamma[c].
+ *   GammaBetaBackwardCUDAKernel2 and GammaBeta1dBackwardCUDAKernel2
+ *       (the host's block 32 x 16): a block reduces a tile of blockDim.x
+ *       columns, written by threads (0, y) as columns blockIdx.x *
+ *       blockDim.x + y and + blockDim.y: all of them only if blockDim.x
+ *       is 2 * blockDim.y.
+ *   C each when gridDim.x * blockDim.x covers C.  The 1d forms' dY and X
+ *   (const T*, N x C) are reads; the others read ds and db, of the
+ *   accumulate type the signature does not name.
+ *
+ * Group norm's other kernels, batch norm's other statistics kernels and
+ * the spatial softmax stay unsized:
  * the launch checks do not see them, the guards do (writers.h).  Batch
  * norm's NCHW kernels take tensor accessors: "accessor outputs" below.
  */
@@ -1275,7 +1290,7 @@ static const struct {
 	uint8_t xin;            /* bit p: parameter p is an input of rows x N elements
 				 * (X, dY, a softmax's input, output, gradient), read
 				 * by the generic tier (np_kdecode_reads) */
-	uint8_t outs;           /* BN_CL_CHAN: its per-channel outputs */
+	uint16_t outs;          /* BN_CL_CHAN and the weight gradients: bit p, a per-row output */
 	uint16_t scratch;       /* a T* written that is no output (staging_data,
 				 * semaphores) */
 } row_kernels[] = {
@@ -1310,6 +1325,15 @@ static const struct {
 	 * dY and X M x N */
 	{ "GammaBetaBackwardCUDAKernelTemplate", NP_KR_GAMMA_BETA, 8, 1, 8, -1, 7, -1,
 	  1 << 2 | 1 << 3, 1 << 6, 0 },
+	/* group norm's: dgamma and dbeta, C each; the 1d forms' dY and X */
+	{ "GammaBetaBackwardCUDAKernel1", NP_KR_GN_GAMMA_BETA, 9, 1, 8, -1, -1, -1, 0,
+	  1 << 7 | 1 << 8, 0 },
+	{ "GammaBetaBackwardCUDAKernel2", NP_KR_GN_GAMMA_BETA, 9, 1, 8, -1, -1, -1, 0,
+	  1 << 7 | 1 << 8, 0 },
+	{ "GammaBeta1dBackwardCUDAKernel1", NP_KR_GN_GAMMA_BETA, 9, 1, 8, -1, -1, -1,
+	  1 << 3 | 1 << 4, 1 << 7 | 1 << 8, 0 },
+	{ "GammaBeta1dBackwardCUDAKernel2", NP_KR_GN_GAMMA_BETA, 9, 1, 8, -1, -1, -1,
+	  1 << 3 | 1 << 4, 1 << 7 | 1 << 8, 0 },
 };
 
 /* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
@@ -1372,6 +1396,11 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 		r.unit = (uint8_t)w;
 		r.partial = span_eq(nth_item(targs, 5), "true");
 		r.rms = span_eq(nth_item(targs, 7), "true");
+		break;
+	case NP_KR_GN_GAMMA_BETA:       /* <T>; Kernel2 writes a tile per block */
+		if (nth_item(targs, 1).p)
+			return;
+		r.unit = name.p[name.n - 1] == '2' ? 2 : 1;
 		break;
 	case NP_KR_SM_SMEM:             /* <ILP, ..> */
 	case NP_KR_SM_REG:              /* <.., index_t, REG> */
@@ -1827,6 +1856,20 @@ static int row_extent(const struct np_krows *r, const struct np_kparams *l, void
 		/* the reductions' outputs are a row of channels */
 		*rows = *each = (uint64_t)(r->kind == NP_KR_BN_CL ? n : stride);
 		*cols = (uint64_t)(r->kind == NP_KR_BN_CL ? stride : n);
+		return 0;
+	}
+	if (r->kind == NP_KR_GN_GAMMA_BETA) {
+		/* (int64_t N, int64_t C, int64_t group, ..): columns x */
+		if (l->p[0].size != 8)
+			return -1;
+		batch = int_at(l, kp, 0);
+		n = int_at(l, kp, 1);
+		if (!g || batch <= 0 || n <= 0 || g[1] != 1 || g[2] != 1 || !b[0] || b[2] != 1 ||
+		    (r->unit == 2 && b[0] != 2u * b[1]) || (uint64_t)g[0] * b[0] < (uint64_t)n ||
+		    (uint64_t)batch > UINT64_MAX / (uint64_t)n)
+			return 0;
+		*rows = *each = (uint64_t)n;
+		*cols = (uint64_t)batch;
 		return 0;
 	}
 	if (r->kind == NP_KR_GAMMA_BETA) {

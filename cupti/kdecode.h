@@ -139,6 +139,8 @@ enum np_krows_kind {
 				  * (GammaBetaBackwardCUDAKernelTemplate): N columns
 				  * each output (rows = N), or a row of N per
 				  * thread row when partial; dY and X M x N */
+	NP_KR_GN_GAMMA_BETA,     /* group norm's (GammaBeta[1d]BackwardCUDAKernel1/2):
+				  * C columns each output (rows = C, N = the batch) */
 };
 
 struct np_krows {
@@ -146,7 +148,8 @@ struct np_krows {
 	uint8_t rms;             /* layer norm instance for RMSNorm: writes no mean
 				  * (GAMMA_BETA: no bias gradient, parameter `mean`) */
 	uint8_t unit;            /* SMEM: ILP; REG: registers per thread; WARP: log2_elements;
-				  * GAMMA_BETA: block_dim_y */
+				  * GAMMA_BETA: block_dim_y; GN_GAMMA_BETA: columns a
+				  * thread row writes (2: the tiled Kernel2) */
 	uint8_t warp;            /* WARP: WARP_SIZE_PARAM; GAMMA_BETA: block_dim_x */
 	uint8_t partial;         /* GAMMA_BETA: partial_reduction (no reduction across
 				  * the block's thread rows) */
@@ -155,7 +158,7 @@ struct np_krows {
 	int8_t y;                /* parameter of the rows x N output */
 	int8_t mean, rstd;       /* parameters of the per-row outputs, or -1 */
 	uint8_t xin;             /* bit p: parameter p is a rows x N input (const T*) */
-	uint8_t outs;            /* BN_CL_CHAN: bit p, parameter p a per-row output */
+	uint16_t outs;           /* BN_CL_CHAN, GN_GAMMA_BETA: bit p, parameter p a per-row output */
 	uint16_t scratch;        /* bit p: a T* the kernel writes that is no output
 				  * (a grid-wide reduction's staging buffer and
 				  * semaphores) */

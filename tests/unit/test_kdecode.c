@@ -37,6 +37,7 @@ static const struct {
 	{ "::LayerNormForwardCUDAKernel<", 0, NP_KF_LAYER_NORM },
 	{ "::ComputeInternalGradientsCUDAKernel<", 0, NP_KF_LAYER_NORM },
 	{ "::GammaBetaBackwardCUDAKernel", 0, NP_KF_LAYER_NORM },
+	{ "::GammaBeta1dBackwardCUDAKernel", 0, NP_KF_LAYER_NORM },
 	{ "void at::native::batch_norm_", 1, NP_KF_BATCH_NORM },
 	{ "::CatArrayBatchedCopy", 0, NP_KF_CAT },
 	{ "::multi_tensor_apply_kernel<", 0, NP_KF_MULTI_TENSOR_APPLY },

@@ -460,10 +460,11 @@ Test(kdecode_norm, other_names_stay_unsized)
 			    &ki);
 	cr_expect_eq(ki.family, NP_KF_LAYER_NORM);
 	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "no rms_norm argument: not the source read");
-	np_kdecode_classify("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel2"
-			    "<float>(long, long, long, float const*, float const*, float const*, "
-			    "float const*, float*, float*)", &ki);
-	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "group norm's");
+	np_kdecode_classify("void at::native::(anonymous namespace)::ComputeInternalGradients"
+			    "CUDAKernel<float>(long, float const*, float const*, float*, float*)",
+			    &ki);
+	cr_expect_eq(ki.family, NP_KF_LAYER_NORM);
+	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "group norm's internal gradients");
 	np_kdecode_classify("void at::native::(anonymous namespace)::cunn_SpatialSoftMaxForward"
 			    "<float, float, float, int, at::native::(anonymous namespace)::"
 			    "SoftMaxForwardEpilogue>(float*, float const*, int, int, int)", &ki);
@@ -934,4 +935,56 @@ Test(kdecode_norm_torch_2_11, layer_norm_gamma_beta_backward)
 	set64(&ln, 1, 64);
 	cr_assert_eq(decode(&ln, grid(2, 32, 8), out), 1, "RMSNorm: dg only");
 	expect_out(&out[0], 6, 64, NP_DT_F16);
+}
+
+/* group norm's GammaBeta[1d]BackwardCUDAKernel1/2<T>(N, C, group, ..., T*
+ * dgamma, T* dbeta): C each when the grid's x threads cover C, the tiled
+ * Kernel2 only with blockDim.x == 2 * blockDim.y (its writes come from
+ * the thread rows); the 1d forms' dY and X (N x C) are reads */
+Test(kdecode_norm, group_norm_gamma_beta_backward)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[8];
+
+	setup(&ln, "GammaBetaBackwardCUDAKernel2<c10::BFloat16>");
+	cr_assert_eq(ln.ki.rows.kind, NP_KR_GN_GAMMA_BETA);
+	set64(&ln, 0, 300);     /* N: more than 128, the tiled kernel */
+	set64(&ln, 1, 70);      /* C: 3 tiles of 32 */
+	set64(&ln, 2, 7);
+	cr_assert_eq(decode(&ln, grid(3, 32, 16), out), 2, "dgamma and dbeta");
+	expect_out(&out[0], 7, 70, NP_DT_BF16);
+	expect_out(&out[1], 8, 70, NP_DT_BF16);
+	cr_expect_eq(reads(&ln, grid(3, 32, 16), in), 0, "ds and db: the type is not named");
+	/* a tile its thread rows do not cover, or a grid short of C */
+	cr_assert_eq(decode(&ln, grid(3, 32, 8), out), 2);
+	cr_expect_eq(out[0].numel, 0);
+	cr_assert_eq(decode(&ln, grid(2, 32, 16), out), 2);
+	cr_expect_eq(out[0].numel, 0);
+	set64(&ln, 8, 0);       /* no bias gradient wanted */
+	cr_assert_eq(decode(&ln, grid(3, 32, 16), out), 1);
+	expect_out(&out[0], 7, 70, NP_DT_BF16);
+
+	setup(&ln, "GammaBeta1dBackwardCUDAKernel1<float>");
+	cr_assert_eq(ln.ki.family, NP_KF_LAYER_NORM);
+	set64(&ln, 0, 100);
+	set64(&ln, 1, 300);
+	set64(&ln, 2, 30);
+	cr_assert_eq(decode(&ln, grid(2, 256, 1), out), 2);
+	expect_out(&out[0], 7, 300, NP_DT_F32);
+	expect_out(&out[1], 8, 300, NP_DT_F32);
+	cr_assert_eq(reads(&ln, grid(2, 256, 1), in), 2, "dY and X, not mean or rstd");
+	expect_read(&in[0], 3, 100 * 300, NP_DT_F32);
+	expect_read(&in[1], 4, 100 * 300, NP_DT_F32);
+	cr_assert_eq(decode(&ln, grid(1, 256, 1), out), 2);
+	cr_expect_eq(out[1].numel, 0, "one block of 256 short of C");
+
+	setup(&ln, "GammaBeta1dBackwardCUDAKernel2<c10::Half>");
+	set64(&ln, 0, 200);
+	set64(&ln, 1, 64);
+	set64(&ln, 2, 8);
+	cr_assert_eq(decode(&ln, grid(2, 32, 16), out), 2);
+	expect_out(&out[1], 8, 64, NP_DT_F16);
+	cr_assert_eq(reads(&ln, grid(2, 32, 16), in), 2);
+	expect_read(&in[0], 3, 200 * 64, NP_DT_F16);
 }
