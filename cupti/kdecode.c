@@ -1858,36 +1858,32 @@ static int row_extent(const struct np_krows *r, const struct np_kparams *l, void
 		*cols = (uint64_t)(r->kind == NP_KR_BN_CL ? stride : n);
 		return 0;
 	}
-	if (r->kind == NP_KR_GN_GAMMA_BETA) {
-		/* (int64_t N, int64_t C, int64_t group, ..): columns x */
+	if (r->kind == NP_KR_GAMMA_BETA || r->kind == NP_KR_GN_GAMMA_BETA) {
+		/* weight gradients, (int64_t M, int64_t N, ..): N columns on x,
+		 * each summing M rows */
 		if (l->p[0].size != 8)
 			return -1;
 		batch = int_at(l, kp, 0);
 		n = int_at(l, kp, 1);
-		if (!g || batch <= 0 || n <= 0 || g[1] != 1 || g[2] != 1 || !b[0] || b[2] != 1 ||
-		    (r->unit == 2 && b[0] != 2u * b[1]) || (uint64_t)g[0] * b[0] < (uint64_t)n ||
-		    (uint64_t)batch > UINT64_MAX / (uint64_t)n)
+		if (!g || batch <= 0 || n <= 0 || !b[0] || b[2] != 1 || g[2] != 1 ||
+		    (uint64_t)g[0] * b[0] < (uint64_t)n || (uint64_t)batch > UINT64_MAX / (uint64_t)n)
 			return 0;
-		*rows = *each = (uint64_t)n;
-		*cols = (uint64_t)batch;
-		return 0;
-	}
-	if (r->kind == NP_KR_GAMMA_BETA) {
-		/* (int64_t M, int64_t N, ..): columns x, thread rows y */
-		if (l->p[0].size != 8)
-			return -1;
-		batch = int_at(l, kp, 0);
-		n = int_at(l, kp, 1);
-		if (!g || batch <= 0 || n <= 0 || b[0] != r->warp || b[1] != r->unit || b[2] != 1 ||
-		    !g[1] || g[2] != 1 || (uint64_t)g[0] * b[0] < (uint64_t)n ||
-		    (uint64_t)batch > UINT64_MAX / (uint64_t)n ||
-		    (uint64_t)n * g[1] * b[1] > (1ull << 48))
-			return 0;
+		if (r->kind == NP_KR_GN_GAMMA_BETA) {
+			/* one block row; Kernel2's thread rows write its tile's columns */
+			if (g[1] != 1 || (r->unit == 2 && b[0] != 2u * b[1]))
+				return 0;
+			*each = (uint64_t)n;
+		} else {
+			/* the template's block; a row of N per thread row when they
+			 * are not reduced */
+			if (b[0] != r->warp || b[1] != r->unit || !g[1] ||
+			    (uint64_t)n * g[1] * b[1] > (1ull << 48))
+				return 0;
+			*each = r->partial || (b[1] == 1 && g[1] == 1) ?
+					(uint64_t)n * g[1] * b[1] : (uint64_t)n;
+		}
 		*rows = (uint64_t)n;
 		*cols = (uint64_t)batch;
-		/* a row of N per thread row when they are not reduced */
-		*each = r->partial || (b[1] == 1 && g[1] == 1) ? (uint64_t)n * g[1] * b[1] :
-								 (uint64_t)n;
 		return 0;
 	}
 	if (!g || !g[0] || g[1] != 1 || g[2] != 1 || !b[0] || !b[1] || b[2] != 1)
