@@ -287,6 +287,8 @@ enum np_khow {
 				  * its first input holds, or drops the buffer */
 	NP_KH_NORM_RESULT,       /* one tensor's result of _foreach_norm or
 				  * _foreach_max: one element, from its partials */
+	NP_KH_GEMM,              /* a cuBLAS call's D, from the call's arguments
+				  * (gemm.h), not from its kernel's parameters */
 };
 
 struct np_kbuf {

@@ -1,0 +1,205 @@
+/* test_gemm.c - cupti/gemm.c: what a cuBLAS call writes and reads, on the
+ * calls torch makes (CUDABlas.cpp: a row-major torch matmul is the
+ * column-major product of the transposes). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+#include "../../cupti/gemm.h"
+
+#define X 0x7f0000100000ull     /* activations (8, 32) */
+#define W 0x7f0000200000ull     /* nn.Linear(32, 16).weight (16, 32) */
+#define Y 0x7f0000300000ull     /* output (8, 16) */
+#define BIAS 0x7f0000400000ull
+
+enum { R32F = 0, R64F = 1, R16F = 2, R8I = 3, C32F = 4, R16BF = 14, E4M3 = 28, E5M2 = 29 };
+enum { OP_N = 0, OP_T = 1 };
+
+/* y = x @ W.T as torch asks cuBLAS: y^T (16 x 8) = op_T(W) (W stored 32 x 16
+ * column-major) x x^T (32 x 8): gemm('t', 'n', m 16, n 8, k 32, W, lda 32,
+ * x, ldb 32, y, ldc 16) */
+static struct np_gemm_call linear(int dtype, int ldc)
+{
+	struct np_gemm_call c = {
+		.a = np_gemm_operand(W, OP_T, 16, 32, 32, 0, 1, dtype),
+		.b = np_gemm_operand(X, OP_N, 32, 8, 32, 0, 1, dtype),
+		.d = np_gemm_operand(Y, OP_N, 16, 8, ldc, 0, 1, dtype),
+		.beta = NP_GEMM_BETA_ZERO,
+	};
+	c.c = c.d;
+	return c;
+}
+
+static int has_input(const struct np_gemm_plan *p, uint64_t ptr)
+{
+	for (int k = 0; k < p->out.n_in; k++)
+		if (p->out.in[k] == ptr)
+			return 1;
+	return 0;
+}
+
+Test(gemm, a_linear_layer_writes_its_whole_output_and_reads_weight_and_input)
+{
+	struct np_gemm_call c = linear(R32F, 16);
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.ptr, Y);
+	cr_expect_eq(p.out.numel, 8 * 16);
+	cr_expect_eq(p.out.dtype, NP_DT_F32);
+	cr_expect_eq(p.out.how, NP_KH_GEMM);
+	cr_expect_eq(p.out.n_in, 2);
+	cr_expect(has_input(&p, W) && has_input(&p, X));
+	cr_expect(!has_input(&p, Y), "beta 0: D is not read");
+	cr_assert_eq(p.n_rd, 2);
+	cr_expect_eq(p.rd[0].ptr, W);
+	cr_expect_eq(p.rd[0].numel, 16 * 32, "the transposed A, stored 32 x 16");
+	cr_expect_eq(p.rd[1].ptr, X);
+	cr_expect_eq(p.rd[1].numel, 32 * 8);
+	cr_expect_eq(p.rd[1].dtype, NP_DT_F32);
+}
+
+Test(gemm, in_place_accumulation_reads_d)
+{
+	/* addmm without cublasLt: the bias copied into y, then beta = 1 */
+	struct np_gemm_call c = linear(R16BF, 16);
+	c.beta = NP_GEMM_BETA_SET;
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.dtype, NP_DT_BF16);
+	cr_expect(has_input(&p, Y), "a non-finite value already in y is propagation");
+	cr_expect_eq(p.out.n_in, 3);
+}
+
+Test(gemm, beta_in_device_memory_reads_a_separate_c_but_not_d_itself)
+{
+	struct np_gemm_call c = linear(R32F, 16);
+	c.beta = NP_GEMM_BETA_UNKNOWN;
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect(!has_input(&p, Y), "a reused block's old -inf must not hide a birth");
+	c.c.ptr = BIAS;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect(has_input(&p, BIAS));
+}
+
+Test(gemm, the_epilogue_bias_is_read)
+{
+	struct np_gemm_call c = linear(R16F, 16);
+	c.bias = BIAS;
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect(has_input(&p, BIAS));
+	cr_expect_eq(p.out.dtype, NP_DT_F16);
+}
+
+Test(gemm, an_output_view_with_gaps_is_not_checked)
+{
+	/* y[:, :16] of an (8, 32) tensor: ldc 32, the gaps another tensor's */
+	struct np_gemm_call c = linear(R32F, 32);
+	struct np_gemm_plan p;
+	cr_expect_eq(np_gemm_plan(&c, &p), -1);
+	/* one column needs no leading dimension: y (1, 16) of a matrix-vector product */
+	c.d = np_gemm_operand(Y, OP_N, 16, 1, 64, 0, 1, R32F);
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.numel, 16);
+}
+
+Test(gemm, an_input_with_gaps_is_an_input_but_no_read)
+{
+	struct np_gemm_call c = linear(R32F, 16);
+	c.b.ld = 64;             /* x a slice of a wider tensor */
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect(has_input(&p, X));
+	cr_assert_eq(p.n_rd, 1);
+	cr_expect_eq(p.rd[0].ptr, W);
+}
+
+Test(gemm, dtypes_no_check_reads_are_not_planned)
+{
+	struct np_gemm_plan p;
+	struct np_gemm_call c = linear(R8I, 16);
+	cr_expect_eq(np_gemm_plan(&c, &p), -1, "int8 output");
+	c = linear(C32F, 16);
+	cr_expect_eq(np_gemm_plan(&c, &p), -1, "complex");
+	cr_expect_eq(np_gemm_dtype(R64F), NP_DT_F64);
+	cr_expect_eq(np_gemm_dtype(E4M3), NP_DT_F8E4M3);
+	cr_expect_eq(np_gemm_dtype(E5M2), NP_DT_F8E5M2);
+	/* fp8 inputs to a bf16 output (torch._scaled_mm) */
+	c = linear(R16BF, 16);
+	c.a.cuda_dtype = c.b.cuda_dtype = E4M3;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_assert_eq(p.n_rd, 2);
+	cr_expect_eq(p.rd[0].dtype, NP_DT_F8E4M3);
+	cr_expect_eq(p.out.dtype, NP_DT_BF16);
+}
+
+Test(gemm, strided_batches_count_every_matrix_when_they_abut)
+{
+	/* bmm of (4, 8, 32) x (4, 32, 16): D 16 x 8 per batch, stride 128 */
+	struct np_gemm_call c = {
+		.a = np_gemm_operand(W, OP_N, 16, 32, 16, 16 * 32, 4, R32F),
+		.b = np_gemm_operand(X, OP_N, 32, 8, 32, 32 * 8, 4, R32F),
+		.d = np_gemm_operand(Y, OP_N, 16, 8, 16, 16 * 8, 4, R32F),
+	};
+	c.c = c.d;
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.numel, 4 * 16 * 8);
+	cr_expect_eq(p.rd[0].numel, 4 * 16 * 32);
+	/* a weight broadcast over the batch (stride 0): one matrix read */
+	c.a.stride = 0;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.rd[0].numel, 16 * 32);
+	/* batches apart: gaps between them */
+	c.d.stride = 256;
+	cr_expect_eq(np_gemm_plan(&c, &p), -1);
+	/* every batch writing one matrix is no output to check */
+	c.d.stride = 0;
+	cr_expect_eq(np_gemm_plan(&c, &p), -1);
+}
+
+Test(gemm, cublaslt_row_major_layouts)
+{
+	struct np_gemm_mat d = { .ptr = Y, .rows = 8, .cols = 16, .ld = 16, .row_major = 1,
+				 .batch = 1, .cuda_dtype = R32F };
+	cr_expect_eq(np_gemm_dense_numel(&d, 0), 128);
+	d.ld = 8;                /* the column-major leading dimension: wrong here */
+	cr_expect_eq(np_gemm_dense_numel(&d, 0), 0);
+	d.rows = 1;              /* one row */
+	cr_expect_eq(np_gemm_dense_numel(&d, 0), 16);
+	d.rows = 0;
+	cr_expect_eq(np_gemm_dense_numel(&d, 0), 0, "an empty matrix");
+}
+
+Test(gemm, absurd_sizes_are_refused_not_wrapped)
+{
+	struct np_gemm_mat d = { .ptr = Y, .rows = 1ull << 32, .cols = 1ull << 32,
+				 .ld = 1ll << 32, .batch = 1, .cuda_dtype = R32F };
+	cr_expect_eq(np_gemm_dense_numel(&d, 0), 0);
+	d = (struct np_gemm_mat){ .ptr = Y, .rows = 1 << 20, .cols = 1 << 10, .ld = 1 << 20,
+				  .batch = 1 << 20, .stride = 1ll << 30, .cuda_dtype = R32F };
+	cr_expect_eq(np_gemm_dense_numel(&d, 0), 0);
+	d.ld = -1;
+	d.batch = 1;
+	cr_expect_eq(np_gemm_dense_numel(&d, 0), 0);
+}
+
+Test(gemm, scalars_zero_of_every_width)
+{
+	float f0 = 0.0f, fn0 = -0.0f, fsub = 1e-45f, f1 = 1.0f;
+	double d0 = -0.0, d1 = 0.5;
+	uint16_t h0 = 0x8000, h1 = 0x3c00;
+	int32_t i0 = 0, i1 = 3;
+	cr_expect(np_gemm_scalar_zero(&f0, 4));
+	cr_expect(np_gemm_scalar_zero(&fn0, 4));
+	cr_expect(!np_gemm_scalar_zero(&fsub, 4), "a subnormal beta still reads C");
+	cr_expect(!np_gemm_scalar_zero(&f1, 4));
+	cr_expect(np_gemm_scalar_zero(&d0, 8));
+	cr_expect(!np_gemm_scalar_zero(&d1, 8));
+	cr_expect(np_gemm_scalar_zero(&h0, 2));
+	cr_expect(!np_gemm_scalar_zero(&h1, 2));
+	cr_expect(np_gemm_scalar_zero(&i0, 4));
+	cr_expect(!np_gemm_scalar_zero(&i1, 4));
+	cr_expect(!np_gemm_scalar_zero(NULL, 4));
+	cr_expect(!np_gemm_scalar_zero(&f0, 3));
+}

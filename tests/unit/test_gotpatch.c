@@ -1,0 +1,60 @@
+/* test_gotpatch.c - cupti/gotpatch.c on this test program's own import of
+ * libm's cbrt: pointed at another function, then back at the real one.
+ * Each test runs in a process of its own (Criterion forks), so the
+ * patch stays there. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include "../../cupti/gotpatch.h"
+
+static double not_cbrt(double x)
+{
+	return x + 1000.0;
+}
+
+/* the call goes through the import slot (PLT or GOT), never inlined */
+static double call_cbrt(double x)
+{
+	volatile double v = x;
+	return cbrt(v);
+}
+
+static const char *const skip_libm[] = { "libm.so", NULL };
+
+Test(gotpatch, an_import_is_pointed_elsewhere_and_back)
+{
+	cr_assert_float_eq(call_cbrt(8.0), 2.0, 1e-12);
+	struct np_got_hook h = { "cbrt", (void *)not_cbrt };
+	int n = np_got_patch(&h, 1, skip_libm, NULL);
+	cr_assert_geq(n, 1, "this program imports cbrt");
+	cr_expect_float_eq(call_cbrt(8.0), 1008.0, 1e-12, "the call reaches the replacement");
+	void *real = np_got_lookup("libm.so", "cbrt");
+	cr_assert_not_null(real);
+	h.to = real;
+	cr_expect_geq(np_got_patch(&h, 1, skip_libm, NULL), 1);
+	cr_expect_float_eq(call_cbrt(27.0), 3.0, 1e-12, "the real one again");
+	h.to = real;
+	cr_expect_eq(np_got_patch(&h, 1, skip_libm, NULL), 0, "a slot already there is not written");
+}
+
+Test(gotpatch, skipped_and_seen_objects_are_not_walked)
+{
+	struct np_got_hook h = { "cbrt", (void *)not_cbrt };
+	/* this program's file name: test_gotpatch */
+	const char *const skip_me[] = { "test_gotpatch", NULL };
+	cr_expect_eq(np_got_patch(&h, 1, skip_me, NULL), 0);
+	cr_expect_float_eq(call_cbrt(8.0), 2.0, 1e-12);
+
+	struct np_got_seen seen = { .n = 0 };
+	cr_expect_geq(np_got_patch(&h, 1, skip_libm, &seen), 1);
+	cr_expect_gt(seen.n, 1, "every object walked is remembered");
+	h.to = np_got_lookup("libm.so", "cbrt");
+	cr_expect_eq(np_got_patch(&h, 1, skip_libm, &seen), 0, "nothing loaded since");
+	cr_expect_float_eq(call_cbrt(8.0), 1008.0, 1e-12);
+}
+
+Test(gotpatch, lookups_of_what_is_not_there_are_null)
+{
+	cr_expect_null(np_got_lookup("libno_such_library.so", "cbrt"));
+	cr_expect_null(np_got_lookup("libm.so", "no_such_function_np"));
+	cr_expect_neq(np_got_loads(), 0);
+}
