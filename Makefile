@@ -92,7 +92,8 @@ AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/p
 	      agent/gpu_norms.c agent/scaler.c \
 	      agent/report.c $(AGENT_LIB_SRCS)
 ifeq ($(HAVE_CUDA),1)
-AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c cupti/modules.c
+AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c cupti/modules.c \
+	      cupti/blas.c
 AGENT_GPU_OBJS := $(OUTPUT)/kernels/fatbin.o
 AGENT_CFLAGS := -I$(CUDA_HOME)/include
 else

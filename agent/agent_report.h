@@ -154,6 +154,8 @@ struct np_agent_rec {
 						  * launch checks several buffers) */
 			uint64_t generic_checks; /* undecoded kernels' outputs checked
 						  * at a decoded reader (cupti/generic.h) */
+			uint64_t gemm_checks;    /* cuBLAS calls whose output was
+						  * checked at the call (cupti/blas.h) */
 		} launch;
 		/* STATUS GPU_UNDECODED: the rank-th most launched undecoded
 		 * kernel so far (0 first), sent with the counters */

@@ -209,7 +209,11 @@ static int find_libcuda(struct dl_phdr_info *info, size_t size, void *arg)
  * (cupti/gpu.h).  Told once, either way. */
 static void gpu_poll(int *told)
 {
-	if (*told || !dl_iterate_phdr(find_libcuda, NULL))
+	if (*told) {
+		np_gpu_poll();
+		return;
+	}
+	if (!dl_iterate_phdr(find_libcuda, NULL))
 		return;
 	*told = 1;
 	struct np_gpu_config cfg;

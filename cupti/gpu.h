@@ -82,6 +82,11 @@ void np_gpu_own(int on);
 #define NP_GPU_STAT_STEPS 16
 void np_gpu_step(uint32_t step);
 
+/* Now and then from the agent's control thread once np_gpu_start()
+ * returned: the cuBLAS imports of libraries loaded since are pointed at
+ * the agent's wrappers (cupti/blas.h). */
+void np_gpu_poll(void);
+
 /* Whether np_gpu_start() succeeded and np_gpu_stop() was not called. */
 int np_gpu_active(void);
 

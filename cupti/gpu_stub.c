@@ -33,6 +33,10 @@ int np_gpu_active(void)
 	return 0;
 }
 
+void np_gpu_poll(void)
+{
+}
+
 int np_gpu_modules(void)
 {
 	return 0;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "../agent/report.h"
+#include "blas.h"
 #include "check_launch.h"
 #include "cuda_api.h"
 #include "drain.h"
@@ -441,17 +442,13 @@ static int generic_reads_of(const struct np_kfunc *f, void **params,
 					MAX_READS) : 0;
 }
 
-/* An undecoded launch: its pointer words in device memory are noted as
- * maybe written by it, for its first decoded reader to check; those it
- * is known to read (rd[0..nr)) keep their writer's note (they are only
- * the inputs of its checks). */
-static void note_generic(const struct launch *l, const struct np_kfunc *f, void **params,
-			 const struct np_kread *rd, int nr, uint64_t seq)
+/* An undecoded launch's words (of a launch on stream by f): those in
+ * device memory are noted as maybe written by it, for its first decoded
+ * reader to check; those it is known to read (rd[0..nr)) keep their
+ * writer's note (they are only the inputs of its checks). */
+static void note_words(CUstream stream, const struct np_kfunc *f, const uint64_t *words, int nw,
+		       const struct np_kread *rd, int nr, uint64_t seq)
 {
-	uint64_t words[MAX_WORDS];
-	if (!config.generic || !params)
-		return;
-	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
 	struct np_generic_launch u = { .seq = seq, .func = f->id };
 	for (int i = 0; i < nw && u.n_words < NP_GENERIC_WORDS; i++) {
 		int dup = 0, read = 0;
@@ -467,7 +464,7 @@ static void note_generic(const struct launch *l, const struct np_kfunc *f, void 
 	if (!u.n_words)
 		return;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	np_cu.stream_is_capturing(l->stream, &cap);
+	np_cu.stream_is_capturing(stream, &cap);
 	u.captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
 	/* its place among the checks' launches, for the dirty tracker */
 	if (!(u.order = np_inflight_tag(0)))
@@ -475,6 +472,17 @@ static void note_generic(const struct launch *l, const struct np_kfunc *f, void 
 	u.launch_ns = now_ns();
 	u.tid = my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid));
 	np_generic_note(&u);
+}
+
+/* An undecoded launch: its pointer words, noted (note_words). */
+static void note_generic(const struct launch *l, const struct np_kfunc *f, void **params,
+			 const struct np_kread *rd, int nr, uint64_t seq)
+{
+	uint64_t words[MAX_WORDS];
+	if (!config.generic || !params)
+		return;
+	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
+	note_words(l->stream, f, words, nw, rd, nr, seq);
 }
 
 /* A decoded launch's inputs that an undecoded launch was handed since
@@ -561,6 +569,10 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	}
 	void *packed[NP_KD_MAX_PARAMS];
 	if (f->ours)
+		return;
+	/* a kernel of a cuBLAS call whose output the call's wrapper has
+	 * checked after the call's last kernel (blas.h) */
+	if (np_blas_claim(f, l.stream, cb->context))
 		return;
 	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
 	/* the grid for row kernels and tensor lists, the thread count as a
@@ -687,6 +699,80 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		note_generic(&l, f, params, reads_known(f) ? rd : NULL, reads_known(f) ? nr : 0,
 			     seq);
 	}
+}
+
+/* ---- cuBLAS calls (blas.h) ---- */
+
+/* A planned cuBLAS call's output, checked after its last kernel f as a
+ * decoded launch's: what undecoded kernels wrote into A and B first (the
+ * generic tier), then D, judged on A, B (C, the bias).  Sampled out, or
+ * not checkable after all (memory the driver does not know), D is noted
+ * for the generic tier as f's, A and B as its reads: its first decoded
+ * reader then names f. */
+static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream stream,
+		      CUcontext ctx, const uint64_t *words, int nw)
+{
+	struct launch l = { .stream = stream };
+	const struct np_kbuf *b = &p->out;
+	if (sampled_out(f)) {
+		__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
+		if (config.generic)
+			note_words(stream, f, words, nw, p->rd, p->n_rd, 0);
+		return;
+	}
+	uint64_t seq = np_gpu_writers() ? np_writers_next() : 0;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	np_cu.stream_is_capturing(stream, &cap);
+	int captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	const char *why = NULL;
+	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(ctx) : np_gpu_ctx_get(ctx, &why);
+	struct check_batch batch;
+	struct check_ready c;
+	batch.n = batch.blocks = 0;
+	batch.bytes = 0;
+	int r = 0;
+	if (g) {
+		int nr = config.generic && np_generic_any() ? p->n_rd : 0;
+		check_generic_reads(g, &l, p->rd, nr, b, 1, captured, &batch);
+		r = check_prepare(g, stream, f, b, b->in, (uint32_t)b->n_in, captured, NULL, &c);
+	} else {
+		__atomic_add_fetch(&np_gpu_cnt.capture_skip, 1, __ATOMIC_RELAXED);
+	}
+	if (r == 1) {
+		batch_add(g, stream, &batch, &c);
+		np_generic_forget(b->ptr);
+		if (seq)
+			np_writers_checked(b->ptr, seq, captured ? 0 : c.args.tag, b->dtype);
+		if (!__atomic_load_n(&f->sized, __ATOMIC_RELAXED))
+			__atomic_store_n(&f->sized, 1, __ATOMIC_RELAXED);
+	} else {
+		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
+		if (seq)
+			note_unchecked(seq, f);
+		if (config.generic)
+			note_words(stream, f, words, nw, p->rd, p->n_rd, seq);
+	}
+	if (g)
+		batch_flush(g, stream, &batch);
+	__atomic_add_fetch(&np_gpu_cnt.gemm_checks, r == 1, __ATOMIC_RELAXED);
+}
+
+/* blas.h: on the calling thread, after the call returned */
+void np_gpu_gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream stream,
+		      CUcontext ctx)
+{
+	const struct np_kbuf *b = &p->out;
+	uint64_t words[1 + NP_KD_BUF_INPUTS];
+	int nw = 0;
+	words[nw++] = b->ptr;
+	for (int k = 0; k < b->n_in; k++)
+		words[nw++] = b->in[k];
+	if (!enabled || inside)
+		return;
+	inside = 1;   /* the checks' own driver calls: not the job's */
+	gemm_done(p, f, stream, ctx, words, nw);
+	inside = 0;
 }
 
 /* ---- device-to-device copies ---- */
@@ -990,6 +1076,10 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 	started = 1;
 	enabled = 1;
 	modules_why = *why;
+	/* cuBLAS's calls, whose kernels' parameters are opaque: seen at the
+	 * call (blas.h), when launches are checked at all */
+	if (!modules)
+		np_blas_install();
 	/* at exit: the last results and counters, before the thread dies */
 	owner = getpid();
 	atexit(at_exit);
@@ -1009,6 +1099,12 @@ void np_gpu_stop(void)
 int np_gpu_active(void)
 {
 	return started && enabled;
+}
+
+void np_gpu_poll(void)
+{
+	if (started && !modules)
+		np_blas_install();   /* libraries loaded since (blas.h) */
 }
 
 /* the guards are on: in `every` mode, and in sample:K's statistics steps */

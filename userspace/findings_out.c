@@ -263,6 +263,9 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		(double)g->bytes / 1e6, (unsigned long long)g->undecoded);
 	if (g->sampled_out)
 		fprintf(f, ", %llu sampled out", (unsigned long long)g->sampled_out);
+	if (g->gemm_checks)   /* cupti/blas.h */
+		fprintf(f, "; %llu cuBLAS products checked at their call",
+			(unsigned long long)g->gemm_checks);
 	if (g->generic_checks)   /* cupti/generic.h */
 		fprintf(f, "; %llu of their outputs checked at a decoded reader",
 			(unsigned long long)g->generic_checks);
@@ -411,6 +414,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "gpu_guard_checks", g->guard_checks);
 		np_jsonw_uint_field(w, "gpu_guard_skips", g->guard_skips);
 		np_jsonw_uint_field(w, "gpu_generic_checks", g->generic_checks);
+		np_jsonw_uint_field(w, "gpu_gemm_checks", g->gemm_checks);
 		np_jsonw_name(w, "gpu_undecoded_kernels");
 		np_gpu_json_undecoded(w, c, g);
 		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);

@@ -155,6 +155,7 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		g->guard_skips = r->launch.guard_skips;
 		g->check_launches = r->launch.check_launches;
 		g->generic_checks = r->launch.generic_checks;
+		g->gemm_checks = r->launch.gemm_checks;
 		return;
 	}
 	if (r->status == NP_AST_GPU_COUNTERS) {

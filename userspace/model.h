@@ -254,6 +254,7 @@ struct np_gpu_state {
 	uint64_t guard_checks, guard_skips;   /* CUDA tensors the guards checked, or not */
 	uint64_t check_launches;  /* launches of check kernels (lists check several) */
 	uint64_t generic_checks;  /* undecoded kernels' outputs checked at a decoded reader */
+	uint64_t gemm_checks;     /* cuBLAS calls' outputs checked at the call */
 	struct {
 		uint32_t func;    /* kernel id: its name is in kernels */
 		uint64_t launches;

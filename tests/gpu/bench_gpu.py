@@ -200,6 +200,7 @@ def run_one(a, config, rnd):
             r["gpu_check_launches"] = lc["check_launches"] if lc else None
             r["gpu_guard_checks"] = lc["guard_checks"] if lc else None
             r["gpu_generic_checks"] = lc.get("generic_checks") if lc else None
+            r["gpu_gemm_checks"] = lc.get("gemm_checks") if lc else None
         return r
     return {"config": config, "error": "exit %s (see %s.log)" % (rc, tag)}
 
@@ -230,13 +231,16 @@ def summarize(a, configs, results):
                          "gpu_check_launches": first[0].get("gpu_check_launches") if first else None,
                          "gpu_guard_checks": first[0].get("gpu_guard_checks") if first else None,
                          "gpu_generic_checks":
-                             first[0].get("gpu_generic_checks") if first else None})
+                             first[0].get("gpu_generic_checks") if first else None,
+                         "gpu_gemm_checks":
+                             first[0].get("gpu_gemm_checks") if first else None})
     return rows, sorted(set(failed))
 
 
 def table(rows):
     out = ["| model | config | median step (ms) | rounds' medians (ms) | x baseline | "
-           "GPU checks (first run): checks, check launches, guard checks, generic checks |",
+           "GPU checks (first run): checks, check launches, guard checks, generic checks, "
+           "cuBLAS calls checked |",
            "|---|---|---|---|---|---|"]
     for r in rows:
         if r["median_ms"] is None:
@@ -245,9 +249,9 @@ def table(rows):
         out.append("| %s | %s | %.2f | %.2f-%.2f (%d) | %s | %s |" % (
             r["model"], r["config"], r["median_ms"], r["round_min_ms"], r["round_max_ms"],
             r["rounds"], "%.2f" % r["ratio"] if r["ratio"] else "",
-            "" if r["gpu_checks"] is None else "%d, %s, %s, %s (%s)" % (
+            "" if r["gpu_checks"] is None else "%d, %s, %s, %s, %s (%s)" % (
                 r["gpu_checks"], r.get("gpu_check_launches"), r.get("gpu_guard_checks"),
-                r.get("gpu_generic_checks"), r["gpu_status"])))
+                r.get("gpu_generic_checks"), r.get("gpu_gemm_checks"), r["gpu_status"])))
     return "\n".join(out)
 
 

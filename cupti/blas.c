@@ -1,0 +1,373 @@
+/* blas.c - cuBLAS matrix multiplies seen at their call (blas.h).
+ *
+ * cuBLAS's types are declared here as its headers declare them (cuBLAS
+ * 13's cublas_api.h and cublasLt.h): the CUDA toolkit the agent is built
+ * with need not carry cuBLAS, and nothing links it.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include "../agent/alog.h"
+#include "blas.h"
+#include "gotpatch.h"
+#include "gpu.h"
+
+typedef int blas_status;                   /* cublasStatus_t, 0: success */
+typedef void *blas_handle;                 /* cublasHandle_t */
+typedef void *lt_handle, *lt_desc, *lt_layout;
+enum { POINTER_MODE_HOST = 0 };            /* cublasPointerMode_t */
+/* cublasLtPointerMode_t beyond host (0) and device (1) */
+enum { LT_POINTER_BETA_ZERO = 3, LT_POINTER_BETA_HOST = 4 };
+/* cublasLtMatrixLayoutAttribute_t */
+enum { LT_TYPE = 0, LT_ORDER = 1, LT_ROWS = 2, LT_COLS = 3, LT_LD = 4, LT_BATCH = 5,
+       LT_STRIDE = 6 };
+enum { LT_ORDER_COL = 0, LT_ORDER_ROW = 1 };
+/* cublasLtMatmulDescAttributes_t */
+enum { LT_SCALE_TYPE = 1, LT_POINTER_MODE = 2, LT_EPILOGUE = 7, LT_BIAS_POINTER = 8 };
+/* cublasLtEpilogue_t bits: the bias added (read), or its gradient written */
+enum { LT_EPI_BIAS = 4, LT_EPI_BGRAD = 16 | 256 | 512 };
+
+static struct {
+	blas_status (*sgemm)(blas_handle, int, int, int, int, int, const float *, const float *,
+			     int, const float *, int, const float *, float *, int);
+	blas_status (*dgemm)(blas_handle, int, int, int, int, int, const double *, const double *,
+			     int, const double *, int, const double *, double *, int);
+	blas_status (*gemm_ex)(blas_handle, int, int, int, int, int, const void *, const void *,
+			       int, int, const void *, int, int, const void *, void *, int, int,
+			       int, int);
+	blas_status (*sgemm_strided)(blas_handle, int, int, int, int, int, const float *,
+				     const float *, int, long long, const float *, int, long long,
+				     const float *, float *, int, long long, int);
+	blas_status (*dgemm_strided)(blas_handle, int, int, int, int, int, const double *,
+				     const double *, int, long long, const double *, int,
+				     long long, const double *, double *, int, long long, int);
+	blas_status (*gemm_strided_ex)(blas_handle, int, int, int, int, int, const void *,
+				       const void *, int, int, long long, const void *, int, int,
+				       long long, const void *, void *, int, int, long long, int,
+				       int, int);
+	blas_status (*lt_matmul)(lt_handle, lt_desc, const void *, const void *, lt_layout,
+				 const void *, lt_layout, const void *, const void *, lt_layout,
+				 void *, lt_layout, const void *, void *, size_t, CUstream);
+	/* what the wrappers ask */
+	blas_status (*get_pointer_mode)(blas_handle, int *);
+	blas_status (*lt_layout_get)(lt_layout, int, void *, size_t, size_t *);
+	blas_status (*lt_desc_get)(lt_desc, int, void *, size_t, size_t *);
+} real;
+
+/* ---- the call in progress on this thread ---- */
+
+static __thread struct {
+	int depth;              /* wrapped calls nested (cuBLAS calling itself) */
+	int planned;
+	struct np_gemm_plan plan;
+	struct np_kfunc *last;  /* its latest kernel launch */
+	CUstream stream;
+	CUcontext ctx;
+} cur;
+
+static int begin(const struct np_gemm_call *c)
+{
+	if (cur.depth++ || !np_gpu_active())
+		return 0;
+	cur.planned = np_gemm_plan(c, &cur.plan) == 0;
+	cur.last = NULL;
+	return cur.planned;
+}
+
+static blas_status end(blas_status r)
+{
+	if (--cur.depth)
+		return r;
+	if (cur.planned && r == 0 && cur.last)
+		np_gpu_gemm_done(&cur.plan, cur.last, cur.stream, cur.ctx);
+	cur.planned = 0;
+	cur.last = NULL;
+	return r;
+}
+
+int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx)
+{
+	if (!cur.planned || cur.depth != 1)
+		return 0;
+	cur.last = f;
+	cur.stream = stream;
+	cur.ctx = ctx;
+	return 1;
+}
+
+/* beta of a cublas<t>gemm call: in host memory unless the handle's
+ * pointer mode says device */
+static enum np_gemm_beta beta_of(blas_handle h, const void *beta, unsigned size)
+{
+	int mode = -1;
+	if (!size || !real.get_pointer_mode || real.get_pointer_mode(h, &mode) != 0 ||
+	    mode != POINTER_MODE_HOST)
+		return NP_GEMM_BETA_UNKNOWN;
+	return np_gemm_scalar_zero(beta, size) ? NP_GEMM_BETA_ZERO : NP_GEMM_BETA_SET;
+}
+
+/* alpha's and beta's size for a cublasComputeType_t (or the cudaDataType
+ * older callers passed), 0 when not known */
+static unsigned scalar_size(int compute)
+{
+	switch (compute) {
+	case 64: case 65: case 2: return 2;                          /* 16F */
+	case 68: case 69: case 74: case 75: case 77: case 78: case 0: /* 32F */
+	case 72: case 73: return 4;                                  /* 32I */
+	case 70: case 71: case 79: case 1: return 8;                 /* 64F */
+	}
+	return 0;
+}
+
+enum { R32F = 0, R64F = 1 };
+
+static struct np_gemm_call call_of(int ta, int tb, int m, int n, int k, const void *A, int at,
+				   int lda, long long sa, const void *B, int bt, int ldb,
+				   long long sb, void *C, int ct, int ldc, long long sc, int batch)
+{
+	struct np_gemm_call c = {
+		.a = np_gemm_operand((uintptr_t)A, ta, m, k, lda, sa, batch, at),
+		.b = np_gemm_operand((uintptr_t)B, tb, k, n, ldb, sb, batch, bt),
+		.d = np_gemm_operand((uintptr_t)C, 0, m, n, ldc, sc, batch, ct),
+	};
+	c.c = c.d;
+	return c;
+}
+
+/* ---- the wrappers: the real function's signature each ---- */
+
+static blas_status w_sgemm(blas_handle h, int ta, int tb, int m, int n, int k, const float *alpha,
+			   const float *A, int lda, const float *B, int ldb, const float *beta,
+			   float *C, int ldc)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, R32F, lda, 0, B, R32F, ldb, 0, C, R32F,
+					ldc, 0, 1);
+	if (!cur.depth && np_gpu_active())
+		c.beta = beta_of(h, beta, 4);
+	begin(&c);
+	return end(real.sgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+static blas_status w_dgemm(blas_handle h, int ta, int tb, int m, int n, int k,
+			   const double *alpha, const double *A, int lda, const double *B, int ldb,
+			   const double *beta, double *C, int ldc)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, R64F, lda, 0, B, R64F, ldb, 0, C, R64F,
+					ldc, 0, 1);
+	if (!cur.depth && np_gpu_active())
+		c.beta = beta_of(h, beta, 8);
+	begin(&c);
+	return end(real.dgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+static blas_status w_gemm_ex(blas_handle h, int ta, int tb, int m, int n, int k,
+			     const void *alpha, const void *A, int at, int lda, const void *B,
+			     int bt, int ldb, const void *beta, void *C, int ct, int ldc,
+			     int compute, int algo)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, at, lda, 0, B, bt, ldb, 0, C, ct, ldc,
+					0, 1);
+	if (!cur.depth && np_gpu_active())
+		c.beta = beta_of(h, beta, scalar_size(compute));
+	begin(&c);
+	return end(real.gemm_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct,
+				ldc, compute, algo));
+}
+
+static blas_status w_sgemm_strided(blas_handle h, int ta, int tb, int m, int n, int k,
+				   const float *alpha, const float *A, int lda, long long sa,
+				   const float *B, int ldb, long long sb, const float *beta,
+				   float *C, int ldc, long long sc, int batch)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, R32F, lda, sa, B, R32F, ldb, sb, C,
+					R32F, ldc, sc, batch);
+	if (!cur.depth && np_gpu_active())
+		c.beta = beta_of(h, beta, 4);
+	begin(&c);
+	return end(real.sgemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
+				      ldc, sc, batch));
+}
+
+static blas_status w_dgemm_strided(blas_handle h, int ta, int tb, int m, int n, int k,
+				   const double *alpha, const double *A, int lda, long long sa,
+				   const double *B, int ldb, long long sb, const double *beta,
+				   double *C, int ldc, long long sc, int batch)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, R64F, lda, sa, B, R64F, ldb, sb, C,
+					R64F, ldc, sc, batch);
+	if (!cur.depth && np_gpu_active())
+		c.beta = beta_of(h, beta, 8);
+	begin(&c);
+	return end(real.dgemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
+				      ldc, sc, batch));
+}
+
+static blas_status w_gemm_strided_ex(blas_handle h, int ta, int tb, int m, int n, int k,
+				     const void *alpha, const void *A, int at, int lda,
+				     long long sa, const void *B, int bt, int ldb, long long sb,
+				     const void *beta, void *C, int ct, int ldc, long long sc,
+				     int batch, int compute, int algo)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, at, lda, sa, B, bt, ldb, sb, C, ct,
+					ldc, sc, batch);
+	if (!cur.depth && np_gpu_active())
+		c.beta = beta_of(h, beta, scalar_size(compute));
+	begin(&c);
+	return end(real.gemm_strided_ex(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb,
+					beta, C, ct, ldc, sc, batch, compute, algo));
+}
+
+/* ---- cublasLt: the layouts and the descriptor are asked ---- */
+
+static int lt_attr(lt_layout l, int attr, void *buf, size_t size)
+{
+	size_t got = 0;
+	memset(buf, 0, size);
+	return l && real.lt_layout_get(l, attr, buf, size, &got) == 0 && got == size ? 0 : -1;
+}
+
+/* An operand as its layout describes it (as stored: cublasLt applies the
+ * transpose itself); -1 for the tiled orders, or an attribute refused. */
+static int lt_mat(const void *ptr, lt_layout l, struct np_gemm_mat *m)
+{
+	uint32_t type;
+	int32_t order, batch;
+	uint64_t rows, cols;
+	int64_t ld, stride;
+	if (lt_attr(l, LT_TYPE, &type, 4) || lt_attr(l, LT_ORDER, &order, 4) ||
+	    lt_attr(l, LT_ROWS, &rows, 8) || lt_attr(l, LT_COLS, &cols, 8) ||
+	    lt_attr(l, LT_LD, &ld, 8) || lt_attr(l, LT_BATCH, &batch, 4) ||
+	    lt_attr(l, LT_STRIDE, &stride, 8) || (order != LT_ORDER_COL && order != LT_ORDER_ROW))
+		return -1;
+	*m = (struct np_gemm_mat){ .ptr = (uintptr_t)ptr, .rows = rows, .cols = cols, .ld = ld,
+				   .row_major = order == LT_ORDER_ROW,
+				   .batch = batch < 1 ? 1 : batch, .stride = stride,
+				   .cuda_dtype = (int)type };
+	return 0;
+}
+
+static int lt_desc_attr(lt_desc d, int attr, void *buf, size_t size)
+{
+	size_t got = 0;
+	memset(buf, 0, size);
+	return real.lt_desc_get(d, attr, buf, size, &got) == 0 && got == size ? 0 : -1;
+}
+
+/* cudaDataType of the scale type: alpha's and beta's size */
+static unsigned lt_scale_size(int32_t type)
+{
+	switch (type) {
+	case 2: case 14: return 2;      /* R_16F, R_16BF */
+	case 0: case 10: return 4;      /* R_32F, R_32I */
+	case 1: return 8;               /* R_64F */
+	}
+	return 0;
+}
+
+static int lt_call(lt_desc desc, const void *A, lt_layout ad, const void *B, lt_layout bd,
+		   const void *beta, const void *C, lt_layout cd, void *D, lt_layout dd,
+		   struct np_gemm_call *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!real.lt_layout_get || !real.lt_desc_get || lt_mat(A, ad, &c->a) ||
+	    lt_mat(B, bd, &c->b) || lt_mat(C, cd, &c->c) || lt_mat(D, dd, &c->d))
+		return -1;
+	int32_t mode = POINTER_MODE_HOST, scale = R32F;
+	uint32_t epilogue = 0;
+	void *bias = NULL;
+	/* attributes never set read as their defaults: host, the compute's */
+	lt_desc_attr(desc, LT_POINTER_MODE, &mode, 4);
+	if (lt_desc_attr(desc, LT_SCALE_TYPE, &scale, 4))
+		scale = R32F;
+	c->beta = NP_GEMM_BETA_UNKNOWN;
+	if (mode == LT_POINTER_BETA_ZERO)
+		c->beta = NP_GEMM_BETA_ZERO;
+	else if ((mode == POINTER_MODE_HOST || mode == LT_POINTER_BETA_HOST) && lt_scale_size(scale))
+		c->beta = np_gemm_scalar_zero(beta, lt_scale_size(scale)) ? NP_GEMM_BETA_ZERO
+									   : NP_GEMM_BETA_SET;
+	if (lt_desc_attr(desc, LT_EPILOGUE, &epilogue, 4) == 0 && (epilogue & LT_EPI_BIAS) &&
+	    !(epilogue & LT_EPI_BGRAD) && lt_desc_attr(desc, LT_BIAS_POINTER, &bias, 8) == 0)
+		c->bias = (uintptr_t)bias;
+	return 0;
+}
+
+static blas_status w_lt_matmul(lt_handle h, lt_desc desc, const void *alpha, const void *A,
+			       lt_layout ad, const void *B, lt_layout bd, const void *beta,
+			       const void *C, lt_layout cd, void *D, lt_layout dd, const void *algo,
+			       void *ws, size_t ws_size, CUstream stream)
+{
+	struct np_gemm_call c;
+	int known = !cur.depth && np_gpu_active() &&
+		    lt_call(desc, A, ad, B, bd, beta, C, cd, D, dd, &c) == 0;
+	if (known)
+		begin(&c);
+	else
+		cur.depth++;   /* unplanned: its kernels go to the generic tier */
+	return end(real.lt_matmul(h, desc, alpha, A, ad, B, bd, beta, C, cd, D, dd, algo, ws,
+				  ws_size, stream));
+}
+
+/* ---- installing ---- */
+
+struct wrapped {
+	const char *lib, *name;
+	void *wrapper;
+	void **real;
+};
+
+static const struct wrapped wrapped[] = {
+	{ "libcublas.so", "cublasSgemm_v2", (void *)w_sgemm, (void **)&real.sgemm },
+	{ "libcublas.so", "cublasDgemm_v2", (void *)w_dgemm, (void **)&real.dgemm },
+	{ "libcublas.so", "cublasGemmEx", (void *)w_gemm_ex, (void **)&real.gemm_ex },
+	{ "libcublas.so", "cublasSgemmStridedBatched", (void *)w_sgemm_strided,
+	  (void **)&real.sgemm_strided },
+	{ "libcublas.so", "cublasDgemmStridedBatched", (void *)w_dgemm_strided,
+	  (void **)&real.dgemm_strided },
+	{ "libcublas.so", "cublasGemmStridedBatchedEx", (void *)w_gemm_strided_ex,
+	  (void **)&real.gemm_strided_ex },
+	{ "libcublasLt.so", "cublasLtMatmul", (void *)w_lt_matmul, (void **)&real.lt_matmul },
+};
+#define N_WRAPPED (sizeof(wrapped) / sizeof(wrapped[0]))
+
+/* cuBLAS calling itself, and the agent, are left alone */
+static const char *const not_patched[] = { "libcublas", "libnanprof_agent", NULL };
+
+int np_blas_install(void)
+{
+	static struct np_got_seen seen;
+	static uint64_t loads_seen;
+	static int off = -1;
+	if (off < 0) {
+		const char *s = getenv("NANPROF_GPU_BLAS");
+		off = s && strcmp(s, "0") == 0;
+	}
+	uint64_t loads = np_got_loads();
+	if (off || loads == loads_seen)
+		return 0;
+	loads_seen = loads;
+	/* the helpers first: a wrapper may run as soon as its slot is written */
+	if (!real.get_pointer_mode)
+		real.get_pointer_mode = np_got_lookup("libcublas.so", "cublasGetPointerMode_v2");
+	if (!real.lt_layout_get)
+		real.lt_layout_get = np_got_lookup("libcublasLt.so",
+						   "cublasLtMatrixLayoutGetAttribute");
+	if (!real.lt_desc_get)
+		real.lt_desc_get = np_got_lookup("libcublasLt.so", "cublasLtMatmulDescGetAttribute");
+	struct np_got_hook hooks[N_WRAPPED];
+	int n = 0;
+	for (size_t i = 0; i < N_WRAPPED; i++) {
+		if (!*wrapped[i].real)
+			__atomic_store_n(wrapped[i].real, np_got_lookup(wrapped[i].lib, wrapped[i].name),
+					 __ATOMIC_RELEASE);
+		if (*wrapped[i].real)
+			hooks[n++] = (struct np_got_hook){ wrapped[i].name, wrapped[i].wrapper };
+	}
+	/* until cuBLAS is loaded no object can import it: nothing is walked
+	 * (and nothing marked seen) */
+	if (!n)
+		return 0;
+	int written = np_got_patch(hooks, n, not_patched, &seen);
+	if (written)
+		np_alog("cuBLAS: %d import slots point at the agent's wrappers", written);
+	return written;
+}

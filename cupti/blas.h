@@ -1,0 +1,50 @@
+/* blas.h - cuBLAS matrix multiplies seen at their call (blas.c).
+ *
+ * A GEMM's kernels (nvjet, cutlass, xmma) take opaque parameter structs:
+ * their launches say nothing of where the product goes.  So the agent
+ * points the process's imports of cuBLAS's matrix multiplies
+ * (cublas{S,D}gemm_v2, cublasGemmEx, their strided-batched forms and
+ * cublasLtMatmul) at wrappers of its own (gotpatch.h).  A wrapper plans
+ * the call's output and reads from its arguments (gemm.h), then calls
+ * the real function; the launch callback, on the same thread, hands the
+ * call's kernel launches to the plan (np_blas_claim) instead of the
+ * generic tier, and after the call's last kernel the wrapper has D
+ * checked on that kernel's stream, after everything the call enqueued,
+ * named after that kernel (a split-K GEMM's last kernel is its
+ * reduction, which writes D; an earlier one writes only cuBLAS's
+ * workspace).  A call whose D cannot be checked (a
+ * view with gaps, an integer or complex product) is not claimed: its
+ * kernels go to the generic tier as before.
+ *
+ * The slots stay pointed at the wrappers when nanprof detaches (the
+ * agent is never unloaded): with the checks off a wrapper calls the real
+ * function after one thread-local test.  With them on, it costs a few
+ * host calls (the pointer mode; cublasLt's layout attributes).
+ * NANPROF_GPU_BLAS=0 leaves the imports alone.
+ */
+#ifndef NP_BLAS_H
+#define NP_BLAS_H
+
+#include <cuda.h>
+#include "gemm.h"
+#include "kfunc.h"
+
+/* Points the imports of every object loaded since the last call (all,
+ * the first time) at the wrappers, once cuBLAS is loaded; cuBLAS's own
+ * objects and the agent's are left alone.  Cheap when nothing was
+ * loaded since.  Returns the import slots written.  The agent's control
+ * thread only (it takes the loader's lock). */
+int np_blas_install(void);
+
+/* From the launch callback, on the launching thread: 1 when the launch
+ * is a kernel of a wrapped call in progress whose output is planned
+ * (the callback then leaves it to the wrapper), else 0. */
+int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx);
+
+/* Implemented in subscriber.c: checks a planned call's output after its
+ * last kernel f, launched on stream in ctx, as a decoded launch's (its
+ * reads first, for the generic tier; sampling, the guards' writers). */
+void np_gpu_gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream stream,
+		      CUcontext ctx);
+
+#endif
