@@ -193,7 +193,7 @@ $(OUTPUT)/tests/test_check_kernels: tests/check_emu.h
 # so only where the agent has its GPU side.
 FAKECUDA := $(OUTPUT)/fakecuda
 FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job \
-		 $(FAKECUDA)/libfakeops.so
+		 $(FAKECUDA)/libfakeops.so $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13
 FAKECUDA_CFLAGS := $(CFLAGS) -I$(CUDA_HOME)/include
 FAKECUDA_HDRS := tests/fakecuda/fake.h tests/check_emu.h $(CHECK_KERNEL_HDRS)
 .PHONY: fakecuda
@@ -216,12 +216,27 @@ $(FAKECUDA)/fake_job: tests/fakecuda/fake_job.c $(FAKECUDA)/libcuda.so.1 $(FAKEC
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -lm -o $@
 
-# ops a Python job calls through ctypes (tests/integration/fake_gpu_job.py)
-$(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
-			   tests/unit/memeff_params.h
+# a fake cuBLAS: cublasLt runs every multiply, cublas calls it (as cuBLAS does)
+$(FAKECUDA)/libcublasLt.so.13: tests/fakecuda/fake_cublas.c tests/fakecuda/fake_cublas.h \
+			       $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $< -L$(FAKECUDA) -l:libcuda.so.1 \
-		-Wl,-rpath,'$$ORIGIN' -lm -o $@
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -DFAKE_LT -fPIC -shared -Wl,-soname,libcublasLt.so.13 $< \
+		-L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -o $@
+
+$(FAKECUDA)/libcublas.so.13: tests/fakecuda/fake_cublas.c tests/fakecuda/fake_cublas.h \
+			     $(FAKECUDA)/libcublasLt.so.13
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcublas.so.13 $< \
+		-L$(FAKECUDA) -l:libcublasLt.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -o $@
+
+# ops a Python job calls through ctypes (tests/integration/fake_gpu_job.py);
+# its matmuls call cuBLAS through its own imports, as libtorch_cuda.so does
+$(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
+			   tests/fakecuda/fake_cublas.h tests/unit/memeff_params.h \
+			   $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $< -L$(FAKECUDA) -l:libcublas.so.13 \
+		-l:libcublasLt.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lm -o $@
 
 ifeq ($(HAVE_CUDA),1)
 integration: $(FAKECUDA_BINS)

@@ -44,6 +44,15 @@
  *   fo_clip_norm()   fo_clip's norms and coefficient of g as it is
  *   fo_clip_apply()  s[0] = coef + x[0] (add): what the optimizer made of it,
  *                    read in the next step's forward
+ *   fo_mlp_in(v, opaque)  u = v (fill), or u = exp(y), y = v, in the
+ *                    undecodable kernel: an MLP's input
+ *   fo_mlp_fc(layer, api)  an MLP's two matmuls through the fake cuBLAS
+ *                    (fake_cublas.h; api 0 cublasSgemm_v2, 1 cublasGemmEx,
+ *                    2 cublasGemmStridedBatchedEx in two batches, 3
+ *                    cublasLtMatmul with a bias epilogue): layer 1 h = u x
+ *                    (32 x 128 by 128 x 32: split-K), layer 2 o = h x
+ *                    (32 x 32 by 32 x 32); u = 1e38 overflows layer 1
+ *   fo_head_mlp()    s = o + x (add, 1024 elements): reads the MLP's output
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -52,6 +61,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "fake.h"
+#include "fake_cublas.h"
 #include "../unit/memeff_params.h"
 
 #define N 4096
@@ -175,6 +185,7 @@ _Static_assert(offsetof(struct cleanup_args, max_chunks) == 25608, "torch 2.14.1
 static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, qkv_named, lpnorm,
 	cleanup;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
+static float *u, *h, *o;        /* the MLP's input, hidden and output */
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -383,6 +394,7 @@ int fo_init(void)
 	r = alloc(), c = alloc();
 	qkv = alloc_n(AQKV), att = alloc_n(ASEQ * AHEADS * ADIM), lse = alloc_n(AHEADS * ASEQ);
 	g = alloc(), partials = alloc_n(CLIP_GRADS), norm = alloc_n(CLIP_GRADS), coef = alloc_n(1);
+	u = alloc(), h = alloc(), o = alloc();
 	if (!failed)
 		for (int i = 0; i < N; i++) {
 			x[i] = (float)(i % 10) / 10.0f;   /* unified memory: a store */
@@ -687,6 +699,89 @@ int fo_clip_norm(void)
 int fo_clip_apply(void)
 {
 	launch_add_n(s, coef, x, 1);
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	return failed ? -1 : 0;
+}
+
+/* ---- an MLP's matmuls, through the fake cuBLAS ---- */
+
+int fo_mlp_in(float v, int opaque)
+{
+	if (opaque)
+		return opaque_exp_of(v, u);
+	launch1(fill, v, u);
+	return failed ? -1 : 0;
+}
+
+#define MLP_M 32                /* rows of h and o (column-major) */
+#define MLP_N 32
+#define MLP_K1 128              /* layer 1's k: cuBLAS picks split-K */
+
+/* D (MLP_M x MLP_N) = A (MLP_M x k) B (k x MLP_N), through api; the
+ * batched form in two batches of MLP_N / 2 columns, A broadcast */
+static int gemm(int api, const float *A, const float *B, float *D, int k)
+{
+	static cublasHandle_t blas;
+	static cublasLtHandle_t lt;
+	float one = 1.0f, zero = 0.0f;
+	cublasStatus_t st;
+	if (!blas && (cublasCreate_v2(&blas) || cublasLtCreate(&lt)))
+		return -1;
+	switch (api) {
+	case 0:
+		st = cublasSgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, MLP_M, MLP_N, k, &one, A, MLP_M,
+				    B, k, &zero, D, MLP_M);
+		break;
+	case 1:
+		st = cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, MLP_M, MLP_N, k, &one, A,
+				  FAKE_CUDA_R_32F, MLP_M, B, FAKE_CUDA_R_32F, k, &zero, D,
+				  FAKE_CUDA_R_32F, MLP_M, CUBLAS_COMPUTE_32F_FAST_TF32,
+				  CUBLAS_GEMM_DEFAULT);
+		break;
+	case 2:
+		st = cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, MLP_M, MLP_N / 2, k,
+						&one, A, FAKE_CUDA_R_32F, MLP_M, 0, B,
+						FAKE_CUDA_R_32F, k, (long long)k * (MLP_N / 2),
+						&zero, D, FAKE_CUDA_R_32F, MLP_M,
+						(long long)MLP_M * (MLP_N / 2), 2,
+						CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+		break;
+	case 3: {   /* as torch's gemm_and_bias: D = A B + bias, bias x[0..MLP_M) */
+		cublasLtMatmulDesc_t d;
+		cublasLtMatrixLayout_t al, bl, dl;
+		uint32_t epi = CUBLASLT_EPILOGUE_BIAS;
+		const float *bias = x;
+		cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, FAKE_CUDA_R_32F);
+		cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi));
+		cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+					       sizeof(bias));
+		cublasLtMatrixLayoutCreate(&al, FAKE_CUDA_R_32F, MLP_M, k, MLP_M);
+		cublasLtMatrixLayoutCreate(&bl, FAKE_CUDA_R_32F, k, MLP_N, k);
+		cublasLtMatrixLayoutCreate(&dl, FAKE_CUDA_R_32F, MLP_M, MLP_N, MLP_M);
+		st = cublasLtMatmul(lt, d, &one, A, al, B, bl, &zero, D, dl, D, dl, NULL, NULL, 0,
+				    NULL);
+		cublasLtMatrixLayoutDestroy(al);
+		cublasLtMatrixLayoutDestroy(bl);
+		cublasLtMatrixLayoutDestroy(dl);
+		cublasLtMatmulDescDestroy(d);
+		break;
+	}
+	default:
+		return -1;
+	}
+	if (st != CUBLAS_STATUS_SUCCESS)
+		fprintf(stderr, "fake_ops: cuBLAS call %d failed (%d)\n", api, st);
+	return st == CUBLAS_STATUS_SUCCESS && !failed ? 0 : -1;
+}
+
+int fo_mlp_fc(int layer, int api)
+{
+	return layer == 1 ? gemm(api, u, x, h, MLP_K1) : gemm(api, h, x, o, MLP_M);
+}
+
+int fo_head_mlp(void)
+{
+	launch_add_n(s, o, x, MLP_M * MLP_N);
 	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	return failed ? -1 : 0;
 }

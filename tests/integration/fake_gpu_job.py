@@ -57,6 +57,17 @@ must still be noted for the generic tier), the one in attn.pre never.
 its pointers (a known family) but whose output no decoder sizes: noted
 when sampled out too, as no launch of it was ever checked.
 
+With --mlp, blocks.0.attn is an MLP whose two matmuls (attn.fc1, then
+attn.fc2 reading fc1's output) call the fake cuBLAS (--gemm: sgemm,
+gemmex, batched, lt), whose kernels' parameters are opaque; head reads
+the MLP's output.  --mlp gemm: at step --at the MLP's input is 3e37
+(a decoded fill) and fc1's product overflows (split-K: its last kernel
+writes it), then fc2 makes NaN of it: only the agent's view of the cuBLAS
+call names fc1 (the generic tier alone names fc2, the last undecoded
+writer before head's decoded add).  --mlp input: the input is made +inf
+by an undecodable kernel in attn itself, which fc1's call reads: the
+call's reads name that kernel, not fc1.
+
 With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
 (else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
 agent must read to check r; head reads r.
@@ -83,7 +94,8 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
-                  [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--cpu-grads]
+                  [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--mlp gemm|input
+                  [--gemm sgemm|gemmex|batched|lt]] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -127,6 +139,11 @@ def main():
     ap.add_argument("--sdpa", choices=["qkv", "scores", "pre", "pre-named"],
                     help="attn runs a projection and SDPA's memory-efficient kernel; "
                          "qkv: the projection overflows, scores: the attention does")
+    ap.add_argument("--mlp", choices=["gemm", "input"],
+                    help="attn is an MLP of two cuBLAS matmuls; gemm: the first overflows, "
+                         "input: an undecodable kernel makes its input +inf")
+    ap.add_argument("--gemm", default="sgemm", choices=["sgemm", "gemmex", "batched", "lt"],
+                    help="--mlp: the cuBLAS API its matmuls call")
     ap.add_argument("--stale", action="store_true",
                     help="--modules: at step --at, attn first fills the gate's output "
                          "buffer with -inf (a decoded fill), which the gate then overwrites")
@@ -142,6 +159,8 @@ def main():
     ops.fo_set.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_qkv.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_buf.restype = ctypes.c_ulonglong
+    ops.fo_mlp_in.argtypes = [ctypes.c_float, ctypes.c_int]
+    ops.fo_mlp_fc.argtypes = [ctypes.c_int, ctypes.c_int]
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
     # CUPTI taken: the agent is refused; else it subscribes
@@ -194,6 +213,30 @@ def main():
                 x = self.pre(x)
             return self.core(self.qkv(x))
 
+    class Linear(nn.Module):
+        def __init__(self, layer):
+            super().__init__()
+            self.layer = layer
+
+        def forward(self, x):
+            api = ["sgemm", "gemmex", "batched", "lt"].index(a.gemm)
+            if ops.fo_mlp_fc(self.layer, api):
+                sys.exit("fake_gpu_job: the fake cuBLAS call failed")
+            return x
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = Linear(1), Linear(2)
+
+        def forward(self, x):
+            fault = train.step == a.at
+            if a.mlp == "gemm":
+                ops.fo_mlp_in(3e37 if fault else 1.0, 0)
+            else:
+                ops.fo_mlp_in(100.0 if fault else 0.0, 1)
+            return self.fc2(self.fc1(x))
+
     GateBackward = gate_function(ops)
     GradGemm = gate_function(ops, launch=ops.fo_grad_opaque)
 
@@ -222,7 +265,8 @@ def main():
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.attn, self.gate = SDPA() if a.sdpa else Attn(), Gate()
+            self.attn = SDPA() if a.sdpa else MLP() if a.mlp else Attn()
+            self.gate = Gate()
 
         def forward(self, x):
             return self.gate(self.attn(x))
@@ -234,7 +278,8 @@ def main():
 
         def forward(self, x):
             if a.fault == "forward":
-                (ops.fo_head_attn if a.sdpa else ops.fo_head_sum if a.sum
+                (ops.fo_head_attn if a.sdpa else ops.fo_head_mlp if a.mlp
+                 else ops.fo_head_sum if a.sum
                  else ops.fo_head_copy if a.copy or a.cat or a.cat_split else ops.fo_head)()
             return self.lin(x)
 
@@ -257,7 +302,7 @@ def main():
         return
     # the gate's gradient work, read after backward()
     train(Model(), a, ops.fo_head if a.fault == "backward" else None,
-          gate_at=-1 if a.sdpa else None)
+          gate_at=-1 if a.sdpa or a.mlp else None)
 
 
 def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):

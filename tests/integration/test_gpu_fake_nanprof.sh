@@ -434,6 +434,48 @@ PY
 		cat "$T/$tag-clipg.err" >> "$T/chk"
 		bad "$tag: clip_grad_norm_'s reads of undecoded gradients" "$T/chk"
 	fi
+	# an MLP's two cuBLAS matmuls (opaque kernels): fc1's product
+	# overflows, fc2 makes NaN of it.  Seen at the call (cupti/blas.h),
+	# fc1's output is checked after its last kernel (split-K's reduction)
+	# through every API torch calls
+	local api
+	for api in sgemm gemmex batched lt; do
+		run_fake "$py" "$T/$tag-mlp-$api" --mlp gemm --gemm $api --at 3
+		if python3 $IT/check_origin.py "$T/$tag-mlp-$api/events.jsonl" --cuda \
+			--origin forward blocks.0.attn.fc1 output --step 3 \
+			--op-kernel splitKreduce > "$T/chk" 2>&1 &&
+		   grep -q '"gpu_gemm_checks":[1-9]' "$T/$tag-mlp-$api/events.jsonl"; then
+			ok "$tag: a cuBLAS $api product's overflow named at its call's last kernel in attn.fc1"
+		else
+			cat "$T/$tag-mlp-$api.err" >> "$T/chk"
+			grep -h 'nan_origin\|gpu_gemm' "$T/$tag-mlp-$api/events.jsonl" >> "$T/chk"
+			bad "$tag: cuBLAS $api call's output checked at the call" "$T/chk"
+		fi
+	done
+	# the calls left alone (NANPROF_GPU_BLAS=0): the generic tier names
+	# the last undecoded writer before a decoded reader, fc2 -- what the
+	# calls' view exists to correct
+	FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-mlp-off" --mlp gemm --at 3
+	if python3 $IT/check_origin.py "$T/$tag-mlp-off/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.fc2 output --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"gpu_gemm_checks":0' "$T/$tag-mlp-off/events.jsonl"; then
+		ok "$tag: NANPROF_GPU_BLAS=0 leaves cuBLAS to the generic tier (names fc2)"
+	else
+		cat "$T/$tag-mlp-off.err" >> "$T/chk"
+		bad "$tag: NANPROF_GPU_BLAS=0" "$T/chk"
+	fi
+	# the MLP's input +inf from an undecodable kernel: fc1's call reads
+	# it, and names that kernel, in attn itself
+	run_fake "$py" "$T/$tag-mlp-in" --mlp input --gemm lt --at 3
+	if python3 $IT/check_origin.py "$T/$tag-mlp-in/events.jsonl" --cuda \
+		--origin forward blocks.0.attn output --step 3 --op-kernel nvjet_fake_exp \
+		> "$T/chk" 2>&1; then
+		ok "$tag: a cuBLAS call's input, made +inf by an undecoded kernel, named at that kernel"
+	else
+		cat "$T/$tag-mlp-in.err" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-mlp-in/events.jsonl" >> "$T/chk"
+		bad "$tag: cuBLAS call's reads for the generic tier" "$T/chk"
+	fi
 }
 
 if [ "$(id -u)" -ne 0 ]; then

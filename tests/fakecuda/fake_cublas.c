@@ -1,0 +1,362 @@
+/* fake_cublas.c - a fake cuBLAS on the fake driver (fake_cublas.h).
+ * Built twice: with FAKE_LT as libcublasLt.so.13 (cublasLt's API and the
+ * kernels every multiply runs, as in cuBLAS, whose GEMMs run in
+ * cublasLt), and without as libcublas.so.13 (the cublas<t>gemm API, on
+ * top of it). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fake.h"
+#include "fake_cublas.h"
+
+#ifdef FAKE_LT
+
+/* One kernel's arguments, passed by value as one opaque struct. */
+struct kargs {
+	struct fake_gemm g;
+	float *ws;              /* split-K: the two halves' sums */
+	int part;               /* -1 the whole product; 0, 1 a half of k into ws;
+				 * 2 the reduction of ws into D */
+};
+
+static CUfunction k_whole, k_half, k_reduce;
+static float *workspace;
+#define WS_FLOATS (1 << 16)     /* per half */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static float op_a(const struct fake_gemm *g, int b, int i, int l)
+{
+	const float *a = g->a + b * g->sa;
+	return g->ta ? a[l + (long)i * g->lda] : a[i + (long)l * g->lda];
+}
+
+static float op_b(const struct fake_gemm *g, int b, int l, int j)
+{
+	const float *p = g->b + b * g->sb;
+	return g->tb ? p[j + (long)l * g->ldb] : p[l + (long)j * g->ldb];
+}
+
+static void run_kernel(const void *args, unsigned grid, unsigned block)
+{
+	struct kargs a;
+	memcpy(&a, args, sizeof(a));
+	const struct fake_gemm *g = &a.g;
+	long mn = (long)g->m * g->n;
+	for (int b = 0; b < g->batch; b++)
+		for (int j = 0; j < g->n; j++)
+			for (int i = 0; i < g->m; i++) {
+				float sum = 0;
+				long at = b * mn + i + (long)j * g->m;
+				if (a.part == 2) {
+					sum = a.ws[at] + a.ws[WS_FLOATS + at];
+				} else {
+					int lo = a.part == 1 ? g->k / 2 : 0;
+					int hi = a.part == 0 ? g->k / 2 : g->k;
+					for (int l = lo; l < hi; l++)
+						sum += op_a(g, b, i, l) * op_b(g, b, l, j);
+					if (a.part >= 0) {
+						a.ws[a.part * WS_FLOATS + at] = sum;
+						continue;
+					}
+				}
+				float v = g->alpha * sum;
+				if (g->beta != 0)
+					v += g->beta * g->c[b * g->sc + i + (long)j * g->ldc];
+				if (g->bias)
+					v += g->bias[i];
+				g->d[b * g->sd + i + (long)j * g->ldd] = v;
+			}
+}
+
+static void init(void)
+{
+	static const uint32_t off[] = { 0 }, size[] = { sizeof(struct kargs) };
+	/* names as cuBLAS 13's own kernels (C names, no signature) */
+	k_whole = fake_cuda_register("nvjet_sss_tst_64x32_64x4_2x1_v_bz_TNN", 1, off, size,
+				     run_kernel, NULL);
+	k_half = fake_cuda_register("nvjet_sss_tst_64x32_64x4_2x1_v_bz_splitK_TNN", 1, off, size,
+				    run_kernel, NULL);
+	k_reduce = fake_cuda_register("cublasLt_splitKreduce_kernel_fake", 1, off, size,
+				      run_kernel, NULL);
+	CUdeviceptr ws = 0;
+	if (cuMemAlloc_v2(&ws, 2 * WS_FLOATS * sizeof(float)) == CUDA_SUCCESS)
+		workspace = (float *)ws;
+}
+
+static CUresult launch(CUfunction f, struct kargs *a, CUstream stream)
+{
+	void *p[] = { a };
+	unsigned gx = (unsigned)(a->g.m + 63) / 64, gy = (unsigned)(a->g.n + 31) / 32;
+	return cuLaunchKernel(f, gx, gy, (unsigned)a->g.batch, 128, 1, 1, 0, stream, p, NULL);
+}
+
+FAKE_EXPORT cublasStatus_t fake_cublas_run(const struct fake_gemm *g, CUstream stream)
+{
+	pthread_once(&once, init);
+	if (!k_whole || g->m <= 0 || g->n <= 0 || g->k <= 0 || g->batch <= 0)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	struct kargs a = { .g = *g, .ws = workspace, .part = -1 };
+	if (g->k < FAKE_SPLITK_MIN || !workspace || (long)g->m * g->n * g->batch > WS_FLOATS)
+		return launch(k_whole, &a, stream) == CUDA_SUCCESS ? 0 : CUBLAS_STATUS_INVALID_VALUE;
+	for (a.part = 0; a.part <= 2; a.part++)
+		if (launch(a.part == 2 ? k_reduce : k_half, &a, stream) != CUDA_SUCCESS)
+			return CUBLAS_STATUS_INVALID_VALUE;
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ---- cublasLt ---- */
+
+struct fake_lt_handle {
+	int unused;
+};
+
+struct fake_lt_layout {
+	int32_t type, order, batch;
+	uint64_t rows, cols;
+	int64_t ld, stride;
+};
+
+struct fake_lt_desc {
+	int32_t compute, scale, pointer_mode, ta, tb;
+	uint32_t epilogue;
+	const void *bias;
+};
+
+FAKE_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
+{
+	*h = calloc(1, sizeof(**h));
+	return *h ? 0 : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, int type,
+						      uint64_t rows, uint64_t cols, int64_t ld)
+{
+	*l = calloc(1, sizeof(**l));
+	if (!*l)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	**l = (struct fake_lt_layout){ .type = type, .order = CUBLASLT_ORDER_COL, .batch = 1,
+				       .rows = rows, .cols = cols, .ld = ld };
+	return 0;
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l)
+{
+	free(l);
+	return 0;
+}
+
+/* where an attribute lives, and its size */
+static void *layout_field(cublasLtMatrixLayout_t l, int attr, size_t *size)
+{
+	switch (attr) {
+	case CUBLASLT_MATRIX_LAYOUT_TYPE: *size = 4; return &l->type;
+	case CUBLASLT_MATRIX_LAYOUT_ORDER: *size = 4; return &l->order;
+	case CUBLASLT_MATRIX_LAYOUT_ROWS: *size = 8; return &l->rows;
+	case CUBLASLT_MATRIX_LAYOUT_COLS: *size = 8; return &l->cols;
+	case CUBLASLT_MATRIX_LAYOUT_LD: *size = 8; return &l->ld;
+	case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT: *size = 4; return &l->batch;
+	case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET: *size = 8; return &l->stride;
+	}
+	return NULL;
+}
+
+static void *desc_field(cublasLtMatmulDesc_t d, int attr, size_t *size)
+{
+	switch (attr) {
+	case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE: *size = 4; return &d->compute;
+	case CUBLASLT_MATMUL_DESC_SCALE_TYPE: *size = 4; return &d->scale;
+	case CUBLASLT_MATMUL_DESC_POINTER_MODE: *size = 4; return &d->pointer_mode;
+	case CUBLASLT_MATMUL_DESC_TRANSA: *size = 4; return &d->ta;
+	case CUBLASLT_MATMUL_DESC_TRANSB: *size = 4; return &d->tb;
+	case CUBLASLT_MATMUL_DESC_EPILOGUE: *size = 4; return &d->epilogue;
+	case CUBLASLT_MATMUL_DESC_BIAS_POINTER: *size = 8; return &d->bias;
+	}
+	return NULL;
+}
+
+static cublasStatus_t set_field(void *field, size_t want, const void *buf, size_t size)
+{
+	if (!field || size != want)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	memcpy(field, buf, size);
+	return 0;
+}
+
+/* as cuBLAS: sizeWritten is the attribute's size, the buffer too small an error */
+static cublasStatus_t get_field(const void *field, size_t have, void *buf, size_t size,
+				size_t *written)
+{
+	if (!field)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	if (written)
+		*written = have;
+	if (size < have)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	memcpy(buf, field, have);
+	return 0;
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l, int attr,
+							    const void *buf, size_t size)
+{
+	size_t want = 0;
+	void *f = layout_field(l, attr, &want);
+	return set_field(f, want, buf, size);
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l, int attr,
+							    void *buf, size_t size,
+							    size_t *written)
+{
+	size_t have = 0;
+	void *f = layout_field(l, attr, &have);
+	return get_field(f, have, buf, size, written);
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, int compute,
+						    int scale)
+{
+	*d = calloc(1, sizeof(**d));
+	if (!*d)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	**d = (struct fake_lt_desc){ .compute = compute, .scale = scale,
+				     .epilogue = CUBLASLT_EPILOGUE_DEFAULT };
+	return 0;
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d)
+{
+	free(d);
+	return 0;
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d, int attr,
+							  const void *buf, size_t size)
+{
+	size_t want = 0;
+	void *f = desc_field(d, attr, &want);
+	return set_field(f, want, buf, size);
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d, int attr,
+							  void *buf, size_t size, size_t *written)
+{
+	size_t have = 0;
+	void *f = desc_field(d, attr, &have);
+	return get_field(f, have, buf, size, written);
+}
+
+FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
+					  const void *alpha, const void *A,
+					  cublasLtMatrixLayout_t ad, const void *B,
+					  cublasLtMatrixLayout_t bd, const void *beta, const void *C,
+					  cublasLtMatrixLayout_t cd, void *D,
+					  cublasLtMatrixLayout_t dd, const void *algo, void *ws,
+					  size_t ws_size, CUstream stream)
+{
+	(void)h, (void)algo, (void)ws, (void)ws_size;
+	const struct fake_lt_layout *l[] = { ad, bd, cd, dd };
+	for (int i = 0; i < 4; i++)
+		if (l[i]->type != FAKE_CUDA_R_32F || l[i]->order != CUBLASLT_ORDER_COL)
+			return CUBLAS_STATUS_NOT_SUPPORTED;
+	if (d->pointer_mode != CUBLAS_POINTER_MODE_HOST)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	struct fake_gemm g = {
+		.a = A, .b = B, .c = C, .d = D,
+		.bias = d->epilogue & CUBLASLT_EPILOGUE_BIAS ? d->bias : NULL,
+		.m = (int)dd->rows, .n = (int)dd->cols,
+		.k = (int)(d->ta ? ad->rows : ad->cols),
+		.lda = (int)ad->ld, .ldb = (int)bd->ld, .ldc = (int)cd->ld, .ldd = (int)dd->ld,
+		.ta = d->ta, .tb = d->tb, .batch = dd->batch,
+		.sa = ad->stride, .sb = bd->stride, .sc = cd->stride, .sd = dd->stride,
+	};
+	memcpy(&g.alpha, alpha, 4);
+	memcpy(&g.beta, beta, 4);
+	return fake_cublas_run(&g, stream);
+}
+
+#else /* libcublas.so.13 */
+
+struct fake_cublas_handle {
+	CUstream stream;
+	int pointer_mode;
+};
+
+FAKE_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
+{
+	*h = calloc(1, sizeof(**h));
+	return *h ? 0 : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+FAKE_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, CUstream s)
+{
+	h->stream = s;
+	return 0;
+}
+
+FAKE_EXPORT cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, int *mode)
+{
+	*mode = h->pointer_mode;
+	return 0;
+}
+
+FAKE_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, int mode)
+{
+	h->pointer_mode = mode;
+	return 0;
+}
+
+static cublasStatus_t strided(cublasHandle_t h, int ta, int tb, int m, int n, int k,
+			      const float *alpha, const float *A, int lda, long long sa,
+			      const float *B, int ldb, long long sb, const float *beta, float *C,
+			      int ldc, long long sc, int batch)
+{
+	if (h->pointer_mode != CUBLAS_POINTER_MODE_HOST)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	struct fake_gemm g = { .a = A, .b = B, .c = C, .d = C, .m = m, .n = n, .k = k,
+			       .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, .ta = ta, .tb = tb,
+			       .batch = batch, .sa = sa, .sb = sb, .sc = sc, .sd = sc,
+			       .alpha = *alpha, .beta = *beta };
+	return fake_cublas_run(&g, h->stream);
+}
+
+FAKE_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, int ta, int tb, int m, int n, int k,
+					  const float *alpha, const float *A, int lda,
+					  const float *B, int ldb, const float *beta, float *C,
+					  int ldc)
+{
+	return strided(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+
+static int fp32(int at, int bt, int ct, int compute)
+{
+	return at == FAKE_CUDA_R_32F && bt == FAKE_CUDA_R_32F && ct == FAKE_CUDA_R_32F &&
+	       (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+}
+
+FAKE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, int ta, int tb, int m, int n, int k,
+					const void *alpha, const void *A, int at, int lda,
+					const void *B, int bt, int ldb, const void *beta, void *C,
+					int ct, int ldc, int compute, int algo)
+{
+	(void)algo;
+	if (!fp32(at, bt, ct, compute))
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	return strided(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+
+FAKE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, int ta, int tb, int m,
+						      int n, int k, const void *alpha,
+						      const void *A, int at, int lda,
+						      long long sa, const void *B, int bt,
+						      int ldb, long long sb, const void *beta,
+						      void *C, int ct, int ldc, long long sc,
+						      int batch, int compute, int algo)
+{
+	(void)algo;
+	if (!fp32(at, bt, ct, compute))
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	return strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+
+#endif
