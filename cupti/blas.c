@@ -32,6 +32,8 @@ static struct {
 			     int, const float *, int, const float *, float *, int);
 	blas_status (*dgemm)(blas_handle, int, int, int, int, int, const double *, const double *,
 			     int, const double *, int, const double *, double *, int);
+	blas_status (*sgemm_ex)(blas_handle, int, int, int, int, int, const float *, const void *,
+				int, int, const void *, int, int, const float *, void *, int, int);
 	blas_status (*gemm_ex)(blas_handle, int, int, int, int, int, const void *, const void *,
 			       int, int, const void *, int, int, const void *, void *, int, int,
 			       int, int);
@@ -158,6 +160,21 @@ static blas_status w_dgemm(blas_handle h, int ta, int tb, int m, int n, int k,
 		c.beta = beta_of(h, beta, 8);
 	begin(&c);
 	return end(real.dgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+/* fp16 or bf16 data, float scalars and accumulation (torch's half GEMM
+ * on some paths) */
+static blas_status w_sgemm_ex(blas_handle h, int ta, int tb, int m, int n, int k,
+			      const float *alpha, const void *A, int at, int lda, const void *B,
+			      int bt, int ldb, const float *beta, void *C, int ct, int ldc)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, at, lda, 0, B, bt, ldb, 0, C, ct, ldc,
+					0, 1);
+	if (!cur.depth && np_gpu_active())
+		c.beta = beta_of(h, beta, 4);
+	begin(&c);
+	return end(real.sgemm_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct,
+				 ldc));
 }
 
 static blas_status w_gemm_ex(blas_handle h, int ta, int tb, int m, int n, int k,
@@ -318,6 +335,7 @@ struct wrapped {
 static const struct wrapped wrapped[] = {
 	{ "libcublas.so", "cublasSgemm_v2", (void *)w_sgemm, (void **)&real.sgemm },
 	{ "libcublas.so", "cublasDgemm_v2", (void *)w_dgemm, (void **)&real.dgemm },
+	{ "libcublas.so", "cublasSgemmEx", (void *)w_sgemm_ex, (void **)&real.sgemm_ex },
 	{ "libcublas.so", "cublasGemmEx", (void *)w_gemm_ex, (void **)&real.gemm_ex },
 	{ "libcublas.so", "cublasSgemmStridedBatched", (void *)w_sgemm_strided,
 	  (void **)&real.sgemm_strided },

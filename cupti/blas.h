@@ -3,8 +3,8 @@
  * A GEMM's kernels (nvjet, cutlass, xmma) take opaque parameter structs:
  * their launches say nothing of where the product goes.  So the agent
  * points the process's imports of cuBLAS's matrix multiplies
- * (cublas{S,D}gemm_v2, cublasGemmEx, their strided-batched forms and
- * cublasLtMatmul) at wrappers of its own (gotpatch.h).  A wrapper plans
+ * (cublas{S,D}gemm_v2, cublasSgemmEx, cublasGemmEx, their strided-
+ * batched forms and cublasLtMatmul) at wrappers of its own (gotpatch.h).  A wrapper plans
  * the call's output and reads from its arguments (gemm.h), then calls
  * the real function; the launch callback, on the same thread, hands the
  * call's kernel launches to the plan (np_blas_claim) instead of the

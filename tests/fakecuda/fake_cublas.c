@@ -334,6 +334,16 @@ static int fp32(int at, int bt, int ct, int compute)
 	       (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32);
 }
 
+FAKE_EXPORT cublasStatus_t cublasSgemmEx(cublasHandle_t h, int ta, int tb, int m, int n, int k,
+					 const float *alpha, const void *A, int at, int lda,
+					 const void *B, int bt, int ldb, const float *beta, void *C,
+					 int ct, int ldc)
+{
+	if (!fp32(at, bt, ct, CUBLAS_COMPUTE_32F))
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	return strided(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+
 FAKE_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, int ta, int tb, int m, int n, int k,
 					const void *alpha, const void *A, int at, int lda,
 					const void *B, int bt, int ldb, const void *beta, void *C,

@@ -54,6 +54,9 @@ cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, int mode);
 cublasStatus_t cublasSgemm_v2(cublasHandle_t h, int ta, int tb, int m, int n, int k,
 			      const float *alpha, const float *A, int lda, const float *B, int ldb,
 			      const float *beta, float *C, int ldc);
+cublasStatus_t cublasSgemmEx(cublasHandle_t h, int ta, int tb, int m, int n, int k,
+			     const float *alpha, const void *A, int at, int lda, const void *B, int bt,
+			     int ldb, const float *beta, void *C, int ct, int ldc);
 cublasStatus_t cublasGemmEx(cublasHandle_t h, int ta, int tb, int m, int n, int k,
 			    const void *alpha, const void *A, int at, int lda, const void *B, int bt,
 			    int ldb, const void *beta, void *C, int ct, int ldc, int compute,

@@ -49,9 +49,10 @@
  *   fo_mlp_fc(layer, api)  an MLP's two matmuls through the fake cuBLAS
  *                    (fake_cublas.h; api 0 cublasSgemm_v2, 1 cublasGemmEx,
  *                    2 cublasGemmStridedBatchedEx in two batches, 3
- *                    cublasLtMatmul with a bias epilogue): layer 1 h = u x
+ *                    cublasLtMatmul with a bias epilogue, 4 cublasSgemmEx):
+ *                    layer 1 h = u x
  *                    (32 x 128 by 128 x 32: split-K), layer 2 o = h x
- *                    (32 x 32 by 32 x 32); u = 1e38 overflows layer 1
+ *                    (32 x 32 by 32 x 32); u = 3e37 overflows layer 1
  *   fo_head_mlp()    s = o + x (add, 1024 elements): reads the MLP's output
  * Returns 0, or -1 when the driver refused a call.
  */
@@ -766,6 +767,11 @@ static int gemm(int api, const float *A, const float *B, float *D, int k)
 		cublasLtMatmulDescDestroy(d);
 		break;
 	}
+	case 4:
+		st = cublasSgemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, MLP_M, MLP_N, k, &one, A,
+				   FAKE_CUDA_R_32F, MLP_M, B, FAKE_CUDA_R_32F, k, &zero, D,
+				   FAKE_CUDA_R_32F, MLP_M);
+		break;
 	default:
 		return -1;
 	}

@@ -59,7 +59,7 @@ when sampled out too, as no launch of it was ever checked.
 
 With --mlp, blocks.0.attn is an MLP whose two matmuls (attn.fc1, then
 attn.fc2 reading fc1's output) call the fake cuBLAS (--gemm: sgemm,
-gemmex, batched, lt), whose kernels' parameters are opaque; head reads
+gemmex, batched, lt, sgemmex), whose kernels' parameters are opaque; head reads
 the MLP's output.  --mlp gemm: at step --at the MLP's input is 3e37
 (a decoded fill) and fc1's product overflows (split-K: its last kernel
 writes it), then fc2 makes NaN of it: only the agent's view of the cuBLAS
@@ -95,7 +95,7 @@ forward.
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
                   [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--mlp gemm|input
-                  [--gemm sgemm|gemmex|batched|lt]] [--cpu-grads]
+                  [--gemm sgemm|gemmex|batched|lt|sgemmex]] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -142,7 +142,8 @@ def main():
     ap.add_argument("--mlp", choices=["gemm", "input"],
                     help="attn is an MLP of two cuBLAS matmuls; gemm: the first overflows, "
                          "input: an undecodable kernel makes its input +inf")
-    ap.add_argument("--gemm", default="sgemm", choices=["sgemm", "gemmex", "batched", "lt"],
+    ap.add_argument("--gemm", default="sgemm",
+                    choices=["sgemm", "gemmex", "batched", "lt", "sgemmex"],
                     help="--mlp: the cuBLAS API its matmuls call")
     ap.add_argument("--stale", action="store_true",
                     help="--modules: at step --at, attn first fills the gate's output "
@@ -219,7 +220,7 @@ def main():
             self.layer = layer
 
         def forward(self, x):
-            api = ["sgemm", "gemmex", "batched", "lt"].index(a.gemm)
+            api = ["sgemm", "gemmex", "batched", "lt", "sgemmex"].index(a.gemm)
             if ops.fo_mlp_fc(self.layer, api):
                 sys.exit("fake_gpu_job: the fake cuBLAS call failed")
             return x

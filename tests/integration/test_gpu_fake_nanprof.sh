@@ -439,7 +439,7 @@ PY
 	# fc1's output is checked after its last kernel (split-K's reduction)
 	# through every API torch calls
 	local api
-	for api in sgemm gemmex batched lt; do
+	for api in sgemm gemmex batched lt sgemmex; do
 		run_fake "$py" "$T/$tag-mlp-$api" --mlp gemm --gemm $api --at 3
 		if python3 $IT/check_origin.py "$T/$tag-mlp-$api/events.jsonl" --cuda \
 			--origin forward blocks.0.attn.fc1 output --step 3 \
