@@ -244,9 +244,11 @@ endif
 
 # the agent's host work per kernel launch, on the fake driver
 # (docs/benchmarks.md): make bench-launch
-$(FAKECUDA)/bench_launch: bench/bench_launch.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+$(FAKECUDA)/bench_launch: bench/bench_launch.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
+			  tests/fakecuda/fake_cublas.h $(FAKECUDA)/libcublas.so.13
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcublas.so.13 -l:libcublasLt.so.13 \
+		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -o $@
 .PHONY: bench-launch
 bench-launch: $(FAKECUDA)/bench_launch $(FAKECUDA)/libcupti.so.13 libnanprof_agent.so

@@ -14,6 +14,9 @@
  *               words noted by the generic tier
  *   generic     the undecoded kernel writes p, then the add reads p: the
  *               generic tier checks p at the add (two checks)
+ *   gemm        cublasSgemm_v2 (16 x 16 x 16, the fake cuBLAS) writes p,
+ *               then the add reads p: the call's wrapper checks p after
+ *               its kernel (cupti/blas.h), the add needs no generic check
  * The fake's own launch path is not a real driver's: what differs between
  * the two runs is the agent's work, not what cuLaunchKernel costs on a
  * GPU (a few microseconds, which the check's own launch adds there too).
@@ -28,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "../tests/fakecuda/fake.h"
+#include "../tests/fakecuda/fake_cublas.h"
 
 #define N 256
 
@@ -112,6 +116,17 @@ static void launch_opaque(float *out)
 	must(cuLaunchKernel(opaque, 4, 1, 1, 128, 1, 1, 0, NULL, params, NULL), "opaque");
 }
 
+/* p = x y through cuBLAS, as the agent sees a matmul at its call */
+static void gemm(cublasHandle_t h, float *out)
+{
+	float one = 1.0f, zero = 0.0f;
+	if (cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, x, 16, y, 16, &zero, out,
+			   16) != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "bench_launch: cublasSgemm_v2 failed\n");
+		exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	long iters = argc > 1 ? atol(argv[1]) : 20000;
@@ -128,18 +143,25 @@ int main(int argc, char **argv)
 	add = fake_cuda_register(add_f32, 3, off3, size3, k_nothing, NULL);
 	opaque = fake_cuda_register(opaque_name, 1, off1, size1, k_nothing, NULL);
 	x = dev_alloc(), y = dev_alloc(), p = dev_alloc(), q = dev_alloc();
+	cublasHandle_t blas;
+	if (cublasCreate_v2(&blas) != CUBLAS_STATUS_SUCCESS)
+		return 1;
 
-	for (int pattern = 0; pattern < 3; pattern++) {
-		static const char *const names[] = { "decoded", "undecoded", "generic" };
+	for (int pattern = 0; pattern < 4; pattern++) {
+		static const char *const names[] = { "decoded", "undecoded", "generic", "gemm" };
 		/* a warm-up: first sights (names, layouts, the context's check
 		 * kernels) are paid once, not per launch */
 		for (int i = 0; i < 200; i++)
-			pattern == 0 ? launch_add(q, x, y) : launch_opaque(p);
+			pattern == 0 ? launch_add(q, x, y) : pattern == 3 ? gemm(blas, p)
+									 : launch_opaque(p);
 		must(cuCtxSynchronize(), "cuCtxSynchronize");
 		double t0 = cpu_now();
 		for (long i = 0; i < iters; i++) {
 			if (pattern == 0) {
 				launch_add(q, x, y);
+			} else if (pattern == 3) {
+				gemm(blas, p);
+				launch_add(q, p, y);
 			} else {
 				launch_opaque(p);
 				if (pattern == 2)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench_launch.sh - the agent's host work per kernel launch, on the fake
-# CUDA driver: bench_launch (bench/bench_launch.c) without the agent and
-# with it preloaded, in interleaved rounds; the median of each pattern's
+# CUDA driver: bench_launch (bench/bench_launch.c) without the agent, with
+# it preloaded, and with it preloaded but cuBLAS's calls left to the
+# generic tier (NANPROF_GPU_BLAS=0), in interleaved rounds; the median of each pattern's
 # rounds, and the difference: what the launch callback costs the
 # launching thread.  The fake counts the agent's check launches and runs
 # none of them (FAKE_CUDA_DISCARD_CHECKS): running them would add its
@@ -17,10 +18,12 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for r in $(seq "$ROUNDS"); do
 	LD_LIBRARY_PATH=$F $F/bench_launch "$ITERS" > "$out/plain.$r"
-	FAKE_CUDA_DISCARD_CHECKS=1 LD_PRELOAD=$PWD/libnanprof_agent.so \
-		NANPROF_AGENT_RECORDS="$out/rec.$r" \
-		NANPROF_CUPTI=$PWD/$F/libcupti.so.13 LD_LIBRARY_PATH=$F \
-		$F/bench_launch "$ITERS" > "$out/agent.$r"
+	for blas in 1 0; do
+		NANPROF_GPU_BLAS=$blas FAKE_CUDA_DISCARD_CHECKS=1 \
+			LD_PRELOAD=$PWD/libnanprof_agent.so NANPROF_AGENT_RECORDS="$out/rec.$r" \
+			NANPROF_CUPTI=$PWD/$F/libcupti.so.13 LD_LIBRARY_PATH=$F \
+			$F/bench_launch "$ITERS" > "$out/agent$blas.$r"
+	done
 done
 python3 - "$out" "$ROUNDS" "$ITERS" << 'PY'
 import statistics, sys
@@ -32,16 +35,18 @@ def runs(cfg):
             k, v = line.split()
             got.setdefault(k, []).append(float(v))
     return got
-plain, agent = runs("plain"), runs("agent")
+plain, agent, noblas = runs("plain"), runs("agent1"), runs("agent0")
 print("%d rounds of %d iterations; the launching thread's CPU ns per iteration, "
       "median of rounds (min-max)" % (rounds, iters))
-print("| pattern | launches | without the agent | with it | the agent's work |")
-print("|---|---|---|---|---|")
-launches = {"decoded": 1, "undecoded": 1, "generic": 2}
-for k in ("decoded", "undecoded", "generic"):
-    p, a = plain[k], agent[k]
-    print("| %s | %d | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.0f |" % (
-        k, launches[k], statistics.median(p), min(p), max(p),
-        statistics.median(a), min(a), max(a), statistics.median(a) - statistics.median(p)))
+print("| pattern | launches | without the agent | with it | the agent's work | "
+      "with it, NANPROF_GPU_BLAS=0 | the agent's work |")
+print("|---|---|---|---|---|---|---|")
+launches = {"decoded": 1, "undecoded": 1, "generic": 2, "gemm": 2}
+med = statistics.median
+for k in ("decoded", "undecoded", "generic", "gemm"):
+    p, a, n = plain[k], agent[k], noblas[k]
+    print("| %s | %d | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.0f | %.0f (%.0f-%.0f) | %.0f |" % (
+        k, launches[k], med(p), min(p), max(p), med(a), min(a), max(a), med(a) - med(p),
+        med(n), min(n), max(n), med(n) - med(p)))
 print("check launches the agent made (last round, not run): %d" % int(agent["checks"][-1]))
 PY
