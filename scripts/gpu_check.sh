@@ -21,7 +21,8 @@
 #      a batch-norm overflow on PyTorch's own kernels, NCHW and
 #      channels-last (tests/gpu/bn_fault.py), and attention whose fused
 #      kernel makes the NaN: bf16 on flash, fp32 on the memory-efficient
-#      kernel (tests/gpu/flash_fault.py);
+#      kernel (tests/gpu/flash_fault.py); two cuBLAS matmuls in a row, the
+#      first overflowing (tests/gpu/chain_fault.py);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU, a
 #      GradScaler's overflow (no origin) and a fault at every loss scale
@@ -30,9 +31,9 @@
 #   4. the overhead benchmark (tests/gpu/bench_gpu.py);
 #   4b. if time is left: the newer decoders' faults under `nanprof run` (a
 #      reduction, a strided elementwise kernel, nll_loss's scalars, flash
-#      and memory-efficient attention; they ran agent-alone in step 2
-#      already), and MHA's
-#      cuBLAS overflow without the guards (the generic tier alone);
+#      and memory-efficient attention, the matmul chain without guards;
+#      they ran agent-alone in step 2 already), and MHA's cuBLAS overflow
+#      without the guards and cuBLAS's calls (the generic tier alone);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
 # PYTHON picks the python (default /opt/torch/.venv/bin/python3, else python3).
@@ -67,7 +68,7 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # of the newer decoders (a reduction, a strided elementwise kernel,
 # nll_loss's scalars) run after it, if the budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash memeff)
+LATE_KINDS=(reduction broadcast ignored flash memeff chain)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -317,6 +318,10 @@ start_agent_jobs() {
 	# fp32 attention on SDPA's memory-efficient kernel, read from its Params
 	agent_job agent-memeff "$secs" "$PY" "$GPUT/flash_fault.py" --kernel memeff \
 		--device "$DEV" --steps 10 --at 6 --step-times "$W/agent-memeff.times"
+	# two cuBLAS matmuls in a row, the first overflowing: checked at the
+	# call (cupti/blas.h); its counters say how many calls were
+	agent_job agent-chain "$secs" "$PY" "$GPUT/chain_fault.py" --device "$DEV" --steps 10 \
+		--at 6 --step-times "$W/agent-chain.times"
 	# PyTorch's expandable segments: memory mapped into a reserved range
 	# chunk by chunk (cuMemMap), which the allocation map must follow
 	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
@@ -390,6 +395,8 @@ step_agent_alone() {
 	verdict agent-flash --fault flash --at 6
 	job_ran agent-memeff 9
 	verdict agent-memeff --fault memeff --at 6
+	job_ran agent-chain 9
+	verdict agent-chain --fault chain --at 6
 }
 
 # ---- 3. under nanprof run ----
@@ -422,6 +429,9 @@ set_origin() {
 	# the flash kernel's own output, not out_proj's reader or a guard
 	flash) ORIGIN=(--origin forward attn '*' --step 6 --op-kernel flash_fwd_kernel) ;;
 	memeff) ORIGIN=(--origin forward attn '*' --step 6 --op-kernel fmha_cutlassF) ;;
+	# the first of two matmuls, without guards: only the calls' view
+	# names it (the generic tier alone would name up)
+	chain) ORIGIN=(--origin forward down '*' --step 6) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -438,7 +448,8 @@ set_origin() {
 nanprof_job() {
 	local f=$1 name=run-$1${2:+-$2} secs got label envs=()
 	[ -n "${2:-}" ] && envs=(NANPROF_GPU_MODE="$2")
-	[ "${2:-}" = generic ] && envs=(NANPROF_GPU_GUARD=0)
+	# the generic tier alone: no guards, cuBLAS's calls not seen
+	[ "${2:-}" = generic ] && envs=(NANPROF_GPU_GUARD=0 NANPROF_GPU_BLAS=0)
 	secs=$(limit 120)
 	if [ "$secs" -lt 30 ]; then
 		row "$name" "origin under nanprof run" SKIP "budget spent"
@@ -451,6 +462,9 @@ nanprof_job() {
 	elif [ "$f" = flash ] || [ "$f" = memeff ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/flash_fault.py" \
 			--kernel "$f" --device "$DEV" --steps 10 --at 6
+	elif [ "$f" = chain ]; then
+		job "$name" "$secs" NANPROF_GPU_GUARD=0 -- "$NP" run -o "$W/$name" -- "$PY" \
+			"$GPUT/chain_fault.py" --device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
 		local cl=()
 		[ "$f" = bn-cl ] && cl=(--channels-last)

@@ -43,7 +43,11 @@
 # overflow in _foreach_norm's LpNormFunctor, a launch no decoder reads,
 # named there, seen where lpnorm_cleanup reads its partial sums; and
 # gradients +inf from an undecoded kernel in the gate's backward, first
-# read by LpNormFunctor, named at that kernel (--clip gemm).
+# read by LpNormFunctor, named at that kernel (--clip gemm).  And an
+# MLP of cuBLAS calls (--mlp, a fake cuBLAS): fc1's overflow named at
+# its call's last kernel in attn.fc1 through each API (the generic tier
+# alone, NANPROF_GPU_BLAS=0, names fc2), an undecoded kernel's +inf in
+# fc1's input named at that kernel; the attached job calls cuBLAS too.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -241,10 +245,13 @@ PY
 	fi
 	# attach --gpu: a job started without nanprof (its own mode: every) is
 	# attached with --gpu sample:3, then again with --gpu every, then a
-	# third time by a nanprof that is SIGKILLed: the job runs to its end
+	# third time by a nanprof that is SIGKILLed: the job runs to its end.
+	# Its MLP calls cuBLAS: the imports the agent points at its wrappers
+	# once injected are checked while attached, passed through after
 	rm -f "$T/ready"
 	env NANPROF_CUPTI="$F/libcupti.so.13" "$py" $IT/fake_gpu_job.py "$F/libfakeops.so" \
-		--at -1 --steps 300 --wait-agent 60 --ready-file "$T/ready" > "$T/$tag-att.job" 2>&1 &
+		--at -1 --steps 300 --mlp gemm --wait-agent 60 --ready-file "$T/ready" \
+		> "$T/$tag-att.job" 2>&1 &
 	jp=$!
 	for _ in $(seq 300); do [ -s "$T/ready" ] && break; sleep 0.1; done
 	timeout 60 $NP attach -q --gpu sample:3 -d 3 -o "$T/$tag-att1" $jp > /dev/null 2> "$T/$tag-att1.err"
@@ -270,15 +277,15 @@ import json, sys
 def checks(path):
     c = [e for e in map(json.loads, open(path)) if e.get("type") == "checks"][0]
     print(path, c.get("gpu_message"), "launches sampled out:", c.get("gpu_launches_sampled_out"),
-          "checks:", c.get("gpu_checks"))
+          "checks:", c.get("gpu_checks"), "cuBLAS calls checked:", c.get("gpu_gemm_checks"))
     return c
 a, b = checks(sys.argv[1]), checks(sys.argv[2])
 sys.exit(0 if a["gpu_message"] == "sample" and a["gpu_launches_sampled_out"] > 0 and
          b["gpu_message"] == "every" and b["gpu_launches_sampled_out"] == a["gpu_launches_sampled_out"]
-         and b["gpu_checks"] > a["gpu_checks"] else 1)
+         and b["gpu_checks"] > a["gpu_checks"] and b["gpu_gemm_checks"] > 0 else 1)
 PY
 	then
-		ok "$tag: attach --gpu sample:3 samples a live job's launches; attached again, --gpu every checks all"
+		ok "$tag: attach --gpu sample:3 samples a live job's launches; attached again, --gpu every checks all, cuBLAS calls too"
 	else
 		cat "$T/$tag-att1.err" "$T/$tag-att2.err" "$T/$tag-att.job" >> "$T/chk"
 		bad "$tag: attach --gpu" "$T/chk"

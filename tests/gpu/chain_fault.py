@@ -1,0 +1,80 @@
+"""Two matmuls in a row, the first of which overflows: where only seeing
+cuBLAS's calls (cupti/blas.h) names the right one.
+
+embed -> down (Linear 256 -> 16, no bias) -> up (Linear 16 -> 256, no
+bias) -> head: a low-rank adapter's shape (LoRA's A then B), nothing
+between the two products.  At step --at down's weights are set to
++-3e38: its product overflows (+-inf, or NaN where they meet) in a cuBLAS
+kernel, and up's product, another cuBLAS kernel, reads it before any
+kernel nanprof decodes.  The first non-finite value is down's output.
+Without the calls' view the generic tier, which notes an undecoded
+kernel's pointers for its first decoded reader, would name up (the last
+undecoded kernel handed that memory); run it with NANPROF_GPU_GUARD=0,
+or the guards name down at its module's exit instead.
+
+Prints "step N loss L" (L as repr(float)) like faults.py; --device cpu
+runs the same steps, to check the script here.
+"""
+import argparse
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self, vocab=64, d=256, rank=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.down = nn.Linear(d, rank, bias=False)
+        self.up = nn.Linear(rank, d, bias=False)
+        self.head = nn.Linear(d, 1)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        x = x + self.up(self.down(x))
+        return self.head(x).mean(dim=1).squeeze(-1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
+    ap.add_argument("--step-times", metavar="FILE",
+                    help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts")
+    args = ap.parse_args()
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    dev = torch.device(args.device)
+    model = Net().to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    gen = torch.Generator().manual_seed(1)
+    times = open(args.step_times, "w") if args.step_times else None
+
+    for step in range(args.steps):
+        if times:
+            times.write("step %d %d\n" % (step, time.monotonic_ns()))
+            times.flush()
+        tokens = torch.randint(0, 64, (4, 96), generator=gen).to(dev)
+        y = torch.randn(4, generator=gen).to(dev)
+        if step == args.at:
+            with torch.no_grad():
+                w = model.down.weight
+                w.copy_(torch.where(w >= 0, 3e38, -3e38))
+        opt.zero_grad()
+        loss = F.mse_loss(model(tokens), y)
+        loss.backward()
+        opt.step()
+        sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
+        sys.stdout.flush()
+    if times:
+        times.write("end %d\n" % time.monotonic_ns())
+        times.close()
+
+
+if __name__ == "__main__":
+    main()
