@@ -41,6 +41,11 @@ static int span_eq(struct span s, const char *lit)
 	return s.n == n && !memcmp(s.p, lit, n);
 }
 
+static int spans_eq(struct span a, struct span b)
+{
+	return a.n == b.n && !memcmp(a.p, b.p, a.n);
+}
+
 static int span_starts(struct span s, const char *lit)
 {
 	size_t n = strlen(lit);
@@ -1187,6 +1192,19 @@ static void signature_dtype(struct np_kinfo *ki)
  *       gamma, T* dX, int N): dX + blockIdx.x * N, all N (the vectorized
  *       one has a tail loop).  rows x N.
  *
+ *  group_norm_kernel.cu, one block per row (a group of a sample: rows =
+ *  N x G, N = D x HxW; or a channel of a sample: rows = N x C):
+ *   RowwiseMomentsCUDAKernel<T, T_ACC>(int64_t N, T eps, X, T* mean,
+ *       T* rstd, T_ACC* mean_acc, T_ACC* rstd_acc): mean[blockIdx.x],
+ *       rstd[blockIdx.x], and the _acc pair only when T_ACC is not T
+ *       (an `if constexpr`: for float they are left as they are).  Torch
+ *       2.11's <T> has no _acc pair.  X rows x N.
+ *   ComputeInternalGradientsCUDAKernel<T>(int64_t HxW, dY, X, T_ACC* ds,
+ *       T_ACC* db): ds and db [blockIdx.x]; dY and X rows x HxW.
+ *  Both are what a convolution's output meets first in a diffusion UNet
+ *  (conv, then GroupNorm): as decoded readers of X they let the generic
+ *  tier name the convolution, not the statistics kernel.
+ *
  *  SoftMax.cu, one block per row of `classes`, input and output advanced
  *  by blockIdx.x * classes:
  *   cunn_SoftMaxForward<ILP, ..>(out, in, int classes) and
@@ -1334,6 +1352,11 @@ static const struct {
 	  1 << 3 | 1 << 4, 1 << 7 | 1 << 8, 0 },
 	{ "GammaBeta1dBackwardCUDAKernel2", NP_KR_GN_GAMMA_BETA, 9, 1, 8, -1, -1, -1,
 	  1 << 3 | 1 << 4, 1 << 7 | 1 << 8, 0 },
+	/* group norm's statistics (torch 2.14: T's, and T_ACC's when they
+	 * differ) and its backward's per-(n, c) sums ds, db; X (dY) rows x N */
+	{ "RowwiseMomentsCUDAKernel", NP_KR_GN, 7, 0, 8, -1, 3, 4, 1 << 2, 1 << 5 | 1 << 6, 0 },
+	{ "ComputeInternalGradientsCUDAKernel", NP_KR_GN, 5, 0, 8, -1, 3, 4, 1 << 1 | 1 << 2, 0,
+	  0 },
 };
 
 /* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
@@ -1374,6 +1397,11 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 	switch (r.kind) {
 	case NP_KR_LN_VEC:
 	case NP_KR_LN:
+		/* group norm's <T> form (torch 2.11), as layer norm's 2.11
+		 * statistics kernel but for its mean and rstd of T */
+		if (r.kind == NP_KR_LN && !nth_item(targs, 1).p &&
+		    span_eq(name, "RowwiseMomentsCUDAKernel"))
+			break;
 		if (span_eq(nth_item(targs, 2), "true"))
 			r.rms = 1;
 		else if (!span_eq(nth_item(targs, 2), "false"))
@@ -1384,6 +1412,14 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 	case NP_KR_SM_BLOCK:
 	case NP_KR_BN_CL:
 	case NP_KR_BN_CL_CHAN:
+		break;
+	case NP_KR_GN:                  /* <T, T_ACC> or <T> */
+		if (nth_item(targs, 2).p)
+			return;
+		/* T_ACC's copies are written only when T_ACC is not T: else
+		 * they are left as they are (not checked) */
+		if (r.outs && spans_eq(nth_item(targs, 0), nth_item(targs, 1)))
+			r.scratch |= r.outs, r.outs = 0;
 		break;
 	case NP_KR_GAMMA_BETA:  /* <T, T_ACC, bx, by, rows_per_block_y, partial, aligned, rms> */
 		v = targ_int(targs, 2);

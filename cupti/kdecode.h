@@ -141,6 +141,10 @@ enum np_krows_kind {
 				  * thread row when partial; dY and X M x N */
 	NP_KR_GN_GAMMA_BETA,     /* group norm's (GammaBeta[1d]BackwardCUDAKernel1/2):
 				  * C columns each output (rows = C, N = the batch) */
+	NP_KR_GN,                /* group norm's statistics and internal gradients
+				  * (RowwiseMomentsCUDAKernel<T, T_ACC>,
+				  * ComputeInternalGradientsCUDAKernel<T>): a row per
+				  * block, per-row outputs; X (and dY) rows x N */
 };
 
 struct np_krows {

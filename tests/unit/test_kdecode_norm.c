@@ -460,11 +460,15 @@ Test(kdecode_norm, other_names_stay_unsized)
 			    &ki);
 	cr_expect_eq(ki.family, NP_KF_LAYER_NORM);
 	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "no rms_norm argument: not the source read");
-	np_kdecode_classify("void at::native::(anonymous namespace)::ComputeInternalGradients"
-			    "CUDAKernel<float>(long, float const*, float const*, float*, float*)",
-			    &ki);
-	cr_expect_eq(ki.family, NP_KF_LAYER_NORM);
-	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "group norm's internal gradients");
+	np_kdecode_classify("void at::native::(anonymous namespace)::ComputeBackwardFusedParams"
+			    "CUDAKernel<float>(long, long, long, float const*, float const*, float "
+			    "const*, float const*, float const*, float const*, float const*, float*, "
+			    "float*)", &ki);
+	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "group norm's backward fused parameters");
+	np_kdecode_classify("void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel"
+			    "<float, float, float>(long, float, float const*, float*, float*, float*, "
+			    "float*)", &ki);
+	cr_expect_eq(ki.rows.kind, NP_KR_NONE, "group norm's statistics, a third type");
 	np_kdecode_classify("void at::native::(anonymous namespace)::cunn_SpatialSoftMaxForward"
 			    "<float, float, float, int, at::native::(anonymous namespace)::"
 			    "SoftMaxForwardEpilogue>(float*, float const*, int, int, int)", &ki);
@@ -742,9 +746,19 @@ Test(kdecode_norm_torch_2_11, layer_norm_forward_without_the_leading_int64)
 	set64(&ln, 0, 1000);
 	cr_assert_eq(decode(&ln, grid(11, 512, 1), out), 1, "RMSNorm: rstd only");
 	expect_out(&out[0], 4, 11, NP_DT_F32);
-	/* group norm's RowwiseMomentsCUDAKernel<T>: not layer norm's, unread */
-	setup(&ln, "RowwiseMomentsCUDAKernel<float>(long, float,");
-	cr_expect_eq(ln.ki.rows.kind, 0);
+	/* group norm's RowwiseMomentsCUDAKernel<T>: the same rows, its mean
+	 * and rstd of T (a group a row: N = D x HxW) */
+	setup(&ln, "RowwiseMomentsCUDAKernel<c10::Half>(long, c10::Half,");
+	set64(&ln, 0, 4 * 1024);
+	cr_assert_eq(decode(&ln, grid(64, 512, 1), out), 2);
+	expect_out(&out[0], 3, 64, NP_DT_F16);
+	expect_out(&out[1], 4, 64, NP_DT_F16);
+	/* its backward's internal sums: as torch 2.14's */
+	setup(&ln, "ComputeInternalGradientsCUDAKernel<c10::BFloat16>(");
+	set64(&ln, 0, 3136);
+	cr_assert_eq(decode(&ln, grid(640, 256, 1), out), 2);
+	expect_out(&out[0], 3, 640, NP_DT_F32);
+	expect_out(&out[1], 4, 640, NP_DT_F32);
 
 	/* (int64_t N, X, mean, rstd, gamma, beta, T* Y) */
 	setup(&ln, "LayerNormForwardCUDAKernel<c10::BFloat16, float, false>(long, c10::BFloat16");
@@ -987,4 +1001,54 @@ Test(kdecode_norm, group_norm_gamma_beta_backward)
 	expect_out(&out[1], 8, 64, NP_DT_F16);
 	cr_assert_eq(reads(&ln, grid(2, 32, 16), in), 2);
 	expect_read(&in[0], 3, 200 * 64, NP_DT_F16);
+}
+
+/* Group norm (group_norm_kernel.cu, torch 2.14): a row per block, N x G
+ * rows of D x HxW for the statistics, N x C rows of HxW for the
+ * backward's internal sums. */
+Test(kdecode_norm, group_norm_statistics_and_internal_gradients)
+{
+	static struct launch ln;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[8];
+
+	/* RowwiseMomentsCUDAKernel<T, T_ACC>(int64_t N, T eps, X, T* mean,
+	 * T* rstd, T_ACC* mean_acc, T_ACC* rstd_acc): the T_ACC copies too
+	 * when the types differ */
+	setup(&ln, "RowwiseMomentsCUDAKernel<c10::Half, float>(long, c10::Half");
+	cr_expect_eq(ln.ki.rows.kind, NP_KR_GN);
+	set64(&ln, 0, 8 * 1024);
+	cr_assert_eq(decode(&ln, grid(96, 512, 1), out), 4);
+	expect_out(&out[0], 3, 96, NP_DT_F16);
+	expect_out(&out[1], 4, 96, NP_DT_F16);
+	expect_out(&out[2], 5, 96, NP_DT_F32);
+	expect_out(&out[3], 6, 96, NP_DT_F32);
+	cr_assert_eq(reads(&ln, grid(96, 512, 1), in), 1);
+	expect_read(&in[0], 2, 96 * 8 * 1024, NP_DT_F16);
+	/* T == T_ACC: the copies are left as they are, not written */
+	setup(&ln, "RowwiseMomentsCUDAKernel<float, float>(long, float, float const*, float*, "
+		   "float*, float*, float*)");
+	set64(&ln, 0, 8 * 1024);
+	cr_assert_eq(decode(&ln, grid(96, 512, 1), out), 2);
+	expect_out(&out[0], 3, 96, NP_DT_F32);
+	expect_out(&out[1], 4, 96, NP_DT_F32);
+	/* a 2-D grid is no host's launch of it */
+	struct np_klaunch kl = grid(96, 512, 1);
+	kl.grid[1] = 2;
+	cr_assert_eq(decode(&ln, kl, out), 2);
+	cr_expect_eq(out[0].numel, 0, "unsized");
+
+	/* ComputeInternalGradientsCUDAKernel<T>(int64_t HxW, dY, X, T_ACC* ds,
+	 * T_ACC* db): ds and db a row each; dY and X rows x HxW */
+	setup(&ln, "ComputeInternalGradientsCUDAKernel<c10::BFloat16>(");
+	set64(&ln, 0, 3136);
+	cr_assert_eq(decode(&ln, grid(640, 256, 1), out), 2);
+	expect_out(&out[0], 3, 640, NP_DT_F32);
+	expect_out(&out[1], 4, 640, NP_DT_F32);
+	cr_assert_eq(reads(&ln, grid(640, 256, 1), in), 2, "dY and X");
+	expect_read(&in[0], 1, 640 * 3136, NP_DT_BF16);
+	expect_read(&in[1], 2, 640 * 3136, NP_DT_BF16);
+	set64(&ln, 0, 0);        /* no rows: unsized */
+	cr_assert_eq(decode(&ln, grid(640, 256, 1), out), 2);
+	cr_expect_eq(out[0].numel, 0);
 }
