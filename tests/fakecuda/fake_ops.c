@@ -54,6 +54,13 @@
  *                    (32 x 128 by 128 x 32: split-K), layer 2 o = h x
  *                    (32 x 32 by 32 x 32); u = 3e37 overflows layer 1
  *   fo_head_mlp()    s = o + x (add, 1024 elements): reads the MLP's output
+ *   fo_gn_conv(v)    e = exp(y), y = v, in the undecodable kernel: a
+ *                    convolution (cuDNN) before a GroupNorm; +inf at v = 100
+ *   fo_gn_norm()     GroupNorm of e: its statistics in torch's
+ *                    RowwiseMomentsCUDAKernel<float, float> (64 rows of 64,
+ *                    the first undecoded reader of e until group norm's
+ *                    kernels were read), then c = e + x (add); read by
+ *                    fo_head_copy()
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -161,6 +168,10 @@ static const char lpnorm_mta[] =
 	"_ZN2at6native51_GLOBAL__N__99dedba0_18_ForeachReduceOp_cu_b83ec48c25multi_tensor_apply_"
 	"kernelINS1_18TensorListMetadataILi1EEENS0_13LpNormFunctorIfLNS0_8NormTypeE1EfLi1ELi1ELi0E"
 	"EEJPfiEEEvT_T0_DpT1_";
+/* group norm's statistics, torch 2.14's <float, float> form (the fixture's row) */
+static const char gn_moments_f32[] =
+	"_ZN2at6native59_GLOBAL__N__7fea3eb9_20_group_norm_kernel_cu_977e8e6d_7046624"
+	"RowwiseMomentsCUDAKernelIffEEvlT_PKS3_PS3_S6_PT0_S8_";
 static const char lpnorm_cleanup_f32[] =
 	"_ZN2at6native14lpnorm_cleanupIfLNS0_8NormTypeE1EfLb1EfEEvPKT3_NS0_19TensorListAddressesEi";
 struct tlm1 {                           /* TensorListMetadata<1>, CUDA 13's capacities */
@@ -187,6 +198,8 @@ static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, qkv_named
 	cleanup;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
 static float *u, *h, *o;        /* the MLP's input, hidden and output */
+static float *gn_stats;         /* group norm's mean, rstd (64 each) */
+static CUfunction gn_moments;
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -342,6 +355,32 @@ static void k_memeff(const void *a, unsigned grid, unsigned block)
 		}
 }
 
+/* RowwiseMomentsCUDAKernel<float, float>(int64_t N, float eps, X, mean,
+ * rstd, mean_acc, rstd_acc): row blockIdx.x's mean and 1 / sqrt(var +
+ * eps); the _acc pair unwritten (T_ACC is T) */
+static void k_gn_moments(const void *a, unsigned grid, unsigned block)
+{
+	int64_t n;
+	float eps;
+	const float *xs;
+	float *mean, *rstd;
+	memcpy(&n, a, 8);
+	memcpy(&eps, (const char *)a + 8, 4);
+	memcpy(&xs, (const char *)a + 16, 8);
+	memcpy(&mean, (const char *)a + 24, 8);
+	memcpy(&rstd, (const char *)a + 32, 8);
+	for (unsigned r = 0; r < grid; r++) {
+		double m = 0, v = 0;
+		for (int64_t j = 0; j < n; j++)
+			m += xs[r * n + j];
+		m /= (double)n;
+		for (int64_t j = 0; j < n; j++)
+			v += (xs[r * n + j] - m) * (xs[r * n + j] - m);
+		mean[r] = (float)m;
+		rstd[r] = (float)(1.0 / sqrt(v / (double)n + eps));
+	}
+}
+
 static CUfunction reg(const char *name, int n, const uint32_t *off, const uint32_t *size,
 		      fake_kernel_fn fn)
 {
@@ -396,6 +435,10 @@ int fo_init(void)
 	qkv = alloc_n(AQKV), att = alloc_n(ASEQ * AHEADS * ADIM), lse = alloc_n(AHEADS * ASEQ);
 	g = alloc(), partials = alloc_n(CLIP_GRADS), norm = alloc_n(CLIP_GRADS), coef = alloc_n(1);
 	u = alloc(), h = alloc(), o = alloc();
+	gn_stats = alloc_n(2 * 64);
+	static const uint32_t off_gn[] = { 0, 8, 16, 24, 32, 40, 48 },
+			      size_gn[] = { 8, 4, 8, 8, 8, 8, 8 };
+	gn_moments = reg(gn_moments_f32, 7, off_gn, size_gn, k_gn_moments);
 	if (!failed)
 		for (int i = 0; i < N; i++) {
 			x[i] = (float)(i % 10) / 10.0f;   /* unified memory: a store */
@@ -789,5 +832,24 @@ int fo_head_mlp(void)
 {
 	launch_add_n(s, o, x, MLP_M * MLP_N);
 	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	return failed ? -1 : 0;
+}
+
+/* ---- a convolution, then a GroupNorm ---- */
+
+int fo_gn_conv(float v)
+{
+	return opaque_exp_of(v, e);
+}
+
+int fo_gn_norm(void)
+{
+	int64_t n = 64;
+	float eps = 1e-5f;
+	float *mean = gn_stats, *rstd = gn_stats + 64, *none = NULL;
+	void *p[] = { &n, &eps, &e, &mean, &rstd, &none, &none };
+	check(cuLaunchKernel(gn_moments, N / 64, 1, 1, 512, 1, 1, 0, NULL, p, NULL),
+	      "cuLaunchKernel");
+	launch_add(c, e, x);
 	return failed ? -1 : 0;
 }

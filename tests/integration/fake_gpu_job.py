@@ -68,6 +68,13 @@ writer before head's decoded add).  --mlp input: the input is made +inf
 by an undecodable kernel in attn itself, which fc1's call reads: the
 call's reads name that kernel, not fc1.
 
+With --gn, blocks.0.attn is a convolution (attn.conv: a kernel no
+decoder reads, as cuDNN's) and a GroupNorm (attn.norm: torch's
+RowwiseMomentsCUDAKernel reads the convolution's output for its
+statistics, then an add); head reads the norm's output.  At step --at
+the convolution overflows: the GroupNorm's statistics kernel, read as
+group norm's, lets the generic tier name the convolution.
+
 With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
 (else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
 agent must read to check r; head reads r.
@@ -94,7 +101,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
-                  [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--mlp gemm|input
+                  [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--gn] [--mlp gemm|input
                   [--gemm sgemm|gemmex|batched|lt|sgemmex]] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
@@ -142,6 +149,9 @@ def main():
     ap.add_argument("--mlp", choices=["gemm", "input"],
                     help="attn is an MLP of two cuBLAS matmuls; gemm: the first overflows, "
                          "input: an undecodable kernel makes its input +inf")
+    ap.add_argument("--gn", action="store_true",
+                    help="attn is a convolution (undecodable) then a GroupNorm; the "
+                         "convolution overflows")
     ap.add_argument("--gemm", default="sgemm",
                     choices=["sgemm", "gemmex", "batched", "lt", "sgemmex"],
                     help="--mlp: the cuBLAS API its matmuls call")
@@ -162,6 +172,7 @@ def main():
     ops.fo_buf.restype = ctypes.c_ulonglong
     ops.fo_mlp_in.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_mlp_fc.argtypes = [ctypes.c_int, ctypes.c_int]
+    ops.fo_gn_conv.argtypes = [ctypes.c_float]
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
     # CUPTI taken: the agent is refused; else it subscribes
@@ -238,6 +249,24 @@ def main():
                 ops.fo_mlp_in(100.0 if fault else 0.0, 1)
             return self.fc2(self.fc1(x))
 
+    class Conv(nn.Module):
+        def forward(self, x):
+            ops.fo_gn_conv(100.0 if train.step == a.at else 0.0)
+            return x
+
+    class GroupNorm(nn.Module):
+        def forward(self, x):
+            ops.fo_gn_norm()
+            return x
+
+    class ConvNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.norm = Conv(), GroupNorm()
+
+        def forward(self, x):
+            return self.norm(self.conv(x))
+
     GateBackward = gate_function(ops)
     GradGemm = gate_function(ops, launch=ops.fo_grad_opaque)
 
@@ -266,7 +295,8 @@ def main():
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.attn = SDPA() if a.sdpa else MLP() if a.mlp else Attn()
+            self.attn = (SDPA() if a.sdpa else MLP() if a.mlp else ConvNorm() if a.gn
+                         else Attn())
             self.gate = Gate()
 
         def forward(self, x):
@@ -281,7 +311,8 @@ def main():
             if a.fault == "forward":
                 (ops.fo_head_attn if a.sdpa else ops.fo_head_mlp if a.mlp
                  else ops.fo_head_sum if a.sum
-                 else ops.fo_head_copy if a.copy or a.cat or a.cat_split else ops.fo_head)()
+                 else ops.fo_head_copy if a.copy or a.cat or a.cat_split or a.gn
+                 else ops.fo_head)()
             return self.lin(x)
 
     class Model(nn.Module):
@@ -303,7 +334,7 @@ def main():
         return
     # the gate's gradient work, read after backward()
     train(Model(), a, ops.fo_head if a.fault == "backward" else None,
-          gate_at=-1 if a.sdpa or a.mlp else None)
+          gate_at=-1 if a.sdpa or a.mlp or a.gn else None)
 
 
 def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):

@@ -48,6 +48,8 @@
 # its call's last kernel in attn.fc1 through each API (the generic tier
 # alone, NANPROF_GPU_BLAS=0, names fc2), an undecoded kernel's +inf in
 # fc1's input named at that kernel; the attached job calls cuBLAS too.
+# And a convolution then a GroupNorm (--gn): the convolution's overflow,
+# first read by group norm's statistics kernel, named in attn.conv.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -482,6 +484,19 @@ PY
 		cat "$T/$tag-mlp-in.err" >> "$T/chk"
 		grep -h nan_origin "$T/$tag-mlp-in/events.jsonl" >> "$T/chk"
 		bad "$tag: cuBLAS call's reads for the generic tier" "$T/chk"
+	fi
+	# a convolution's overflow (an undecodable kernel) first read by
+	# GroupNorm's statistics kernel: read as group norm's, it checks the
+	# convolution's output, named in attn.conv
+	run_fake "$py" "$T/$tag-gn" --gn --at 3
+	if python3 $IT/check_origin.py "$T/$tag-gn/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.conv output --step 3 --op-kernel nvjet_fake_exp \
+		> "$T/chk" 2>&1; then
+		ok "$tag: a convolution's overflow read first by GroupNorm's statistics, named in attn.conv"
+	else
+		cat "$T/$tag-gn.err" >> "$T/chk"
+		grep -h nan_origin "$T/$tag-gn/events.jsonl" >> "$T/chk"
+		bad "$tag: GroupNorm's statistics as a decoded reader" "$T/chk"
 	fi
 }
 
