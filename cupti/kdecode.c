@@ -1355,24 +1355,21 @@ static const struct {
 	/* group norm's statistics (torch 2.14: T's, and T_ACC's when they
 	 * differ) and its backward's per-(n, c) sums ds, db; X (dY) rows x N */
 	{ "RowwiseMomentsCUDAKernel", NP_KR_GN, 7, 0, 8, -1, 3, 4, 1 << 2, 1 << 5 | 1 << 6, 0 },
+	/* torch 2.11's <T>: layer norm's 2.11 statistics kernel's shape, its
+	 * mean and rstd of T */
+	{ "RowwiseMomentsCUDAKernel", NP_KR_GN, 5, 0, 8, -1, 3, 4, 1 << 2, 0, 0 },
 	{ "ComputeInternalGradientsCUDAKernel", NP_KR_GN, 5, 0, 8, -1, 3, 4, 1 << 1 | 1 << 2, 0,
 	  0 },
 };
 
-/* Fills ki->rows for the kernels above; leaves NP_KR_NONE (unsized) for
- * any other, or one whose template or signature is not the one read. */
-static void rows_classify(struct np_kinfo *ki, struct span name, struct span targs)
+/* *out from row_kernels[i] for this kernel: 0, or -1 when its template
+ * or signature is not the one that row read. */
+static int rows_from(size_t i, const struct np_kinfo *ki, struct span name, struct span targs,
+		     struct np_krows *out)
 {
 	struct np_krows r = { 0 };
-	size_t i;
 	int v, w;
 
-	for (i = 0; i < sizeof(row_kernels) / sizeof(row_kernels[0]); i++)
-		if (span_eq(name, row_kernels[i].name) && ki->nsig == row_kernels[i].nsig)
-			break;
-	if (i == sizeof(row_kernels) / sizeof(row_kernels[0]) || !targs.p ||
-	    ki->nsig != row_kernels[i].nsig)
-		return;
 	r.kind = row_kernels[i].kind;
 	r.count = row_kernels[i].count;
 	r.csize = row_kernels[i].csize;
@@ -1388,7 +1385,7 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 			  (r.scratch >> p & 1);
 		if (out != (ki->sig[p].kind == NP_KP_OUT_PTR) ||
 		    (p == r.count && ki->sig[p].kind != NP_KP_SCALAR))
-			return;
+			return -1;
 		/* and the inputs const floating T* */
 		if ((row_kernels[i].xin >> p & 1) && ki->sig[p].kind == NP_KP_IN_PTR &&
 		    ki->sig[p].dtype >= 0)
@@ -1397,17 +1394,12 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 	switch (r.kind) {
 	case NP_KR_LN_VEC:
 	case NP_KR_LN:
-		/* group norm's <T> form (torch 2.11), as layer norm's 2.11
-		 * statistics kernel but for its mean and rstd of T */
-		if (r.kind == NP_KR_LN && !nth_item(targs, 1).p &&
-		    span_eq(name, "RowwiseMomentsCUDAKernel"))
-			break;
 		if (span_eq(nth_item(targs, 2), "true"))
 			r.rms = 1;
 		else if (!span_eq(nth_item(targs, 2), "false"))
-			return;
+			return -1;
 		if (r.kind == NP_KR_LN_VEC && span_eq(nth_item(targs, 0), "double"))
-			return;
+			return -1;
 		break;
 	case NP_KR_SM_BLOCK:
 	case NP_KR_BN_CL:
@@ -1415,7 +1407,7 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 		break;
 	case NP_KR_GN:                  /* <T, T_ACC> or <T> */
 		if (nth_item(targs, 2).p)
-			return;
+			return -1;
 		/* T_ACC's copies are written only when T_ACC is not T: else
 		 * they are left as they are (not checked) */
 		if (r.outs && spans_eq(nth_item(targs, 0), nth_item(targs, 1)))
@@ -1427,7 +1419,7 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 		if (v < 1 || v > 64 || w < 1 || w > 64 || v * w > 1024 ||
 		    !(span_eq(nth_item(targs, 5), "true") || span_eq(nth_item(targs, 5), "false")) ||
 		    !(span_eq(nth_item(targs, 7), "true") || span_eq(nth_item(targs, 7), "false")))
-			return;
+			return -1;
 		r.warp = (uint8_t)v;
 		r.unit = (uint8_t)w;
 		r.partial = span_eq(nth_item(targs, 5), "true");
@@ -1435,26 +1427,41 @@ static void rows_classify(struct np_kinfo *ki, struct span name, struct span tar
 		break;
 	case NP_KR_GN_GAMMA_BETA:       /* <T>; Kernel2 writes a tile per block */
 		if (nth_item(targs, 1).p)
-			return;
+			return -1;
 		r.unit = name.p[name.n - 1] == '2' ? 2 : 1;
 		break;
 	case NP_KR_SM_SMEM:             /* <ILP, ..> */
 	case NP_KR_SM_REG:              /* <.., index_t, REG> */
 		v = targ_int(targs, r.kind == NP_KR_SM_SMEM ? 0 : 5);
 		if (v < 1 || v > 64)
-			return;
+			return -1;
 		r.unit = (uint8_t)v;
 		break;
 	case NP_KR_SM_WARP:             /* <.., log2_elements, .., .., WARP_SIZE_PARAM> */
 		v = targ_int(targs, 3);
 		w = nth_item(targs, 6).p ? targ_int(targs, 6) : 32;     /* torch 2.11 */
 		if (v < 0 || v > 14 || w < 1 || w > 64 || (w & (w - 1)))
-			return;
+			return -1;
 		r.unit = (uint8_t)v;
 		r.warp = (uint8_t)w;
 		break;
 	}
-	ki->rows = r;
+	*out = r;
+	return 0;
+}
+
+/* Fills ki->rows from the first row of the table above that reads this
+ * kernel (its name and parameter count, then its template: two rows may
+ * share both, group norm's and layer norm's statistics in torch 2.11);
+ * leaves NP_KR_NONE (unsized) when none does. */
+static void rows_classify(struct np_kinfo *ki, struct span name, struct span targs)
+{
+	if (!targs.p)
+		return;
+	for (size_t i = 0; i < sizeof(row_kernels) / sizeof(row_kernels[0]); i++)
+		if (span_eq(name, row_kernels[i].name) && ki->nsig == row_kernels[i].nsig &&
+		    rows_from(i, ki, name, targs, &ki->rows) == 0)
+			return;
 }
 
 /* ---- accessor outputs ----
