@@ -121,6 +121,15 @@ static unsigned scalar_size(int compute)
 	return 0;
 }
 
+/* begin() for a cublas<t>gemm-style call: its beta read first (only
+ * when the call will be planned: it asks the handle) */
+static void begin_v2(struct np_gemm_call *c, blas_handle h, const void *beta, unsigned size)
+{
+	if (!cur.depth && np_gpu_active())
+		c->beta = beta_of(h, beta, size);
+	begin(c);
+}
+
 enum { R32F = 0, R64F = 1 };
 
 static struct np_gemm_call call_of(int ta, int tb, int m, int n, int k, const void *A, int at,
@@ -144,9 +153,7 @@ static blas_status w_sgemm(blas_handle h, int ta, int tb, int m, int n, int k, c
 {
 	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, R32F, lda, 0, B, R32F, ldb, 0, C, R32F,
 					ldc, 0, 1);
-	if (!cur.depth && np_gpu_active())
-		c.beta = beta_of(h, beta, 4);
-	begin(&c);
+	begin_v2(&c, h, beta, 4);
 	return end(real.sgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
 }
 
@@ -156,9 +163,7 @@ static blas_status w_dgemm(blas_handle h, int ta, int tb, int m, int n, int k,
 {
 	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, R64F, lda, 0, B, R64F, ldb, 0, C, R64F,
 					ldc, 0, 1);
-	if (!cur.depth && np_gpu_active())
-		c.beta = beta_of(h, beta, 8);
-	begin(&c);
+	begin_v2(&c, h, beta, 8);
 	return end(real.dgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
 }
 
@@ -170,9 +175,7 @@ static blas_status w_sgemm_ex(blas_handle h, int ta, int tb, int m, int n, int k
 {
 	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, at, lda, 0, B, bt, ldb, 0, C, ct, ldc,
 					0, 1);
-	if (!cur.depth && np_gpu_active())
-		c.beta = beta_of(h, beta, 4);
-	begin(&c);
+	begin_v2(&c, h, beta, 4);
 	return end(real.sgemm_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct,
 				 ldc));
 }
@@ -184,9 +187,7 @@ static blas_status w_gemm_ex(blas_handle h, int ta, int tb, int m, int n, int k,
 {
 	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, at, lda, 0, B, bt, ldb, 0, C, ct, ldc,
 					0, 1);
-	if (!cur.depth && np_gpu_active())
-		c.beta = beta_of(h, beta, scalar_size(compute));
-	begin(&c);
+	begin_v2(&c, h, beta, scalar_size(compute));
 	return end(real.gemm_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct,
 				ldc, compute, algo));
 }
@@ -198,9 +199,7 @@ static blas_status w_sgemm_strided(blas_handle h, int ta, int tb, int m, int n, 
 {
 	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, R32F, lda, sa, B, R32F, ldb, sb, C,
 					R32F, ldc, sc, batch);
-	if (!cur.depth && np_gpu_active())
-		c.beta = beta_of(h, beta, 4);
-	begin(&c);
+	begin_v2(&c, h, beta, 4);
 	return end(real.sgemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
 				      ldc, sc, batch));
 }
@@ -212,9 +211,7 @@ static blas_status w_dgemm_strided(blas_handle h, int ta, int tb, int m, int n, 
 {
 	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, R64F, lda, sa, B, R64F, ldb, sb, C,
 					R64F, ldc, sc, batch);
-	if (!cur.depth && np_gpu_active())
-		c.beta = beta_of(h, beta, 8);
-	begin(&c);
+	begin_v2(&c, h, beta, 8);
 	return end(real.dgemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
 				      ldc, sc, batch));
 }
@@ -227,9 +224,7 @@ static blas_status w_gemm_strided_ex(blas_handle h, int ta, int tb, int m, int n
 {
 	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, at, lda, sa, B, bt, ldb, sb, C, ct,
 					ldc, sc, batch);
-	if (!cur.depth && np_gpu_active())
-		c.beta = beta_of(h, beta, scalar_size(compute));
-	begin(&c);
+	begin_v2(&c, h, beta, scalar_size(compute));
 	return end(real.gemm_strided_ex(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb,
 					beta, C, ct, ldc, sc, batch, compute, algo));
 }

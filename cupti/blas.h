@@ -17,9 +17,10 @@
  * kernels go to the generic tier as before.
  *
  * The slots stay pointed at the wrappers when nanprof detaches (the
- * agent is never unloaded): with the checks off a wrapper calls the real
- * function after one thread-local test.  With them on, it costs a few
- * host calls (the pointer mode; cublasLt's layout attributes).
+ * agent is never unloaded): with the checks off a wrapper describes the
+ * call's operands (a few stores), tests a thread-local and calls the
+ * real function.  With them on, it costs a few host calls more (the
+ * pointer mode; cublasLt's layout attributes).
  * NANPROF_GPU_BLAS=0 leaves the imports alone.
  */
 #ifndef NP_BLAS_H

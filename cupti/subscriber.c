@@ -397,6 +397,35 @@ static const struct np_kbuf *typed(const struct np_kbuf *b, struct np_kbuf *tmp)
 	return tmp;
 }
 
+/* A prepared check of output b (check_prepare returned 1) into the
+ * batch, noted as the checked write of its buffer: its generic-tier note
+ * stale, the guards' writer checked (a check launch the driver refuses
+ * later is counted, but the writer stays noted as checked). */
+static void enqueue_checked(struct np_gpu_ctx *g, CUstream stream, struct check_batch *bt,
+			    const struct check_ready *c, const struct np_kbuf *b, uint64_t seq,
+			    int captured)
+{
+	batch_add(g, stream, bt, c);
+	np_generic_forget(b->ptr);
+	if (seq)
+		np_writers_checked(b->ptr, seq, captured ? 0 : c->args.tag, b->dtype);
+}
+
+/* Some launch of f had an output sized: from now on its sampled-out
+ * launches need no note (on_launch). */
+static void mark_sized(struct np_kfunc *f)
+{
+	if (!__atomic_load_n(&f->sized, __ATOMIC_RELAXED))
+		__atomic_store_n(&f->sized, 1, __ATOMIC_RELAXED);
+}
+
+/* A launch of f whose outputs no check covers: the coverage report's. */
+static void count_undecoded(struct np_kfunc *f)
+{
+	__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
+}
+
 /* ---- the generic tier (generic.h) ---- */
 
 /* Words that are no device address, seen in undecoded launches' opaque
@@ -602,8 +631,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params,
 					       &kl, outs, MAX_OUTPUTS) : 0;
 	if (nout <= 0) {
-		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
+		count_undecoded(f);
 		if (seq)
 			note_unchecked(seq, f);
 		/* reads of a launch that writes nothing sized: checked once,
@@ -670,15 +698,9 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			int r = !b ? -1 : check_prepare(g, l.stream, f, b, own ? b->in : inputs,
 							own ? (uint32_t)b->n_in : n_in, captured,
 							NULL, &c);
-			if (r == 1)
-				batch_add(g, l.stream, &batch, &c);
 			sized |= r >= 0;
-			/* a check launch the driver refuses later is counted,
-			 * but the writer stays noted as checked */
 			if (r == 1)
-				np_generic_forget(b->ptr);
-			if (seq && r == 1)
-				np_writers_checked(b->ptr, seq, captured ? 0 : c.args.tag, b->dtype);
+				enqueue_checked(g, l.stream, &batch, &c, b, seq, captured);
 			else if (seq)
 				note_unchecked(seq, f);
 		}
@@ -691,11 +713,10 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			break;
 	}
 	batch_flush(g, l.stream, &batch);
-	if (sized && !__atomic_load_n(&f->sized, __ATOMIC_RELAXED))
-		__atomic_store_n(&f->sized, 1, __ATOMIC_RELAXED);
-	if (!sized) {
-		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
+	if (sized) {
+		mark_sized(f);
+	} else {
+		count_undecoded(f);
 		note_generic(&l, f, params, reads_known(f) ? rd : NULL, reads_known(f) ? nr : 0,
 			     seq);
 	}
@@ -739,15 +760,10 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 		__atomic_add_fetch(&np_gpu_cnt.capture_skip, 1, __ATOMIC_RELAXED);
 	}
 	if (r == 1) {
-		batch_add(g, stream, &batch, &c);
-		np_generic_forget(b->ptr);
-		if (seq)
-			np_writers_checked(b->ptr, seq, captured ? 0 : c.args.tag, b->dtype);
-		if (!__atomic_load_n(&f->sized, __ATOMIC_RELAXED))
-			__atomic_store_n(&f->sized, 1, __ATOMIC_RELAXED);
+		enqueue_checked(g, stream, &batch, &c, b, seq, captured);
+		mark_sized(f);
 	} else {
-		__atomic_add_fetch(&np_gpu_cnt.undecoded, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&f->undecoded, 1, __ATOMIC_RELAXED);
+		count_undecoded(f);
 		if (seq)
 			note_unchecked(seq, f);
 		if (config.generic)
@@ -765,11 +781,11 @@ void np_gpu_gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 	const struct np_kbuf *b = &p->out;
 	uint64_t words[1 + NP_KD_BUF_INPUTS];
 	int nw = 0;
+	if (!enabled || inside)
+		return;
 	words[nw++] = b->ptr;
 	for (int k = 0; k < b->n_in; k++)
 		words[nw++] = b->in[k];
-	if (!enabled || inside)
-		return;
 	inside = 1;   /* the checks' own driver calls: not the job's */
 	gemm_done(p, f, stream, ctx, words, nw);
 	inside = 0;
