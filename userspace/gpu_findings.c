@@ -124,6 +124,12 @@ static bool module_holds(const char *outer, const char *inner)
 bool np_gpu_left(const struct np_collector *c, const struct np_finding *birth,
 		 const struct np_finding *at)
 {
+	/* neither placed (launched before nanprof knew the thread's modules:
+	 * a job that starts training as nanprof attaches): nothing shows the
+	 * value leaving anything, a mask born and spread inside its module
+	 * looks the same */
+	if (birth->context_unknown && at->context_unknown)
+		return false;
 	if (birth->context_unknown || at->context_unknown)
 		return true;   /* nothing to hold it in: take the evidence */
 	if (at->step != birth->step || at->phase != birth->phase)

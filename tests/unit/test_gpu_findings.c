@@ -207,6 +207,21 @@ Test(gpu_findings, a_mask_that_spreads_inside_its_module_is_no_origin)
 	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Linear");
 }
 
+/* Launches before nanprof knew the thread's modules (the job started
+ * training as nanprof attached): a birth and a propagation both
+ * unplaced show nothing leaving; a placed propagation of it is taken. */
+Test(gpu_findings, two_unplaced_records_show_nothing_leaving)
+{
+	forward_pass();
+	gpu_check(1001, 20, 7, 70, false, 0);    /* before any module call seen */
+	gpu_check(1002, 30, 8, 70, true, 0);
+	cr_assert_eq(origins, 0, "an unplaced mask spreading is no origin");
+	cr_assert_eq(proc->gpu.inside, 1);
+	gpu_check(1003, 150, 8, 70, true, 0);    /* inside Linear: placed */
+	cr_assert_eq(origins, 1, "placed evidence of an unplaced birth is taken");
+	cr_assert(proc->ag.origin.context_unknown);
+}
+
 Test(gpu_findings, backward_kernels_take_the_module_of_their_node)
 {
 	forward_pass();
