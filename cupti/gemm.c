@@ -37,6 +37,51 @@ struct np_gemm_mat np_gemm_operand(uint64_t ptr, int trans, int rows, int cols, 
 	return m;
 }
 
+struct np_gemm_mat np_gemm_vector(uint64_t ptr, int n, int inc, int cuda_dtype)
+{
+	return (struct np_gemm_mat){ .ptr = ptr, .rows = 1, .cols = (uint64_t)(n < 0 ? 0 : n),
+				     .ld = n == 1 ? 1 : inc, .batch = 1, .cuda_dtype = cuda_dtype };
+}
+
+struct np_gemm_call np_gemm_gemv(int trans, int m, int n, uint64_t A, int lda, uint64_t x,
+				 int incx, uint64_t y, int incy, int cuda_dtype)
+{
+	int t = trans != 0;
+	struct np_gemm_call c = {
+		.a = np_gemm_operand(A, 0, m, n, lda, 0, 1, cuda_dtype),
+		.b = np_gemm_vector(x, t ? m : n, incx, cuda_dtype),
+		.d = np_gemm_vector(y, t ? n : m, incy, cuda_dtype),
+	};
+	c.c = c.d;
+	return c;
+}
+
+struct np_gemm_call np_gemm_dot(uint64_t x, int xt, int incx, uint64_t y, int yt, int incy,
+				int n, uint64_t result, int rt)
+{
+	struct np_gemm_call c = {
+		.a = np_gemm_vector(x, n, incx, xt),
+		.b = np_gemm_vector(y, n, incy, yt),
+		.d = np_gemm_vector(result, 1, 1, rt),
+	};
+	c.c = c.d;
+	return c;
+}
+
+struct np_gemm_call np_gemm_trsm(int side, int m, int n, uint64_t A, int lda, uint64_t B,
+				 int ldb, int cuda_dtype)
+{
+	int k = side == 0 ? m : n;
+	struct np_gemm_call c = {
+		.a = np_gemm_operand(A, 0, k, k, lda, 0, 1, cuda_dtype),
+		.d = np_gemm_operand(B, 0, m, n, ldb, 0, 1, cuda_dtype),
+		.beta = NP_GEMM_BETA_SET,
+	};
+	c.a.partial = 1;
+	c.c = c.d;
+	return c;
+}
+
 uint64_t np_gemm_dense_numel(const struct np_gemm_mat *m, int broadcast_ok)
 {
 	/* the dimension the leading one steps over, and the other */
@@ -75,7 +120,7 @@ int np_gemm_scalar_zero(const void *p, unsigned size)
 static void read_of(const struct np_gemm_mat *m, struct np_gemm_plan *p)
 {
 	int dt = np_gemm_dtype(m->cuda_dtype);
-	uint64_t n = np_gemm_dense_numel(m, 1);
+	uint64_t n = m->partial ? 0 : np_gemm_dense_numel(m, 1);
 	if (dt >= 0 && n)
 		p->rd[p->n_rd++] = (struct np_kread){ .ptr = m->ptr, .numel = n,
 						      .dtype = (enum np_dtype)dt };

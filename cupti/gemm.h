@@ -16,7 +16,11 @@
  * (CUBLASLT_ORDER_COL or _ROW; the tiled orders are not read).  D is
  * checked only when it is one dense range: a D that is a view with
  * gaps (ld > rows) would take the gaps' values, another tensor's, for
- * its own.  Pure logic: unit-tested (tests/unit/test_gemm.c).
+ * its own.  The same plan serves cuBLAS's other calls with a floating
+ * result (blas.c): a matrix-vector product's y and a dot product's
+ * result (vectors: 1 x n operands, np_gemm_vector), a triangular
+ * solve's B (D, read too).  Pure logic: unit-tested
+ * (tests/unit/test_gemm.c).
  */
 #ifndef NP_GEMM_H
 #define NP_GEMM_H
@@ -35,6 +39,8 @@ struct np_gemm_mat {
 	int64_t batch;          /* >= 1 */
 	int64_t stride;         /* elements between batch matrices */
 	int cuda_dtype;         /* cudaDataType (library_types.h) */
+	uint8_t partial;        /* only part of it is read (a triangular solve's
+				 * triangle): no read of the whole is offered */
 };
 
 /* Whether beta says C is read. */
@@ -68,6 +74,30 @@ int np_gemm_dtype(int cuda_dtype);
  * k x n (n x k), C and D m x n.  trans: cublasOperation_t (0: N). */
 struct np_gemm_mat np_gemm_operand(uint64_t ptr, int trans, int rows, int cols, int ld,
 				   int64_t stride, int batch, int cuda_dtype);
+
+/* A vector of n elements inc apart (cuBLAS's level-1 and level-2
+ * vectors), as a 1 x n column-major operand whose leading dimension is
+ * inc: one dense range only when inc is 1 (or n is 1); a negative inc,
+ * which cuBLAS walks from the end, never is. */
+struct np_gemm_mat np_gemm_vector(uint64_t ptr, int n, int inc, int cuda_dtype);
+
+/* cublas<t>gemv: y = alpha op(A) x + beta y, A m x n as stored whatever
+ * trans (cublasOperation_t); beta is left NP_GEMM_BETA_ZERO for the
+ * caller to set. */
+struct np_gemm_call np_gemm_gemv(int trans, int m, int n, uint64_t A, int lda, uint64_t x,
+				 int incx, uint64_t y, int incy, int cuda_dtype);
+
+/* cublas<t>dot and cublasDotEx: result (one element, device memory) =
+ * x . y, n elements each. */
+struct np_gemm_call np_gemm_dot(uint64_t x, int xt, int incx, uint64_t y, int yt, int incy,
+				int n, uint64_t result, int rt);
+
+/* cublas<t>trsm: op(A) X = alpha B (side 0, left) or X op(A) = alpha B,
+ * X written over B (m x n): B is read and written (beta set), A (square)
+ * read only in one triangle, so never offered whole as a read: its
+ * other triangle may hold anything. */
+struct np_gemm_call np_gemm_trsm(int side, int m, int n, uint64_t A, int lda, uint64_t B,
+				 int ldb, int cuda_dtype);
 
 /* Elements of m when it is one dense range (every batch's matrix
  * included, the batches next to each other), else 0.  A broadcast

@@ -203,3 +203,91 @@ Test(gemm, scalars_zero_of_every_width)
 	cr_expect(!np_gemm_scalar_zero(NULL, 4));
 	cr_expect(!np_gemm_scalar_zero(&f0, 3));
 }
+
+/* torch.mv(W, v) for W (16, 32) row-major: gemv('t', m 32, n 16, W, lda 32,
+ * v, incx, y, incy) -- the transposed column-major (32 x 16) matrix */
+Test(gemm, a_matrix_vector_product_writes_y_and_reads_the_matrix_and_x)
+{
+	struct np_gemm_call c = np_gemm_gemv(OP_T, 32, 16, W, 32, X, 1, Y, 1, R32F);
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.ptr, Y);
+	cr_expect_eq(p.out.numel, 16, "op(A) is 16 x 32: y has 16 elements");
+	cr_expect(has_input(&p, W) && has_input(&p, X) && !has_input(&p, Y));
+	cr_assert_eq(p.n_rd, 2);
+	cr_expect_eq(p.rd[0].numel, 32 * 16);
+	cr_expect_eq(p.rd[1].ptr, X);
+	cr_expect_eq(p.rd[1].numel, 32, "x has op(A)'s 32 columns");
+	/* not transposed: y has m elements, x n */
+	c = np_gemm_gemv(OP_N, 32, 16, W, 32, X, 1, Y, 1, R64F);
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.numel, 32);
+	cr_expect_eq(p.out.dtype, NP_DT_F64);
+	cr_expect_eq(p.rd[1].numel, 16);
+	/* addmv: beta set reads y */
+	c.beta = NP_GEMM_BETA_SET;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect(has_input(&p, Y));
+}
+
+Test(gemm, strided_vectors_are_never_taken_for_dense_ranges)
+{
+	struct np_gemm_plan p;
+	/* y a column of a row-major matrix: incy 8, its gaps another's */
+	struct np_gemm_call c = np_gemm_gemv(OP_N, 32, 16, W, 32, X, 1, Y, 8, R32F);
+	cr_expect_eq(np_gemm_plan(&c, &p), -1);
+	/* x strided, or walked backwards: an input, no read */
+	c = np_gemm_gemv(OP_N, 32, 16, W, 32, X, 2, Y, 1, R32F);
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect(has_input(&p, X));
+	cr_expect_eq(p.n_rd, 1);
+	c = np_gemm_gemv(OP_N, 32, 16, W, 32, X, -1, Y, -1, R32F);
+	cr_expect_eq(np_gemm_plan(&c, &p), -1, "a negative incy walks y from its end");
+	/* one element needs no increment */
+	struct np_gemm_mat v = np_gemm_vector(Y, 1, 0, R32F);
+	cr_expect_eq(np_gemm_dense_numel(&v, 0), 1);
+	v = np_gemm_vector(Y, 5, 0, R32F);
+	cr_expect_eq(np_gemm_dense_numel(&v, 0), 0);
+	v = np_gemm_vector(Y, 0, 1, R32F);
+	cr_expect_eq(np_gemm_dense_numel(&v, 0), 0, "an empty vector");
+}
+
+Test(gemm, a_dot_product_writes_one_element_of_its_result_type)
+{
+	/* torch.dot of two bf16 vectors: cublasDotEx, result bf16 */
+	struct np_gemm_call c = np_gemm_dot(X, R16BF, 1, W, R16BF, 1, 64, Y, R16BF);
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.ptr, Y);
+	cr_expect_eq(p.out.numel, 1);
+	cr_expect_eq(p.out.dtype, NP_DT_BF16);
+	cr_expect(has_input(&p, X) && has_input(&p, W) && !has_input(&p, Y));
+	cr_assert_eq(p.n_rd, 2);
+	cr_expect_eq(p.rd[0].numel, 64);
+	cr_expect_eq(p.rd[1].dtype, NP_DT_BF16);
+	/* no result pointer (the host pointer mode's, which the wrapper never
+	 * plans) is nothing to check */
+	c = np_gemm_dot(X, R32F, 1, W, R32F, 1, 64, 0, R32F);
+	cr_expect_eq(np_gemm_plan(&c, &p), -1);
+}
+
+Test(gemm, a_triangular_solve_writes_b_in_place_and_offers_no_read_of_a)
+{
+	/* solve_triangular(L (16, 16), B (16, 8)): B column-major 16 x 8 */
+	struct np_gemm_call c = np_gemm_trsm(0, 16, 8, W, 16, Y, 16, R32F);
+	struct np_gemm_plan p;
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.ptr, Y);
+	cr_expect_eq(p.out.numel, 16 * 8);
+	cr_expect(has_input(&p, Y), "B is read: a non-finite value already there propagates");
+	cr_expect(has_input(&p, W));
+	cr_expect_eq(p.n_rd, 0, "only a triangle of A is read: its other may hold anything");
+	/* side right: A is n x n */
+	c = np_gemm_trsm(1, 16, 8, W, 8, Y, 16, R64F);
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(c.a.rows, 8);
+	cr_expect_eq(p.out.dtype, NP_DT_F64);
+	/* B a view with gaps */
+	c = np_gemm_trsm(0, 16, 8, W, 16, Y, 32, R32F);
+	cr_expect_eq(np_gemm_plan(&c, &p), -1);
+}
