@@ -1,4 +1,4 @@
-/* blas.c - cuBLAS matrix multiplies seen at their call (blas.h).
+/* blas.c - cuBLAS calls seen at the call (blas.h).
  *
  * cuBLAS's types are declared here as its headers declare them (cuBLAS
  * 13's cublas_api.h and cublasLt.h): the CUDA toolkit the agent is built
@@ -15,7 +15,7 @@
 typedef int blas_status;                   /* cublasStatus_t, 0: success */
 typedef void *blas_handle;                 /* cublasHandle_t */
 typedef void *lt_handle, *lt_desc, *lt_layout;
-enum { POINTER_MODE_HOST = 0 };            /* cublasPointerMode_t */
+enum { POINTER_MODE_HOST = 0, POINTER_MODE_DEVICE = 1 };   /* cublasPointerMode_t */
 /* cublasLtPointerMode_t beyond host (0) and device (1) */
 enum { LT_POINTER_BETA_ZERO = 3, LT_POINTER_BETA_HOST = 4 };
 /* cublasLtMatrixLayoutAttribute_t */
@@ -47,6 +47,18 @@ static struct {
 				       const void *, int, int, long long, const void *, int, int,
 				       long long, const void *, void *, int, int, long long, int,
 				       int, int);
+	blas_status (*sgemv)(blas_handle, int, int, int, const float *, const float *, int,
+			     const float *, int, const float *, float *, int);
+	blas_status (*dgemv)(blas_handle, int, int, int, const double *, const double *, int,
+			     const double *, int, const double *, double *, int);
+	blas_status (*sdot)(blas_handle, int, const float *, int, const float *, int, float *);
+	blas_status (*ddot)(blas_handle, int, const double *, int, const double *, int, double *);
+	blas_status (*dot_ex)(blas_handle, int, const void *, int, int, const void *, int, int,
+			      void *, int, int);
+	blas_status (*strsm)(blas_handle, int, int, int, int, int, int, const float *,
+			     const float *, int, float *, int);
+	blas_status (*dtrsm)(blas_handle, int, int, int, int, int, int, const double *,
+			     const double *, int, double *, int);
 	blas_status (*lt_matmul)(lt_handle, lt_desc, const void *, const void *, lt_layout,
 				 const void *, lt_layout, const void *, const void *, lt_layout,
 				 void *, lt_layout, const void *, void *, size_t, CUstream);
@@ -97,13 +109,20 @@ int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx)
 	return 1;
 }
 
+/* the handle's cublasPointerMode_t, -1 when it cannot be asked */
+static int pointer_mode(blas_handle h)
+{
+	int mode = -1;
+	if (!real.get_pointer_mode || real.get_pointer_mode(h, &mode) != 0)
+		return -1;
+	return mode;
+}
+
 /* beta of a cublas<t>gemm call: in host memory unless the handle's
  * pointer mode says device */
 static enum np_gemm_beta beta_of(blas_handle h, const void *beta, unsigned size)
 {
-	int mode = -1;
-	if (!size || !real.get_pointer_mode || real.get_pointer_mode(h, &mode) != 0 ||
-	    mode != POINTER_MODE_HOST)
+	if (!size || pointer_mode(h) != POINTER_MODE_HOST)
 		return NP_GEMM_BETA_UNKNOWN;
 	return np_gemm_scalar_zero(beta, size) ? NP_GEMM_BETA_ZERO : NP_GEMM_BETA_SET;
 }
@@ -229,6 +248,85 @@ static blas_status w_gemm_strided_ex(blas_handle h, int ta, int tb, int m, int n
 					beta, C, ct, ldc, sc, batch, compute, algo));
 }
 
+/* ---- the other calls torch makes with a floating result: a matrix
+ * times a vector (torch.mv, addmv; a Linear of one unbatched sample),
+ * a dot product (torch.dot), a triangular solve (triangular_solve, the
+ * Cholesky and LU solves): each result is planned as a product's D ---- */
+
+static blas_status w_sgemv(blas_handle h, int trans, int m, int n, const float *alpha,
+			   const float *A, int lda, const float *x, int incx, const float *beta,
+			   float *y, int incy)
+{
+	struct np_gemm_call c = np_gemm_gemv(trans, m, n, (uintptr_t)A, lda, (uintptr_t)x,
+						  incx, (uintptr_t)y, incy, R32F);
+	begin_v2(&c, h, beta, 4);
+	return end(real.sgemv(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy));
+}
+
+static blas_status w_dgemv(blas_handle h, int trans, int m, int n, const double *alpha,
+			   const double *A, int lda, const double *x, int incx,
+			   const double *beta, double *y, int incy)
+{
+	struct np_gemm_call c = np_gemm_gemv(trans, m, n, (uintptr_t)A, lda, (uintptr_t)x,
+						  incx, (uintptr_t)y, incy, R64F);
+	begin_v2(&c, h, beta, 8);
+	return end(real.dgemv(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy));
+}
+
+/* begin() for result = x . y.  Planned only in device pointer mode
+ * (torch's dot), where result is one element of device memory; in host
+ * mode cuBLAS copies the sum to the host and waits for it: nothing on
+ * the device is left to check, and the call goes unplanned. */
+static void begin_dot(blas_handle h, int n, const void *x, int xt, int incx, const void *y,
+		      int yt, int incy, void *result, int rt)
+{
+	struct np_gemm_call c = { .beta = NP_GEMM_BETA_ZERO };   /* no d: unplanned */
+	if (!cur.depth && np_gpu_active() && pointer_mode(h) == POINTER_MODE_DEVICE)
+		c = np_gemm_dot((uintptr_t)x, xt, incx, (uintptr_t)y, yt, incy, n,
+				(uintptr_t)result, rt);
+	begin(&c);
+}
+
+static blas_status w_sdot(blas_handle h, int n, const float *x, int incx, const float *y,
+			  int incy, float *result)
+{
+	begin_dot(h, n, x, R32F, incx, y, R32F, incy, result, R32F);
+	return end(real.sdot(h, n, x, incx, y, incy, result));
+}
+
+static blas_status w_ddot(blas_handle h, int n, const double *x, int incx, const double *y,
+			  int incy, double *result)
+{
+	begin_dot(h, n, x, R64F, incx, y, R64F, incy, result, R64F);
+	return end(real.ddot(h, n, x, incx, y, incy, result));
+}
+
+/* torch's half and bfloat16 dot */
+static blas_status w_dot_ex(blas_handle h, int n, const void *x, int xt, int incx,
+			    const void *y, int yt, int incy, void *result, int rt, int exec)
+{
+	begin_dot(h, n, x, xt, incx, y, yt, incy, result, rt);
+	return end(real.dot_ex(h, n, x, xt, incx, y, yt, incy, result, rt, exec));
+}
+
+static blas_status w_strsm(blas_handle h, int side, int uplo, int trans, int diag, int m, int n,
+			   const float *alpha, const float *A, int lda, float *B, int ldb)
+{
+	struct np_gemm_call c = np_gemm_trsm(side, m, n, (uintptr_t)A, lda, (uintptr_t)B,
+						  ldb, R32F);
+	begin(&c);
+	return end(real.strsm(h, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb));
+}
+
+static blas_status w_dtrsm(blas_handle h, int side, int uplo, int trans, int diag, int m, int n,
+			   const double *alpha, const double *A, int lda, double *B, int ldb)
+{
+	struct np_gemm_call c = np_gemm_trsm(side, m, n, (uintptr_t)A, lda, (uintptr_t)B,
+						  ldb, R64F);
+	begin(&c);
+	return end(real.dtrsm(h, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb));
+}
+
 /* ---- cublasLt: the layouts and the descriptor are asked ---- */
 
 static int lt_attr(lt_layout l, int attr, void *buf, size_t size)
@@ -338,6 +436,13 @@ static const struct wrapped wrapped[] = {
 	  (void **)&real.dgemm_strided },
 	{ "libcublas.so", "cublasGemmStridedBatchedEx", (void *)w_gemm_strided_ex,
 	  (void **)&real.gemm_strided_ex },
+	{ "libcublas.so", "cublasSgemv_v2", (void *)w_sgemv, (void **)&real.sgemv },
+	{ "libcublas.so", "cublasDgemv_v2", (void *)w_dgemv, (void **)&real.dgemv },
+	{ "libcublas.so", "cublasSdot_v2", (void *)w_sdot, (void **)&real.sdot },
+	{ "libcublas.so", "cublasDdot_v2", (void *)w_ddot, (void **)&real.ddot },
+	{ "libcublas.so", "cublasDotEx", (void *)w_dot_ex, (void **)&real.dot_ex },
+	{ "libcublas.so", "cublasStrsm_v2", (void *)w_strsm, (void **)&real.strsm },
+	{ "libcublas.so", "cublasDtrsm_v2", (void *)w_dtrsm, (void **)&real.dtrsm },
 	{ "libcublasLt.so", "cublasLtMatmul", (void *)w_lt_matmul, (void **)&real.lt_matmul },
 };
 #define N_WRAPPED (sizeof(wrapped) / sizeof(wrapped[0]))

@@ -1,10 +1,15 @@
-/* blas.h - cuBLAS matrix multiplies seen at their call (blas.c).
+/* blas.h - cuBLAS calls seen at the call (blas.c).
  *
  * A GEMM's kernels (nvjet, cutlass, xmma) take opaque parameter structs:
  * their launches say nothing of where the product goes.  So the agent
  * points the process's imports of cuBLAS's matrix multiplies
  * (cublas{S,D}gemm_v2, cublasSgemmEx, cublasGemmEx, their strided-
- * batched forms and cublasLtMatmul) at wrappers of its own (gotpatch.h).  A wrapper plans
+ * batched forms and cublasLtMatmul), and of the other calls with a
+ * floating result that torch makes (cublas{S,D}gemv_v2, cublas{S,D}dot_v2
+ * and cublasDotEx, cublas{S,D}trsm_v2: torch 2.11's libtorch_cuda.so
+ * imports no other real-valued one but the batched LU and QR
+ * factorisations, whose pointer arrays live on the device), at wrappers
+ * of its own (gotpatch.h).  A wrapper plans
  * the call's output and reads from its arguments (gemm.h), then calls
  * the real function; the launch callback, on the same thread, hands the
  * call's kernel launches to the plan (np_blas_claim) instead of the
