@@ -369,4 +369,127 @@ FAKE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, int ta, 
 	return strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 
+
+FAKE_EXPORT cublasStatus_t cublasSgemv_v2(cublasHandle_t h, int trans, int m, int n,
+					  const float *alpha, const float *A, int lda,
+					  const float *x, int incx, const float *beta, float *y,
+					  int incy)
+{
+	/* y (op(A)'s rows x 1) = op(A) x: a product with one column, on the
+	 * same kernels (cuBLAS's gemv kernels are its own; both opaque) */
+	int t = trans != CUBLAS_OP_N;
+	if (incx != 1 || incy != 1)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	return strided(h, trans, CUBLAS_OP_N, t ? n : m, 1, t ? m : n, alpha, A, lda, 0, x,
+		       t ? m : n, 0, beta, y, t ? n : m, 0, 1);
+}
+
+/* ---- dot and trsm: kernels of their own, opaque as cuBLAS's ---- */
+
+struct l1args {
+	const float *a, *b;     /* dot: x, y (inc apart); trsm: A (lda), B (ldb) */
+	float *out;             /* dot: the result; trsm: B */
+	float *ws;              /* dot: the partial sums */
+	int n, m, inca, incb, lda, ldb, unit_diag;
+	float alpha;
+};
+
+static CUfunction k_dot, k_dot_reduce, k_trsm;
+static float *dot_ws;
+#define DOT_PARTS 4
+static pthread_once_t l1_once = PTHREAD_ONCE_INIT;
+
+/* dot_kernel: DOT_PARTS partial sums into the workspace */
+static void run_dot(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct l1args a;
+	memcpy(&a, args, sizeof(a));
+	for (int p = 0; p < DOT_PARTS; p++) {
+		float sum = 0;
+		for (int i = p; i < a.n; i += DOT_PARTS)
+			sum += a.a[(long)i * a.inca] * a.b[(long)i * a.incb];
+		a.ws[p] = sum;
+	}
+}
+
+/* reduce_1Block_kernel: the partial sums into the result */
+static void run_dot_reduce(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct l1args a;
+	memcpy(&a, args, sizeof(a));
+	float sum = 0;
+	for (int p = 0; p < DOT_PARTS; p++)
+		sum += a.ws[p];
+	*a.out = sum;
+}
+
+/* trsm, left, lower, not transposed: A X = alpha B by forward
+ * substitution, X over B, column by column */
+static void run_trsm(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct l1args a;
+	memcpy(&a, args, sizeof(a));
+	for (int j = 0; j < a.n; j++) {
+		float *b = a.out + (long)j * a.ldb;
+		for (int i = 0; i < a.m; i++) {
+			float v = a.alpha * b[i];
+			for (int l = 0; l < i; l++)
+				v -= a.a[i + (long)l * a.lda] * b[l];
+			b[i] = a.unit_diag ? v : v / a.a[i + (long)i * a.lda];
+		}
+	}
+}
+
+static void l1_init(void)
+{
+	static const uint32_t off[] = { 0 }, size[] = { sizeof(struct l1args) };
+	/* cuBLAS's own names, as CUPTI gives them demangled */
+	k_dot = fake_cuda_register("dot_kernel_fake<float, 128, 0>", 1, off, size, run_dot,
+				   NULL);
+	k_dot_reduce = fake_cuda_register("reduce_1Block_kernel_fake<float, 128, 7>", 1, off,
+					  size, run_dot_reduce, NULL);
+	k_trsm = fake_cuda_register("trsm_left_kernel_fake<float, 256, 4>", 1, off, size,
+				    run_trsm, NULL);
+	CUdeviceptr ws = 0;
+	if (cuMemAlloc_v2(&ws, DOT_PARTS * sizeof(float)) == CUDA_SUCCESS)
+		dot_ws = (float *)ws;
+}
+
+static cublasStatus_t l1_launch(CUfunction f, struct l1args *a, CUstream stream)
+{
+	void *p[] = { a };
+	return cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, stream, p, NULL) == CUDA_SUCCESS
+		       ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+/* device pointer mode only (torch's): the result stays on the device */
+FAKE_EXPORT cublasStatus_t cublasSdot_v2(cublasHandle_t h, int n, const float *x, int incx,
+					 const float *y, int incy, float *result)
+{
+	pthread_once(&l1_once, l1_init);
+	if (h->pointer_mode != CUBLAS_POINTER_MODE_DEVICE || !k_dot || !dot_ws || n <= 0)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	struct l1args a = { .a = x, .b = y, .out = result, .ws = dot_ws, .n = n, .inca = incx,
+			    .incb = incy };
+	cublasStatus_t st = l1_launch(k_dot, &a, h->stream);
+	return st ? st : l1_launch(k_dot_reduce, &a, h->stream);
+}
+
+/* left, lower, not transposed; host pointer mode */
+FAKE_EXPORT cublasStatus_t cublasStrsm_v2(cublasHandle_t h, int side, int uplo, int trans,
+					  int diag, int m, int n, const float *alpha,
+					  const float *A, int lda, float *B, int ldb)
+{
+	pthread_once(&l1_once, l1_init);
+	if (side != CUBLAS_SIDE_LEFT || uplo != CUBLAS_FILL_MODE_LOWER || trans != CUBLAS_OP_N ||
+	    h->pointer_mode != CUBLAS_POINTER_MODE_HOST || !k_trsm || m <= 0 || n <= 0)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	struct l1args a = { .a = A, .out = B, .m = m, .n = n, .lda = lda, .ldb = ldb,
+			    .unit_diag = diag == CUBLAS_DIAG_UNIT, .alpha = *alpha };
+	return l1_launch(k_trsm, &a, h->stream);
+}
+
 #endif

@@ -2,7 +2,8 @@
  * cublasLt.h: the same names, signatures and values) that the fake
  * cuBLAS (fake_cublas.c, built as libcublas.so.13 and libcublasLt.so.13)
  * implements for the fake job (fake_ops.c): the matrix multiplies torch
- * calls, and what they need.  Float only; cublasLt's layouts column- or
+ * calls, a matrix-vector product, a dot product and a triangular solve,
+ * and what they need.  Float only; cublasLt's layouts column- or
  * row-major.
  *
  * Each multiply launches its kernels on the fake driver, with opaque
@@ -30,6 +31,9 @@ enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7,
        CUBLAS_STATUS_NOT_SUPPORTED = 15 };
 enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
 enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 };
+enum { CUBLAS_SIDE_LEFT = 0, CUBLAS_SIDE_RIGHT = 1 };
+enum { CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER = 1 };
+enum { CUBLAS_DIAG_NON_UNIT = 0, CUBLAS_DIAG_UNIT = 1 };
 enum { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_32F_FAST_TF32 = 77 };
 enum { CUBLAS_GEMM_DEFAULT = -1 };
 enum { FAKE_CUDA_R_32F = 0 };
@@ -66,6 +70,17 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, int ta, int tb, int 
 					  long long sa, const void *B, int bt, int ldb,
 					  long long sb, const void *beta, void *C, int ct, int ldc,
 					  long long sc, int batch, int compute, int algo);
+/* a matrix times a vector (incx = incy = 1); a dot product (device
+ * pointer mode: the result in device memory, as torch asks); a
+ * triangular solve (left, lower, not transposed; host pointer mode) */
+cublasStatus_t cublasSgemv_v2(cublasHandle_t h, int trans, int m, int n, const float *alpha,
+			      const float *A, int lda, const float *x, int incx, const float *beta,
+			      float *y, int incy);
+cublasStatus_t cublasSdot_v2(cublasHandle_t h, int n, const float *x, int incx, const float *y,
+			     int incy, float *result);
+cublasStatus_t cublasStrsm_v2(cublasHandle_t h, int side, int uplo, int trans, int diag, int m,
+			      int n, const float *alpha, const float *A, int lda, float *B,
+			      int ldb);
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *h);
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, int type, uint64_t rows,

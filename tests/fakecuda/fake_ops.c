@@ -49,7 +49,9 @@
  *   fo_mlp_fc(layer, api)  an MLP's two matmuls through the fake cuBLAS
  *                    (fake_cublas.h; api 0 cublasSgemm_v2, 1 cublasGemmEx,
  *                    2 cublasGemmStridedBatchedEx in two batches, 3
- *                    cublasLtMatmul with a bias epilogue, 4 cublasSgemmEx):
+ *                    cublasLtMatmul with a bias epilogue, 4 cublasSgemmEx,
+ *                    5 cublasSgemv_v2 per column, 6 cublasSdot_v2 per
+ *                    element, 7 a copy then cublasStrsm_v2 in place):
  *                    layer 1 h = u x
  *                    (32 x 128 by 128 x 32: split-K), layer 2 o = h x
  *                    (32 x 32 by 32 x 32); u = 3e37 overflows layer 1
@@ -814,6 +816,27 @@ static int gemm(int api, const float *A, const float *B, float *D, int k)
 		st = cublasSgemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, MLP_M, MLP_N, k, &one, A,
 				   FAKE_CUDA_R_32F, MLP_M, B, FAKE_CUDA_R_32F, k, &zero, D,
 				   FAKE_CUDA_R_32F, MLP_M);
+		break;
+	case 5:   /* a matrix-vector product per column of D */
+		st = 0;
+		for (int j = 0; j < MLP_N && !st; j++)
+			st = cublasSgemv_v2(blas, CUBLAS_OP_N, MLP_M, k, &one, A, MLP_M, B + j * k, 1,
+					    &zero, D + j * MLP_M, 1);
+		break;
+	case 6:   /* a dot product per element of D: A's row i (MLP_M apart) . B's column j */
+		st = cublasSetPointerMode_v2(blas, CUBLAS_POINTER_MODE_DEVICE);
+		for (int j = 0; j < MLP_N && !st; j++)
+			for (int i = 0; i < MLP_M && !st; i++)
+				st = cublasSdot_v2(blas, k, A + i, MLP_M, B + j * k, 1,
+						   D + i + j * MLP_M);
+		cublasSetPointerMode_v2(blas, CUBLAS_POINTER_MODE_HOST);
+		break;
+	case 7:   /* D = B's first MLP_N columns (a copy), then D = L^-1 D, L the
+		   * unit lower triangle of A's first MLP_M columns */
+		check(cuMemcpyAsync((CUdeviceptr)D, (CUdeviceptr)B, MLP_M * MLP_N * sizeof(float),
+				    NULL), "cuMemcpyAsync");
+		st = cublasStrsm_v2(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+				    CUBLAS_DIAG_UNIT, MLP_M, MLP_N, &one, A, MLP_M, D, MLP_M);
 		break;
 	default:
 		return -1;

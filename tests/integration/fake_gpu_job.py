@@ -59,7 +59,9 @@ when sampled out too, as no launch of it was ever checked.
 
 With --mlp, blocks.0.attn is an MLP whose two matmuls (attn.fc1, then
 attn.fc2 reading fc1's output) call the fake cuBLAS (--gemm: sgemm,
-gemmex, batched, lt, sgemmex), whose kernels' parameters are opaque; head reads
+gemmex, batched, lt, sgemmex; or as a matrix-vector product per column
+(gemv), a dot product per element (dot), a copy then a triangular solve
+in place (trsm)), whose kernels' parameters are opaque; head reads
 the MLP's output.  --mlp gemm: at step --at the MLP's input is 3e37
 (a decoded fill) and fc1's product overflows (split-K: its last kernel
 writes it), then fc2 makes NaN of it: only the agent's view of the cuBLAS
@@ -102,7 +104,7 @@ forward.
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
                   [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--gn] [--mlp gemm|input
-                  [--gemm sgemm|gemmex|batched|lt|sgemmex]] [--cpu-grads]
+                  [--gemm sgemm|gemmex|batched|lt|sgemmex|gemv|dot|trsm]] [--cpu-grads]
                   [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
 """
 import argparse
@@ -113,6 +115,9 @@ import time
 
 import torch
 import torch.nn as nn
+
+# --gemm: fake_ops.c's fo_mlp_fc api numbers, in order
+GEMM_APIS = ["sgemm", "gemmex", "batched", "lt", "sgemmex", "gemv", "dot", "trsm"]
 
 
 def main():
@@ -152,8 +157,7 @@ def main():
     ap.add_argument("--gn", action="store_true",
                     help="attn is a convolution (undecodable) then a GroupNorm; the "
                          "convolution overflows")
-    ap.add_argument("--gemm", default="sgemm",
-                    choices=["sgemm", "gemmex", "batched", "lt", "sgemmex"],
+    ap.add_argument("--gemm", default="sgemm", choices=GEMM_APIS,
                     help="--mlp: the cuBLAS API its matmuls call")
     ap.add_argument("--stale", action="store_true",
                     help="--modules: at step --at, attn first fills the gate's output "
@@ -231,7 +235,7 @@ def main():
             self.layer = layer
 
         def forward(self, x):
-            api = ["sgemm", "gemmex", "batched", "lt", "sgemmex"].index(a.gemm)
+            api = GEMM_APIS.index(a.gemm)
             if ops.fo_mlp_fc(self.layer, api):
                 sys.exit("fake_gpu_job: the fake cuBLAS call failed")
             return x

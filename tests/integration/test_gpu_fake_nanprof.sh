@@ -445,16 +445,22 @@ PY
 	fi
 	# an MLP's two cuBLAS matmuls (opaque kernels): fc1's product
 	# overflows, fc2 makes NaN of it.  Seen at the call (cupti/blas.h),
-	# fc1's output is checked after its last kernel (split-K's reduction)
-	# through every API torch calls
-	local api
-	for api in sgemm gemmex batched lt sgemmex; do
+	# fc1's output is checked after its last kernel (split-K's reduction;
+	# a dot product's reduction; the solve's one kernel) through every
+	# API torch calls
+	local api last
+	for api in sgemm gemmex batched lt sgemmex gemv dot trsm; do
+		case $api in
+		dot) last=reduce_1Block_kernel ;;
+		trsm) last=trsm_left_kernel ;;
+		*) last=splitKreduce ;;
+		esac
 		run_fake "$py" "$T/$tag-mlp-$api" --mlp gemm --gemm $api --at 3
 		if python3 $IT/check_origin.py "$T/$tag-mlp-$api/events.jsonl" --cuda \
 			--origin forward blocks.0.attn.fc1 output --step 3 \
-			--op-kernel splitKreduce > "$T/chk" 2>&1 &&
+			--op-kernel $last > "$T/chk" 2>&1 &&
 		   grep -q '"gpu_gemm_checks":[1-9]' "$T/$tag-mlp-$api/events.jsonl"; then
-			ok "$tag: a cuBLAS $api product's overflow named at its call's last kernel in attn.fc1"
+			ok "$tag: a cuBLAS $api call's overflow named at its last kernel in attn.fc1"
 		else
 			cat "$T/$tag-mlp-$api.err" >> "$T/chk"
 			grep -h 'nan_origin\|gpu_gemm' "$T/$tag-mlp-$api/events.jsonl" >> "$T/chk"
