@@ -15,13 +15,12 @@ or the guards name down at its module's exit instead.
 Prints "step N loss L" (L as repr(float)) like faults.py; --device cpu
 runs the same steps, to check the script here.
 """
-import argparse
-import sys
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import fault_loop
 
 
 class Net(nn.Module):
@@ -39,41 +38,21 @@ class Net(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
-    ap.add_argument("--step-times", metavar="FILE",
-                    help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts")
-    args = ap.parse_args()
-
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
-    dev = torch.device(args.device)
+    args = fault_loop.parser(__doc__).parse_args()
+    dev = fault_loop.device(args)
     model = Net().to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    gen = torch.Generator().manual_seed(1)
-    times = open(args.step_times, "w") if args.step_times else None
 
-    for step in range(args.steps):
-        if times:
-            times.write("step %d %d\n" % (step, time.monotonic_ns()))
-            times.flush()
-        tokens = torch.randint(0, 64, (4, 96), generator=gen).to(dev)
-        y = torch.randn(4, generator=gen).to(dev)
+    def batch(gen):
+        return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
+                torch.randn(4, generator=gen).to(dev))
+
+    def fault(step):
         if step == args.at:
             with torch.no_grad():
                 w = model.down.weight
                 w.copy_(torch.where(w >= 0, 3e38, -3e38))
-        opt.zero_grad()
-        loss = F.mse_loss(model(tokens), y)
-        loss.backward()
-        opt.step()
-        sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
-        sys.stdout.flush()
-    if times:
-        times.write("end %d\n" % time.monotonic_ns())
-        times.close()
+
+    fault_loop.train(args, model, batch, fault)
 
 
 if __name__ == "__main__":

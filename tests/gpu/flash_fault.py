@@ -19,13 +19,12 @@ rows otherwise: --device cpu only checks that the script runs.)
 Prints "step N loss L" (L as repr(float)) like faults.py; --device cpu
 runs the same steps on SDPA's math path, to check the script here.
 """
-import argparse
-import sys
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import fault_loop
 
 
 class Attn(nn.Module):
@@ -70,43 +69,24 @@ def kernel_only(device, kernel):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    ap = fault_loop.parser(__doc__)
     ap.add_argument("--kernel", choices=["flash", "memeff"], default="flash",
                     help="flash: bf16 on the flash kernel; memeff: fp32 on the "
                     "memory-efficient one")
-    ap.add_argument("--steps", type=int, default=10)
-    ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
-    ap.add_argument("--step-times", metavar="FILE",
-                    help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts")
     args = ap.parse_args()
 
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
-    dev = torch.device(args.device)
+    dev = fault_loop.device(args)
     dtype = torch.bfloat16 if args.kernel == "flash" else torch.float32
     model = Net().to(dev, dtype=dtype)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    gen = torch.Generator().manual_seed(1)
-    times = open(args.step_times, "w") if args.step_times else None
 
-    for step in range(args.steps):
-        if times:
-            times.write("step %d %d\n" % (step, time.monotonic_ns()))
-            times.flush()
-        tokens = torch.randint(0, 64, (4, 96), generator=gen).to(dev)
-        y = torch.randn(4, generator=gen).to(dev, dtype=dtype)
+    def batch(gen):
+        return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
+                torch.randn(4, generator=gen).to(dev, dtype=dtype))
+
+    def fault(step):
         model.attn.boost = 1e20 if step == args.at else 1.0
-        opt.zero_grad()
-        with kernel_only(dev, args.kernel):
-            loss = F.mse_loss(model(tokens), y)
-            loss.backward()
-        opt.step()
-        sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
-        sys.stdout.flush()
-    if times:
-        times.write("end %d\n" % time.monotonic_ns())
-        times.close()
+
+    fault_loop.train(args, model, batch, fault, around=lambda: kernel_only(dev, args.kernel))
 
 
 if __name__ == "__main__":

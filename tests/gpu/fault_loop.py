@@ -1,0 +1,65 @@
+"""The training loop the GPU check's fault scripts share (bn_fault,
+flash_fault, chain_fault, solve_fault): their common options, then steps
+of SGD on a mean-squared error, each step's start written for
+gpu_records.py ("step N NS", CLOCK_MONOTONIC) and its loss printed as
+faults.py prints it ("step N loss L", L as repr(float)).
+
+Imported from the scripts' own directory (Python puts a script's
+directory first on sys.path), so the GPU host needs nothing installed.
+"""
+import argparse
+import contextlib
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+
+def parser(doc):
+    """The options every fault script takes; a script adds its own."""
+    ap = argparse.ArgumentParser(description=doc.strip().splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
+    ap.add_argument("--step-times", metavar="FILE",
+                    help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts")
+    return ap
+
+
+def device(args):
+    """Seeds torch and keeps it to one CPU thread (the same steps, run
+    after run); the device to build the model on."""
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    return torch.device(args.device)
+
+
+def train(args, model, batch, fault, around=None):
+    """args.steps steps of SGD (lr 0.01) on mse_loss(model(inputs), target).
+
+    batch(gen): (inputs, target) on the model's device, drawn from gen (a
+    CPU generator, seeded the same every run); fault(step): called before
+    each step's forward, changes the model when step is args.at; around():
+    a context manager the forward and backward run in (a kernel choice).
+    """
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    gen = torch.Generator().manual_seed(1)
+    times = open(args.step_times, "w") if args.step_times else None
+    for step in range(args.steps):
+        if times:
+            times.write("step %d %d\n" % (step, time.monotonic_ns()))
+            times.flush()
+        x, y = batch(gen)
+        fault(step)
+        opt.zero_grad()
+        with around() if around else contextlib.nullcontext():
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+        opt.step()
+        sys.stdout.write("step %d loss %r\n" % (step, loss.item()))
+        sys.stdout.flush()
+    if times:
+        times.write("end %d\n" % time.monotonic_ns())
+        times.close()
