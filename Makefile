@@ -40,7 +40,8 @@ AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat
 			    cupti/kdecode_lambda.c cupti/kdecode_reduce.c cupti/dirty.c \
 			    cupti/inflight.c cupti/kfunc.c cupti/writers.c cupti/outmax.c \
 			    cupti/generic.c cupti/kdecode_flash.c cupti/kdecode_index.c \
-			    cupti/kdecode_memeff.c cupti/gemm.c cupti/gotpatch.c)
+			    cupti/kdecode_memeff.c cupti/gemm.c cupti/gotpatch.c \
+			    cupti/triton.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -89,7 +90,7 @@ CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(if $(shell command -v nvcc 2>/dev/null),nvcc,$(CUDA_HOME)/bin/nvcc)
 HAVE_CUDA := $(if $(and $(wildcard $(CUDA_HOME)/include/cupti.h),$(shell command -v $(NVCC) 2>/dev/null)),1)
 AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/pyapi.c \
-	      agent/gpu_norms.c agent/scaler.c \
+	      agent/gpu_norms.c agent/scaler.c agent/triton_plan.c \
 	      agent/report.c $(AGENT_LIB_SRCS)
 ifeq ($(HAVE_CUDA),1)
 AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c cupti/modules.c \
@@ -129,7 +130,7 @@ unit: $(UNIT_BINS)
 # compiler cannot link a sanitized program.
 SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
 	     kdecode_memeff kdecode_mta kdecode_norm kdecode_norm_cleanup kdecode_reduce generic \
-	     intervals dirty inflight writers kfunc outmax gemm gotpatch
+	     intervals dirty inflight writers kfunc outmax gemm gotpatch triton
 SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer

@@ -293,6 +293,8 @@ enum np_khow {
 				  * _foreach_max: one element, from its partials */
 	NP_KH_GEMM,              /* a cuBLAS call's D, from the call's arguments
 				  * (gemm.h), not from its kernel's parameters */
+	NP_KH_TRITON,            /* a Triton kernel's output, from the Python call
+				  * that launched it (triton.h) */
 };
 
 struct np_kbuf {
