@@ -22,6 +22,7 @@
 #include "hooks.h"
 #include "pyapi.h"
 #include "report.h"
+#include "triton_plan.h"
 
 enum state { IDLE, WANT_ON, ON, WANT_OFF };
 
@@ -84,6 +85,16 @@ static void install(void)
 			    np_hooks_callable("opt_post_wrapped"), np_hooks_callable("counters"),
 			    np_hooks_callable("collective"), np_hooks_callable("scaler") };
 	PyObject *res = NULL;
+	/* torch.compile's Triton launches (triton_plan.h): handed over first,
+	 * wrapped by the install once Inductor is loaded */
+	PyObject *tp = np_triton_callable("plan"), *td = np_triton_callable("done");
+	PyObject *set = tp && td ? ns_call("_nanprof_set_triton", tp, td, NULL, NULL, NULL, NULL,
+					   NULL, NULL) : NULL;
+	if (!set && np_py.Err_Occurred())
+		np_py.Err_Clear();   /* the rest of the checks go on without it */
+	np_py_xdecref(set);
+	np_py_xdecref(tp);
+	np_py_xdecref(td);
 	if (fn[0] && fn[1] && fn[2] && fn[3] && fn[4] && fn[5] && fn[6] && fn[7])
 		res = ns_call("_nanprof_install", fn[0], fn[1], fn[2], fn[3], fn[4], fn[5], fn[6],
 			      fn[7]);

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "../agent/alog.h"
 #include "../agent/report.h"
 #include "blas.h"
 #include "check_launch.h"
@@ -27,6 +28,7 @@
 #include "intervals.h"
 #include "kfunc.h"
 #include "outmax.h"
+#include "triton.h"
 #include "writers.h"
 
 #define MAX_OUTPUTS NP_KD_MAX_OUTPUTS
@@ -630,14 +632,28 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct np_kbuf outs[MAX_OUTPUTS];
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params,
 					       &kl, outs, MAX_OUTPUTS) : 0;
+	/* a torch.compile'd Triton kernel: its outputs as its Python call
+	 * told them (triton.h), with its reads */
+	struct np_kread rd[MAX_READS];
+	int nr = -1;
+	if (nout <= 0 && params && np_triton_pending()) {
+		uint64_t w[MAX_WORDS];
+		int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, w, MAX_WORDS);
+		nout = np_triton_claim(f->name, w, nw, outs, MAX_OUTPUTS, rd, MAX_READS, &nr);
+		static int told;
+		if (nout > 0 && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+			np_alog("Triton: %s's outputs checked as its Python call named them",
+				f->name);
+		if (nout <= 0)
+			nr = -1;
+	}
 	if (nout <= 0) {
 		count_undecoded(f);
 		if (seq)
 			note_unchecked(seq, f);
 		/* reads of a launch that writes nothing sized: checked once,
 		 * then kept out of its note */
-		struct np_kread rd[MAX_READS];
-		int nr = reads_known(f) ? generic_reads_of(f, params, &kl, rd) : 0;
+		nr = reads_known(f) ? generic_reads_of(f, params, &kl, rd) : 0;
 		check_reads_only(&l, rd, nr, cb->context);
 		note_generic(&l, f, params, rd, nr, seq);
 		return;
@@ -687,8 +703,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct check_batch batch;
 	batch.n = batch.blocks = 0;
 	batch.bytes = 0;
-	struct np_kread rd[MAX_READS];
-	int nr = generic_reads_of(f, params, &kl, rd);
+	if (nr < 0)
+		nr = generic_reads_of(f, params, &kl, rd);
 	check_generic_reads(g, &l, rd, nr, outs, nout, captured, &batch);
 	for (;;) {
 		for (int k = 0; k < nout; k++) {
