@@ -63,6 +63,13 @@
  *                    the first undecoded reader of e until group norm's
  *                    kernels were read), then c = e + x (add); read by
  *                    fo_head_copy()
+ *   fo_tri_input(v)  y = v (fill): a torch.compile'd region's input
+ *   fo_tri_launch(k, in, out, n)  a Triton kernel of Inductor's (bare
+ *                    pointers, no signature): k 0 out = exp(in)
+ *                    (triton_poi_fused_exp_0), 1 out = in * 2
+ *                    (triton_poi_fused_mul_1); fo_tri_buf(i) the
+ *                    addresses of y, tri_a, tri_b
+ *   fo_head_tri()    s = tri_b + x (add): reads the region's output
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -202,6 +209,8 @@ static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials
 static float *u, *h, *o;        /* the MLP's input, hidden and output */
 static float *gn_stats;         /* group norm's mean, rstd (64 each) */
 static CUfunction gn_moments;
+static CUfunction tri_exp, tri_mul;     /* torch.compile'd Triton kernels */
+static float *tri_a, *tri_b;            /* their outputs */
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -383,6 +392,41 @@ static void k_gn_moments(const void *a, unsigned grid, unsigned block)
 	}
 }
 
+/* Triton's kernels: bare pointers and an int (in_ptr0, out_ptr0, xnumel),
+ * then the two scratch pointers Triton 3.3+ appends (NULL here) */
+struct tri_args {
+	const float *in;
+	float *out;
+	int32_t n;
+};
+
+static void tri_args_of(const void *args, struct tri_args *t)
+{
+	memcpy(&t->in, args, 8);
+	memcpy(&t->out, (const char *)args + 8, 8);
+	memcpy(&t->n, (const char *)args + 16, 4);
+}
+
+/* triton_poi_fused_exp_0: out = exp(in) */
+static void k_tri_exp(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct tri_args t;
+	tri_args_of(args, &t);
+	for (int i = 0; i < t.n; i++)
+		t.out[i] = expf(t.in[i]);
+}
+
+/* triton_poi_fused_mul_1: out = in * 2 */
+static void k_tri_mul(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct tri_args t;
+	tri_args_of(args, &t);
+	for (int i = 0; i < t.n; i++)
+		t.out[i] = t.in[i] * 2.0f;
+}
+
 static CUfunction reg(const char *name, int n, const uint32_t *off, const uint32_t *size,
 		      fake_kernel_fn fn)
 {
@@ -441,6 +485,10 @@ int fo_init(void)
 	static const uint32_t off_gn[] = { 0, 8, 16, 24, 32, 40, 48 },
 			      size_gn[] = { 8, 4, 8, 8, 8, 8, 8 };
 	gn_moments = reg(gn_moments_f32, 7, off_gn, size_gn, k_gn_moments);
+	static const uint32_t off_tri[] = { 0, 8, 16, 24, 32 }, size_tri[] = { 8, 8, 4, 8, 8 };
+	tri_exp = reg("triton_poi_fused_exp_0", 5, off_tri, size_tri, k_tri_exp);
+	tri_mul = reg("triton_poi_fused_mul_1", 5, off_tri, size_tri, k_tri_mul);
+	tri_a = alloc(), tri_b = alloc();
 	if (!failed)
 		for (int i = 0; i < N; i++) {
 			x[i] = (float)(i % 10) / 10.0f;   /* unified memory: a store */
@@ -874,5 +922,41 @@ int fo_gn_norm(void)
 	check(cuLaunchKernel(gn_moments, N / 64, 1, 1, 512, 1, 1, 0, NULL, p, NULL),
 	      "cuLaunchKernel");
 	launch_add(c, e, x);
+	return failed ? -1 : 0;
+}
+
+/* ---- torch.compile'd Triton kernels, launched by Inductor's Python ---- */
+
+/* The device address of y (0), tri_a (1) or tri_b (2): the tensors the
+ * job's CachingAutotuner.run gets */
+unsigned long long fo_tri_buf(int i)
+{
+	float *b[] = { y, tri_a, tri_b };
+	return i >= 0 && i < 3 ? (unsigned long long)(uintptr_t)b[i] : 0;
+}
+
+/* y = v (fill): the compiled region's input */
+int fo_tri_input(float v)
+{
+	launch1(fill, v, y);
+	return failed ? -1 : 0;
+}
+
+/* Triton kernel k (0 triton_poi_fused_exp_0, 1 triton_poi_fused_mul_1)
+ * on n elements of in into out, as Triton's launcher calls it */
+int fo_tri_launch(int k, unsigned long long in, unsigned long long out, int n)
+{
+	void *scratch = NULL, *profile = NULL;
+	void *p[] = { &in, &out, &n, &scratch, &profile };
+	check(cuLaunchKernel(k ? tri_mul : tri_exp, (unsigned)(n + 127) / 128, 1, 1, 128, 1, 1, 0,
+			     NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
+/* s = tri_b + x (add): reads the compiled region's output */
+int fo_head_tri(void)
+{
+	launch_add(s, tri_b, x);
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	return failed ? -1 : 0;
 }

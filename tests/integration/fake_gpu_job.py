@@ -112,6 +112,7 @@ import ctypes
 import os
 import sys
 import time
+import types
 
 import torch
 import torch.nn as nn
@@ -157,6 +158,10 @@ def main():
     ap.add_argument("--gn", action="store_true",
                     help="attn is a convolution (undecodable) then a GroupNorm; the "
                          "convolution overflows")
+    ap.add_argument("--triton", action="store_true",
+                    help="attn is a torch.compile'd region: two Triton kernels (exp, then "
+                         "a mul reading it) launched through Inductor's CachingAutotuner.run; "
+                         "the exp overflows")
     ap.add_argument("--gemm", default="sgemm", choices=GEMM_APIS,
                     help="--mlp: the cuBLAS API its matmuls call")
     ap.add_argument("--stale", action="store_true",
@@ -177,6 +182,10 @@ def main():
     ops.fo_mlp_in.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_mlp_fc.argtypes = [ctypes.c_int, ctypes.c_int]
     ops.fo_gn_conv.argtypes = [ctypes.c_float]
+    ops.fo_tri_buf.restype = ctypes.c_ulonglong
+    ops.fo_tri_input.argtypes = [ctypes.c_float]
+    ops.fo_tri_launch.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_ulonglong,
+                                  ctypes.c_int]
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
     # CUPTI taken: the agent is refused; else it subscribes
@@ -271,6 +280,25 @@ def main():
         def forward(self, x):
             return self.norm(self.conv(x))
 
+    class Compiled(nn.Module):
+        """What torch.compile makes of a region: Triton kernels that
+        Inductor's wrapper code launches through CachingAutotuner.run
+        (here torch's own class, its launcher the fake's)."""
+
+        def __init__(self):
+            super().__init__()
+            n = ops.fo_numel()
+            self.y, self.t, self.out = (DeviceTensor(ops.fo_tri_buf(i), n) for i in range(3))
+            self.exp = inductor_kernel(ops, "triton_poi_fused_exp_0", 0)
+            self.mul = inductor_kernel(ops, "triton_poi_fused_mul_1", 1)
+
+        def forward(self, x):
+            ops.fo_tri_input(100.0 if train.step == a.at else 0.0)
+            n = self.y.numel()
+            self.exp.run(self.y, self.t, n, stream=0)
+            self.mul.run(self.t, self.out, n, stream=0)
+            return x
+
     GateBackward = gate_function(ops)
     GradGemm = gate_function(ops, launch=ops.fo_grad_opaque)
 
@@ -300,7 +328,7 @@ def main():
         def __init__(self):
             super().__init__()
             self.attn = (SDPA() if a.sdpa else MLP() if a.mlp else ConvNorm() if a.gn
-                         else Attn())
+                         else Compiled() if a.triton else Attn())
             self.gate = Gate()
 
         def forward(self, x):
@@ -314,6 +342,7 @@ def main():
         def forward(self, x):
             if a.fault == "forward":
                 (ops.fo_head_attn if a.sdpa else ops.fo_head_mlp if a.mlp
+                 else ops.fo_head_tri if a.triton
                  else ops.fo_head_sum if a.sum
                  else ops.fo_head_copy if a.copy or a.cat or a.cat_split or a.gn
                  else ops.fo_head)()
@@ -338,7 +367,47 @@ def main():
         return
     # the gate's gradient work, read after backward()
     train(Model(), a, ops.fo_head if a.fault == "backward" else None,
-          gate_at=-1 if a.sdpa or a.mlp or a.gn else None)
+          gate_at=-1 if a.sdpa or a.mlp or a.gn or a.triton else None)
+
+
+class DeviceTensor:
+    """A fake device buffer as Inductor's run() gets a CUDA tensor: what
+    the agent's wrapper asks of one."""
+    is_cuda = True
+
+    def __init__(self, ptr, n):
+        self.ptr, self.n = ptr, n
+
+    def data_ptr(self):
+        return self.ptr
+
+    def numel(self):
+        return self.n
+
+    def is_contiguous(self):
+        return True
+
+
+def inductor_kernel(ops, name, k):
+    """An Inductor kernel as its generated code holds it: torch's own
+    CachingAutotuner, with a pointwise kernel's signature (in_ptr0,
+    out_ptr0, xnumel), past autotuning (its launcher cached, as after a
+    first run), the launcher the fake's Triton kernel k."""
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    t = CachingAutotuner.__new__(CachingAutotuner)
+    t.fn = types.SimpleNamespace(__name__=name,
+                                 arg_names=["in_ptr0", "out_ptr0", "xnumel", "XBLOCK"])
+    t.triton_meta = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32",
+                                   "XBLOCK": "constexpr"}}
+    t.inductor_meta = {}
+    t.mutated_arg_names = []
+
+    def launch(inp, out, n, stream):
+        if ops.fo_tri_launch(k, inp.data_ptr(), out.data_ptr(), n):
+            sys.exit("fake_gpu_job: a Triton launch failed")
+
+    t._cached_launcher = launch
+    return t
 
 
 def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):

@@ -49,7 +49,9 @@
 # alone, NANPROF_GPU_BLAS=0, names fc2), an undecoded kernel's +inf in
 # fc1's input named at that kernel; the attached job calls cuBLAS too.
 # And a convolution then a GroupNorm (--gn): the convolution's overflow,
-# first read by group norm's statistics kernel, named in attn.conv.
+# first read by group norm's statistics kernel, named in attn.conv.  And
+# a torch.compile'd region (--triton): two Triton kernels launched by
+# Inductor's CachingAutotuner.run, the first's overflow named at it.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
@@ -503,6 +505,28 @@ PY
 		cat "$T/$tag-gn.err" >> "$T/chk"
 		grep -h nan_origin "$T/$tag-gn/events.jsonl" >> "$T/chk"
 		bad "$tag: GroupNorm's statistics as a decoded reader" "$T/chk"
+	fi
+	# a torch.compile'd region: two Triton kernels in a row, launched by
+	# torch's own CachingAutotuner.run (cupti/triton.h), the first
+	# overflowing.  Their parameters name no output: only the plan the
+	# wrapped run() hands over names the exp; without it
+	# (NANPROF_AGENT_SKIP=triton) the generic tier names the mul
+	if ! "$py" -c 'import torch._inductor.runtime.triton_heuristics' > /dev/null 2>&1; then
+		skp "$tag: torch.compile's Triton kernels" "this torch has no Inductor"
+		return
+	fi
+	run_fake "$py" "$T/$tag-triton" --triton --at 3
+	FAKE_ENV="NANPROF_AGENT_SKIP=triton" run_fake "$py" "$T/$tag-triton-off" --triton --at 3
+	if python3 $IT/check_origin.py "$T/$tag-triton/events.jsonl" --cuda \
+		--origin forward blocks.0.attn output --step 3 --op-kernel triton_poi_fused_exp_0 \
+		> "$T/chk" 2>&1 &&
+	   python3 $IT/check_origin.py "$T/$tag-triton-off/events.jsonl" --cuda \
+		--origin forward blocks.0.attn output --step 3 --op-kernel triton_poi_fused_mul_1 \
+		>> "$T/chk" 2>&1; then
+		ok "$tag: a Triton kernel's overflow named at it, not at the Triton kernel that reads it"
+	else
+		cat "$T/$tag-triton.err" "$T/$tag-triton-off.err" >> "$T/chk"
+		bad "$tag: Triton kernels' outputs from their Python call" "$T/chk"
 	fi
 }
 
