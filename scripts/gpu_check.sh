@@ -22,7 +22,10 @@
 #      channels-last (tests/gpu/bn_fault.py), and attention whose fused
 #      kernel makes the NaN: bf16 on flash, fp32 on the memory-efficient
 #      kernel (tests/gpu/flash_fault.py); two cuBLAS matmuls in a row, the
-#      first overflowing (tests/gpu/chain_fault.py);
+#      first overflowing (tests/gpu/chain_fault.py); a triangular solve by
+#      a zero diagonal, beside a gemv and a dot (tests/gpu/solve_fault.py);
+#      a torch.compile'd model's Triton kernel overflowing
+#      (tests/gpu/compile_fault.py; informative: CHECK, not FAIL);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU, a
 #      GradScaler's overflow (no origin) and a fault at every loss scale
@@ -31,7 +34,8 @@
 #   4. the overhead benchmark (tests/gpu/bench_gpu.py);
 #   4b. if time is left: the newer decoders' faults under `nanprof run` (a
 #      reduction, a strided elementwise kernel, nll_loss's scalars, flash
-#      and memory-efficient attention, the matmul chain without guards;
+#      and memory-efficient attention, the matmul chain without guards,
+#      the triangular solve;
 #      they ran agent-alone in step 2 already), and MHA's cuBLAS overflow
 #      without the guards and cuBLAS's calls (the generic tier alone);
 #   5. if time is left: the forward fault with the agent under
@@ -68,7 +72,7 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # of the newer decoders (a reduction, a strided elementwise kernel,
 # nll_loss's scalars) run after it, if the budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash memeff chain)
+LATE_KINDS=(reduction broadcast ignored flash memeff chain solve)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -322,6 +326,14 @@ start_agent_jobs() {
 	# call (cupti/blas.h); its counters say how many calls were
 	agent_job agent-chain "$secs" "$PY" "$GPUT/chain_fault.py" --device "$DEV" --steps 10 \
 		--at 6 --step-times "$W/agent-chain.times"
+	# cuBLAS's trsm dividing by a zero diagonal, its gemv and dot beside it
+	agent_job agent-solve "$secs" "$PY" "$GPUT/solve_fault.py" --device "$DEV" --steps 10 \
+		--at 6 --step-times "$W/agent-solve.times"
+	# torch.compile: Inductor's Triton kernels, their outputs told by the
+	# wrapped CachingAutotuner.run (cupti/triton.h); needs Triton's C
+	# compiler on the host, so it only informs
+	agent_job agent-compile "$secs" "$PY" "$GPUT/compile_fault.py" --device "$DEV" --steps 10 \
+		--at 6 --step-times "$W/agent-compile.times"
 	# PyTorch's expandable segments: memory mapped into a reserved range
 	# chunk by chunk (cuMemMap), which the allocation map must follow
 	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
@@ -397,6 +409,30 @@ step_agent_alone() {
 	verdict agent-memeff --fault memeff --at 6
 	job_ran agent-chain 9
 	verdict agent-chain --fault chain --at 6
+	job_ran agent-solve 9
+	verdict agent-solve --fault solve --at 6
+	compile_rows
+}
+
+# the torch.compile job's rows: informative (CHECK where another job
+# would FAIL), as it needs what this script does not control (Triton's
+# C compiler, Inductor's version)
+compile_rows() {
+	local name=agent-compile rc
+	rc=$(cat "$W/$name.rc" 2>/dev/null || echo "?")
+	if [ "$rc" = 0 ] && grep -q "^step 9 loss" "$W/$name.out"; then
+		row "$name" "job ran to its end" PASS "exit 0, step 9 printed"
+	else
+		row "$name" "job ran to its end" CHECK "exit $rc; stderr: $(tail -n 3 "$W/$name.err")"
+	fi
+	if grep -q "Triton: .* outputs checked as its Python call named them" "$W/$name.err"; then
+		row "$name" "Triton outputs told by Inductor's run()" PASS \
+			"$(grep -m1 -o 'Triton: .*' "$W/$name.err")"
+	else
+		row "$name" "Triton outputs told by Inductor's run()" CHECK \
+			"no Triton launch took a plan (agent log: $(grep -c . "$W/$name.err") lines)"
+	fi
+	verdict "$name" --fault compile --at 6 --soft
 }
 
 # ---- 3. under nanprof run ----
@@ -432,6 +468,8 @@ set_origin() {
 	# the first of two matmuls, without guards: only the calls' view
 	# names it (the generic tier alone would name up)
 	chain) ORIGIN=(--origin forward down '*' --step 6) ;;
+	# the solve's trsm kernel, seen at its call, in the module that called it
+	solve) ORIGIN=(--origin forward solve '*' --step 6 --op-kernel trsm) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -465,6 +503,9 @@ nanprof_job() {
 	elif [ "$f" = chain ]; then
 		job "$name" "$secs" NANPROF_GPU_GUARD=0 -- "$NP" run -o "$W/$name" -- "$PY" \
 			"$GPUT/chain_fault.py" --device "$DEV" --steps 10 --at 6
+	elif [ "$f" = solve ]; then
+		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/solve_fault.py" \
+			--device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
 		local cl=()
 		[ "$f" = bn-cl ] && cl=(--channels-last)

@@ -72,6 +72,10 @@ EXPECTED = {
     "chain": (["gemm", "nvjet", "cutlass", "xmma", "sm90", "cublas"],
               "down's weights +-3e38: its matmul overflows in cuBLAS, seen at the call; "
               "up's matmul reads it next"),
+    "compile": (["triton"], "gain 1e4 in a torch.compile'd region: exp overflows in "
+                            "Inductor's Triton kernel that computes it"),
+    "solve": (["trsm"], "a zero on the triangle's diagonal: cuBLAS's triangular solve "
+                        "divides by it, seen at the call (cublasStrsm_v2)"),
 }
 
 
