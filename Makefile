@@ -251,9 +251,12 @@ $(FAKECUDA)/bench_launch: bench/bench_launch.c $(FAKECUDA)/libcuda.so.1 tests/fa
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcublas.so.13 -l:libcublasLt.so.13 \
 		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -o $@
-.PHONY: bench-launch
+.PHONY: bench-launch bench-triton
 bench-launch: $(FAKECUDA)/bench_launch $(FAKECUDA)/libcupti.so.13 libnanprof_agent.so
 	$(Q)bash bench/bench_launch.sh
+# a torch.compile'd Triton launch through Inductor's run(), wrapped or not
+bench-triton: $(FAKECUDA_BINS) libnanprof_agent.so
+	$(Q)bash bench/bench_triton.sh
 
 # The GPU verification (docs/gpu-results.md), on an NVIDIA host, from a
 # copy of the build directory: it builds nothing (that host has no clang,
