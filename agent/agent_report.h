@@ -156,6 +156,8 @@ struct np_agent_rec {
 						  * at a decoded reader (cupti/generic.h) */
 			uint64_t gemm_checks;    /* cuBLAS calls whose output was
 						  * checked at the call (cupti/blas.h) */
+			uint64_t triton_checks;  /* Triton launches whose outputs their
+						  * Python call named (cupti/triton.h) */
 		} launch;
 		/* STATUS GPU_UNDECODED: the rank-th most launched undecoded
 		 * kernel so far (0 first), sent with the counters */

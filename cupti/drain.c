@@ -222,6 +222,7 @@ static void send_counters(void)
 	r.launch.check_launches = __atomic_load_n(&np_gpu_cnt.check_launches, __ATOMIC_RELAXED);
 	r.launch.generic_checks = __atomic_load_n(&np_gpu_cnt.generic_checks, __ATOMIC_RELAXED);
 	r.launch.gemm_checks = __atomic_load_n(&np_gpu_cnt.gemm_checks, __ATOMIC_RELAXED);
+	r.launch.triton_checks = __atomic_load_n(&np_gpu_cnt.triton_checks, __ATOMIC_RELAXED);
 	np_report_send_gpu(&r);
 
 	/* coverage: the kernels whose outputs went unchecked most often */

@@ -52,6 +52,7 @@ struct np_gpu_counters {
 	uint64_t guard_skips;   /* ... and not: their last writer was checked */
 	uint64_t generic_checks; /* undecoded kernels' outputs checked at a reader */
 	uint64_t gemm_checks;   /* cuBLAS calls' outputs checked at the call */
+	uint64_t triton_checks; /* Triton launches whose outputs their Python call named */
 	uint64_t capture_skip;  /* launches in a capture we could not check */
 	uint64_t table_full;    /* functions or captured checks over a table */
 	uint64_t launch_failed; /* check launches the driver refused */

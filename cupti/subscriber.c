@@ -641,6 +641,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, w, MAX_WORDS);
 		nout = np_triton_claim(f->name, w, nw, outs, MAX_OUTPUTS, rd, MAX_READS, &nr);
 		static int told;
+		__atomic_add_fetch(&np_gpu_cnt.triton_checks, nout > 0, __ATOMIC_RELAXED);
 		if (nout > 0 && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
 			np_alog("Triton: %s's outputs checked as its Python call named them",
 				f->name);

@@ -266,6 +266,9 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 	if (g->gemm_checks)   /* cupti/blas.h */
 		fprintf(f, "; %llu cuBLAS results checked at their call",
 			(unsigned long long)g->gemm_checks);
+	if (g->triton_checks)   /* cupti/triton.h */
+		fprintf(f, "; %llu Triton launches checked as Inductor named their outputs",
+			(unsigned long long)g->triton_checks);
 	if (g->generic_checks)   /* cupti/generic.h */
 		fprintf(f, "; %llu of their outputs checked at a decoded reader",
 			(unsigned long long)g->generic_checks);
@@ -415,6 +418,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "gpu_guard_skips", g->guard_skips);
 		np_jsonw_uint_field(w, "gpu_generic_checks", g->generic_checks);
 		np_jsonw_uint_field(w, "gpu_gemm_checks", g->gemm_checks);
+		np_jsonw_uint_field(w, "gpu_triton_checks", g->triton_checks);
 		np_jsonw_name(w, "gpu_undecoded_kernels");
 		np_gpu_json_undecoded(w, c, g);
 		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);

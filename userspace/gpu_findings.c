@@ -162,6 +162,7 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		g->check_launches = r->launch.check_launches;
 		g->generic_checks = r->launch.generic_checks;
 		g->gemm_checks = r->launch.gemm_checks;
+		g->triton_checks = r->launch.triton_checks;
 		return;
 	}
 	if (r->status == NP_AST_GPU_COUNTERS) {

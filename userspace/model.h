@@ -255,6 +255,7 @@ struct np_gpu_state {
 	uint64_t check_launches;  /* launches of check kernels (lists check several) */
 	uint64_t generic_checks;  /* undecoded kernels' outputs checked at a decoded reader */
 	uint64_t gemm_checks;     /* cuBLAS calls' outputs checked at the call */
+	uint64_t triton_checks;   /* Triton launches whose outputs their Python call named */
 	struct {
 		uint32_t func;    /* kernel id: its name is in kernels */
 		uint64_t launches;

@@ -154,9 +154,10 @@ def counters_text(c, lc=None):
             (c["checked"], c["what"] or "launches ?", c["skipped"], c["dropped"], c["overflow"]))
     if lc:   # how many check launches, what the guards and sampling did
         text += ("; %d check launches, guards %d checked %d skipped, %d sampled out, "
-                 "%d generic checks, %d cuBLAS calls checked" %
+                 "%d generic checks, %d cuBLAS calls checked, %d Triton launches planned" %
                  (lc["check_launches"], lc["guard_checks"], lc["guard_skips"],
-                  lc["sampled_out"], lc.get("generic_checks", 0), lc.get("gemm_checks", 0)))
+                  lc["sampled_out"], lc.get("generic_checks", 0), lc.get("gemm_checks", 0),
+                  lc.get("triton_checks", 0)))
     return text
 
 
@@ -336,7 +337,8 @@ def cmd_counters(a):
                       "check_launches": lc["check_launches"] if lc else None,
                       "guard_checks": lc["guard_checks"] if lc else None,
                       "generic_checks": lc.get("generic_checks") if lc else None,
-                      "gemm_checks": lc.get("gemm_checks") if lc else None}))
+                      "gemm_checks": lc.get("gemm_checks") if lc else None,
+                      "triton_checks": lc.get("triton_checks") if lc else None}))
 
 
 def main():

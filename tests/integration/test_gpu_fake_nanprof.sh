@@ -520,6 +520,8 @@ PY
 	if python3 $IT/check_origin.py "$T/$tag-triton/events.jsonl" --cuda \
 		--origin forward blocks.0.attn output --step 3 --op-kernel triton_poi_fused_exp_0 \
 		> "$T/chk" 2>&1 &&
+	   grep -q '"gpu_triton_checks":[1-9]' "$T/$tag-triton/events.jsonl" &&
+	   grep -q '"gpu_triton_checks":0' "$T/$tag-triton-off/events.jsonl" &&
 	   python3 $IT/check_origin.py "$T/$tag-triton-off/events.jsonl" --cuda \
 		--origin forward blocks.0.attn output --step 3 --op-kernel triton_poi_fused_mul_1 \
 		>> "$T/chk" 2>&1; then
