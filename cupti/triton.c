@@ -30,9 +30,12 @@ void np_triton_next(const char *name, const struct np_triton_arg *args, int n)
 {
 	size_t len = name ? strlen(name) : 0;
 	plan.pending = 0;
-	if (!len || len >= sizeof(plan.name) || n <= 0)
+	if (!len || n <= 0)
 		return;
-	memcpy(plan.name, name, len + 1);
+	if (len >= sizeof(plan.name))
+		len = sizeof(plan.name) - 1;   /* as np_kfunc_short_name cuts it */
+	memcpy(plan.name, name, len);
+	plan.name[len] = 0;
 	plan.n = n < NP_TRITON_ARGS ? n : NP_TRITON_ARGS;
 	memcpy(plan.args, args, (size_t)plan.n * sizeof(*args));
 	plan.pending = 1;

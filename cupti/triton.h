@@ -38,9 +38,12 @@
 
 #include <stdint.h>
 #include "kdecode.h"
+#include "kfunc.h"
 
 #define NP_TRITON_ARGS 32       /* tensor arguments kept per launch */
-#define NP_TRITON_NAME 128      /* a kernel name longer than this never matches */
+/* a kernel name is kept as the kernel table keeps it: cut to fit, so
+ * that a long fused name (Inductor joins up to ten ops') still matches */
+#define NP_TRITON_NAME NP_KFUNC_NAME
 
 enum np_triton_role {
 	NP_TRITON_READ = 0,     /* an input */
@@ -60,9 +63,9 @@ struct np_triton_arg {
  * or -1 (integers, bool, the fnuz fp8 types: nothing a check reads). */
 int np_triton_dtype(const char *type);
 
-/* The plan of the next launch of kernel name on this thread: args as the
- * wrapper saw them (those beyond NP_TRITON_ARGS are dropped).  Replaces
- * any plan this thread has. */
+/* The plan of the next launch of kernel name (its first NP_TRITON_NAME -
+ * 1 bytes) on this thread: args as the wrapper saw them (those beyond
+ * NP_TRITON_ARGS are dropped).  Replaces any plan this thread has. */
 void np_triton_next(const char *name, const struct np_triton_arg *args, int n);
 
 /* Forgets this thread's plan (after the call, whether or not a launch
