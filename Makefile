@@ -41,7 +41,7 @@ AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat
 			    cupti/inflight.c cupti/kfunc.c cupti/writers.c cupti/outmax.c \
 			    cupti/generic.c cupti/kdecode_flash.c cupti/kdecode_index.c \
 			    cupti/kdecode_memeff.c cupti/gemm.c cupti/gotpatch.c \
-			    cupti/triton.c)
+			    cupti/triton.c cupti/dnn.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -94,7 +94,7 @@ AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/p
 	      agent/report.c $(AGENT_LIB_SRCS)
 ifeq ($(HAVE_CUDA),1)
 AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c cupti/modules.c \
-	      cupti/blas.c
+	      cupti/blas.c cupti/dnn_calls.c
 AGENT_GPU_OBJS := $(OUTPUT)/kernels/fatbin.o
 AGENT_CFLAGS := -I$(CUDA_HOME)/include
 else
@@ -130,7 +130,7 @@ unit: $(UNIT_BINS)
 # compiler cannot link a sanitized program.
 SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
 	     kdecode_memeff kdecode_mta kdecode_norm kdecode_norm_cleanup kdecode_reduce generic \
-	     intervals dirty inflight writers kfunc outmax gemm gotpatch triton
+	     intervals dirty inflight writers kfunc outmax gemm gotpatch triton dnn
 SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer
@@ -194,7 +194,8 @@ $(OUTPUT)/tests/test_check_kernels: tests/check_emu.h
 # so only where the agent has its GPU side.
 FAKECUDA := $(OUTPUT)/fakecuda
 FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job \
-		 $(FAKECUDA)/libfakeops.so $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13
+		 $(FAKECUDA)/libfakeops.so $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13 \
+		 $(FAKECUDA)/libcudnn.so.9
 FAKECUDA_CFLAGS := $(CFLAGS) -I$(CUDA_HOME)/include
 FAKECUDA_HDRS := tests/fakecuda/fake.h tests/check_emu.h $(CHECK_KERNEL_HDRS)
 .PHONY: fakecuda
@@ -230,14 +231,24 @@ $(FAKECUDA)/libcublas.so.13: tests/fakecuda/fake_cublas.c tests/fakecuda/fake_cu
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcublas.so.13 $< \
 		-L$(FAKECUDA) -l:libcublasLt.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -o $@
 
+# a fake cuDNN: tensor descriptors and a batch normalisation
+$(FAKECUDA)/libcudnn.so.9: tests/fakecuda/fake_cudnn.c tests/fakecuda/fake_cudnn.h \
+			   $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcudnn.so.9 $< \
+		-L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -lm -o $@
+
 # ops a Python job calls through ctypes (tests/integration/fake_gpu_job.py);
-# its matmuls call cuBLAS through its own imports, as libtorch_cuda.so does
+# its matmuls and batch norm call cuBLAS and cuDNN through its own
+# imports, as libtorch_cuda.so does
 $(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
-			   tests/fakecuda/fake_cublas.h tests/unit/memeff_params.h \
-			   $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13
+			   tests/fakecuda/fake_cublas.h tests/fakecuda/fake_cudnn.h \
+			   tests/unit/memeff_params.h $(FAKECUDA)/libcublas.so.13 \
+			   $(FAKECUDA)/libcublasLt.so.13 $(FAKECUDA)/libcudnn.so.9
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $< -L$(FAKECUDA) -l:libcublas.so.13 \
-		-l:libcublasLt.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lm -o $@
+		-l:libcublasLt.so.13 -l:libcudnn.so.9 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lm \
+		-o $@
 
 ifeq ($(HAVE_CUDA),1)
 integration: $(FAKECUDA_BINS)

@@ -99,6 +99,26 @@ static blas_status end(blas_status r)
 	return r;
 }
 
+int np_blas_idle(void)
+{
+	return !cur.depth && np_gpu_active();
+}
+
+int np_blas_begin_plan(const struct np_gemm_plan *p)
+{
+	if (cur.depth++ || !p || !np_gpu_active())
+		return 0;
+	cur.plan = *p;
+	cur.planned = 1;
+	cur.last = NULL;
+	return 1;
+}
+
+int np_blas_end(int r)
+{
+	return end(r);
+}
+
 int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx)
 {
 	if (!cur.planned || cur.depth != 1)
@@ -419,13 +439,7 @@ static blas_status w_lt_matmul(lt_handle h, lt_desc desc, const void *alpha, con
 
 /* ---- installing ---- */
 
-struct wrapped {
-	const char *lib, *name;
-	void *wrapper;
-	void **real;
-};
-
-static const struct wrapped wrapped[] = {
+static const struct np_libcall wrapped[] = {
 	{ "libcublas.so", "cublasSgemm_v2", (void *)w_sgemm, (void **)&real.sgemm },
 	{ "libcublas.so", "cublasDgemm_v2", (void *)w_dgemm, (void **)&real.dgemm },
 	{ "libcublas.so", "cublasSgemmEx", (void *)w_sgemm_ex, (void **)&real.sgemm_ex },
@@ -447,8 +461,21 @@ static const struct wrapped wrapped[] = {
 };
 #define N_WRAPPED (sizeof(wrapped) / sizeof(wrapped[0]))
 
-/* cuBLAS calling itself, and the agent, are left alone */
-static const char *const not_patched[] = { "libcublas", "libnanprof_agent", NULL };
+/* cuBLAS and cuDNN calling themselves, and the agent, are left alone */
+static const char *const not_patched[] = { "libcublas", "libcudnn", "libnanprof_agent", NULL };
+
+/* the real function of each wrapper of table t[0..n) that has a loaded
+ * one, into hooks[*k]: the slots to point at the wrapper */
+static void hooks_of(const struct np_libcall *t, size_t n, struct np_got_hook *hooks, int *k)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!*t[i].real)
+			__atomic_store_n(t[i].real, np_got_lookup(t[i].lib, t[i].name),
+					 __ATOMIC_RELEASE);
+		if (*t[i].real)
+			hooks[(*k)++] = (struct np_got_hook){ t[i].name, t[i].wrapper };
+	}
+}
 
 int np_blas_install(void)
 {
@@ -471,21 +498,17 @@ int np_blas_install(void)
 						   "cublasLtMatrixLayoutGetAttribute");
 	if (!real.lt_desc_get)
 		real.lt_desc_get = np_got_lookup("libcublasLt.so", "cublasLtMatmulDescGetAttribute");
-	struct np_got_hook hooks[N_WRAPPED];
+	np_dnn_prepare();
+	struct np_got_hook hooks[N_WRAPPED + NP_DNN_WRAPPED];
 	int n = 0;
-	for (size_t i = 0; i < N_WRAPPED; i++) {
-		if (!*wrapped[i].real)
-			__atomic_store_n(wrapped[i].real, np_got_lookup(wrapped[i].lib, wrapped[i].name),
-					 __ATOMIC_RELEASE);
-		if (*wrapped[i].real)
-			hooks[n++] = (struct np_got_hook){ wrapped[i].name, wrapped[i].wrapper };
-	}
-	/* until cuBLAS is loaded no object can import it: nothing is walked
-	 * (and nothing marked seen) */
+	hooks_of(wrapped, N_WRAPPED, hooks, &n);
+	hooks_of(np_dnn_wrapped, NP_DNN_WRAPPED, hooks, &n);
+	/* until cuBLAS or cuDNN is loaded no object can import them: nothing
+	 * is walked (and nothing marked seen) */
 	if (!n)
 		return 0;
 	int written = np_got_patch(hooks, n, not_patched, &seen);
 	if (written)
-		np_alog("cuBLAS: %d import slots point at the agent's wrappers", written);
+		np_alog("cuBLAS, cuDNN: %d import slots point at the agent's wrappers", written);
 	return written;
 }

@@ -26,6 +26,7 @@
  * call's operands (a few stores), tests a thread-local and calls the
  * real function.  With them on, it costs a few host calls more (the
  * pointer mode; cublasLt's layout attributes).
+ * cuDNN's batch norms (dnn_calls.c) use the same slots and bookkeeping.
  * NANPROF_GPU_BLAS=0 leaves the imports alone.
  */
 #ifndef NP_BLAS_H
@@ -46,6 +47,30 @@ int np_blas_install(void);
  * is a kernel of a wrapped call in progress whose output is planned
  * (the callback then leaves it to the wrapper), else 0. */
 int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx);
+
+/* One wrapped library function: the library that defines it (a file name
+ * prefix), its name, the wrapper, and where the real one is kept. */
+struct np_libcall {
+	const char *lib, *name;
+	void *wrapper;
+	void **real;
+};
+
+/* For other libraries' wrappers (dnn_calls.c), on the calling thread:
+ * whether a call starting now may be planned (no wrapped call in
+ * progress, checks on); the start of a call, with its plan (NULL: a call
+ * whose kernels go to the generic tier); its end, with its status (0:
+ * success), which it returns.  Every np_blas_begin_plan needs its
+ * np_blas_end. */
+int np_blas_idle(void);
+int np_blas_begin_plan(const struct np_gemm_plan *p);
+int np_blas_end(int status);
+
+/* cuDNN's wrapped calls (dnn_calls.c), and what they need looked up
+ * first (np_dnn_prepare, from np_blas_install). */
+#define NP_DNN_WRAPPED 3
+extern const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED];
+void np_dnn_prepare(void);
 
 /* Implemented in subscriber.c: checks a planned call's output after its
  * last kernel f, launched on stream in ctx, as a decoded launch's (its

@@ -291,8 +291,9 @@ enum np_khow {
 				  * its first input holds, or drops the buffer */
 	NP_KH_NORM_RESULT,       /* one tensor's result of _foreach_norm or
 				  * _foreach_max: one element, from its partials */
-	NP_KH_GEMM,              /* a cuBLAS call's D, from the call's arguments
-				  * (gemm.h), not from its kernel's parameters */
+	NP_KH_GEMM,              /* a cuBLAS call's D (gemm.h) or a cuDNN batch
+				  * norm's y (dnn.h), from the call's arguments,
+				  * not from its kernel's parameters */
 	NP_KH_TRITON,            /* a Triton kernel's output, from the Python call
 				  * that launched it (triton.h) */
 };

@@ -1,0 +1,124 @@
+/* dnn_calls.c - cuDNN's batch normalisation calls seen at the call
+ * (dnn.h), through the same import slots and call bookkeeping as
+ * cuBLAS's (blas.h).
+ *
+ * cuDNN's types are declared here as cuDNN 9's headers declare them
+ * (cudnn_ops.h, cudnn_graph.h): the toolkit need not carry cuDNN.
+ */
+#include <string.h>
+#include "blas.h"
+#include "dnn.h"
+#include "gotpatch.h"
+
+typedef int dnn_status;                 /* cudnnStatus_t, 0: success */
+typedef void *dnn_handle, *dnn_desc;    /* cudnnHandle_t, cudnnTensorDescriptor_t, ... */
+
+static struct {
+	dnn_status (*fwd_train)(dnn_handle, int, int, const void *, const void *, dnn_desc,
+				const void *, dnn_desc, const void *, dnn_desc, void *, dnn_desc,
+				const void *, const void *, double, void *, void *, double, void *,
+				void *, dnn_desc, void *, size_t, void *, size_t);
+	dnn_status (*fwd_infer)(dnn_handle, int, const void *, const void *, dnn_desc,
+				const void *, dnn_desc, void *, dnn_desc, const void *,
+				const void *, const void *, const void *, double);
+	dnn_status (*bwd)(dnn_handle, int, int, const void *, const void *, const void *,
+			  const void *, dnn_desc, const void *, dnn_desc, const void *, dnn_desc,
+			  const void *, dnn_desc, void *, dnn_desc, void *, dnn_desc, const void *,
+			  const void *, void *, void *, double, const void *, const void *, dnn_desc,
+			  void *, size_t, void *, size_t);
+	dnn_status (*get_nd)(dnn_desc, int, int *, int *, int *, int *);
+} real;
+
+/* dims, strides and type of a tensor descriptor; -1 when not asked */
+static int described(dnn_desc d, int *nb, int *dims, int *strides, int *dtype)
+{
+	*nb = 0;
+	if (!d || !real.get_nd || real.get_nd(d, NP_DNN_MAX_DIMS, dtype, nb, dims, strides) != 0)
+		return -1;
+	return *nb >= 1 && *nb <= NP_DNN_MAX_DIMS ? 0 : -1;
+}
+
+/* The plan of y = bn(x): NULL when not plannable (the call's kernels
+ * then go to the generic tier).  beta (host memory: a float, a double
+ * for double data) other than 0 blends y's old values in: read. */
+static const struct np_gemm_plan *plan_of(dnn_desc xd, const void *x, dnn_desc yd, void *y,
+					  const void *beta, const void *p0, const void *p1,
+					  const void *p2, const void *p3, struct np_gemm_plan *p)
+{
+	struct np_dnn_bn c = { .x = (uintptr_t)x, .y = (uintptr_t)y,
+			       .params = { (uintptr_t)p0, (uintptr_t)p1, (uintptr_t)p2,
+					   (uintptr_t)p3 } };
+	int nx, ny, xdims[NP_DNN_MAX_DIMS];
+	if (!np_blas_idle() || described(xd, &nx, xdims, c.x_strides, &c.x_dtype) ||
+	    described(yd, &ny, c.dims, c.y_strides, &c.y_dtype) || nx != ny ||
+	    memcmp(xdims, c.dims, (size_t)ny * sizeof(int)) != 0)
+		return NULL;
+	c.nb = ny;
+	if (np_dnn_bn_plan(&c, p))
+		return NULL;
+	if (beta && !np_gemm_scalar_zero(beta, np_dnn_dtype(c.y_dtype) == NP_DT_F64 ? 8 : 4) &&
+	    p->out.n_in < NP_KD_BUF_INPUTS)
+		p->out.in[p->out.n_in++] = c.y;
+	return p;
+}
+
+static dnn_status w_fwd_train(dnn_handle h, int mode, int ops, const void *alpha,
+			      const void *beta, dnn_desc xd, const void *x, dnn_desc zd,
+			      const void *z, dnn_desc yd, void *y, dnn_desc pd, const void *scale,
+			      const void *bias, double factor, void *run_mean, void *run_var,
+			      double eps, void *save_mean, void *save_invvar, dnn_desc act,
+			      void *ws, size_t ws_size, void *reserve, size_t reserve_size)
+{
+	struct np_gemm_plan p;
+	/* z (an added residual) is read too, as the params are */
+	np_blas_begin_plan(plan_of(xd, x, yd, y, beta, scale, bias, z, NULL, &p));
+	return np_blas_end(real.fwd_train(h, mode, ops, alpha, beta, xd, x, zd, z, yd, y, pd,
+					  scale, bias, factor, run_mean, run_var, eps, save_mean,
+					  save_invvar, act, ws, ws_size, reserve, reserve_size));
+}
+
+static dnn_status w_fwd_infer(dnn_handle h, int mode, const void *alpha, const void *beta,
+			      dnn_desc xd, const void *x, dnn_desc yd, void *y, dnn_desc pd,
+			      const void *scale, const void *bias, const void *mean,
+			      const void *var, double eps)
+{
+	struct np_gemm_plan p;
+	np_blas_begin_plan(plan_of(xd, x, yd, y, beta, scale, bias, mean, var, &p));
+	return np_blas_end(real.fwd_infer(h, mode, alpha, beta, xd, x, yd, y, pd, scale, bias,
+					  mean, var, eps));
+}
+
+/* dx from dy, x and the saved statistics (dscale and dbias, written
+ * too, are left to the generic tier) */
+static dnn_status w_bwd(dnn_handle h, int mode, int ops, const void *a_data,
+			const void *b_data, const void *a_param, const void *b_param, dnn_desc xd,
+			const void *x, dnn_desc yd, const void *y, dnn_desc dyd, const void *dy,
+			dnn_desc dzd, void *dz, dnn_desc dxd, void *dx, dnn_desc pd,
+			const void *scale, const void *bias, void *dscale, void *dbias, double eps,
+			const void *save_mean, const void *save_invvar, dnn_desc act, void *ws,
+			size_t ws_size, void *reserve, size_t reserve_size)
+{
+	struct np_gemm_plan p;
+	const struct np_gemm_plan *pp = plan_of(dyd, dy, dxd, dx, b_data, x, scale, save_mean,
+						save_invvar, &p);
+	np_blas_begin_plan(pp);
+	return np_blas_end(real.bwd(h, mode, ops, a_data, b_data, a_param, b_param, xd, x, yd, y,
+				    dyd, dy, dzd, dz, dxd, dx, pd, scale, bias, dscale, dbias, eps,
+				    save_mean, save_invvar, act, ws, ws_size, reserve,
+				    reserve_size));
+}
+
+const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED] = {
+	{ "libcudnn.so", "cudnnBatchNormalizationForwardTrainingEx", (void *)w_fwd_train,
+	  (void **)&real.fwd_train },
+	{ "libcudnn.so", "cudnnBatchNormalizationForwardInference", (void *)w_fwd_infer,
+	  (void **)&real.fwd_infer },
+	{ "libcudnn.so", "cudnnBatchNormalizationBackwardEx", (void *)w_bwd, (void **)&real.bwd },
+};
+
+void np_dnn_prepare(void)
+{
+	/* before any slot points at a wrapper: a wrapper may run at once */
+	if (!real.get_nd)
+		real.get_nd = np_got_lookup("libcudnn.so", "cudnnGetTensorNdDescriptor");
+}

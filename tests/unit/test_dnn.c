@@ -1,0 +1,111 @@
+/* test_dnn.c - cupti/dnn.c: a cuDNN batch normalisation's output and
+ * reads from its tensor descriptors, as torch describes them
+ * (aten/src/ATen/cudnn/Descriptors.cpp: sizes and strides as the
+ * tensor's, NCHW or channels-last). */
+#include <criterion/criterion.h>
+#include "../../cupti/dnn.h"
+
+#define X 0x7f0000100000ull
+#define Y 0x7f0000200000ull
+#define W 0x7f0000300000ull
+#define B 0x7f0000400000ull
+
+enum { FLOAT = 0, DOUBLE = 1, HALF = 2, INT8 = 3, INT32 = 4, BF16 = 9 };
+
+/* (8, 16, 12, 12) NCHW, or channels-last (strides 2304, 1, 192, 16) */
+static struct np_dnn_bn bn(int channels_last)
+{
+	struct np_dnn_bn c = { .x = X, .y = Y, .nb = 4, .dims = { 8, 16, 12, 12 },
+			       .x_dtype = FLOAT, .y_dtype = FLOAT, .params = { W, B } };
+	int nchw[] = { 2304, 144, 12, 1 }, nhwc[] = { 2304, 1, 192, 16 };
+	memcpy(c.x_strides, channels_last ? nhwc : nchw, sizeof(nchw));
+	memcpy(c.y_strides, channels_last ? nhwc : nchw, sizeof(nchw));
+	return c;
+}
+
+static int has_input(const struct np_gemm_plan *p, uint64_t ptr)
+{
+	for (int k = 0; k < p->out.n_in; k++)
+		if (p->out.in[k] == ptr)
+			return 1;
+	return 0;
+}
+
+Test(dnn, batch_norm_writes_y_whole_and_reads_x_and_its_parameters)
+{
+	for (int cl = 0; cl <= 1; cl++) {
+		struct np_dnn_bn c = bn(cl);
+		struct np_gemm_plan p;
+		cr_assert_eq(np_dnn_bn_plan(&c, &p), 0, "layout %d", cl);
+		cr_expect_eq(p.out.ptr, Y);
+		cr_expect_eq(p.out.numel, 8 * 16 * 12 * 12);
+		cr_expect_eq(p.out.dtype, NP_DT_F32);
+		cr_expect(has_input(&p, X) && has_input(&p, W) && has_input(&p, B));
+		cr_expect(!has_input(&p, Y), "a new tensor: its old contents are nobody's input");
+		cr_expect_eq(p.out.n_in, 3);
+		cr_assert_eq(p.n_rd, 1);
+		cr_expect_eq(p.rd[0].ptr, X);
+		cr_expect_eq(p.rd[0].numel, 8 * 16 * 12 * 12);
+	}
+}
+
+Test(dnn, half_data_with_float_parameters)
+{
+	struct np_dnn_bn c = bn(0);
+	c.x_dtype = c.y_dtype = HALF;
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dnn_bn_plan(&c, &p), 0);
+	cr_expect_eq(p.out.dtype, NP_DT_F16);
+	cr_expect_eq(p.rd[0].dtype, NP_DT_F16);
+	c.y_dtype = INT8;
+	cr_expect_eq(np_dnn_bn_plan(&c, &p), -1, "no check reads an int8 output");
+}
+
+Test(dnn, in_place_reads_its_own_old_values)
+{
+	struct np_dnn_bn c = bn(0);
+	c.y = X;
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dnn_bn_plan(&c, &p), 0);
+	cr_expect(has_input(&p, X), "a non-finite value already there is propagation");
+}
+
+Test(dnn, dense_layouts_in_any_order_of_dimensions)
+{
+	int dims[] = { 8, 16, 12, 12 };
+	int nchw[] = { 2304, 144, 12, 1 }, nhwc[] = { 2304, 1, 192, 16 };
+	cr_expect_eq(np_dnn_dense_numel(4, dims, nchw), 18432);
+	cr_expect_eq(np_dnn_dense_numel(4, dims, nhwc), 18432);
+	/* a slice of a wider tensor: gaps */
+	int wide[] = { 4608, 144, 12, 1 };
+	cr_expect_eq(np_dnn_dense_numel(4, dims, wide), 0);
+	/* a broadcast (stride 0) or overlapping dimension */
+	int bcast[] = { 0, 144, 12, 1 }, overlap[] = { 2304, 144, 1, 1 };
+	cr_expect_eq(np_dnn_dense_numel(4, dims, bcast), 0);
+	cr_expect_eq(np_dnn_dense_numel(4, dims, overlap), 0);
+	/* a dimension of one element may have any stride (torch's own are
+	 * often the next one's) */
+	int d1[] = { 1, 16, 1, 1 }, s1[] = { 16, 1, 999, 7 };
+	cr_expect_eq(np_dnn_dense_numel(4, d1, s1), 16);
+	/* out of range */
+	cr_expect_eq(np_dnn_dense_numel(0, dims, nchw), 0);
+	cr_expect_eq(np_dnn_dense_numel(NP_DNN_MAX_DIMS + 1, dims, nchw), 0);
+	int neg[] = { 2304, 144, 12, -1 };
+	cr_expect_eq(np_dnn_dense_numel(4, dims, neg), 0);
+}
+
+Test(dnn, a_strided_x_is_an_input_but_no_read)
+{
+	struct np_dnn_bn c = bn(0);
+	int wide[] = { 4608, 144, 12, 1 };
+	memcpy(c.x_strides, wide, sizeof(wide));
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dnn_bn_plan(&c, &p), 0);
+	cr_expect(has_input(&p, X));
+	cr_expect_eq(p.n_rd, 0);
+	memcpy(c.y_strides, wide, sizeof(wide));
+	cr_expect_eq(np_dnn_bn_plan(&c, &p), -1, "y with gaps is not checked");
+	cr_expect_eq(np_dnn_dtype(BF16), NP_DT_BF16);
+	cr_expect_eq(np_dnn_dtype(DOUBLE), NP_DT_F64);
+	cr_expect_eq(np_dnn_dtype(INT32), -1);
+}
