@@ -70,6 +70,9 @@
  *                    (triton_poi_fused_mul_1); fo_tri_buf(i) the
  *                    addresses of y, tri_a, tri_b
  *   fo_head_tri()    s = tri_b + x (add): reads the region's output
+ *   fo_bn_cudnn()    c = BatchNorm(e) through the fake cuDNN (fake_cudnn.h):
+ *                    after fo_gn_conv, a convolution then cuDNN's batch norm;
+ *                    read by fo_head_copy()
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -79,6 +82,7 @@
 #include <string.h>
 #include "fake.h"
 #include "fake_cublas.h"
+#include "fake_cudnn.h"
 #include "../unit/memeff_params.h"
 
 #define N 4096
@@ -211,6 +215,7 @@ static float *gn_stats;         /* group norm's mean, rstd (64 each) */
 static CUfunction gn_moments;
 static CUfunction tri_exp, tri_mul;     /* torch.compile'd Triton kernels */
 static float *tri_a, *tri_b;            /* their outputs */
+static float *bn_w, *bn_b, *bn_stats;   /* cuDNN batch norm's params, saved statistics */
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -392,6 +397,8 @@ static void k_gn_moments(const void *a, unsigned grid, unsigned block)
 	}
 }
 
+#define BN_C 16                 /* fo_bn_cudnn's channels: e as (8, 16, 32) NCHW */
+
 /* Triton's kernels: bare pointers and an int (in_ptr0, out_ptr0, xnumel),
  * then the two scratch pointers Triton 3.3+ appends (NULL here) */
 struct tri_args {
@@ -489,6 +496,9 @@ int fo_init(void)
 	tri_exp = reg("triton_poi_fused_exp_0", 5, off_tri, size_tri, k_tri_exp);
 	tri_mul = reg("triton_poi_fused_mul_1", 5, off_tri, size_tri, k_tri_mul);
 	tri_a = alloc(), tri_b = alloc();
+	bn_w = alloc_n(BN_C), bn_b = alloc_n(BN_C), bn_stats = alloc_n(2 * BN_C);
+	for (int i = 0; !failed && i < BN_C; i++)
+		bn_w[i] = 1.0f, bn_b[i] = 0.0f;
 	if (!failed)
 		for (int i = 0; i < N; i++) {
 			x[i] = (float)(i % 10) / 10.0f;   /* unified memory: a store */
@@ -959,4 +969,32 @@ int fo_head_tri(void)
 	launch_add(s, tri_b, x);
 	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	return failed ? -1 : 0;
+}
+
+/* ---- a BatchNorm through cuDNN ---- */
+
+/* c = BatchNorm(e), e as (8, BN_C, 32) NCHW, through the fake cuDNN's
+ * cudnnBatchNormalizationForwardTrainingEx, as torch's cudnn_batch_norm
+ * calls it (alpha 1, beta 0, no z, no activation) */
+int fo_bn_cudnn(void)
+{
+	static cudnnHandle_t dnn;
+	static cudnnTensorDescriptor_t td, pd;
+	if (!dnn) {
+		int dims[] = { N / (BN_C * 32), BN_C, 32 }, strides[] = { BN_C * 32, 32, 1 };
+		int pdims[] = { 1, BN_C, 1 }, pstrides[] = { BN_C, 1, 1 };
+		if (cudnnCreate(&dnn) || cudnnCreateTensorDescriptor(&td) ||
+		    cudnnCreateTensorDescriptor(&pd) ||
+		    cudnnSetTensorNdDescriptor(td, CUDNN_DATA_FLOAT, 3, dims, strides) ||
+		    cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, pdims, pstrides))
+			return -1;
+	}
+	float one = 1.0f, zero = 0.0f;
+	cudnnStatus_t st = cudnnBatchNormalizationForwardTrainingEx(
+		dnn, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN, &one, &zero, td, e, NULL, NULL,
+		td, c, pd, bn_w, bn_b, 0.1, NULL, NULL, 1e-5, bn_stats, bn_stats + BN_C, NULL, NULL,
+		0, NULL, 0);
+	if (st != CUDNN_STATUS_SUCCESS)
+		fprintf(stderr, "fake_ops: cuDNN batch norm failed (%d)\n", st);
+	return st == CUDNN_STATUS_SUCCESS && !failed ? 0 : -1;
 }

@@ -159,6 +159,10 @@ def main():
     ap.add_argument("--gn", action="store_true",
                     help="attn is a convolution (undecodable) then a GroupNorm; the "
                          "convolution overflows")
+    ap.add_argument("--bn-cudnn", action="store_true",
+                    help="attn is a convolution (undecodable) then a BatchNorm through the "
+                         "fake cuDNN (cudnnBatchNormalizationForwardTrainingEx); the "
+                         "convolution overflows")
     ap.add_argument("--triton", action="store_true",
                     help="attn is a torch.compile'd region: two Triton kernels (exp, then "
                          "a mul reading it) launched through Inductor's CachingAutotuner.run; "
@@ -273,10 +277,17 @@ def main():
             ops.fo_gn_norm()
             return x
 
+    class CudnnBatchNorm(nn.Module):
+        def forward(self, x):
+            if ops.fo_bn_cudnn():
+                sys.exit("fake_gpu_job: the fake cuDNN call failed")
+            return x
+
     class ConvNorm(nn.Module):
         def __init__(self):
             super().__init__()
-            self.conv, self.norm = Conv(), GroupNorm()
+            self.conv = Conv()
+            self.norm = CudnnBatchNorm() if a.bn_cudnn else GroupNorm()
 
         def forward(self, x):
             return self.norm(self.conv(x))
@@ -328,7 +339,8 @@ def main():
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.attn = (SDPA() if a.sdpa else MLP() if a.mlp else ConvNorm() if a.gn
+            self.attn = (SDPA() if a.sdpa else MLP() if a.mlp
+                         else ConvNorm() if a.gn or a.bn_cudnn
                          else Compiled() if a.triton else Attn())
             self.gate = Gate()
 
@@ -345,7 +357,7 @@ def main():
                 (ops.fo_head_attn if a.sdpa else ops.fo_head_mlp if a.mlp
                  else ops.fo_head_tri if a.triton
                  else ops.fo_head_sum if a.sum
-                 else ops.fo_head_copy if a.copy or a.cat or a.cat_split or a.gn
+                 else ops.fo_head_copy if a.copy or a.cat or a.cat_split or a.gn or a.bn_cudnn
                  else ops.fo_head)()
             return self.lin(x)
 
@@ -368,7 +380,7 @@ def main():
         return
     # the gate's gradient work, read after backward()
     train(Model(), a, ops.fo_head if a.fault == "backward" else None,
-          gate_at=-1 if a.sdpa or a.mlp or a.gn or a.triton else None)
+          gate_at=-1 if a.sdpa or a.mlp or a.gn or a.bn_cudnn or a.triton else None)
 
 
 def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):

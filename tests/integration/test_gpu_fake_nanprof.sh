@@ -50,6 +50,8 @@
 # fc1's input named at that kernel; the attached job calls cuBLAS too.
 # And a convolution then a GroupNorm (--gn): the convolution's overflow,
 # first read by group norm's statistics kernel, named in attn.conv.  And
+# a convolution then a BatchNorm through a fake cuDNN (--bn-cudnn): the
+# convolution's overflow named in attn.conv; and
 # a torch.compile'd region (--triton): two Triton kernels launched by
 # Inductor's CachingAutotuner.run, the first's overflow named at it.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
@@ -505,6 +507,23 @@ PY
 		cat "$T/$tag-gn.err" >> "$T/chk"
 		grep -h nan_origin "$T/$tag-gn/events.jsonl" >> "$T/chk"
 		bad "$tag: GroupNorm's statistics as a decoded reader" "$T/chk"
+	fi
+	# the same convolution, then a BatchNorm through cuDNN (an opaque
+	# kernel): seen at its call (cupti/dnn.h), the batch norm reads the
+	# convolution's output, which is checked as the convolution's; with
+	# the calls left alone (NANPROF_GPU_BLAS=0) the batch norm is named
+	run_fake "$py" "$T/$tag-bn" --bn-cudnn --at 3
+	FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-bn-off" --bn-cudnn --at 3
+	if python3 $IT/check_origin.py "$T/$tag-bn/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.conv output --step 3 --op-kernel nvjet_fake_exp \
+		> "$T/chk" 2>&1 &&
+	   python3 $IT/check_origin.py "$T/$tag-bn-off/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.norm output --step 3 --op-kernel bn_fw_tr \
+		>> "$T/chk" 2>&1; then
+		ok "$tag: a convolution's overflow read by cuDNN's batch norm, named in attn.conv"
+	else
+		cat "$T/$tag-bn.err" "$T/$tag-bn-off.err" >> "$T/chk"
+		bad "$tag: cuDNN batch norm's call" "$T/chk"
 	fi
 	# a torch.compile'd region: two Triton kernels in a row, launched by
 	# torch's own CachingAutotuner.run (cupti/triton.h), the first
