@@ -19,7 +19,9 @@
 #      forward and a backward fault inside the replayed graph), the
 #      forward fault with expandable segments (memory mapped by cuMemMap),
 #      a batch-norm overflow on PyTorch's own kernels, NCHW and
-#      channels-last (tests/gpu/bn_fault.py), and attention whose fused
+#      channels-last (tests/gpu/bn_fault.py), and with cuDNN on: its batch
+#      norm overflowing, and a convolution's overflow it reads first (no
+#      guards), both seen at cuDNN's batch norm call; and attention whose fused
 #      kernel makes the NaN: bf16 on flash, fp32 on the memory-efficient
 #      kernel (tests/gpu/flash_fault.py); two cuBLAS matmuls in a row, the
 #      first overflowing (tests/gpu/chain_fault.py); a triangular solve by
@@ -316,6 +318,14 @@ start_agent_jobs() {
 		--step-times "$W/agent-bn.times"
 	agent_job agent-bn-cl "$secs" "$PY" "$GPUT/bn_fault.py" --device "$DEV" --steps 10 --at 6 \
 		--channels-last --step-times "$W/agent-bn-cl.times"
+	# the same with cuDNN on, as torch has it: its batch norm seen at the
+	# call (cupti/dnn.h); and a convolution's overflow that the batch
+	# norm reads first, named at the convolution's kernel (no guards)
+	agent_job agent-bn-cudnn "$secs" "$PY" "$GPUT/bn_fault.py" --device "$DEV" --steps 10 \
+		--at 6 --cudnn --step-times "$W/agent-bn-cudnn.times"
+	job agent-conv-cudnn "$secs" LD_PRELOAD="$AGENT" NANPROF_AGENT_RECORDS="$W/agent-conv-cudnn.rec" \
+		NANPROF_AGENT_DEBUG=1 NANPROF_GPU_GUARD=0 -- "$PY" "$GPUT/bn_fault.py" --device "$DEV" \
+		--steps 10 --at 6 --cudnn --fault conv --step-times "$W/agent-conv-cudnn.times"
 	# bf16 attention on SDPA's flash kernel, read from its Flash_fwd_params
 	agent_job agent-flash "$secs" "$PY" "$GPUT/flash_fault.py" --device "$DEV" --steps 10 \
 		--at 6 --step-times "$W/agent-flash.times"
@@ -403,6 +413,10 @@ step_agent_alone() {
 	verdict agent-bn --fault bn --at 6
 	job_ran agent-bn-cl 9
 	verdict agent-bn-cl --fault bn --at 6
+	job_ran agent-bn-cudnn 9
+	verdict agent-bn-cudnn --fault bn-cudnn --at 6
+	job_ran agent-conv-cudnn 9
+	verdict agent-conv-cudnn --fault conv-cudnn --at 6
 	job_ran agent-flash 9
 	verdict agent-flash --fault flash --at 6
 	job_ran agent-memeff 9

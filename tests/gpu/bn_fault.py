@@ -10,6 +10,14 @@ the transform kernel: batch_norm_transform_input_kernel (NCHW, sized from
 its tensor accessor) or, with --channels-last,
 batch_norm_transform_input_channels_last_kernel (cupti/kdecode.c).
 
+--cudnn leaves cuDNN on, as torch has it by default: conv and bn then run
+cuDNN's kernels, and the agent sees the batch norm at its call
+(cupti/dnn.h).  --fault conv sets conv's weight to 3e38 instead: the
+convolution's output overflows in cuDNN's kernel, and the batch norm is
+the first to read it; seen at the batch norm's call, the convolution's
+output is checked as the convolution's (run it without the guards,
+NANPROF_GPU_GUARD=0, or they name conv at its module's exit anyway).
+
 Prints "step N loss L" (L as repr(float)) like faults.py; --device cpu
 runs the same steps, to check the script here.
 """
@@ -36,9 +44,12 @@ class Net(nn.Module):
 def main():
     ap = fault_loop.parser(__doc__)
     ap.add_argument("--channels-last", action="store_true")
+    ap.add_argument("--cudnn", action="store_true", help="leave cuDNN on (torch's default)")
+    ap.add_argument("--fault", choices=["bn", "conv"], default="bn",
+                    help="bn: bn's weight 3e38; conv: conv's weight 3e38")
     args = ap.parse_args()
 
-    torch.backends.cudnn.enabled = False
+    torch.backends.cudnn.enabled = args.cudnn
     dev = fault_loop.device(args)
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
     model = Net().to(dev, memory_format=fmt)
@@ -50,7 +61,7 @@ def main():
     def fault(step):
         if step == args.at:
             with torch.no_grad():
-                model.bn.weight.fill_(3e38)
+                (model.conv if args.fault == "conv" else model.bn).weight.fill_(3e38)
 
     fault_loop.train(args, model, batch, fault)
 
