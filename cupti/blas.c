@@ -79,15 +79,6 @@ static __thread struct {
 	CUcontext ctx;
 } cur;
 
-static int begin(const struct np_gemm_call *c)
-{
-	if (cur.depth++ || !np_gpu_active())
-		return 0;
-	cur.planned = np_gemm_plan(c, &cur.plan) == 0;
-	cur.last = NULL;
-	return cur.planned;
-}
-
 static blas_status end(blas_status r)
 {
 	if (--cur.depth)
@@ -117,6 +108,13 @@ int np_blas_begin_plan(const struct np_gemm_plan *p)
 int np_blas_end(int r)
 {
 	return end(r);
+}
+
+/* the start of a cuBLAS call, planned from its arguments when it can be */
+static int begin(const struct np_gemm_call *c)
+{
+	struct np_gemm_plan p;
+	return np_blas_begin_plan(np_blas_idle() && np_gemm_plan(c, &p) == 0 ? &p : NULL);
 }
 
 int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx)
@@ -164,7 +162,7 @@ static unsigned scalar_size(int compute)
  * when the call will be planned: it asks the handle) */
 static void begin_v2(struct np_gemm_call *c, blas_handle h, const void *beta, unsigned size)
 {
-	if (!cur.depth && np_gpu_active())
+	if (np_blas_idle())
 		c->beta = beta_of(h, beta, size);
 	begin(c);
 }
@@ -301,7 +299,7 @@ static void begin_dot(blas_handle h, int n, const void *x, int xt, int incx, con
 		      int yt, int incy, void *result, int rt)
 {
 	struct np_gemm_call c = { .beta = NP_GEMM_BETA_ZERO };   /* no d: unplanned */
-	if (!cur.depth && np_gpu_active() && pointer_mode(h) == POINTER_MODE_DEVICE)
+	if (np_blas_idle() && pointer_mode(h) == POINTER_MODE_DEVICE)
 		c = np_gemm_dot((uintptr_t)x, xt, incx, (uintptr_t)y, yt, incy, n,
 				(uintptr_t)result, rt);
 	begin(&c);
@@ -427,12 +425,12 @@ static blas_status w_lt_matmul(lt_handle h, lt_desc desc, const void *alpha, con
 			       void *ws, size_t ws_size, CUstream stream)
 {
 	struct np_gemm_call c;
-	int known = !cur.depth && np_gpu_active() &&
+	int known = np_blas_idle() &&
 		    lt_call(desc, A, ad, B, bd, beta, C, cd, D, dd, &c) == 0;
 	if (known)
 		begin(&c);
 	else
-		cur.depth++;   /* unplanned: its kernels go to the generic tier */
+		np_blas_begin_plan(NULL);   /* unplanned: its kernels go to the generic tier */
 	return end(real.lt_matmul(h, desc, alpha, A, ad, B, bd, beta, C, cd, D, dd, algo, ws,
 				  ws_size, stream));
 }
