@@ -636,10 +636,11 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * told them (triton.h), with its reads */
 	struct np_kread rd[MAX_READS];
 	int nr = -1;
+	uint64_t words[MAX_WORDS];
+	int nw = -1;   /* the launch's pointer words, once read */
 	if (nout <= 0 && params && np_triton_pending()) {
-		uint64_t w[MAX_WORDS];
-		int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, w, MAX_WORDS);
-		nout = np_triton_claim(f->name, w, nw, outs, MAX_OUTPUTS, rd, MAX_READS, &nr);
+		nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
+		nout = np_triton_claim(f->name, words, nw, outs, MAX_OUTPUTS, rd, MAX_READS, &nr);
 		static int told;
 		__atomic_add_fetch(&np_gpu_cnt.triton_checks, nout > 0, __ATOMIC_RELAXED);
 		if (nout > 0 && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
@@ -680,8 +681,9 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	/* inputs: every pointer word but each output's own word, once: an
 	 * in-place kernel (data[1] == data[0]) reads its output, and a
 	 * non-finite value there is propagation, not a birth */
-	uint64_t words[MAX_WORDS], inputs[MAX_WORDS];
-	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
+	uint64_t inputs[MAX_WORDS];
+	if (nw < 0)
+		nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
 	uint32_t n_in = 0;
 	uint32_t taken = 0;   /* outputs whose own word was dropped (bit k) */
 	for (int i = 0; i < nw; i++) {
