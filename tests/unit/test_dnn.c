@@ -4,6 +4,7 @@
  * tensor's, NCHW or channels-last). */
 #include <criterion/criterion.h>
 #include "../../cupti/dnn.h"
+#include "plan_inputs.h"
 
 #define X 0x7f0000100000ull
 #define Y 0x7f0000200000ull
@@ -21,14 +22,6 @@ static struct np_dnn_bn bn(int channels_last)
 	memcpy(c.x_strides, channels_last ? nhwc : nchw, sizeof(nchw));
 	memcpy(c.y_strides, channels_last ? nhwc : nchw, sizeof(nchw));
 	return c;
-}
-
-static int has_input(const struct np_gemm_plan *p, uint64_t ptr)
-{
-	for (int k = 0; k < p->out.n_in; k++)
-		if (p->out.in[k] == ptr)
-			return 1;
-	return 0;
 }
 
 Test(dnn, batch_norm_writes_y_whole_and_reads_x_and_its_parameters)

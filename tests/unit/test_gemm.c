@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "../../cupti/gemm.h"
+#include "plan_inputs.h"
 
 #define X 0x7f0000100000ull     /* activations (8, 32) */
 #define W 0x7f0000200000ull     /* nn.Linear(32, 16).weight (16, 32) */
@@ -27,14 +28,6 @@ static struct np_gemm_call linear(int dtype, int ldc)
 	};
 	c.c = c.d;
 	return c;
-}
-
-static int has_input(const struct np_gemm_plan *p, uint64_t ptr)
-{
-	for (int k = 0; k < p->out.n_in; k++)
-		if (p->out.in[k] == ptr)
-			return 1;
-	return 0;
 }
 
 Test(gemm, a_linear_layer_writes_its_whole_output_and_reads_weight_and_input)
