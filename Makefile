@@ -41,7 +41,7 @@ AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat
 			    cupti/inflight.c cupti/kfunc.c cupti/writers.c cupti/outmax.c \
 			    cupti/generic.c cupti/kdecode_flash.c cupti/kdecode_index.c \
 			    cupti/kdecode_memeff.c cupti/gemm.c cupti/gotpatch.c \
-			    cupti/triton.c cupti/dnn.c)
+			    cupti/triton.c cupti/dnn.c cupti/dnn_graph.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -130,7 +130,7 @@ unit: $(UNIT_BINS)
 # compiler cannot link a sanitized program.
 SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
 	     kdecode_memeff kdecode_mta kdecode_norm kdecode_norm_cleanup kdecode_reduce generic \
-	     intervals dirty inflight writers kfunc outmax gemm gotpatch triton dnn
+	     intervals dirty inflight writers kfunc outmax gemm gotpatch triton dnn dnn_graph
 SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer

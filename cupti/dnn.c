@@ -16,7 +16,7 @@ int np_dnn_dtype(int cudnn_dtype)
 	return -1;
 }
 
-uint64_t np_dnn_dense_numel(int n, const int *dims, const int *strides)
+uint64_t np_dnn_dense_numel64(int n, const int64_t *dims, const int64_t *strides)
 {
 	if (n < 1 || n > NP_DNN_MAX_DIMS)
 		return 0;
@@ -43,6 +43,18 @@ uint64_t np_dnn_dense_numel(int n, const int *dims, const int *strides)
 		expect = numel;
 	}
 	return numel;
+}
+
+uint64_t np_dnn_dense_numel(int n, const int *dims, const int *strides)
+{
+	if (n < 1 || n > NP_DNN_MAX_DIMS)
+		return 0;
+	int64_t d[NP_DNN_MAX_DIMS], s[NP_DNN_MAX_DIMS];
+	for (int i = 0; i < n; i++) {
+		d[i] = dims[i];
+		s[i] = strides[i];
+	}
+	return np_dnn_dense_numel64(n, d, s);
 }
 
 int np_dnn_bn_plan(const struct np_dnn_bn *c, struct np_gemm_plan *p)

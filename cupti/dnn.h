@@ -34,6 +34,8 @@ int np_dnn_dtype(int cudnn_dtype);
  * when they fill one dense range in some order of its dimensions, else 0
  * (a view with gaps, overlapping strides, n out of 1..NP_DNN_MAX_DIMS). */
 uint64_t np_dnn_dense_numel(int n, const int *dims, const int *strides);
+/* ... of the backend API's int64_t dims and strides (dnn_graph.h) */
+uint64_t np_dnn_dense_numel64(int n, const int64_t *dims, const int64_t *strides);
 
 /* A batch normalisation call: y from x (both described), per-channel
  * params (scale and bias; the statistics read: running or saved mean
