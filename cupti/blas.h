@@ -26,7 +26,8 @@
  * call's operands (a few stores), tests a thread-local and calls the
  * real function.  With them on, it costs a few host calls more (the
  * pointer mode; cublasLt's layout attributes).
- * cuDNN's batch norms (dnn_calls.c) use the same slots and bookkeeping.
+ * cuDNN's batch norms and backend executions (dnn_calls.c) use the same
+ * slots and bookkeeping.
  * NANPROF_GPU_BLAS=0 leaves the imports alone.
  */
 #ifndef NP_BLAS_H
@@ -68,7 +69,7 @@ int np_blas_end(int status);
 
 /* cuDNN's wrapped calls (dnn_calls.c), and what they need looked up
  * first (np_dnn_prepare, from np_blas_install). */
-#define NP_DNN_WRAPPED 3
+#define NP_DNN_WRAPPED 8
 extern const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED];
 void np_dnn_prepare(void);
 

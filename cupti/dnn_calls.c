@@ -1,13 +1,17 @@
-/* dnn_calls.c - cuDNN's batch normalisation calls seen at the call
- * (dnn.h), through the same import slots and call bookkeeping as
- * cuBLAS's (blas.h).
+/* dnn_calls.c - cuDNN's calls seen at the call, through the same import
+ * slots and call bookkeeping as cuBLAS's (blas.h): the legacy batch
+ * normalisation calls (dnn.h), and the backend API's descriptors and
+ * executions (dnn_graph.h: torch's convolutions).
  *
  * cuDNN's types are declared here as cuDNN 9's headers declare them
  * (cudnn_ops.h, cudnn_graph.h): the toolkit need not carry cuDNN.
  */
 #include <string.h>
+#include "../agent/alog.h"
 #include "blas.h"
 #include "dnn.h"
+#include "dnn_graph.h"
+#include "drain.h"
 #include "gotpatch.h"
 
 typedef int dnn_status;                 /* cudnnStatus_t, 0: success */
@@ -26,6 +30,11 @@ static struct {
 			  const void *, dnn_desc, void *, dnn_desc, void *, dnn_desc, const void *,
 			  const void *, void *, void *, double, const void *, const void *, dnn_desc,
 			  void *, size_t, void *, size_t);
+	dnn_status (*be_create)(int, dnn_desc *);
+	dnn_status (*be_destroy)(dnn_desc);
+	dnn_status (*be_set)(dnn_desc, int, int, int64_t, const void *);
+	dnn_status (*be_get)(dnn_desc, int, int, int64_t, int64_t *, void *);
+	dnn_status (*be_execute)(dnn_handle, dnn_desc, dnn_desc);
 	dnn_status (*get_nd)(dnn_desc, int, int *, int *, int *, int *);
 } real;
 
@@ -108,12 +117,81 @@ static dnn_status w_bwd(dnn_handle h, int mode, int ops, const void *a_data,
 				    reserve_size));
 }
 
+/* ---- the backend API: descriptors remembered as they are built ---- */
+
+/* These run whether or not checks are on: a plan built while they were
+ * off (or before nanprof attached again) is executed later. */
+static dnn_status w_be_create(int type, dnn_desc *d)
+{
+	dnn_status r = real.be_create(type, d);
+	if (r == 0 && d && np_dg_created(*d, type))
+		__atomic_add_fetch(&np_gpu_cnt.table_full, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+static dnn_status w_be_destroy(dnn_desc d)
+{
+	np_dg_destroyed(d);   /* first: the address may be reused at once */
+	return real.be_destroy(d);
+}
+
+static dnn_status w_be_set(dnn_desc d, int attr, int atype, int64_t n, const void *v)
+{
+	dnn_status r = real.be_set(d, attr, atype, n, v);
+	if (r == 0)
+		np_dg_set(d, attr, atype, n, v);
+	return r;
+}
+
+/* heuristics' engine configs arrive by a get, not a set */
+static dnn_status w_be_get(dnn_desc d, int attr, int atype, int64_t want, int64_t *got,
+			   void *v)
+{
+	dnn_status r = real.be_get(d, attr, atype, want, got, v);
+	if (r == 0 && attr == NP_DGA_HEUR_RESULTS && atype == NP_DGT_BACKEND_DESCRIPTOR && got)
+		np_dg_results(d, (void *const *)v, *got < want ? *got : want);
+	return r;
+}
+
+/* says once (NANPROF_AGENT_DEBUG=1) whether executions are planned: the
+ * GPU check reads it */
+static void tell(int planned, const struct np_gemm_plan *p)
+{
+	static int told[2];
+	if (__atomic_exchange_n(&told[planned], 1, __ATOMIC_RELAXED))
+		return;
+	if (planned)
+		np_alog("cuDNN: a graph execution's output (%llu elements) checked at the call",
+			(unsigned long long)p->out.numel);
+	else
+		np_alog("cuDNN: a graph execution left to the generic tier (plan not seen built, "
+			"or not one output)");
+}
+
+static dnn_status w_be_execute(dnn_handle h, dnn_desc plan, dnn_desc pack)
+{
+	struct np_gemm_plan p;
+	int planned = np_blas_idle() && np_dg_plan(plan, pack, &p) == 0;
+	if (np_blas_idle())
+		tell(planned, &p);
+	np_blas_begin_plan(planned ? &p : NULL);
+	return np_blas_end(real.be_execute(h, plan, pack));
+}
+
 const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED] = {
 	{ "libcudnn.so", "cudnnBatchNormalizationForwardTrainingEx", (void *)w_fwd_train,
 	  (void **)&real.fwd_train },
 	{ "libcudnn.so", "cudnnBatchNormalizationForwardInference", (void *)w_fwd_infer,
 	  (void **)&real.fwd_infer },
 	{ "libcudnn.so", "cudnnBatchNormalizationBackwardEx", (void *)w_bwd, (void **)&real.bwd },
+	{ "libcudnn.so", "cudnnBackendCreateDescriptor", (void *)w_be_create,
+	  (void **)&real.be_create },
+	{ "libcudnn.so", "cudnnBackendDestroyDescriptor", (void *)w_be_destroy,
+	  (void **)&real.be_destroy },
+	{ "libcudnn.so", "cudnnBackendSetAttribute", (void *)w_be_set, (void **)&real.be_set },
+	{ "libcudnn.so", "cudnnBackendGetAttribute", (void *)w_be_get, (void **)&real.be_get },
+	{ "libcudnn.so", "cudnnBackendExecute", (void *)w_be_execute,
+	  (void **)&real.be_execute },
 };
 
 void np_dnn_prepare(void)
