@@ -137,3 +137,207 @@ FAKE_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
 	return cuLaunchKernel(k_bn, (unsigned)a.c, 1, 1, 512, 1, 1, 0, h->stream, p, NULL) ==
 			       CUDA_SUCCESS ? 0 : CUDNN_STATUS_BAD_PARAM;
 }
+
+/* ---- the backend API: descriptors, one graph kind, its execution ---- */
+
+#define MAX_ATTRS 16
+#define ATTR_BYTES 128
+
+struct fake_be_attr {
+	int name, type;
+	int64_t n;
+	unsigned char v[ATTR_BYTES];
+};
+
+struct fake_be_desc {
+	int type, n_attrs, finalized;
+	struct fake_be_attr a[MAX_ATTRS];
+	struct fake_be_desc *graph;     /* an engine config's, from heuristics */
+	/* a finalized plan's convolution, as cuDNN keeps its own copy: the
+	 * descriptors it was built from may be destroyed */
+	int64_t uid_x, uid_w, uid_y, numel;
+};
+
+static size_t elem_size(int type)
+{
+	switch (type) {
+	case CUDNN_TYPE_BOOLEAN: return 1;
+	case CUDNN_TYPE_INT64: case CUDNN_TYPE_DOUBLE: case CUDNN_TYPE_VOID_PTR:
+	case CUDNN_TYPE_BACKEND_DESCRIPTOR: case CUDNN_TYPE_HANDLE: return 8;
+	}
+	return 4;
+}
+
+static const struct fake_be_attr *attr_of(const struct fake_be_desc *d, int name)
+{
+	for (int i = 0; d && i < d->n_attrs; i++)
+		if (d->a[i].name == name)
+			return &d->a[i];
+	return NULL;
+}
+
+/* the descriptor an attribute refers to, NULL when unset */
+static struct fake_be_desc *ref_of(const struct fake_be_desc *d, int name)
+{
+	const struct fake_be_attr *a = attr_of(d, name);
+	struct fake_be_desc *r = NULL;
+	if (a && a->type == CUDNN_TYPE_BACKEND_DESCRIPTOR && a->n >= 1)
+		memcpy(&r, a->v, sizeof(r));
+	return r;
+}
+
+static int64_t int64_of(const struct fake_be_desc *d, int name, int at)
+{
+	const struct fake_be_attr *a = attr_of(d, name);
+	int64_t v = -1;
+	if (a && a->type == CUDNN_TYPE_INT64 && at < a->n)
+		memcpy(&v, a->v + 8 * at, 8);
+	return v;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(int type, cudnnBackendDescriptor_t *d)
+{
+	*d = calloc(1, sizeof(**d));
+	if (!*d)
+		return CUDNN_STATUS_BAD_PARAM;
+	(*d)->type = type;
+	return 0;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d)
+{
+	free(d);
+	return 0;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, int name, int type,
+						   int64_t n, const void *v)
+{
+	if (!d || d->finalized || n < 0 || (size_t)n * elem_size(type) > ATTR_BYTES)
+		return CUDNN_STATUS_BAD_PARAM;
+	struct fake_be_attr *a = (struct fake_be_attr *)attr_of(d, name);
+	if (!a) {
+		if (d->n_attrs == MAX_ATTRS)
+			return CUDNN_STATUS_BAD_PARAM;
+		a = &d->a[d->n_attrs++];
+	}
+	a->name = name;
+	a->type = type;
+	a->n = n;
+	memcpy(a->v, v, (size_t)n * elem_size(type));
+	return 0;
+}
+
+/* the plan's convolution, resolved while what it was built from lives */
+static cudnnStatus_t finalize_plan(struct fake_be_desc *plan)
+{
+	struct fake_be_desc *cfg = ref_of(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+	struct fake_be_desc *graph = cfg ? cfg->graph : NULL;
+	struct fake_be_desc *op = ref_of(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+	if (!op || op->type != CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	struct fake_be_desc *x = ref_of(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X);
+	struct fake_be_desc *w = ref_of(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W);
+	struct fake_be_desc *y = ref_of(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y);
+	const struct fake_be_attr *dims = attr_of(x, CUDNN_ATTR_TENSOR_DIMENSIONS);
+	if (!x || !w || !y || !dims || int64_of(w, CUDNN_ATTR_TENSOR_DIMENSIONS, 1) != 1)
+		return CUDNN_STATUS_NOT_SUPPORTED;   /* one channel in: y = w[0] x */
+	plan->numel = 1;
+	for (int i = 0; i < dims->n; i++)
+		plan->numel *= int64_of(x, CUDNN_ATTR_TENSOR_DIMENSIONS, i);
+	plan->uid_x = int64_of(x, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	plan->uid_w = int64_of(w, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	plan->uid_y = int64_of(y, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	return 0;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d)
+{
+	if (!d || d->finalized)
+		return CUDNN_STATUS_BAD_PARAM;
+	if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
+		cudnnStatus_t st = finalize_plan(d);
+		if (st)
+			return st;
+	}
+	d->finalized = 1;
+	return 0;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, int name,
+						   int type, int64_t requested, int64_t *n, void *v)
+{
+	if (!d || d->type != CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR || !d->finalized ||
+	    name != CUDNN_ATTR_ENGINEHEUR_RESULTS || type != CUDNN_TYPE_BACKEND_DESCRIPTOR || !n)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	*n = 1;
+	if (requested >= 1) {
+		struct fake_be_desc *cfg;
+		memcpy(&cfg, v, sizeof(cfg));
+		if (!cfg || cfg->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
+			return CUDNN_STATUS_BAD_PARAM;
+		cfg->graph = ref_of(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
+		cfg->finalized = 1;
+	}
+	return 0;
+}
+
+/* the convolution kernel's one argument, by value */
+struct conv_args {
+	const float *x, *w;
+	float *y;
+	int64_t n;
+};
+
+static CUfunction k_conv;
+static pthread_once_t conv_once = PTHREAD_ONCE_INIT;
+
+static void run_conv(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct conv_args a;
+	memcpy(&a, args, sizeof(a));
+	for (int64_t i = 0; i < a.n; i++)
+		a.y[i] = a.w[0] * a.x[i];
+}
+
+static void conv_init(void)
+{
+	static const uint32_t off[] = { 0 }, size[] = { sizeof(struct conv_args) };
+	/* a cuDNN convolution kernel's name, as CUPTI gives it */
+	k_conv = fake_cuda_register("sm90_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_"
+				    "nchw_tilesize64x64x8_stage1_warpsize2x2x1_g1_fake_cudnn",
+				    1, off, size, run_conv, NULL);
+}
+
+/* the address the variant pack gives uid, NULL when none */
+static void *pointer_of(const struct fake_be_desc *pack, int64_t uid)
+{
+	const struct fake_be_attr *u = attr_of(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
+	const struct fake_be_attr *p = attr_of(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
+	for (int64_t i = 0; u && p && i < u->n && i < p->n; i++)
+		if (int64_of(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, (int)i) == uid) {
+			void *ptr;
+			memcpy(&ptr, p->v + 8 * i, sizeof(ptr));
+			return ptr;
+		}
+	return NULL;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan,
+					      cudnnBackendDescriptor_t pack)
+{
+	pthread_once(&conv_once, conv_init);
+	if (!k_conv || !plan || !plan->finalized || !pack || !pack->finalized ||
+	    plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+		return CUDNN_STATUS_BAD_PARAM;
+	struct conv_args a = { pointer_of(pack, plan->uid_x), pointer_of(pack, plan->uid_w),
+			       pointer_of(pack, plan->uid_y), plan->numel };
+	if (!a.x || !a.w || !a.y)
+		return CUDNN_STATUS_BAD_PARAM;
+	void *p[] = { &a };
+	return cuLaunchKernel(k_conv, (unsigned)((a.n + 255) / 256), 1, 1, 256, 1, 1, 0,
+			      h ? h->stream : NULL, p, NULL) == CUDA_SUCCESS
+		       ? 0
+		       : CUDNN_STATUS_BAD_PARAM;
+}

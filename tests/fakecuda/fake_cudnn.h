@@ -2,26 +2,64 @@
  * cudnn_ops.h: the same names, signatures and values) that the fake
  * cuDNN (fake_cudnn.c, built as libcudnn.so.9) implements for the fake
  * job (fake_ops.c): tensor descriptors and a batch normalisation's
- * forward training call, as torch's cudnn_batch_norm makes it.  Float
- * only.  Its kernel is opaque as cuDNN's are (a cuDNN-like name, one
- * struct): the agent can learn y only from the call (cupti/dnn.h).
+ * forward training call, as torch's cudnn_batch_norm makes it; and the
+ * backend API's descriptors and execution, as torch's Conv_v8.cpp uses
+ * them through cudnn_frontend, for one graph: a forward 1x1 convolution
+ * of one channel (y = w[0] x).  Float only.  The kernels are opaque as
+ * cuDNN's are (a cuDNN-like name, one struct): the agent can learn y
+ * only from the call (cupti/dnn.h, cupti/dnn_graph.h).
  */
 #ifndef NP_FAKE_CUDNN_H
 #define NP_FAKE_CUDNN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <cuda.h>
 
 typedef int cudnnStatus_t;
 typedef struct fake_cudnn_handle *cudnnHandle_t;
 typedef struct fake_cudnn_tensor *cudnnTensorDescriptor_t;
 typedef void *cudnnActivationDescriptor_t;
+typedef struct fake_be_desc *cudnnBackendDescriptor_t;
 
 enum { CUDNN_STATUS_SUCCESS = 0, CUDNN_STATUS_BAD_PARAM = 2000,
        CUDNN_STATUS_NOT_SUPPORTED = 3000 };
 enum { CUDNN_DATA_FLOAT = 0 };
 enum { CUDNN_BATCHNORM_SPATIAL = 1 };
 enum { CUDNN_BATCHNORM_OPS_BN = 0 };
+
+/* the backend API's values that the fake reads or the job sets */
+enum {  /* cudnnBackendDescriptorType_t */
+	CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR = 1, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR = 3,
+	CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR = 4, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR = 5,
+	CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR = 10,
+	CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = 15, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 16,
+	CUDNN_BACKEND_TENSOR_DESCRIPTOR = 17,
+};
+enum {  /* cudnnBackendAttributeName_t */
+	CUDNN_ATTR_CONVOLUTION_COMP_TYPE = 100, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS = 106,
+	CUDNN_ATTR_ENGINEHEUR_MODE = 200, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = 201,
+	CUDNN_ATTR_ENGINEHEUR_RESULTS = 202,
+	CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG = 401,
+	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA = 700,
+	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA = 701,
+	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC = 702,
+	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W = 703,
+	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X = 704,
+	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y = 705,
+	CUDNN_ATTR_OPERATIONGRAPH_HANDLE = 800, CUDNN_ATTR_OPERATIONGRAPH_OPS = 801,
+	CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT = 900, CUDNN_ATTR_TENSOR_DATA_TYPE = 901,
+	CUDNN_ATTR_TENSOR_DIMENSIONS = 902, CUDNN_ATTR_TENSOR_STRIDES = 903,
+	CUDNN_ATTR_TENSOR_UNIQUE_ID = 906,
+	CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS = 1000, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS = 1001,
+	CUDNN_ATTR_VARIANT_PACK_WORKSPACE = 1003,
+};
+enum {  /* cudnnBackendAttributeType_t */
+	CUDNN_TYPE_HANDLE = 0, CUDNN_TYPE_DATA_TYPE = 1, CUDNN_TYPE_BOOLEAN = 2,
+	CUDNN_TYPE_INT64 = 3, CUDNN_TYPE_FLOAT = 4, CUDNN_TYPE_DOUBLE = 5, CUDNN_TYPE_VOID_PTR = 6,
+	CUDNN_TYPE_HEUR_MODE = 8, CUDNN_TYPE_BACKEND_DESCRIPTOR = 15,
+};
+enum { CUDNN_HEUR_MODE_INSTANT = 0 };
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t *h);
 cudnnStatus_t cudnnSetStream(cudnnHandle_t h, CUstream s);
@@ -42,5 +80,16 @@ cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
 	void *run_mean, void *run_var, double eps, void *save_mean, void *save_invvar,
 	cudnnActivationDescriptor_t act, void *ws, size_t ws_size, void *reserve,
 	size_t reserve_size);
+
+cudnnStatus_t cudnnBackendCreateDescriptor(int type, cudnnBackendDescriptor_t *d);
+cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d);
+cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d);
+cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, int name, int type,
+				       int64_t n, const void *v);
+/* only heuristics' results: one engine config */
+cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, int name, int type,
+				       int64_t requested, int64_t *n, void *v);
+cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan,
+				  cudnnBackendDescriptor_t pack);
 
 #endif

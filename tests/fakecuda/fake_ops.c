@@ -73,6 +73,10 @@
  *   fo_bn_cudnn()    c = BatchNorm(e) through the fake cuDNN (fake_cudnn.h):
  *                    after fo_gn_conv, a convolution then cuDNN's batch norm;
  *                    read by fo_head_copy()
+ *   fo_conv_graph(k, v)  convolutions through the fake cuDNN's backend API
+ *                    (one plan, a variant pack per call, as torch's
+ *                    Conv_v8.cpp): k 0 y = v (fill), e = 10 y; k 1 c = 10 e;
+ *                    read by fo_head_copy()
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -216,6 +220,7 @@ static CUfunction gn_moments;
 static CUfunction tri_exp, tri_mul;     /* torch.compile'd Triton kernels */
 static float *tri_a, *tri_b;            /* their outputs */
 static float *bn_w, *bn_b, *bn_stats;   /* cuDNN batch norm's params, saved statistics */
+static float *conv_w;                   /* the backend convolutions' one weight */
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -997,4 +1002,151 @@ int fo_bn_cudnn(void)
 	if (st != CUDNN_STATUS_SUCCESS)
 		fprintf(stderr, "fake_ops: cuDNN batch norm failed (%d)\n", st);
 	return st == CUDNN_STATUS_SUCCESS && !failed ? 0 : -1;
+}
+
+/* ---- two convolutions through cuDNN's backend API ---- */
+
+static int be_failed;
+
+static void be(cudnnStatus_t st, const char *what)
+{
+	if (st != CUDNN_STATUS_SUCCESS && !be_failed) {
+		fprintf(stderr, "fake_ops: cuDNN %s failed (%d)\n", what, st);
+		be_failed = 1;
+	}
+}
+
+static cudnnBackendDescriptor_t be_create(int type)
+{
+	cudnnBackendDescriptor_t d = NULL;
+	be(cudnnBackendCreateDescriptor(type, &d), "create");
+	return d;
+}
+
+static void be_ref(cudnnBackendDescriptor_t d, int name, cudnnBackendDescriptor_t ref)
+{
+	be(cudnnBackendSetAttribute(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ref), "set");
+}
+
+/* a finalized NCHW float tensor descriptor, as cudnn_frontend's
+ * TensorBuilder makes one (torch: Conv_v8.cpp's getTensorDescriptor) */
+static cudnnBackendDescriptor_t be_tensor(int64_t uid, const int64_t *dims)
+{
+	cudnnBackendDescriptor_t t = be_create(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+	int64_t strides[4] = { dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1 };
+	int64_t align = 16;
+	int dtype = CUDNN_DATA_FLOAT;
+	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
+				    &dtype), "set");
+	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims),
+	   "set");
+	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides),
+	   "set");
+	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid),
+	   "set");
+	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1,
+				    &align), "set");
+	be(cudnnBackendFinalize(t), "finalize");
+	return t;
+}
+
+/* The plan of y = conv(x, w), x and y as e (8, 1, 16, 32), w one weight,
+ * built once as torch builds and caches one per shape: tensors 'x', 'w'
+ * and 'y', the operation, its graph, heuristics' engine config, the
+ * plan.  Everything but the plan is then destroyed, as cudnn_frontend's
+ * builders let go of theirs. */
+static cudnnBackendDescriptor_t conv_plan(cudnnHandle_t dnn)
+{
+	static const int64_t xd[4] = { 8, 1, 16, 32 }, wd[4] = { 1, 1, 1, 1 };
+	cudnnBackendDescriptor_t x = be_tensor('x', xd), w = be_tensor('w', wd),
+				 y = be_tensor('y', xd);
+	cudnnBackendDescriptor_t conv = be_create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+	int64_t spatial = 2;
+	int comp = CUDNN_DATA_FLOAT;
+	be(cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
+				    &spatial), "set");
+	be(cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE,
+				    1, &comp), "set");
+	be(cudnnBackendFinalize(conv), "finalize");
+
+	cudnnBackendDescriptor_t op =
+		be_create(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+	float one = 1.0f, zero = 0.0f;
+	be_ref(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
+	be_ref(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
+	be_ref(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
+	be_ref(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+	be(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+				    CUDNN_TYPE_FLOAT, 1, &one), "set");
+	be(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
+				    CUDNN_TYPE_FLOAT, 1, &zero), "set");
+	be(cudnnBackendFinalize(op), "finalize");
+
+	cudnnBackendDescriptor_t graph = be_create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+	be(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
+				    &dnn), "set");
+	be_ref(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, op);
+	be(cudnnBackendFinalize(graph), "finalize");
+
+	cudnnBackendDescriptor_t heur = be_create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+	int mode = CUDNN_HEUR_MODE_INSTANT;
+	be_ref(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+	be(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
+				    &mode), "set");
+	be(cudnnBackendFinalize(heur), "finalize");
+	cudnnBackendDescriptor_t cfg = be_create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+	int64_t got = 0;
+	be(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+				    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, &cfg), "heuristics");
+
+	cudnnBackendDescriptor_t plan = be_create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+	be_ref(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
+	be(cudnnBackendFinalize(plan), "finalize plan");
+	cudnnBackendDescriptor_t done[] = { x, w, y, conv, op, graph, heur, cfg };
+	for (unsigned i = 0; i < sizeof(done) / sizeof(done[0]); i++)
+		be(cudnnBackendDestroyDescriptor(done[i]), "destroy");
+	return be_failed ? NULL : plan;
+}
+
+/* one execution of the plan, as Conv_v8.cpp's run_conv_plan makes it: a
+ * variant pack of 'x', 'y' and 'w' built, executed, destroyed */
+static int conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan, float *in, float *out)
+{
+	void *ptrs[3] = { in, out, conv_w };
+	int64_t uids[3] = { 'x', 'y', 'w' };
+	void *ws = NULL;
+	cudnnBackendDescriptor_t pack = be_create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+	be(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
+				    1, &ws), "set");
+	be(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+				    CUDNN_TYPE_VOID_PTR, 3, ptrs), "set");
+	be(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3,
+				    uids), "set");
+	be(cudnnBackendFinalize(pack), "finalize");
+	be(cudnnBackendExecute(dnn, plan, pack), "execute");
+	be(cudnnBackendDestroyDescriptor(pack), "destroy");
+	return be_failed || failed ? -1 : 0;
+}
+
+/* which 0: y = v (fill), e = conv(y); which 1: c = conv(e), reading the
+ * first's output.  w = 10, so v = 1e38 overflows in the first. */
+int fo_conv_graph(int which, float v)
+{
+	static cudnnHandle_t dnn;
+	static cudnnBackendDescriptor_t plan;
+	if (!plan) {
+		if (cudnnCreate(&dnn))
+			return -1;
+		conv_w = alloc_n(1);
+		if (failed)
+			return -1;
+		conv_w[0] = 10.0f;
+		if (!(plan = conv_plan(dnn)))
+			return -1;
+	}
+	if (which == 0) {
+		launch1(fill, v, y);
+		return conv_run(dnn, plan, y, e);
+	}
+	return conv_run(dnn, plan, e, c);
 }

@@ -163,6 +163,10 @@ def main():
                     help="attn is a convolution (undecodable) then a BatchNorm through the "
                          "fake cuDNN (cudnnBatchNormalizationForwardTrainingEx); the "
                          "convolution overflows")
+    ap.add_argument("--conv-graph", action="store_true",
+                    help="attn is two convolutions through the fake cuDNN's backend API "
+                         "(cudnnBackendExecute, as torch's Conv_v8.cpp); the first "
+                         "overflows, the second reads it")
     ap.add_argument("--triton", action="store_true",
                     help="attn is a torch.compile'd region: two Triton kernels (exp, then "
                          "a mul reading it) launched through Inductor's CachingAutotuner.run; "
@@ -187,6 +191,7 @@ def main():
     ops.fo_mlp_in.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_mlp_fc.argtypes = [ctypes.c_int, ctypes.c_int]
     ops.fo_gn_conv.argtypes = [ctypes.c_float]
+    ops.fo_conv_graph.argtypes = [ctypes.c_int, ctypes.c_float]
     ops.fo_tri_buf.restype = ctypes.c_ulonglong
     ops.fo_tri_input.argtypes = [ctypes.c_float]
     ops.fo_tri_launch.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_ulonglong,
@@ -283,6 +288,25 @@ def main():
                 sys.exit("fake_gpu_job: the fake cuDNN call failed")
             return x
 
+    class GraphConv(nn.Module):
+        def __init__(self, which):
+            super().__init__()
+            self.which = which
+
+        def forward(self, x):
+            v = 1e38 if train.step == a.at and self.which == 0 else 1.0
+            if ops.fo_conv_graph(self.which, v):
+                sys.exit("fake_gpu_job: the fake cuDNN backend call failed")
+            return x
+
+    class ConvPair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = GraphConv(0), GraphConv(1)
+
+        def forward(self, x):
+            return self.conv2(self.conv1(x))
+
     class ConvNorm(nn.Module):
         def __init__(self):
             super().__init__()
@@ -341,6 +365,7 @@ def main():
             super().__init__()
             self.attn = (SDPA() if a.sdpa else MLP() if a.mlp
                          else ConvNorm() if a.gn or a.bn_cudnn
+                         else ConvPair() if a.conv_graph
                          else Compiled() if a.triton else Attn())
             self.gate = Gate()
 
@@ -357,7 +382,8 @@ def main():
                 (ops.fo_head_attn if a.sdpa else ops.fo_head_mlp if a.mlp
                  else ops.fo_head_tri if a.triton
                  else ops.fo_head_sum if a.sum
-                 else ops.fo_head_copy if a.copy or a.cat or a.cat_split or a.gn or a.bn_cudnn
+                 else ops.fo_head_copy if (a.copy or a.cat or a.cat_split or a.gn or a.bn_cudnn
+                                           or a.conv_graph)
                  else ops.fo_head)()
             return self.lin(x)
 
@@ -380,7 +406,8 @@ def main():
         return
     # the gate's gradient work, read after backward()
     train(Model(), a, ops.fo_head if a.fault == "backward" else None,
-          gate_at=-1 if a.sdpa or a.mlp or a.gn or a.bn_cudnn or a.triton else None)
+          gate_at=-1 if a.sdpa or a.mlp or a.gn or a.bn_cudnn or a.conv_graph or a.triton
+          else None)
 
 
 def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):

@@ -51,7 +51,10 @@
 # And a convolution then a GroupNorm (--gn): the convolution's overflow,
 # first read by group norm's statistics kernel, named in attn.conv.  And
 # a convolution then a BatchNorm through a fake cuDNN (--bn-cudnn): the
-# convolution's overflow named in attn.conv; and
+# convolution's overflow named in attn.conv.  And two convolutions
+# through the fake cuDNN's backend API (--conv-graph): the first's
+# overflow named at its execution in attn.conv1 (attn.conv2 without the
+# wrappers); and
 # a torch.compile'd region (--triton): two Triton kernels launched by
 # Inductor's CachingAutotuner.run, the first's overflow named at it.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
@@ -524,6 +527,27 @@ PY
 	else
 		cat "$T/$tag-bn.err" "$T/$tag-bn-off.err" >> "$T/chk"
 		bad "$tag: cuDNN batch norm's call" "$T/chk"
+	fi
+	# two convolutions through cuDNN's backend API (cupti/dnn_graph.h),
+	# the first overflowing, the second reading it: both kernels opaque.
+	# The plan torch caches and each call's variant pack name the first
+	# one's output; the generic tier alone (NANPROF_GPU_BLAS=0) names the
+	# second, the last undecoded kernel handed the address
+	run_fake "$py" "$T/$tag-cg" --conv-graph --at 3
+	FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-cg-off" --conv-graph --at 3
+	if python3 $IT/check_origin.py "$T/$tag-cg/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel xmma_fprop \
+		> "$T/chk" 2>&1 &&
+	   [ "$(grep -o '"gpu_gemm_checks":[0-9]*' "$T/$tag-cg/events.jsonl" | tail -1)" = \
+	     '"gpu_gemm_checks":12' ] &&
+	   python3 $IT/check_origin.py "$T/$tag-cg-off/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.conv2 output --step 3 --op-kernel xmma_fprop \
+		>> "$T/chk" 2>&1; then
+		ok "$tag: a convolution through cuDNN's backend API named at its execution, not its reader's"
+	else
+		cat "$T/$tag-cg.err" "$T/$tag-cg-off.err" >> "$T/chk"
+		grep -ho '"gpu_gemm_checks":[0-9]*' "$T/$tag-cg/events.jsonl" >> "$T/chk"
+		bad "$tag: cuDNN backend executions" "$T/chk"
 	fi
 	# a torch.compile'd region: two Triton kernels in a row, launched by
 	# torch's own CachingAutotuner.run (cupti/triton.h), the first
