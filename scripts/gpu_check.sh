@@ -319,8 +319,9 @@ start_agent_jobs() {
 	agent_job agent-bn-cl "$secs" "$PY" "$GPUT/bn_fault.py" --device "$DEV" --steps 10 --at 6 \
 		--channels-last --step-times "$W/agent-bn-cl.times"
 	# the same with cuDNN on, as torch has it: its batch norm seen at the
-	# call (cupti/dnn.h); and a convolution's overflow that the batch
-	# norm reads first, named at the convolution's kernel (no guards)
+	# call (cupti/dnn.h); and a convolution's overflow, named at the
+	# convolution's kernel without the guards: seen at its execution
+	# (cupti/dnn_graph.h), or as the batch norm reads it
 	agent_job agent-bn-cudnn "$secs" "$PY" "$GPUT/bn_fault.py" --device "$DEV" --steps 10 \
 		--at 6 --cudnn --step-times "$W/agent-bn-cudnn.times"
 	job agent-conv-cudnn "$secs" LD_PRELOAD="$AGENT" NANPROF_AGENT_RECORDS="$W/agent-conv-cudnn.rec" \
@@ -417,6 +418,7 @@ step_agent_alone() {
 	verdict agent-bn-cudnn --fault bn-cudnn --at 6
 	job_ran agent-conv-cudnn 9
 	verdict agent-conv-cudnn --fault conv-cudnn --at 6
+	conv_graph_row
 	job_ran agent-flash 9
 	verdict agent-flash --fault flash --at 6
 	job_ran agent-memeff 9
@@ -426,6 +428,19 @@ step_agent_alone() {
 	job_ran agent-solve 9
 	verdict agent-solve --fault solve --at 6
 	compile_rows
+}
+
+# whether torch's convolutions were seen at their cudnnBackendExecute
+# (cupti/dnn_graph.h) or only through the batch norm's read: informative,
+# the origin's verdict is the assertion
+conv_graph_row() {
+	local name=agent-conv-cudnn what="cuDNN convolutions seen at their execution"
+	if grep -q "cuDNN: a graph execution's output" "$W/$name.err"; then
+		row "$name" "$what" PASS "$(grep -m1 -o "cuDNN: a graph execution's output.*" "$W/$name.err")"
+	else
+		row "$name" "$what" CHECK "none planned; $(grep -m1 -o 'cuDNN: a graph execution left.*' \
+			"$W/$name.err" || echo 'no cudnnBackendExecute seen')"
+	fi
 }
 
 # the torch.compile job's rows: informative (CHECK where another job

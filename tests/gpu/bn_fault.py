@@ -14,9 +14,11 @@ batch_norm_transform_input_channels_last_kernel (cupti/kdecode.c).
 cuDNN's kernels, and the agent sees the batch norm at its call
 (cupti/dnn.h).  --fault conv sets conv's weight to 3e38 instead: the
 convolution's output overflows in cuDNN's kernel, and the batch norm is
-the first to read it; seen at the batch norm's call, the convolution's
-output is checked as the convolution's (run it without the guards,
-NANPROF_GPU_GUARD=0, or they name conv at its module's exit anyway).
+the first to read it.  The convolution is seen at its cudnnBackendExecute
+(cupti/dnn_graph.h: torch's Conv_v8.cpp); failing that, the batch norm's
+call checks its input as the convolution's output (run it without the
+guards, NANPROF_GPU_GUARD=0, or they name conv at its module's exit
+anyway).
 
 Prints "step N loss L" (L as repr(float)) like faults.py; --device cpu
 runs the same steps, to check the script here.

@@ -76,7 +76,8 @@ EXPECTED = {
                                                  "batch norm kernel, seen at its call"),
     "conv-cudnn": (["conv", "fprop", "xmma", "implicit", "winograd", "gemm", "sm90", "sm80"],
                    "conv's weight 3e38 with cuDNN on: cuDNN's convolution kernel, checked "
-                   "as the batch norm call reads its output (no guards)"),
+                   "at its cudnnBackendExecute, or as the batch norm call reads its output "
+                   "(no guards)"),
     "compile": (["triton"], "gain 1e4 in a torch.compile'd region: exp overflows in "
                             "Inductor's Triton kernel that computes it"),
     "solve": (["trsm"], "a zero on the triangle's diagonal: cuBLAS's triangular solve "
