@@ -158,6 +158,9 @@ struct np_agent_rec {
 						  * checked at the call (cupti/blas.h) */
 			uint64_t triton_checks;  /* Triton launches whose outputs their
 						  * Python call named (cupti/triton.h) */
+			uint64_t over_budget;    /* births and propagations judged but not
+						  * reported: over the per-second bounds
+						  * (cupti/drain.h), not lost */
 		} launch;
 		/* STATUS GPU_UNDECODED: the rank-th most launched undecoded
 		 * kernel so far (0 first), sent with the counters */

@@ -203,8 +203,9 @@ static void send_counters(void)
 	for (int i = 0, n = np_gpu_ctx_count(); i < n; i++)
 		if (np_gpu_ctx_at(i))
 			ring_dropped += np_gpu_ctx_dropped(np_gpu_ctx_at(i));
-	r.cnt.dropped = __atomic_load_n(&np_gpu_cnt.lost, __ATOMIC_RELAXED) +
-			np_gpu_cnt.reports_dropped + ring_dropped;
+	/* results that never came back; reports held back by the bounds go
+	 * with the launch counters (over_budget) */
+	r.cnt.dropped = __atomic_load_n(&np_gpu_cnt.lost, __ATOMIC_RELAXED) + ring_dropped;
 	r.cnt.overflow = __atomic_load_n(&np_gpu_cnt.table_full, __ATOMIC_RELAXED) +
 			 __atomic_load_n(&np_gpu_cnt.capture_skip, __ATOMIC_RELAXED) +
 			 __atomic_load_n(&np_gpu_cnt.launch_failed, __ATOMIC_RELAXED);
@@ -223,6 +224,7 @@ static void send_counters(void)
 	r.launch.generic_checks = __atomic_load_n(&np_gpu_cnt.generic_checks, __ATOMIC_RELAXED);
 	r.launch.gemm_checks = __atomic_load_n(&np_gpu_cnt.gemm_checks, __ATOMIC_RELAXED);
 	r.launch.triton_checks = __atomic_load_n(&np_gpu_cnt.triton_checks, __ATOMIC_RELAXED);
+	r.launch.over_budget = np_gpu_cnt.reports_dropped;
 	np_report_send_gpu(&r);
 
 	/* coverage: the kernels whose outputs went unchecked most often */

@@ -57,7 +57,9 @@ struct np_gpu_counters {
 	uint64_t table_full;    /* functions or captured checks over a table */
 	uint64_t launch_failed; /* check launches the driver refused */
 	uint64_t lost;          /* results whose launch entry was reused */
-	uint64_t births, propagated, reports_dropped;
+	uint64_t births, propagated;
+	uint64_t reports_dropped;   /* births and propagations over the per-second
+				     * bounds: judged, not reported */
 };
 extern struct np_gpu_counters np_gpu_cnt;
 

@@ -278,6 +278,9 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 			(unsigned long long)g->guard_checks, (unsigned long long)g->guard_skips);
 	if (g->births)
 		fprintf(f, "; %llu kernel births", (unsigned long long)g->births);
+	if (g->over_budget)   /* cupti/drain.h: judged, held back */
+		fprintf(f, "; %llu later births and propagations not reported (over the "
+			"per-second bounds)", (unsigned long long)g->over_budget);
 	if (g->dropped || g->overflow || g->lost || g->candidates_dropped)
 		fprintf(f, "; %llu results lost, %llu over table limits, %llu records lost",
 			(unsigned long long)g->dropped, (unsigned long long)g->overflow,
@@ -422,6 +425,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_name(w, "gpu_undecoded_kernels");
 		np_gpu_json_undecoded(w, c, g);
 		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);
+		np_jsonw_uint_field(w, "gpu_reports_over_bounds", g->over_budget);
 		np_jsonw_uint_field(w, "gpu_table_overflow", g->overflow);
 		np_jsonw_uint_field(w, "gpu_records_lost", g->lost);
 		np_jsonw_uint_field(w, "gpu_births", g->births);

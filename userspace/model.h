@@ -256,6 +256,8 @@ struct np_gpu_state {
 	uint64_t generic_checks;  /* undecoded kernels' outputs checked at a decoded reader */
 	uint64_t gemm_checks;     /* cuBLAS calls' outputs checked at the call */
 	uint64_t triton_checks;   /* Triton launches whose outputs their Python call named */
+	uint64_t over_budget;     /* births and propagations the agent held back (its
+				   * per-second bounds): counted, not lost */
 	struct {
 		uint32_t func;    /* kernel id: its name is in kernels */
 		uint64_t launches;

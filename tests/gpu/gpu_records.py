@@ -160,10 +160,11 @@ def counters_text(c, lc=None):
             (c["checked"], c["what"] or "launches ?", c["skipped"], c["dropped"], c["overflow"]))
     if lc:   # how many check launches, what the guards and sampling did
         text += ("; %d check launches, guards %d checked %d skipped, %d sampled out, "
-                 "%d generic checks, %d cuBLAS calls checked, %d Triton launches planned" %
+                 "%d generic checks, %d cuBLAS calls checked, %d Triton launches planned, "
+                 "%d reports over the bounds" %
                  (lc["check_launches"], lc["guard_checks"], lc["guard_skips"],
                   lc["sampled_out"], lc.get("generic_checks", 0), lc.get("gemm_checks", 0),
-                  lc.get("triton_checks", 0)))
+                  lc.get("triton_checks", 0), lc.get("over_budget", 0)))
     return text
 
 

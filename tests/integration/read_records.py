@@ -36,7 +36,8 @@ together, each failing with a line that says why):
   --expect-launches K=V[,K=V...]  the last gpu_launches STATUS has these
                                   fields (launches, sampled_out,
                                   guard_checks, guard_skips, check_launches,
-                                  generic_checks, gemm_checks, triton_checks)
+                                  generic_checks, gemm_checks, triton_checks,
+                                  over_budget)
   --expect-undecoded SUBSTR[:K=V,...]
                                   a kernel containing SUBSTR among those
                                   reported as not checked at launch, its
@@ -83,11 +84,12 @@ def decode(buf):
     elif kind == 5:
         r.update(func=module, piece=role, last=bool(flags & F_LAST), text=text(body[:72]))
     elif kind == 3 and status == 9:
-        launches, sampled, gchecks, gskips, claunches, generic, gemm, triton = \
-            struct.unpack_from("<QQQQQQQQ", body, 0)
+        launches, sampled, gchecks, gskips, claunches, generic, gemm, triton, over = \
+            struct.unpack_from("<QQQQQQQQQ", body, 0)
         r.update(status="gpu_launches", launches=launches, sampled_out=sampled,
                  guard_checks=gchecks, guard_skips=gskips, check_launches=claunches,
-                 generic_checks=generic, gemm_checks=gemm, triton_checks=triton)
+                 generic_checks=generic, gemm_checks=gemm, triton_checks=triton,
+                 over_budget=over)
     elif kind == 3 and status == 12:
         func, rank, launches = struct.unpack_from("<IIQ", body, 0)
         r.update(status="gpu_undecoded", func=func, rank=rank, launches=launches)

@@ -474,6 +474,18 @@ PY
 			bad "$tag: cuBLAS $api call's output checked at the call" "$T/chk"
 		fi
 	done
+	# the dot MLP's fault makes 1024 births in one step: the agent
+	# reports 64 a second and counts the rest as held back by its
+	# bounds, apart from results lost (none)
+	if grep -q '"gpu_results_lost":0,"gpu_reports_over_bounds":[1-9]' \
+		"$T/$tag-mlp-dot/events.jsonl"; then
+		ok "$tag: births over the per-second bound counted as held back, not as lost results"
+	else
+		grep -ho '"gpu_results_lost":[0-9]*,"gpu_reports_over_bounds":[0-9]*' \
+			"$T/$tag-mlp-dot/events.jsonl" > "$T/chk"
+		grep -h "GPU checks" "$T/$tag-mlp-dot/summary.txt" >> "$T/chk"
+		bad "$tag: births over the bounds" "$T/chk"
+	fi
 	# the calls left alone (NANPROF_GPU_BLAS=0): the generic tier names
 	# the last undecoded writer before a decoded reader, fc2 -- what the
 	# calls' view exists to correct
