@@ -69,7 +69,7 @@ int np_blas_end(int status);
 
 /* cuDNN's wrapped calls (dnn_calls.c), and what they need looked up
  * first (np_dnn_prepare, from np_blas_install). */
-#define NP_DNN_WRAPPED 8
+#define NP_DNN_WRAPPED 12
 extern const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED];
 void np_dnn_prepare(void);
 

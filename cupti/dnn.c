@@ -80,3 +80,53 @@ int np_dnn_bn_plan(const struct np_dnn_bn *c, struct np_gemm_plan *p)
 						      .dtype = (enum np_dtype)xdt };
 	return 0;
 }
+
+uint64_t np_dnn_operand_numel(const struct np_dnn_operand *o)
+{
+	if (!o->packed)
+		return np_dnn_dense_numel(o->nb, o->dims, o->strides);
+	if (o->nb < 1 || o->nb > NP_DNN_MAX_DIMS)
+		return 0;
+	uint64_t n = 1;
+	for (int i = 0; i < o->nb; i++) {
+		if (o->dims[i] < 1 || (uint64_t)o->dims[i] > (1ull << 40) / n)
+			return 0;
+		n *= (uint64_t)o->dims[i];
+	}
+	return n;
+}
+
+/* adds ptr to the output's judgement inputs, once */
+static void add_input(struct np_kbuf *out, uint64_t ptr)
+{
+	for (int k = 0; k < out->n_in; k++)
+		if (out->in[k] == ptr)
+			return;
+	if (ptr && out->n_in < NP_KD_BUF_INPUTS)
+		out->in[out->n_in++] = ptr;
+}
+
+int np_dnn_conv_plan(const struct np_dnn_conv *c, struct np_gemm_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	int dt = np_dnn_dtype(c->out.dtype);
+	uint64_t n = np_dnn_operand_numel(&c->out);
+	if (!c->out.ptr || dt < 0 || !n)
+		return -1;
+	p->out = (struct np_kbuf){ .ptr = c->out.ptr, .numel = n, .dtype = (enum np_dtype)dt,
+				   .how = NP_KH_GEMM };
+	for (int i = 0; i < 2; i++) {
+		const struct np_dnn_operand *in = &c->in[i];
+		add_input(&p->out, in->ptr);
+		int idt = np_dnn_dtype(in->dtype);
+		uint64_t in_n = np_dnn_operand_numel(in);
+		if (in->ptr && idt >= 0 && in_n)
+			p->rd[p->n_rd++] = (struct np_kread){ .ptr = in->ptr, .numel = in_n,
+							      .dtype = (enum np_dtype)idt };
+	}
+	add_input(&p->out, c->extra[0]);
+	add_input(&p->out, c->extra[1]);
+	if (c->beta_set)
+		add_input(&p->out, c->out.ptr);
+	return 0;
+}

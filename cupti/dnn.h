@@ -50,4 +50,32 @@ struct np_dnn_bn {
 };
 int np_dnn_bn_plan(const struct np_dnn_bn *c, struct np_gemm_plan *p);
 
+/* One operand of a legacy convolution call: a tensor (dims and strides
+ * from its descriptor) or a filter (packed: its format, NCHW or NHWC,
+ * lays it out densely; cudnnGetFilterNdDescriptor gives no strides). */
+struct np_dnn_operand {
+	uint64_t ptr;
+	int nb;
+	int dims[NP_DNN_MAX_DIMS], strides[NP_DNN_MAX_DIMS];
+	int dtype;                      /* cudnnDataType_t */
+	uint8_t packed;                 /* a filter */
+};
+
+/* Elements of an operand when it is one dense range, else 0. */
+uint64_t np_dnn_operand_numel(const struct np_dnn_operand *o);
+
+/* A convolution call of cuDNN's legacy API (torch's Conv_v7.cpp, the
+ * default before torch 2.0 and with TORCH_CUDNN_V8_API_DISABLED=1):
+ * out from in[0] and in[1] (y from x and w; dx from dy and w; dw from x
+ * and dy); beta_set: beta other than 0 blends out's old values in;
+ * extra: a fused call's added z and bias, inputs of the judgement.  The
+ * plan: out checked whole, judged on the rest, the inputs reads; -1
+ * when out is not one dense floating range. */
+struct np_dnn_conv {
+	struct np_dnn_operand out, in[2];
+	int beta_set;
+	uint64_t extra[2];
+};
+int np_dnn_conv_plan(const struct np_dnn_conv *c, struct np_gemm_plan *p);
+
 #endif

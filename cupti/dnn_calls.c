@@ -1,7 +1,7 @@
 /* dnn_calls.c - cuDNN's calls seen at the call, through the same import
  * slots and call bookkeeping as cuBLAS's (blas.h): the legacy batch
- * normalisation calls (dnn.h), and the backend API's descriptors and
- * executions (dnn_graph.h: torch's convolutions).
+ * normalisation and convolution calls (dnn.h), and the backend API's
+ * descriptors and executions (dnn_graph.h: torch's convolutions).
  *
  * cuDNN's types are declared here as cuDNN 9's headers declare them
  * (cudnn_ops.h, cudnn_graph.h): the toolkit need not carry cuDNN.
@@ -35,7 +35,21 @@ static struct {
 	dnn_status (*be_set)(dnn_desc, int, int, int64_t, const void *);
 	dnn_status (*be_get)(dnn_desc, int, int, int64_t, int64_t *, void *);
 	dnn_status (*be_execute)(dnn_handle, dnn_desc, dnn_desc);
+	dnn_status (*conv_fwd)(dnn_handle, const void *, dnn_desc, const void *, dnn_desc,
+			       const void *, dnn_desc, int, void *, size_t, const void *, dnn_desc,
+			       void *);
+	dnn_status (*conv_bias_act)(dnn_handle, const void *, dnn_desc, const void *, dnn_desc,
+				    const void *, dnn_desc, int, void *, size_t, const void *,
+				    dnn_desc, const void *, dnn_desc, const void *, dnn_desc,
+				    dnn_desc, void *);
+	dnn_status (*conv_bwd_data)(dnn_handle, const void *, dnn_desc, const void *, dnn_desc,
+				    const void *, dnn_desc, int, void *, size_t, const void *,
+				    dnn_desc, void *);
+	dnn_status (*conv_bwd_filter)(dnn_handle, const void *, dnn_desc, const void *, dnn_desc,
+				      const void *, dnn_desc, int, void *, size_t, const void *,
+				      dnn_desc, void *);
 	dnn_status (*get_nd)(dnn_desc, int, int *, int *, int *, int *);
+	dnn_status (*get_filter)(dnn_desc, int, int *, int *, int *, int *);
 } real;
 
 /* dims, strides and type of a tensor descriptor; -1 when not asked */
@@ -117,6 +131,97 @@ static dnn_status w_bwd(dnn_handle h, int mode, int ops, const void *a_data,
 				    reserve_size));
 }
 
+/* ---- legacy convolutions (torch's Conv_v7.cpp) ---- */
+
+/* a tensor operand from its descriptor; -1 when it cannot be asked */
+static int tensor_operand(dnn_desc d, const void *ptr, struct np_dnn_operand *o)
+{
+	o->ptr = (uintptr_t)ptr;
+	o->packed = 0;
+	return described(d, &o->nb, o->dims, o->strides, &o->dtype);
+}
+
+/* a filter operand: dims and type; packed by its format */
+static int filter_operand(dnn_desc d, const void *ptr, struct np_dnn_operand *o)
+{
+	int format;
+	o->ptr = (uintptr_t)ptr;
+	o->packed = 1;
+	o->nb = 0;
+	if (!d || !real.get_filter ||
+	    real.get_filter(d, NP_DNN_MAX_DIMS, &o->dtype, &format, &o->nb, o->dims) != 0)
+		return -1;
+	return o->nb >= 1 && o->nb <= NP_DNN_MAX_DIMS ? 0 : -1;
+}
+
+/* The plan of a convolution call whose operands were read (ok), beta
+ * in host memory (a double for double data); NULL when not plannable. */
+static const struct np_gemm_plan *conv_plan(int ok, struct np_dnn_conv *c, const void *beta,
+					    struct np_gemm_plan *p)
+{
+	if (!ok)
+		return NULL;
+	c->beta_set = beta && !np_gemm_scalar_zero(beta, np_dnn_dtype(c->out.dtype) == NP_DT_F64
+								 ? 8 : 4);
+	return np_dnn_conv_plan(c, p) == 0 ? p : NULL;
+}
+
+static dnn_status w_conv_fwd(dnn_handle h, const void *alpha, dnn_desc xd, const void *x,
+			     dnn_desc wd, const void *w, dnn_desc conv, int algo, void *ws,
+			     size_t ws_size, const void *beta, dnn_desc yd, void *y)
+{
+	struct np_dnn_conv c = { 0 };
+	struct np_gemm_plan p;
+	int ok = np_blas_idle() && !tensor_operand(yd, y, &c.out) &&
+		 !tensor_operand(xd, x, &c.in[0]) && !filter_operand(wd, w, &c.in[1]);
+	np_blas_begin_plan(conv_plan(ok, &c, beta, &p));
+	return np_blas_end(real.conv_fwd(h, alpha, xd, x, wd, w, conv, algo, ws, ws_size, beta,
+					 yd, y));
+}
+
+/* y = act(alpha1 conv(x) + alpha2 z + bias): z and the bias judged on */
+static dnn_status w_conv_bias_act(dnn_handle h, const void *alpha1, dnn_desc xd, const void *x,
+				  dnn_desc wd, const void *w, dnn_desc conv, int algo, void *ws,
+				  size_t ws_size, const void *alpha2, dnn_desc zd, const void *z,
+				  dnn_desc bd, const void *bias, dnn_desc act, dnn_desc yd,
+				  void *y)
+{
+	struct np_dnn_conv c = { .extra = { (uintptr_t)z, (uintptr_t)bias } };
+	struct np_gemm_plan p;
+	int ok = np_blas_idle() && !tensor_operand(yd, y, &c.out) &&
+		 !tensor_operand(xd, x, &c.in[0]) && !filter_operand(wd, w, &c.in[1]);
+	np_blas_begin_plan(conv_plan(ok, &c, NULL, &p));
+	return np_blas_end(real.conv_bias_act(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_size,
+					      alpha2, zd, z, bd, bias, act, yd, y));
+}
+
+static dnn_status w_conv_bwd_data(dnn_handle h, const void *alpha, dnn_desc wd, const void *w,
+				  dnn_desc dyd, const void *dy, dnn_desc conv, int algo, void *ws,
+				  size_t ws_size, const void *beta, dnn_desc dxd, void *dx)
+{
+	struct np_dnn_conv c = { 0 };
+	struct np_gemm_plan p;
+	int ok = np_blas_idle() && !tensor_operand(dxd, dx, &c.out) &&
+		 !tensor_operand(dyd, dy, &c.in[0]) && !filter_operand(wd, w, &c.in[1]);
+	np_blas_begin_plan(conv_plan(ok, &c, beta, &p));
+	return np_blas_end(real.conv_bwd_data(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_size,
+					      beta, dxd, dx));
+}
+
+static dnn_status w_conv_bwd_filter(dnn_handle h, const void *alpha, dnn_desc xd, const void *x,
+				    dnn_desc dyd, const void *dy, dnn_desc conv, int algo,
+				    void *ws, size_t ws_size, const void *beta, dnn_desc dwd,
+				    void *dw)
+{
+	struct np_dnn_conv c = { 0 };
+	struct np_gemm_plan p;
+	int ok = np_blas_idle() && !filter_operand(dwd, dw, &c.out) &&
+		 !tensor_operand(xd, x, &c.in[0]) && !tensor_operand(dyd, dy, &c.in[1]);
+	np_blas_begin_plan(conv_plan(ok, &c, beta, &p));
+	return np_blas_end(real.conv_bwd_filter(h, alpha, xd, x, dyd, dy, conv, algo, ws,
+						ws_size, beta, dwd, dw));
+}
+
 /* ---- the backend API: descriptors remembered as they are built ---- */
 
 /* These run whether or not checks are on: a plan built while they were
@@ -184,6 +289,13 @@ const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED] = {
 	{ "libcudnn.so", "cudnnBatchNormalizationForwardInference", (void *)w_fwd_infer,
 	  (void **)&real.fwd_infer },
 	{ "libcudnn.so", "cudnnBatchNormalizationBackwardEx", (void *)w_bwd, (void **)&real.bwd },
+	{ "libcudnn.so", "cudnnConvolutionForward", (void *)w_conv_fwd, (void **)&real.conv_fwd },
+	{ "libcudnn.so", "cudnnConvolutionBiasActivationForward", (void *)w_conv_bias_act,
+	  (void **)&real.conv_bias_act },
+	{ "libcudnn.so", "cudnnConvolutionBackwardData", (void *)w_conv_bwd_data,
+	  (void **)&real.conv_bwd_data },
+	{ "libcudnn.so", "cudnnConvolutionBackwardFilter", (void *)w_conv_bwd_filter,
+	  (void **)&real.conv_bwd_filter },
 	{ "libcudnn.so", "cudnnBackendCreateDescriptor", (void *)w_be_create,
 	  (void **)&real.be_create },
 	{ "libcudnn.so", "cudnnBackendDestroyDescriptor", (void *)w_be_destroy,
@@ -199,4 +311,6 @@ void np_dnn_prepare(void)
 	/* before any slot points at a wrapper: a wrapper may run at once */
 	if (!real.get_nd)
 		real.get_nd = np_got_lookup("libcudnn.so", "cudnnGetTensorNdDescriptor");
+	if (!real.get_filter)
+		real.get_filter = np_got_lookup("libcudnn.so", "cudnnGetFilterNdDescriptor");
 }

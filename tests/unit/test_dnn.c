@@ -102,3 +102,83 @@ Test(dnn, a_strided_x_is_an_input_but_no_read)
 	cr_expect_eq(np_dnn_dtype(DOUBLE), NP_DT_F64);
 	cr_expect_eq(np_dnn_dtype(INT32), -1);
 }
+
+/* ---- legacy convolutions (torch's Conv_v7.cpp) ---- */
+
+static struct np_dnn_operand tensor_op(uint64_t ptr, int n, int c, int hw)
+{
+	struct np_dnn_operand o = { .ptr = ptr, .nb = 4, .dims = { n, c, hw, hw },
+				    .strides = { c * hw * hw, hw * hw, hw, 1 }, .dtype = FLOAT };
+	return o;
+}
+
+/* a filter: dims only, packed by its format */
+static struct np_dnn_operand filter_op(uint64_t ptr, int k, int c, int rs)
+{
+	struct np_dnn_operand o = { .ptr = ptr, .nb = 4, .dims = { k, c, rs, rs },
+				    .dtype = FLOAT, .packed = 1 };
+	return o;
+}
+
+Test(dnn, a_forward_convolution_writes_y_and_reads_x_and_the_filter)
+{
+	struct np_dnn_conv c = { .out = tensor_op(Y, 8, 32, 12),
+				 .in = { tensor_op(X, 8, 16, 12), filter_op(W, 32, 16, 3) } };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dnn_conv_plan(&c, &p), 0);
+	cr_expect_eq(p.out.ptr, Y);
+	cr_expect_eq(p.out.numel, 8 * 32 * 12 * 12);
+	cr_expect_eq(p.out.dtype, NP_DT_F32);
+	cr_expect(has_input(&p, X) && has_input(&p, W) && !has_input(&p, Y));
+	cr_assert_eq(p.n_rd, 2);
+	cr_expect_eq(p.rd[0].ptr, X);
+	cr_expect_eq(p.rd[0].numel, 8 * 16 * 12 * 12);
+	cr_expect_eq(p.rd[1].ptr, W);
+	cr_expect_eq(p.rd[1].numel, 32 * 16 * 3 * 3, "a filter's elements from its dims alone");
+	c.beta_set = 1;
+	cr_assert_eq(np_dnn_conv_plan(&c, &p), 0);
+	cr_expect(has_input(&p, Y), "beta set: y's old values are read");
+}
+
+Test(dnn, a_filter_gradient_is_the_packed_output)
+{
+	struct np_dnn_conv c = { .out = filter_op(W, 32, 16, 3),
+				 .in = { tensor_op(X, 8, 16, 12), tensor_op(Y, 8, 32, 12) } };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dnn_conv_plan(&c, &p), 0);
+	cr_expect_eq(p.out.ptr, W);
+	cr_expect_eq(p.out.numel, 32 * 16 * 3 * 3);
+	cr_expect(has_input(&p, X) && has_input(&p, Y) && !has_input(&p, W));
+}
+
+Test(dnn, a_fused_convolution_judges_on_z_and_the_bias_too)
+{
+	struct np_dnn_conv c = { .out = tensor_op(Y, 8, 32, 12),
+				 .in = { tensor_op(X, 8, 16, 12), filter_op(W, 32, 16, 3) },
+				 .extra = { B, 0x7f0000500000ull } };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dnn_conv_plan(&c, &p), 0);
+	cr_expect_eq(p.out.n_in, 4);
+	cr_expect(has_input(&p, B) && has_input(&p, 0x7f0000500000ull));
+	cr_expect_eq(p.n_rd, 2, "z and the bias are judged on, not offered as reads");
+}
+
+Test(dnn, a_convolution_output_that_cannot_be_checked_whole_is_not_planned)
+{
+	struct np_dnn_conv c = { .out = tensor_op(Y, 8, 32, 12),
+				 .in = { tensor_op(X, 8, 16, 12), filter_op(W, 32, 16, 3) } };
+	struct np_gemm_plan p;
+	c.out.strides[0] = 32 * 12 * 12 * 2;   /* every other sample: a view with gaps */
+	cr_expect_eq(np_dnn_conv_plan(&c, &p), -1);
+	c = (struct np_dnn_conv){ .out = tensor_op(Y, 8, 32, 12),
+				  .in = { tensor_op(X, 8, 16, 12), filter_op(W, 32, 16, 3) } };
+	c.out.dtype = INT32;
+	cr_expect_eq(np_dnn_conv_plan(&c, &p), -1);
+	c.out.dtype = FLOAT;
+	c.in[1].dtype = INT8;   /* an int8 filter: no read of it */
+	cr_assert_eq(np_dnn_conv_plan(&c, &p), 0);
+	cr_expect_eq(p.n_rd, 1);
+	cr_expect(has_input(&p, W), "still an input of the judgement");
+	c.in[1].dims[0] = 0;
+	cr_expect_eq(np_dnn_operand_numel(&c.in[1]), 0, "an empty filter");
+}
