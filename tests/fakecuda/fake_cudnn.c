@@ -341,3 +341,77 @@ FAKE_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescr
 		       ? 0
 		       : CUDNN_STATUS_BAD_PARAM;
 }
+
+/* ---- the legacy convolution ---- */
+
+struct fake_cudnn_filter {
+	int dtype, format, nb;
+	int dims[MAX_DIMS];
+};
+
+FAKE_EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d)
+{
+	*d = calloc(1, sizeof(**d));
+	return *d ? 0 : CUDNN_STATUS_BAD_PARAM;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, int dtype,
+						     int format, int nb, const int *dims)
+{
+	if (nb < 1 || nb > MAX_DIMS)
+		return CUDNN_STATUS_BAD_PARAM;
+	d->dtype = dtype;
+	d->format = format;
+	d->nb = nb;
+	memcpy(d->dims, dims, (size_t)nb * sizeof(int));
+	return 0;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t d,
+						     int nb_requested, int *dtype, int *format,
+						     int *nb, int *dims)
+{
+	*dtype = d->dtype;
+	*format = d->format;
+	*nb = d->nb;
+	memcpy(dims, d->dims, (size_t)(d->nb < nb_requested ? d->nb : nb_requested) * sizeof(int));
+	return 0;
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d)
+{
+	*d = calloc(1, 16);
+	return *d ? 0 : CUDNN_STATUS_BAD_PARAM;
+}
+
+static CUfunction k_conv_v7;
+static pthread_once_t conv_v7_once = PTHREAD_ONCE_INIT;
+
+static void conv_v7_init(void)
+{
+	static const uint32_t off[] = { 0 }, size[] = { sizeof(struct conv_args) };
+	/* the legacy API's classic kernel, by its name's first part */
+	k_conv_v7 = fake_cuda_register("implicit_convolve_sgemm_fake", 1, off, size, run_conv,
+				       NULL);
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
+						  const cudnnTensorDescriptor_t xd, const void *x,
+						  const cudnnFilterDescriptor_t wd, const void *w,
+						  const cudnnConvolutionDescriptor_t conv, int algo,
+						  void *ws, size_t ws_size, const void *beta,
+						  const cudnnTensorDescriptor_t yd, void *y)
+{
+	(void)alpha, (void)conv, (void)algo, (void)ws, (void)ws_size, (void)beta;
+	pthread_once(&conv_v7_once, conv_v7_init);
+	if (!k_conv_v7 || xd->dtype != CUDNN_DATA_FLOAT || wd->dtype != CUDNN_DATA_FLOAT ||
+	    wd->nb < 2 || wd->dims[1] != 1 || yd->nb != xd->nb)
+		return CUDNN_STATUS_NOT_SUPPORTED;   /* one channel in: y = w[0] x */
+	int64_t n = 1;
+	for (int i = 0; i < xd->nb; i++)
+		n *= xd->dims[i];
+	struct conv_args a = { x, w, y, n };
+	void *p[] = { &a };
+	return cuLaunchKernel(k_conv_v7, (unsigned)((n + 255) / 256), 1, 1, 256, 1, 1, 0,
+			      h->stream, p, NULL) == CUDA_SUCCESS ? 0 : CUDNN_STATUS_BAD_PARAM;
+}

@@ -21,12 +21,15 @@ typedef struct fake_cudnn_handle *cudnnHandle_t;
 typedef struct fake_cudnn_tensor *cudnnTensorDescriptor_t;
 typedef void *cudnnActivationDescriptor_t;
 typedef struct fake_be_desc *cudnnBackendDescriptor_t;
+typedef struct fake_cudnn_filter *cudnnFilterDescriptor_t;
+typedef void *cudnnConvolutionDescriptor_t;
 
 enum { CUDNN_STATUS_SUCCESS = 0, CUDNN_STATUS_BAD_PARAM = 2000,
        CUDNN_STATUS_NOT_SUPPORTED = 3000 };
 enum { CUDNN_DATA_FLOAT = 0 };
 enum { CUDNN_BATCHNORM_SPATIAL = 1 };
 enum { CUDNN_BATCHNORM_OPS_BN = 0 };
+enum { CUDNN_TENSOR_NCHW = 0 };
 
 /* the backend API's values that the fake reads or the job sets */
 enum {  /* cudnnBackendDescriptorType_t */
@@ -80,6 +83,20 @@ cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
 	void *run_mean, void *run_var, double eps, void *save_mean, void *save_invvar,
 	cudnnActivationDescriptor_t act, void *ws, size_t ws_size, void *reserve,
 	size_t reserve_size);
+
+/* the legacy convolution, one channel in: y = w[0] x (as the graph's) */
+cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d);
+cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, int dtype, int format,
+					 int nb, const int *dims);
+cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t d, int nb_requested,
+					 int *dtype, int *format, int *nb, int *dims);
+cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d);
+cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
+				      const cudnnTensorDescriptor_t xd, const void *x,
+				      const cudnnFilterDescriptor_t wd, const void *w,
+				      const cudnnConvolutionDescriptor_t conv, int algo, void *ws,
+				      size_t ws_size, const void *beta,
+				      const cudnnTensorDescriptor_t yd, void *y);
 
 cudnnStatus_t cudnnBackendCreateDescriptor(int type, cudnnBackendDescriptor_t *d);
 cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d);

@@ -73,10 +73,12 @@
  *   fo_bn_cudnn()    c = BatchNorm(e) through the fake cuDNN (fake_cudnn.h):
  *                    after fo_gn_conv, a convolution then cuDNN's batch norm;
  *                    read by fo_head_copy()
- *   fo_conv_graph(k, v)  convolutions through the fake cuDNN's backend API
- *                    (one plan, a variant pack per call, as torch's
- *                    Conv_v8.cpp): k 0 y = v (fill), e = 10 y; k 1 c = 10 e;
- *                    read by fo_head_copy()
+ *   fo_conv(k, v, legacy)  convolutions through the fake cuDNN's backend
+ *                    API (one plan, a variant pack per call, as torch's
+ *                    Conv_v8.cpp), or its legacy cudnnConvolutionForward
+ *                    (Conv_v7.cpp): k 0 y = v (fill), a = 10 y; k 1
+ *                    c = 10 a; k 2 c = exp(a) in the undecodable kernel
+ *                    instead; read by fo_head_copy()
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -220,7 +222,9 @@ static CUfunction gn_moments;
 static CUfunction tri_exp, tri_mul;     /* torch.compile'd Triton kernels */
 static float *tri_a, *tri_b;            /* their outputs */
 static float *bn_w, *bn_b, *bn_stats;   /* cuDNN batch norm's params, saved statistics */
-static float *conv_w;                   /* the backend convolutions' one weight */
+static float *conv_w;                   /* the convolutions' one weight */
+static float *conv_a;                   /* the first one's output: the gate's e is
+					 * rewritten after attn, before the head */
 static int failed;
 
 static void check(CUresult r, const char *what)
@@ -1128,25 +1132,54 @@ static int conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan, float *in,
 	return be_failed || failed ? -1 : 0;
 }
 
-/* which 0: y = v (fill), e = conv(y); which 1: c = conv(e), reading the
- * first's output.  w = 10, so v = 1e38 overflows in the first. */
-int fo_conv_graph(int which, float v)
+/* one call of the legacy API, as Conv_v7.cpp makes it (alpha 1, beta 0) */
+static int conv_v7(cudnnHandle_t dnn, float *in, float *out)
+{
+	static cudnnTensorDescriptor_t td;
+	static cudnnFilterDescriptor_t fd;
+	static cudnnConvolutionDescriptor_t cd;
+	if (!td) {
+		int dims[] = { 8, 1, 16, 32 }, strides[] = { 512, 512, 32, 1 }, wd[] = { 1, 1, 1, 1 };
+		if (cudnnCreateTensorDescriptor(&td) || cudnnCreateFilterDescriptor(&fd) ||
+		    cudnnCreateConvolutionDescriptor(&cd) ||
+		    cudnnSetTensorNdDescriptor(td, CUDNN_DATA_FLOAT, 4, dims, strides) ||
+		    cudnnSetFilterNdDescriptor(fd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, wd))
+			return -1;
+	}
+	float one = 1.0f, zero = 0.0f;
+	be(cudnnConvolutionForward(dnn, &one, td, in, fd, conv_w, cd, 0, NULL, 0, &zero, td, out),
+	   "convolution");
+	return be_failed || failed ? -1 : 0;
+}
+
+/* which 0: y = v (fill), a = conv(y); which 1: c = conv(a), reading the
+ * first's output; which 2: c = exp(a) in the undecodable kernel, a
+ * reader that offers no read of a.  w = 10, so v = 1e38 overflows in
+ * the first. */
+int fo_conv(int which, float v, int legacy)
 {
 	static cudnnHandle_t dnn;
 	static cudnnBackendDescriptor_t plan;
-	if (!plan) {
+	if (!dnn) {
 		if (cudnnCreate(&dnn))
 			return -1;
 		conv_w = alloc_n(1);
+		conv_a = alloc();
 		if (failed)
 			return -1;
 		conv_w[0] = 10.0f;
-		if (!(plan = conv_plan(dnn)))
-			return -1;
 	}
-	if (which == 0) {
+	if (!legacy && !plan && !(plan = conv_plan(dnn)))
+		return -1;
+	float *in = which == 0 ? y : conv_a, *out = which == 0 ? conv_a : c;
+	if (which == 0)
 		launch1(fill, v, y);
-		return conv_run(dnn, plan, y, e);
+	if (which == 2) {
+		struct opaque_args o = { c, conv_a, N };
+		void *p[] = { &o };
+		check(cuLaunchKernel(opaque, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL),
+		      "cuLaunchKernel");
+		return failed ? -1 : 0;
 	}
-	return conv_run(dnn, plan, e, c);
+	return legacy ? conv_v7(dnn, in, out) : conv_run(dnn, plan, in, out);
 }

@@ -163,10 +163,14 @@ def main():
                     help="attn is a convolution (undecodable) then a BatchNorm through the "
                          "fake cuDNN (cudnnBatchNormalizationForwardTrainingEx); the "
                          "convolution overflows")
-    ap.add_argument("--conv-graph", action="store_true",
-                    help="attn is two convolutions through the fake cuDNN's backend API "
-                         "(cudnnBackendExecute, as torch's Conv_v8.cpp); the first "
-                         "overflows, the second reads it")
+    ap.add_argument("--conv", choices=["graph", "legacy"],
+                    help="attn is two convolutions through the fake cuDNN, the first "
+                         "overflowing, the second reading it; graph: its backend API "
+                         "(cudnnBackendExecute, as torch's Conv_v8.cpp), legacy: "
+                         "cudnnConvolutionForward (Conv_v7.cpp)")
+    ap.add_argument("--conv-reader", choices=["conv", "opaque"], default="conv",
+                    help="--conv: what reads the first convolution's output: the second "
+                         "convolution, or an undecodable kernel (no read of it offered)")
     ap.add_argument("--triton", action="store_true",
                     help="attn is a torch.compile'd region: two Triton kernels (exp, then "
                          "a mul reading it) launched through Inductor's CachingAutotuner.run; "
@@ -191,7 +195,7 @@ def main():
     ops.fo_mlp_in.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_mlp_fc.argtypes = [ctypes.c_int, ctypes.c_int]
     ops.fo_gn_conv.argtypes = [ctypes.c_float]
-    ops.fo_conv_graph.argtypes = [ctypes.c_int, ctypes.c_float]
+    ops.fo_conv.argtypes = [ctypes.c_int, ctypes.c_float, ctypes.c_int]
     ops.fo_tri_buf.restype = ctypes.c_ulonglong
     ops.fo_tri_input.argtypes = [ctypes.c_float]
     ops.fo_tri_launch.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_ulonglong,
@@ -295,14 +299,15 @@ def main():
 
         def forward(self, x):
             v = 1e38 if train.step == a.at and self.which == 0 else 1.0
-            if ops.fo_conv_graph(self.which, v):
-                sys.exit("fake_gpu_job: the fake cuDNN backend call failed")
+            if ops.fo_conv(self.which, v, int(a.conv == "legacy")):
+                sys.exit("fake_gpu_job: the fake cuDNN call failed")
             return x
 
     class ConvPair(nn.Module):
         def __init__(self):
             super().__init__()
-            self.conv1, self.conv2 = GraphConv(0), GraphConv(1)
+            self.conv1 = GraphConv(0)
+            self.conv2 = GraphConv(2 if a.conv_reader == "opaque" else 1)
 
         def forward(self, x):
             return self.conv2(self.conv1(x))
@@ -365,7 +370,7 @@ def main():
             super().__init__()
             self.attn = (SDPA() if a.sdpa else MLP() if a.mlp
                          else ConvNorm() if a.gn or a.bn_cudnn
-                         else ConvPair() if a.conv_graph
+                         else ConvPair() if a.conv
                          else Compiled() if a.triton else Attn())
             self.gate = Gate()
 
@@ -383,7 +388,7 @@ def main():
                  else ops.fo_head_tri if a.triton
                  else ops.fo_head_sum if a.sum
                  else ops.fo_head_copy if (a.copy or a.cat or a.cat_split or a.gn or a.bn_cudnn
-                                           or a.conv_graph)
+                                           or a.conv)
                  else ops.fo_head)()
             return self.lin(x)
 
@@ -406,7 +411,7 @@ def main():
         return
     # the gate's gradient work, read after backward()
     train(Model(), a, ops.fo_head if a.fault == "backward" else None,
-          gate_at=-1 if a.sdpa or a.mlp or a.gn or a.bn_cudnn or a.conv_graph or a.triton
+          gate_at=-1 if a.sdpa or a.mlp or a.gn or a.bn_cudnn or a.conv or a.triton
           else None)
 
 

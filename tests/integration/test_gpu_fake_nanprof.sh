@@ -52,9 +52,9 @@
 # first read by group norm's statistics kernel, named in attn.conv.  And
 # a convolution then a BatchNorm through a fake cuDNN (--bn-cudnn): the
 # convolution's overflow named in attn.conv.  And two convolutions
-# through the fake cuDNN's backend API (--conv-graph): the first's
-# overflow named at its execution in attn.conv1 (attn.conv2 without the
-# wrappers); and
+# through the fake cuDNN (--conv graph: its backend API; --conv legacy:
+# cudnnConvolutionForward): the first's overflow named at its call in
+# attn.conv1 (attn.conv2 without the wrappers); and
 # a torch.compile'd region (--triton): two Triton kernels launched by
 # Inductor's CachingAutotuner.run, the first's overflow named at it.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
@@ -540,27 +540,45 @@ PY
 		cat "$T/$tag-bn.err" "$T/$tag-bn-off.err" >> "$T/chk"
 		bad "$tag: cuDNN batch norm's call" "$T/chk"
 	fi
-	# two convolutions through cuDNN's backend API (cupti/dnn_graph.h),
-	# the first overflowing, the second reading it: both kernels opaque.
-	# The plan torch caches and each call's variant pack name the first
-	# one's output; the generic tier alone (NANPROF_GPU_BLAS=0) names the
-	# second, the last undecoded kernel handed the address
-	run_fake "$py" "$T/$tag-cg" --conv-graph --at 3
-	FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-cg-off" --conv-graph --at 3
-	if python3 $IT/check_origin.py "$T/$tag-cg/events.jsonl" --cuda \
-		--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel xmma_fprop \
-		> "$T/chk" 2>&1 &&
-	   [ "$(grep -o '"gpu_gemm_checks":[0-9]*' "$T/$tag-cg/events.jsonl" | tail -1)" = \
-	     '"gpu_gemm_checks":12' ] &&
-	   python3 $IT/check_origin.py "$T/$tag-cg-off/events.jsonl" --cuda \
-		--origin forward blocks.0.attn.conv2 output --step 3 --op-kernel xmma_fprop \
-		>> "$T/chk" 2>&1; then
-		ok "$tag: a convolution through cuDNN's backend API named at its execution, not its reader's"
-	else
-		cat "$T/$tag-cg.err" "$T/$tag-cg-off.err" >> "$T/chk"
-		grep -ho '"gpu_gemm_checks":[0-9]*' "$T/$tag-cg/events.jsonl" >> "$T/chk"
-		bad "$tag: cuDNN backend executions" "$T/chk"
-	fi
+	# two convolutions through cuDNN, the first overflowing, the second
+	# reading it: both kernels opaque.  Through the backend API
+	# (cupti/dnn_graph.h) the plan torch caches and each call's variant
+	# pack name the first one's output; through the legacy call
+	# (cudnnConvolutionForward) its descriptors do.  The generic tier
+	# alone (NANPROF_GPU_BLAS=0) names the second, the last undecoded
+	# kernel handed the address.  The second one's read of its input
+	# would name the first too: read by an undecodable kernel instead
+	# (--conv-reader opaque), only the first's own plan names it
+	local api kernel
+	for api in graph legacy; do
+		kernel=xmma_fprop
+		[ $api = legacy ] && kernel=implicit_convolve_sgemm
+		run_fake "$py" "$T/$tag-conv-$api" --conv $api --at 3
+		FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-conv-$api-off" --conv $api --at 3
+		if python3 $IT/check_origin.py "$T/$tag-conv-$api/events.jsonl" --cuda \
+			--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel $kernel \
+			> "$T/chk" 2>&1 &&
+		   [ "$(grep -o '"gpu_gemm_checks":[0-9]*' "$T/$tag-conv-$api/events.jsonl" | tail -1)" = \
+		     '"gpu_gemm_checks":12' ] &&
+		   python3 $IT/check_origin.py "$T/$tag-conv-$api-off/events.jsonl" --cuda \
+			--origin forward blocks.0.attn.conv2 output --step 3 --op-kernel $kernel \
+			>> "$T/chk" 2>&1; then
+			ok "$tag: a cuDNN convolution ($api API) named at its call, not at its reader's"
+		else
+			cat "$T/$tag-conv-$api.err" "$T/$tag-conv-$api-off.err" >> "$T/chk"
+			grep -ho '"gpu_gemm_checks":[0-9]*' "$T/$tag-conv-$api/events.jsonl" >> "$T/chk"
+			bad "$tag: cuDNN convolutions ($api API)" "$T/chk"
+		fi
+		run_fake "$py" "$T/$tag-conv-$api-op" --conv $api --conv-reader opaque --at 3
+		if python3 $IT/check_origin.py "$T/$tag-conv-$api-op/events.jsonl" --cuda \
+			--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel $kernel \
+			> "$T/chk" 2>&1; then
+			ok "$tag: a cuDNN convolution ($api API) read by an undecodable kernel, named at its own call"
+		else
+			cat "$T/$tag-conv-$api-op.err" >> "$T/chk"
+			bad "$tag: cuDNN convolution ($api API) before an undecodable reader" "$T/chk"
+		fi
+	done
 	# a torch.compile'd region: two Triton kernels in a row, launched by
 	# torch's own CachingAutotuner.run (cupti/triton.h), the first
 	# overflowing.  Their parameters name no output: only the plan the
