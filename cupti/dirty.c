@@ -97,6 +97,19 @@ static void add(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
 	t->len++;
 }
 
+/* Keeps [base, end), dirty as of dirty_tag until `until`, for late
+ * judgements; the oldest span goes when the ring is full. */
+static void remember(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t dirty_tag,
+		     uint64_t until)
+{
+	t->hist[t->hist_next] = (struct np_dirty_span){ base, end, dirty_tag, until };
+	t->hist_next = (t->hist_next + 1) % NP_DIRTY_HISTORY;
+	if (t->hist_len < NP_DIRTY_HISTORY)
+		t->hist_len++;
+	if (until > t->hist_until)
+		t->hist_until = until;
+}
+
 /* Takes [base, end) out of every range whose tag is below `below`. */
 static void carve(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t below)
 {
@@ -105,6 +118,9 @@ static void carve(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t belo
 	while (i < t->len && t->v[i].base < end) {
 		struct np_dirty_range r = t->v[i];
 
+		if (r.tag < below)
+			remember(t, r.base > base ? r.base : base, r.end < end ? r.end : end, r.tag,
+				 below);
 		if (r.tag >= below) {
 			i++;
 		} else if (r.base < base && r.end > end) {
@@ -158,7 +174,21 @@ static bool inputs_dirty(const struct np_dirty *t, const struct np_dirty_launch 
 			return true;
 		}
 	}
-	return false;
+	/* a late launch: what it read may since have been cleared or
+	 * re-marked by launches after it, whose results came first */
+	if (!l->late || l->tag >= t->hist_until)
+		return false;
+	bool found = false;
+	for (uint32_t k = 0; k < n; k++)
+		for (uint32_t h = 0; h < t->hist_len; h++) {
+			const struct np_dirty_span *s = &t->hist[h];
+			if (l->in[k] >= s->base && l->in[k] < s->end && s->dirty_tag < l->tag &&
+			    l->tag < s->until && (!found || s->dirty_tag > *source)) {
+				*source = s->dirty_tag;
+				found = true;
+			}
+		}
+	return found;
 }
 
 /* End of the output range: at least one byte, clamped to the address space. */

@@ -55,6 +55,13 @@
  *    looks PROPAGATED.  A range keeps only its latest dirty tag, so an
  *    earlier launch reading it after an earlier producer is missed when
  *    a later producer's result came first.
+ *  - A late judgement (the generic tier's: an undecoded launch's output,
+ *    checked at a reader long after it) comes after results of launches
+ *    that followed it, which may have cleared or re-marked what it read.
+ *    For those the tracker keeps the last NP_DIRTY_HISTORY spans taken
+ *    out of dirty ranges (dirty from one tag until another): a late
+ *    launch between the two read them dirty.  Older spans are forgotten
+ *    and the late reader looks like a birth.
  *  - Eviction forgets the oldest dirty ranges: their readers look like
  *    births.
  *
@@ -70,6 +77,7 @@
 
 #define NP_DIRTY_MAX_INPUTS 16		/* input words kept per launch */
 #define NP_DIRTY_DEFAULT_CAP 4096	/* known-dirty ranges, 24 bytes each */
+#define NP_DIRTY_HISTORY 64		/* spans cleared or re-marked, for late judgements */
 
 struct np_dirty_launch {
 	uint64_t tag;		/* launch-order number: a later launch has a larger tag */
@@ -78,6 +86,8 @@ struct np_dirty_launch {
 	uint64_t out_len;	/* 0: the byte at out_ptr */
 	uint32_t n_in;		/* words used in in[]; more than NP_DIRTY_MAX_INPUTS reads as that */
 	uint64_t in[NP_DIRTY_MAX_INPUTS];	/* the kernel's pointer-like input words */
+	bool late;		/* judged after results of launches that followed it (the
+				 * generic tier): its inputs are looked up in the history too */
 };
 
 enum np_dirty_verdict {
@@ -99,6 +109,12 @@ struct np_dirty_range {
 	uint64_t tag;		/* latest launch known to have left it non-finite */
 };
 
+/* Bytes that were dirty as of dirty_tag until a launch tagged until
+ * cleared them or left them dirty again. */
+struct np_dirty_span {
+	uint64_t base, end, dirty_tag, until;
+};
+
 struct np_dirty {
 	struct np_dirty_range *v;	/* sorted by base, non-overlapping */
 	size_t len, cap;
@@ -108,6 +124,9 @@ struct np_dirty {
 	uint64_t propagated;	/* PROPAGATED verdicts */
 	uint64_t clean;		/* CLEAN verdicts */
 	uint64_t evicted;	/* ranges dropped, oldest tag first, to make room */
+	struct np_dirty_span hist[NP_DIRTY_HISTORY];	/* a ring: the latest spans */
+	uint32_t hist_len, hist_next;
+	uint64_t hist_until;	/* the largest until in it: later launches skip it */
 };
 
 /* Room for cap known-dirty ranges (>= 1).  0, -EINVAL for cap 0, or

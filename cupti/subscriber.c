@@ -269,8 +269,11 @@ static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_
 		e.func = as->func;
 		order = as->order;
 	}
+	/* the generic tier's check is judged at its reader, after results of
+	 * launches that came after U's: its inputs' history counts (dirty.h) */
 	e.dl = (struct np_dirty_launch){ .tag = order, .stream = (uint64_t)(uintptr_t)stream,
-					 .out_ptr = b->ptr, .out_len = numel * esz };
+					 .out_ptr = b->ptr, .out_len = numel * esz,
+					 .late = as != NULL };
 	_Static_assert(NP_KD_BUF_INPUTS <= NP_DIRTY_MAX_INPUTS, "an output's inputs all kept");
 	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
 		e.dl.in[e.dl.n_in++] = inputs[k];

@@ -226,6 +226,65 @@ Test(dirty, interleaved_streams)
 	cr_expect_eq(tag_at(0x8000), -1);
 }
 
+/* A late judgement (the generic tier's) of launch 24, reading what 23
+ * left dirty, comes after 26 cleared it and 31's reader... */
+static enum np_dirty_verdict late(uint64_t tag, uint64_t out, uint64_t in)
+{
+	struct np_dirty_launch l = { .tag = tag, .stream = 1, .out_ptr = out, .out_len = 0x100,
+				     .n_in = 1, .in = { in }, .late = true };
+
+	memset(&why, 0xa5, sizeof(why));
+	return np_dirty_result(&t, &l, 1, &why);
+}
+
+Test(dirty, a_late_judgement_sees_what_later_results_cleared)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	expect_verdict(RES(23, 1, 0x1000, 0x100, DIRTY), NP_DIRTY_FIRST_ORIGIN, "conv");
+	expect_verdict(RES(26, 1, 0x1000, 0x100, CLEAN), NP_DIRTY_CLEAN, "rewritten clean");
+	cr_expect_eq(tag_at(0x1000), -1);
+	expect_verdict(late(24, 0x2000, 0x1010), NP_DIRTY_PROPAGATED,
+		       "launched between the two: it read the dirty values");
+	expect_source(23);
+	expect_verdict(RES(25, 1, 0x3000, 0x100, DIRTY, 0x1010), NP_DIRTY_LATER_BIRTH,
+		       "judged in order: not looked up in the history");
+	expect_verdict(late(27, 0x4000, 0x1010), NP_DIRTY_LATER_BIRTH, "launched after the clean write");
+	expect_verdict(late(22, 0x4100, 0x1010), NP_DIRTY_FIRST_ORIGIN,
+		       "launched before the conv: a birth, and the earliest");
+	cr_expect_not(why.inputs_dirty);
+
+	/* re-marked by a later producer: the late reader's source is the
+	 * earlier one */
+	expect_verdict(RES(30, 1, 0x5000, 0x100, DIRTY), NP_DIRTY_LATER_BIRTH, "first");
+	expect_verdict(RES(33, 1, 0x5000, 0x100, DIRTY), NP_DIRTY_LATER_BIRTH, "second");
+	expect_verdict(late(31, 0x6000, 0x5080), NP_DIRTY_PROPAGATED, "between");
+	expect_source(30);
+	expect_verdict(late(34, 0x6100, 0x5080), NP_DIRTY_PROPAGATED, "after: the range itself");
+	expect_source(33);
+}
+
+Test(dirty, the_history_is_bounded)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	RES(10, 1, 0x1000, 0x100, DIRTY);
+	RES(12, 1, 0x1000, 0x100, CLEAN);
+	/* NP_DIRTY_HISTORY more spans push the first out */
+	for (uint64_t i = 0; i < NP_DIRTY_HISTORY; i++) {
+		RES(20 + 2 * i, 1, 0x8000 + 0x100 * i, 0x100, DIRTY);
+		RES(21 + 2 * i, 1, 0x8000 + 0x100 * i, 0x100, CLEAN);
+	}
+	cr_expect_eq(t.hist_len, NP_DIRTY_HISTORY);
+	expect_verdict(late(11, 0x2000, 0x1010), NP_DIRTY_LATER_BIRTH, "forgotten");
+	expect_verdict(late(20 + 2 * (NP_DIRTY_HISTORY - 1), 0x2100,
+			    0x8000 + 0x100 * (NP_DIRTY_HISTORY - 1)),
+		       NP_DIRTY_LATER_BIRTH, "at the dirty tag itself: not after it");
+	struct np_dirty_launch l = { .tag = 20 + 2 * (NP_DIRTY_HISTORY - 1), .out_ptr = 0x2200,
+				     .n_in = 1, .late = true,
+				     .in = { 0x8000 + 0x100 * (NP_DIRTY_HISTORY - 1) } };
+	l.tag++;   /* equal to until: the clean write itself */
+	cr_expect_eq(np_dirty_result(&t, &l, 1, &why), NP_DIRTY_LATER_BIRTH);
+}
+
 /* Each byte keeps the latest tag that left it dirty. */
 Test(dirty, overlapping_marks_keep_the_later_tag)
 {
