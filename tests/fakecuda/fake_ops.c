@@ -78,7 +78,8 @@
  *                    Conv_v8.cpp), or its legacy cudnnConvolutionForward
  *                    (Conv_v7.cpp): k 0 y = v (fill), a = 10 y; k 1
  *                    c = 10 a; k 2 c = exp(a) in the undecodable kernel
- *                    instead; read by fo_head_copy()
+ *                    instead; read by fo_head_copy().  shared: a is e,
+ *                    which the gate rewrites before the head reads c
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -1155,8 +1156,10 @@ static int conv_v7(cudnnHandle_t dnn, float *in, float *out)
 /* which 0: y = v (fill), a = conv(y); which 1: c = conv(a), reading the
  * first's output; which 2: c = exp(a) in the undecodable kernel, a
  * reader that offers no read of a.  w = 10, so v = 1e38 overflows in
- * the first. */
-int fo_conv(int which, float v, int legacy)
+ * the first.  shared: a is e, which the gate rewrites (clean) after attn:
+ * the head's generic check of c is then judged after e's clean result
+ * (dirty.h's late judgements). */
+int fo_conv(int which, float v, int legacy, int shared)
 {
 	static cudnnHandle_t dnn;
 	static cudnnBackendDescriptor_t plan;
@@ -1171,11 +1174,12 @@ int fo_conv(int which, float v, int legacy)
 	}
 	if (!legacy && !plan && !(plan = conv_plan(dnn)))
 		return -1;
-	float *in = which == 0 ? y : conv_a, *out = which == 0 ? conv_a : c;
+	float *a = shared ? e : conv_a;
+	float *in = which == 0 ? y : a, *out = which == 0 ? a : c;
 	if (which == 0)
 		launch1(fill, v, y);
 	if (which == 2) {
-		struct opaque_args o = { c, conv_a, N };
+		struct opaque_args o = { c, a, N };
 		void *p[] = { &o };
 		check(cuLaunchKernel(opaque, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL),
 		      "cuLaunchKernel");

@@ -168,9 +168,11 @@ def main():
                          "overflowing, the second reading it; graph: its backend API "
                          "(cudnnBackendExecute, as torch's Conv_v8.cpp), legacy: "
                          "cudnnConvolutionForward (Conv_v7.cpp)")
-    ap.add_argument("--conv-reader", choices=["conv", "opaque"], default="conv",
+    ap.add_argument("--conv-reader", choices=["conv", "opaque", "opaque-late"], default="conv",
                     help="--conv: what reads the first convolution's output: the second "
-                         "convolution, or an undecodable kernel (no read of it offered)")
+                         "convolution, or an undecodable kernel (no read of it offered); "
+                         "opaque-late: the first writes e, which the gate rewrites before "
+                         "the reader's output is checked")
     ap.add_argument("--triton", action="store_true",
                     help="attn is a torch.compile'd region: two Triton kernels (exp, then "
                          "a mul reading it) launched through Inductor's CachingAutotuner.run; "
@@ -195,7 +197,7 @@ def main():
     ops.fo_mlp_in.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_mlp_fc.argtypes = [ctypes.c_int, ctypes.c_int]
     ops.fo_gn_conv.argtypes = [ctypes.c_float]
-    ops.fo_conv.argtypes = [ctypes.c_int, ctypes.c_float, ctypes.c_int]
+    ops.fo_conv.argtypes = [ctypes.c_int, ctypes.c_float, ctypes.c_int, ctypes.c_int]
     ops.fo_tri_buf.restype = ctypes.c_ulonglong
     ops.fo_tri_input.argtypes = [ctypes.c_float]
     ops.fo_tri_launch.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_ulonglong,
@@ -299,7 +301,8 @@ def main():
 
         def forward(self, x):
             v = 1e38 if train.step == a.at and self.which == 0 else 1.0
-            if ops.fo_conv(self.which, v, int(a.conv == "legacy")):
+            if ops.fo_conv(self.which, v, int(a.conv == "legacy"),
+                           int(a.conv_reader == "opaque-late")):
                 sys.exit("fake_gpu_job: the fake cuDNN call failed")
             return x
 
@@ -307,7 +310,7 @@ def main():
         def __init__(self):
             super().__init__()
             self.conv1 = GraphConv(0)
-            self.conv2 = GraphConv(2 if a.conv_reader == "opaque" else 1)
+            self.conv2 = GraphConv(1 if a.conv_reader == "conv" else 2)
 
         def forward(self, x):
             return self.conv2(self.conv1(x))

@@ -579,6 +579,20 @@ PY
 			bad "$tag: cuDNN convolution ($api API) before an undecodable reader" "$T/chk"
 		fi
 	done
+	# the same, the first convolution writing e, which the gate rewrites
+	# with finite values before the head reads the undecodable reader's
+	# output: that reader's check, judged at the head, comes after e's
+	# clean result, and must still see e as it was (cupti/dirty.h's late
+	# judgements); without that history it names the reader
+	run_fake "$py" "$T/$tag-conv-late" --conv graph --conv-reader opaque-late --at 3
+	if python3 $IT/check_origin.py "$T/$tag-conv-late/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel xmma_fprop \
+		> "$T/chk" 2>&1; then
+		ok "$tag: a late generic judgement sees its input as it was before a later clean rewrite"
+	else
+		cat "$T/$tag-conv-late.err" >> "$T/chk"
+		bad "$tag: a late generic judgement after a clean rewrite" "$T/chk"
+	fi
 	# a torch.compile'd region: two Triton kernels in a row, launched by
 	# torch's own CachingAutotuner.run (cupti/triton.h), the first
 	# overflowing.  Their parameters name no output: only the plan the
