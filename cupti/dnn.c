@@ -67,14 +67,10 @@ int np_dnn_bn_plan(const struct np_dnn_bn *c, struct np_gemm_plan *p)
 		return -1;
 	p->out = (struct np_kbuf){ .ptr = c->y, .numel = yn, .dtype = (enum np_dtype)ydt,
 				   .how = NP_KH_GEMM };
+	/* x and the params (y is among them only in place: y == x) */
 	uint64_t in[1 + 4] = { c->x, c->params[0], c->params[1], c->params[2], c->params[3] };
-	for (int i = 0; i < 5; i++) {
-		int dup = !in[i];   /* y itself only when it is x: in place */
-		for (int k = 0; !dup && k < p->out.n_in; k++)
-			dup = p->out.in[k] == in[i];
-		if (!dup)
-			p->out.in[p->out.n_in++] = in[i];
-	}
+	for (int i = 0; i < 5; i++)
+		np_gemm_add_input(&p->out, in[i]);
 	if (c->x && xdt >= 0 && xn)
 		p->rd[p->n_rd++] = (struct np_kread){ .ptr = c->x, .numel = xn,
 						      .dtype = (enum np_dtype)xdt };
@@ -96,16 +92,6 @@ uint64_t np_dnn_operand_numel(const struct np_dnn_operand *o)
 	return n;
 }
 
-/* adds ptr to the output's judgement inputs, once */
-static void add_input(struct np_kbuf *out, uint64_t ptr)
-{
-	for (int k = 0; k < out->n_in; k++)
-		if (out->in[k] == ptr)
-			return;
-	if (ptr && out->n_in < NP_KD_BUF_INPUTS)
-		out->in[out->n_in++] = ptr;
-}
-
 int np_dnn_conv_plan(const struct np_dnn_conv *c, struct np_gemm_plan *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -117,16 +103,16 @@ int np_dnn_conv_plan(const struct np_dnn_conv *c, struct np_gemm_plan *p)
 				   .how = NP_KH_GEMM };
 	for (int i = 0; i < 2; i++) {
 		const struct np_dnn_operand *in = &c->in[i];
-		add_input(&p->out, in->ptr);
+		np_gemm_add_input(&p->out, in->ptr);
 		int idt = np_dnn_dtype(in->dtype);
 		uint64_t in_n = np_dnn_operand_numel(in);
 		if (in->ptr && idt >= 0 && in_n)
 			p->rd[p->n_rd++] = (struct np_kread){ .ptr = in->ptr, .numel = in_n,
 							      .dtype = (enum np_dtype)idt };
 	}
-	add_input(&p->out, c->extra[0]);
-	add_input(&p->out, c->extra[1]);
+	np_gemm_add_input(&p->out, c->extra[0]);
+	np_gemm_add_input(&p->out, c->extra[1]);
 	if (c->beta_set)
-		add_input(&p->out, c->out.ptr);
+		np_gemm_add_input(&p->out, c->out.ptr);
 	return 0;
 }

@@ -412,11 +412,7 @@ static int plan_of(const struct dg_tensors *g, const struct dg_entry *pack,
 	for (int i = 0; i < g->n; i++) {
 		if (!(g->t[i].flags & T_READ))
 			continue;
-		int dup = 0;
-		for (int k = 0; k < p->out.n_in; k++)
-			dup |= p->out.in[k] == ptr[i];
-		if (!dup && p->out.n_in < NP_KD_BUF_INPUTS)
-			p->out.in[p->out.n_in++] = ptr[i];
+		np_gemm_add_input(&p->out, ptr[i]);
 		if (i != out && g->t[i].numel && g->t[i].dtype >= 0)
 			offer(p, (struct np_kread){ .ptr = ptr[i], .numel = g->t[i].numel,
 						    .dtype = (enum np_dtype)g->t[i].dtype });

@@ -126,7 +126,7 @@ static void read_of(const struct np_gemm_mat *m, struct np_gemm_plan *p)
 						      .dtype = (enum np_dtype)dt };
 }
 
-static void input(struct np_kbuf *b, uint64_t ptr)
+void np_gemm_add_input(struct np_kbuf *b, uint64_t ptr)
 {
 	for (int k = 0; k < b->n_in; k++)
 		if (b->in[k] == ptr)
@@ -144,16 +144,16 @@ int np_gemm_plan(const struct np_gemm_call *c, struct np_gemm_plan *p)
 		return -1;
 	p->out = (struct np_kbuf){ .ptr = c->d.ptr, .numel = n, .dtype = (enum np_dtype)dt,
 				   .how = NP_KH_GEMM };
-	input(&p->out, c->a.ptr);
-	input(&p->out, c->b.ptr);
+	np_gemm_add_input(&p->out, c->a.ptr);
+	np_gemm_add_input(&p->out, c->b.ptr);
 	/* C is read when beta is set: in place (torch's addmm copies the
 	 * bias into D, then accumulates) a non-finite value already in D is
 	 * propagation.  Beta unknown: a separate C is taken as read, but
 	 * not D itself, whose old contents (a block the allocator reused)
 	 * must not pass a new birth off as propagation. */
 	if (c->beta == NP_GEMM_BETA_SET || (c->beta == NP_GEMM_BETA_UNKNOWN && c->c.ptr != c->d.ptr))
-		input(&p->out, c->c.ptr);
-	input(&p->out, c->bias);
+		np_gemm_add_input(&p->out, c->c.ptr);
+	np_gemm_add_input(&p->out, c->bias);
 	read_of(&c->a, p);
 	read_of(&c->b, p);
 	return 0;

@@ -108,6 +108,10 @@ uint64_t np_gemm_dense_numel(const struct np_gemm_mat *m, int broadcast_ok);
  * int32), 8 (double); p a host pointer.  A negative zero is zero. */
 int np_gemm_scalar_zero(const void *p, unsigned size);
 
+/* Adds ptr (0: none) to an output's judgement inputs, once, while there
+ * is room (NP_KD_BUF_INPUTS): for every library call's plan. */
+void np_gemm_add_input(struct np_kbuf *b, uint64_t ptr);
+
 /* The plan of call c: 0 when D can be checked, -1 when not (a view with
  * gaps, a dtype no check reads, an empty or batch-broadcast D). */
 int np_gemm_plan(const struct np_gemm_call *c, struct np_gemm_plan *p);
