@@ -9,6 +9,7 @@ Prints one line per check ("ok ..." or "FAIL ..."); exit 1 if any failed.
 """
 import ast
 import functools
+import importlib
 import os
 import sys
 import types
@@ -140,7 +141,41 @@ def main():
     for u in reversed(undo):
         u()
     check("uninstall puts run() back", CachingAutotuner.__dict__["run"] is orig)
+    import_later(ns)
     sys.exit(1 if failed else 0)
+
+
+def import_later(ns):
+    """Inductor imported after the install (an inference job's first
+    compile, with no optimizer step to look after): its run() is wrapped
+    as soon as its module has run, and the import is otherwise the same."""
+    name = ns["TRITON_MODULE"]
+    saved = sys.modules.pop(name)
+    before = list(sys.meta_path)
+    undo = []
+
+    class NoHooks:   # a torch whose optimizers have no global hooks
+        pass
+    ns["wrap_triton_later"](functools, NoHooks, undo)
+    check("not loaded: a watch is first on sys.meta_path",
+          len(sys.meta_path) == len(before) + 1 and sys.meta_path[1:] == before)
+    import json.tool  # noqa: F401  (another import, not yet loaded: the watch passes it on)
+    check("other imports pass through", "json.tool" in sys.modules)
+    try:
+        m = importlib.import_module(name)
+        run = m.CachingAutotuner.__dict__["run"]
+        check("a fresh import: its CachingAutotuner.run wrapped",
+              m is not saved and getattr(run, "_nanprof", False))
+        check("the watch is gone once it wrapped", sys.meta_path == before)
+        check("the module still knows its source", bool(m.__loader__.get_source(name)),
+              repr(m.__loader__))
+        for u in reversed(undo):
+            u()
+        check("uninstall puts the fresh run() back",
+              not getattr(m.CachingAutotuner.__dict__["run"], "_nanprof", False))
+    finally:
+        sys.modules[name] = saved
+        sys.meta_path[:] = before
 
 
 if __name__ == "__main__":
