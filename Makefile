@@ -243,6 +243,7 @@ $(FAKECUDA)/libcudnn.so.9: tests/fakecuda/fake_cudnn.c tests/fakecuda/fake_cudnn
 # imports, as libtorch_cuda.so does
 $(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
 			   tests/fakecuda/fake_cublas.h tests/fakecuda/fake_cudnn.h \
+			   tests/fakecuda/fake_conv_graph.h \
 			   tests/unit/memeff_params.h $(FAKECUDA)/libcublas.so.13 \
 			   $(FAKECUDA)/libcublasLt.so.13 $(FAKECUDA)/libcudnn.so.9
 	$(call msg,CC,$@)
@@ -257,10 +258,11 @@ endif
 # the agent's host work per kernel launch, on the fake driver
 # (docs/benchmarks.md): make bench-launch
 $(FAKECUDA)/bench_launch: bench/bench_launch.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
-			  tests/fakecuda/fake_cublas.h $(FAKECUDA)/libcublas.so.13
+			  tests/fakecuda/fake_cublas.h $(FAKECUDA)/libcublas.so.13 \
+			  tests/fakecuda/fake_conv_graph.h $(FAKECUDA)/libcudnn.so.9
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcublas.so.13 -l:libcublasLt.so.13 \
-		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
+		-l:libcudnn.so.9 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -o $@
 .PHONY: bench-launch bench-triton
 bench-launch: $(FAKECUDA)/bench_launch $(FAKECUDA)/libcupti.so.13 libnanprof_agent.so

@@ -17,6 +17,11 @@
  *   gemm        cublasSgemm_v2 (16 x 16 x 16, the fake cuBLAS) writes p,
  *               then the add reads p: the call's wrapper checks p after
  *               its kernel (cupti/blas.h), the add needs no generic check
+ *   conv        a convolution through cuDNN's backend API (the fake
+ *               cuDNN; its plan built once, a variant pack built, set,
+ *               executed and destroyed per call, as torch's Conv_v8.cpp
+ *               does) writes p, then the add reads p: the descriptor
+ *               wrappers and the execution's plan (cupti/dnn_graph.h)
  * The fake's own launch path is not a real driver's: what differs between
  * the two runs is the agent's work, not what cuLaunchKernel costs on a
  * GPU (a few microseconds, which the check's own launch adds there too).
@@ -31,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "../tests/fakecuda/fake.h"
+#include "../tests/fakecuda/fake_conv_graph.h"
 #include "../tests/fakecuda/fake_cublas.h"
 
 #define N 256
@@ -146,14 +152,27 @@ int main(int argc, char **argv)
 	cublasHandle_t blas;
 	if (cublasCreate_v2(&blas) != CUBLAS_STATUS_SUCCESS)
 		return 1;
+	static const int64_t dims[4] = { 1, 1, 16, 16 };   /* N elements, one channel */
+	cudnnHandle_t dnn;
+	cudnnBackendDescriptor_t plan;
+	if (cudnnCreate(&dnn) || !(plan = fcg_conv_plan(dnn, dims)))
+		return 1;
 
-	for (int pattern = 0; pattern < 4; pattern++) {
-		static const char *const names[] = { "decoded", "undecoded", "generic", "gemm" };
+	for (int pattern = 0; pattern < 5; pattern++) {
+		static const char *const names[] = { "decoded", "undecoded", "generic", "gemm",
+						     "conv" };
 		/* a warm-up: first sights (names, layouts, the context's check
 		 * kernels) are paid once, not per launch */
-		for (int i = 0; i < 200; i++)
-			pattern == 0 ? launch_add(q, x, y) : pattern == 3 ? gemm(blas, p)
-									 : launch_opaque(p);
+		for (int i = 0; i < 200; i++) {
+			if (pattern == 0)
+				launch_add(q, x, y);
+			else if (pattern == 3)
+				gemm(blas, p);
+			else if (pattern == 4)
+				fcg_conv_run(dnn, plan, x, p, y);
+			else
+				launch_opaque(p);
+		}
 		must(cuCtxSynchronize(), "cuCtxSynchronize");
 		double t0 = cpu_now();
 		for (long i = 0; i < iters; i++) {
@@ -161,6 +180,10 @@ int main(int argc, char **argv)
 				launch_add(q, x, y);
 			} else if (pattern == 3) {
 				gemm(blas, p);
+				launch_add(q, p, y);
+			} else if (pattern == 4) {
+				if (fcg_conv_run(dnn, plan, x, p, y))
+					return 1;
 				launch_add(q, p, y);
 			} else {
 				launch_opaque(p);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench_launch.sh - the agent's host work per kernel launch, on the fake
 # CUDA driver: bench_launch (bench/bench_launch.c) without the agent, with
-# it preloaded, and with it preloaded but cuBLAS's calls left to the
-# generic tier (NANPROF_GPU_BLAS=0), in interleaved rounds; the median of each pattern's
+# it preloaded, and with it preloaded but cuBLAS's and cuDNN's calls left
+# to the generic tier (NANPROF_GPU_BLAS=0), in interleaved rounds; the median of each pattern's
 # rounds, and the difference: what the launch callback costs the
 # launching thread.  The fake counts the agent's check launches and runs
 # none of them (FAKE_CUDA_DISCARD_CHECKS): running them would add its
@@ -41,9 +41,9 @@ print("%d rounds of %d iterations; the launching thread's CPU ns per iteration, 
 print("| pattern | launches | without the agent | with it | the agent's work | "
       "with it, NANPROF_GPU_BLAS=0 | the agent's work |")
 print("|---|---|---|---|---|---|---|")
-launches = {"decoded": 1, "undecoded": 1, "generic": 2, "gemm": 2}
+launches = {"decoded": 1, "undecoded": 1, "generic": 2, "gemm": 2, "conv": 2}
 med = statistics.median
-for k in ("decoded", "undecoded", "generic", "gemm"):
+for k in ("decoded", "undecoded", "generic", "gemm", "conv"):
     p, a, n = plain[k], agent[k], noblas[k]
     print("| %s | %d | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.0f | %.0f (%.0f-%.0f) | %.0f |" % (
         k, launches[k], med(p), min(p), max(p), med(a), min(a), max(a), med(a) - med(p),

@@ -89,6 +89,7 @@
 #include <string.h>
 #include "fake.h"
 #include "fake_cublas.h"
+#include "fake_conv_graph.h"
 #include "fake_cudnn.h"
 #include "../unit/memeff_params.h"
 
@@ -1011,127 +1012,8 @@ int fo_bn_cudnn(void)
 
 /* ---- two convolutions through cuDNN's backend API ---- */
 
-static int be_failed;
-
-static void be(cudnnStatus_t st, const char *what)
-{
-	if (st != CUDNN_STATUS_SUCCESS && !be_failed) {
-		fprintf(stderr, "fake_ops: cuDNN %s failed (%d)\n", what, st);
-		be_failed = 1;
-	}
-}
-
-static cudnnBackendDescriptor_t be_create(int type)
-{
-	cudnnBackendDescriptor_t d = NULL;
-	be(cudnnBackendCreateDescriptor(type, &d), "create");
-	return d;
-}
-
-static void be_ref(cudnnBackendDescriptor_t d, int name, cudnnBackendDescriptor_t ref)
-{
-	be(cudnnBackendSetAttribute(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ref), "set");
-}
-
-/* a finalized NCHW float tensor descriptor, as cudnn_frontend's
- * TensorBuilder makes one (torch: Conv_v8.cpp's getTensorDescriptor) */
-static cudnnBackendDescriptor_t be_tensor(int64_t uid, const int64_t *dims)
-{
-	cudnnBackendDescriptor_t t = be_create(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-	int64_t strides[4] = { dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1 };
-	int64_t align = 16;
-	int dtype = CUDNN_DATA_FLOAT;
-	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
-				    &dtype), "set");
-	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims),
-	   "set");
-	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides),
-	   "set");
-	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid),
-	   "set");
-	be(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1,
-				    &align), "set");
-	be(cudnnBackendFinalize(t), "finalize");
-	return t;
-}
-
-/* The plan of y = conv(x, w), x and y as e (8, 1, 16, 32), w one weight,
- * built once as torch builds and caches one per shape: tensors 'x', 'w'
- * and 'y', the operation, its graph, heuristics' engine config, the
- * plan.  Everything but the plan is then destroyed, as cudnn_frontend's
- * builders let go of theirs. */
-static cudnnBackendDescriptor_t conv_plan(cudnnHandle_t dnn)
-{
-	static const int64_t xd[4] = { 8, 1, 16, 32 }, wd[4] = { 1, 1, 1, 1 };
-	cudnnBackendDescriptor_t x = be_tensor('x', xd), w = be_tensor('w', wd),
-				 y = be_tensor('y', xd);
-	cudnnBackendDescriptor_t conv = be_create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-	int64_t spatial = 2;
-	int comp = CUDNN_DATA_FLOAT;
-	be(cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
-				    &spatial), "set");
-	be(cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE,
-				    1, &comp), "set");
-	be(cudnnBackendFinalize(conv), "finalize");
-
-	cudnnBackendDescriptor_t op =
-		be_create(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-	float one = 1.0f, zero = 0.0f;
-	be_ref(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
-	be_ref(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
-	be_ref(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y);
-	be_ref(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
-	be(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-				    CUDNN_TYPE_FLOAT, 1, &one), "set");
-	be(cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
-				    CUDNN_TYPE_FLOAT, 1, &zero), "set");
-	be(cudnnBackendFinalize(op), "finalize");
-
-	cudnnBackendDescriptor_t graph = be_create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-	be(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
-				    &dnn), "set");
-	be_ref(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, op);
-	be(cudnnBackendFinalize(graph), "finalize");
-
-	cudnnBackendDescriptor_t heur = be_create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-	int mode = CUDNN_HEUR_MODE_INSTANT;
-	be_ref(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
-	be(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
-				    &mode), "set");
-	be(cudnnBackendFinalize(heur), "finalize");
-	cudnnBackendDescriptor_t cfg = be_create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-	int64_t got = 0;
-	be(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-				    CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, &cfg), "heuristics");
-
-	cudnnBackendDescriptor_t plan = be_create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-	be_ref(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
-	be(cudnnBackendFinalize(plan), "finalize plan");
-	cudnnBackendDescriptor_t done[] = { x, w, y, conv, op, graph, heur, cfg };
-	for (unsigned i = 0; i < sizeof(done) / sizeof(done[0]); i++)
-		be(cudnnBackendDestroyDescriptor(done[i]), "destroy");
-	return be_failed ? NULL : plan;
-}
-
-/* one execution of the plan, as Conv_v8.cpp's run_conv_plan makes it: a
- * variant pack of 'x', 'y' and 'w' built, executed, destroyed */
-static int conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan, float *in, float *out)
-{
-	void *ptrs[3] = { in, out, conv_w };
-	int64_t uids[3] = { 'x', 'y', 'w' };
-	void *ws = NULL;
-	cudnnBackendDescriptor_t pack = be_create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-	be(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
-				    1, &ws), "set");
-	be(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-				    CUDNN_TYPE_VOID_PTR, 3, ptrs), "set");
-	be(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3,
-				    uids), "set");
-	be(cudnnBackendFinalize(pack), "finalize");
-	be(cudnnBackendExecute(dnn, plan, pack), "execute");
-	be(cudnnBackendDestroyDescriptor(pack), "destroy");
-	return be_failed || failed ? -1 : 0;
-}
+/* ---- convolutions through cuDNN: its backend API (fake_conv_graph.h)
+ * and its legacy call ---- */
 
 /* one call of the legacy API, as Conv_v7.cpp makes it (alpha 1, beta 0) */
 static int conv_v7(cudnnHandle_t dnn, float *in, float *out)
@@ -1148,9 +1030,9 @@ static int conv_v7(cudnnHandle_t dnn, float *in, float *out)
 			return -1;
 	}
 	float one = 1.0f, zero = 0.0f;
-	be(cudnnConvolutionForward(dnn, &one, td, in, fd, conv_w, cd, 0, NULL, 0, &zero, td, out),
-	   "convolution");
-	return be_failed || failed ? -1 : 0;
+	fcg(cudnnConvolutionForward(dnn, &one, td, in, fd, conv_w, cd, 0, NULL, 0, &zero, td,
+				    out), "convolution");
+	return fcg_failed || failed ? -1 : 0;
 }
 
 /* which 0: y = v (fill), a = conv(y); which 1: c = conv(a), reading the
@@ -1172,7 +1054,8 @@ int fo_conv(int which, float v, int legacy, int shared)
 			return -1;
 		conv_w[0] = 10.0f;
 	}
-	if (!legacy && !plan && !(plan = conv_plan(dnn)))
+	static const int64_t dims[4] = { 8, 1, 16, 32 };   /* e's N elements */
+	if (!legacy && !plan && !(plan = fcg_conv_plan(dnn, dims)))
 		return -1;
 	float *a = shared ? e : conv_a;
 	float *in = which == 0 ? y : a, *out = which == 0 ? a : c;
@@ -1185,5 +1068,7 @@ int fo_conv(int which, float v, int legacy, int shared)
 		      "cuLaunchKernel");
 		return failed ? -1 : 0;
 	}
-	return legacy ? conv_v7(dnn, in, out) : conv_run(dnn, plan, in, out);
+	if (legacy)
+		return conv_v7(dnn, in, out);
+	return fcg_conv_run(dnn, plan, in, out, conv_w) || failed ? -1 : 0;
 }
