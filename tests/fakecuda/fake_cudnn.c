@@ -384,15 +384,53 @@ FAKE_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescr
 	return *d ? 0 : CUDNN_STATUS_BAD_PARAM;
 }
 
-static CUfunction k_conv_v7;
+static CUfunction k_conv_v7, k_dgrad, k_wgrad;
 static pthread_once_t conv_v7_once = PTHREAD_ONCE_INIT;
+
+/* dw[0] = sum of x dy: the kernel's struct is conv_args (x, w: dy, y: dw) */
+static void run_wgrad(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct conv_args a;
+	memcpy(&a, args, sizeof(a));
+	float sum = 0;
+	for (int64_t i = 0; i < a.n; i++)
+		sum += a.x[i] * a.w[i];
+	a.y[0] = sum;
+}
 
 static void conv_v7_init(void)
 {
 	static const uint32_t off[] = { 0 }, size[] = { sizeof(struct conv_args) };
-	/* the legacy API's classic kernel, by its name's first part */
+	/* the legacy API's kernels, by their names' first parts */
 	k_conv_v7 = fake_cuda_register("implicit_convolve_sgemm_fake", 1, off, size, run_conv,
 				       NULL);
+	k_dgrad = fake_cuda_register("dgrad_engine_fake", 1, off, size, run_conv, NULL);
+	k_wgrad = fake_cuda_register("wgrad_alg0_engine_fake", 1, off, size, run_wgrad, NULL);
+}
+
+static int64_t numel_of(const cudnnTensorDescriptor_t d)
+{
+	int64_t n = 1;
+	for (int i = 0; i < d->nb; i++)
+		n *= d->dims[i];
+	return n;
+}
+
+static cudnnStatus_t launch_conv(CUfunction k, cudnnHandle_t h, const void *x, const void *w,
+				 void *y, int64_t n)
+{
+	struct conv_args a = { x, w, y, n };
+	void *p[] = { &a };
+	return cuLaunchKernel(k, (unsigned)((n + 255) / 256), 1, 1, 256, 1, 1, 0, h->stream, p,
+			      NULL) == CUDA_SUCCESS ? 0 : CUDNN_STATUS_BAD_PARAM;
+}
+
+/* one channel in, float: what the fake job asks */
+static int one_channel(const cudnnTensorDescriptor_t t, const cudnnFilterDescriptor_t f)
+{
+	return t->dtype == CUDNN_DATA_FLOAT && f->dtype == CUDNN_DATA_FLOAT && f->nb >= 2 &&
+	       f->dims[1] == 1;
 }
 
 FAKE_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
@@ -404,14 +442,33 @@ FAKE_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *a
 {
 	(void)alpha, (void)conv, (void)algo, (void)ws, (void)ws_size, (void)beta;
 	pthread_once(&conv_v7_once, conv_v7_init);
-	if (!k_conv_v7 || xd->dtype != CUDNN_DATA_FLOAT || wd->dtype != CUDNN_DATA_FLOAT ||
-	    wd->nb < 2 || wd->dims[1] != 1 || yd->nb != xd->nb)
-		return CUDNN_STATUS_NOT_SUPPORTED;   /* one channel in: y = w[0] x */
-	int64_t n = 1;
-	for (int i = 0; i < xd->nb; i++)
-		n *= xd->dims[i];
-	struct conv_args a = { x, w, y, n };
-	void *p[] = { &a };
-	return cuLaunchKernel(k_conv_v7, (unsigned)((n + 255) / 256), 1, 1, 256, 1, 1, 0,
-			      h->stream, p, NULL) == CUDA_SUCCESS ? 0 : CUDNN_STATUS_BAD_PARAM;
+	if (!k_conv_v7 || !one_channel(xd, wd) || yd->nb != xd->nb)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	return launch_conv(k_conv_v7, h, x, w, y, numel_of(xd));
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(
+	cudnnHandle_t h, const void *alpha, const cudnnFilterDescriptor_t wd, const void *w,
+	const cudnnTensorDescriptor_t dyd, const void *dy, const cudnnConvolutionDescriptor_t conv,
+	int algo, void *ws, size_t ws_size, const void *beta, const cudnnTensorDescriptor_t dxd,
+	void *dx)
+{
+	(void)alpha, (void)conv, (void)algo, (void)ws, (void)ws_size, (void)beta;
+	pthread_once(&conv_v7_once, conv_v7_init);
+	if (!k_dgrad || !one_channel(dyd, wd) || dxd->nb != dyd->nb)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	return launch_conv(k_dgrad, h, dy, w, dx, numel_of(dyd));
+}
+
+FAKE_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(
+	cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t xd, const void *x,
+	const cudnnTensorDescriptor_t dyd, const void *dy, const cudnnConvolutionDescriptor_t conv,
+	int algo, void *ws, size_t ws_size, const void *beta, const cudnnFilterDescriptor_t dwd,
+	void *dw)
+{
+	(void)alpha, (void)conv, (void)algo, (void)ws, (void)ws_size, (void)beta;
+	pthread_once(&conv_v7_once, conv_v7_init);
+	if (!k_wgrad || !one_channel(xd, dwd) || dyd->nb != xd->nb)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	return launch_conv(k_wgrad, h, x, dy, dw, numel_of(xd));
 }

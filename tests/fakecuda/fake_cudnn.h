@@ -97,6 +97,20 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
 				      const cudnnConvolutionDescriptor_t conv, int algo, void *ws,
 				      size_t ws_size, const void *beta,
 				      const cudnnTensorDescriptor_t yd, void *y);
+/* dx = w[0] dy */
+cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha,
+					   const cudnnFilterDescriptor_t wd, const void *w,
+					   const cudnnTensorDescriptor_t dyd, const void *dy,
+					   const cudnnConvolutionDescriptor_t conv, int algo,
+					   void *ws, size_t ws_size, const void *beta,
+					   const cudnnTensorDescriptor_t dxd, void *dx);
+/* dw[0] = sum of x dy */
+cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
+					     const cudnnTensorDescriptor_t xd, const void *x,
+					     const cudnnTensorDescriptor_t dyd, const void *dy,
+					     const cudnnConvolutionDescriptor_t conv, int algo,
+					     void *ws, size_t ws_size, const void *beta,
+					     const cudnnFilterDescriptor_t dwd, void *dw);
 
 cudnnStatus_t cudnnBackendCreateDescriptor(int type, cudnnBackendDescriptor_t *d);
 cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d);

@@ -73,10 +73,12 @@
  *   fo_bn_cudnn()    c = BatchNorm(e) through the fake cuDNN (fake_cudnn.h):
  *                    after fo_gn_conv, a convolution then cuDNN's batch norm;
  *                    read by fo_head_copy()
- *   fo_conv(k, v, legacy)  convolutions through the fake cuDNN's backend
- *                    API (one plan, a variant pack per call, as torch's
- *                    Conv_v8.cpp), or its legacy cudnnConvolutionForward
- *                    (Conv_v7.cpp): k 0 y = v (fill), a = 10 y; k 1
+ *   fo_conv(k, v, api, shared)  convolutions through the fake cuDNN's
+ *                    backend API (api 0: one plan, a variant pack per
+ *                    call, as torch's Conv_v8.cpp), or its legacy calls
+ *                    (Conv_v7.cpp; the first by api 1 forward, 2 backward
+ *                    data, 3 backward filter, a[0] = sum of y y; the
+ *                    second forward): k 0 y = v (fill), a = 10 y; k 1
  *                    c = 10 a; k 2 c = exp(a) in the undecodable kernel
  *                    instead; read by fo_head_copy().  shared: a is e,
  *                    which the gate rewrites before the head reads c
@@ -1015,8 +1017,10 @@ int fo_bn_cudnn(void)
 /* ---- convolutions through cuDNN: its backend API (fake_conv_graph.h)
  * and its legacy call ---- */
 
-/* one call of the legacy API, as Conv_v7.cpp makes it (alpha 1, beta 0) */
-static int conv_v7(cudnnHandle_t dnn, float *in, float *out)
+/* one call of the legacy API, as Conv_v7.cpp makes it (alpha 1, beta 0):
+ * call 1 forward, out = w in; 2 backward data, out = w in; 3 backward
+ * filter, out[0] = sum of in in (out a 1 x 1 x 1 x 1 filter) */
+static int conv_v7(cudnnHandle_t dnn, float *in, float *out, int call)
 {
 	static cudnnTensorDescriptor_t td;
 	static cudnnFilterDescriptor_t fd;
@@ -1030,8 +1034,15 @@ static int conv_v7(cudnnHandle_t dnn, float *in, float *out)
 			return -1;
 	}
 	float one = 1.0f, zero = 0.0f;
-	fcg(cudnnConvolutionForward(dnn, &one, td, in, fd, conv_w, cd, 0, NULL, 0, &zero, td,
-				    out), "convolution");
+	if (call == 1)
+		fcg(cudnnConvolutionForward(dnn, &one, td, in, fd, conv_w, cd, 0, NULL, 0, &zero, td,
+					    out), "convolution");
+	else if (call == 2)
+		fcg(cudnnConvolutionBackwardData(dnn, &one, fd, conv_w, td, in, cd, 0, NULL, 0, &zero,
+						 td, out), "convolution's backward data");
+	else
+		fcg(cudnnConvolutionBackwardFilter(dnn, &one, td, in, td, in, cd, 0, NULL, 0, &zero,
+						   fd, out), "convolution's backward filter");
 	return fcg_failed || failed ? -1 : 0;
 }
 
@@ -1041,7 +1052,7 @@ static int conv_v7(cudnnHandle_t dnn, float *in, float *out)
  * the first.  shared: a is e, which the gate rewrites (clean) after attn:
  * the head's generic check of c is then judged after e's clean result
  * (dirty.h's late judgements). */
-int fo_conv(int which, float v, int legacy, int shared)
+int fo_conv(int which, float v, int api, int shared)
 {
 	static cudnnHandle_t dnn;
 	static cudnnBackendDescriptor_t plan;
@@ -1055,7 +1066,7 @@ int fo_conv(int which, float v, int legacy, int shared)
 		conv_w[0] = 10.0f;
 	}
 	static const int64_t dims[4] = { 8, 1, 16, 32 };   /* e's N elements */
-	if (!legacy && !plan && !(plan = fcg_conv_plan(dnn, dims)))
+	if (!api && !plan && !(plan = fcg_conv_plan(dnn, dims)))
 		return -1;
 	float *a = shared ? e : conv_a;
 	float *in = which == 0 ? y : a, *out = which == 0 ? a : c;
@@ -1068,7 +1079,7 @@ int fo_conv(int which, float v, int legacy, int shared)
 		      "cuLaunchKernel");
 		return failed ? -1 : 0;
 	}
-	if (legacy)
-		return conv_v7(dnn, in, out);
+	if (api)
+		return conv_v7(dnn, in, out, which == 0 ? api : 1);
 	return fcg_conv_run(dnn, plan, in, out, conv_w) || failed ? -1 : 0;
 }

@@ -120,6 +120,7 @@ from fake_inductor import DeviceTensor, inductor_kernel
 
 # --gemm: fake_ops.c's fo_mlp_fc api numbers, in order
 GEMM_APIS = ["sgemm", "gemmex", "batched", "lt", "sgemmex", "gemv", "dot", "trsm"]
+CONV_APIS = ["graph", "legacy", "legacy-data", "legacy-filter"]   # fo_conv's api
 
 
 def main():
@@ -163,11 +164,13 @@ def main():
                     help="attn is a convolution (undecodable) then a BatchNorm through the "
                          "fake cuDNN (cudnnBatchNormalizationForwardTrainingEx); the "
                          "convolution overflows")
-    ap.add_argument("--conv", choices=["graph", "legacy"],
+    ap.add_argument("--conv", choices=CONV_APIS,
                     help="attn is two convolutions through the fake cuDNN, the first "
                          "overflowing, the second reading it; graph: its backend API "
                          "(cudnnBackendExecute, as torch's Conv_v8.cpp), legacy: "
-                         "cudnnConvolutionForward (Conv_v7.cpp)")
+                         "cudnnConvolutionForward (Conv_v7.cpp); legacy-data, "
+                         "legacy-filter: the first by cudnnConvolutionBackwardData or "
+                         "...BackwardFilter")
     ap.add_argument("--conv-reader", choices=["conv", "opaque", "opaque-late"], default="conv",
                     help="--conv: what reads the first convolution's output: the second "
                          "convolution, or an undecodable kernel (no read of it offered); "
@@ -300,8 +303,8 @@ def main():
             self.which = which
 
         def forward(self, x):
-            v = 1e38 if train.step == a.at and self.which == 0 else 1.0
-            if ops.fo_conv(self.which, v, int(a.conv == "legacy"),
+            v = 1e38 if train.step == a.at and self.which == 0 else 0.01
+            if ops.fo_conv(self.which, v, CONV_APIS.index(a.conv),
                            int(a.conv_reader == "opaque-late")):
                 sys.exit("fake_gpu_job: the fake cuDNN call failed")
             return x

@@ -53,8 +53,11 @@
 # a convolution then a BatchNorm through a fake cuDNN (--bn-cudnn): the
 # convolution's overflow named in attn.conv.  And two convolutions
 # through the fake cuDNN (--conv graph: its backend API; --conv legacy:
-# cudnnConvolutionForward): the first's overflow named at its call in
-# attn.conv1 (attn.conv2 without the wrappers); and
+# cudnnConvolutionForward; legacy-data, legacy-filter: the first by a
+# backward call): the first's overflow named at its call in attn.conv1
+# (attn.conv2 without the wrappers), read by the second or by an
+# undecodable kernel, and after its buffer was rewritten clean (a late
+# generic judgement); and
 # a torch.compile'd region (--triton): two Triton kernels launched by
 # Inductor's CachingAutotuner.run, the first's overflow named at it.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
@@ -550,33 +553,45 @@ PY
 	# would name the first too: read by an undecodable kernel instead
 	# (--conv-reader opaque), only the first's own plan names it
 	local api kernel
-	for api in graph legacy; do
-		kernel=xmma_fprop
-		[ $api = legacy ] && kernel=implicit_convolve_sgemm
-		run_fake "$py" "$T/$tag-conv-$api" --conv $api --at 3
-		FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-conv-$api-off" --conv $api --at 3
-		if python3 $IT/check_origin.py "$T/$tag-conv-$api/events.jsonl" --cuda \
-			--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel $kernel \
-			> "$T/chk" 2>&1 &&
-		   [ "$(grep -o '"gpu_gemm_checks":[0-9]*' "$T/$tag-conv-$api/events.jsonl" | tail -1)" = \
-		     '"gpu_gemm_checks":12' ] &&
-		   python3 $IT/check_origin.py "$T/$tag-conv-$api-off/events.jsonl" --cuda \
-			--origin forward blocks.0.attn.conv2 output --step 3 --op-kernel $kernel \
-			>> "$T/chk" 2>&1; then
-			ok "$tag: a cuDNN convolution ($api API) named at its call, not at its reader's"
-		else
-			cat "$T/$tag-conv-$api.err" "$T/$tag-conv-$api-off.err" >> "$T/chk"
-			grep -ho '"gpu_gemm_checks":[0-9]*' "$T/$tag-conv-$api/events.jsonl" >> "$T/chk"
-			bad "$tag: cuDNN convolutions ($api API)" "$T/chk"
-		fi
+	for api in graph legacy legacy-data legacy-filter; do
+		case $api in
+		graph) kernel=xmma_fprop ;;
+		legacy) kernel=implicit_convolve_sgemm ;;
+		legacy-data) kernel=dgrad_engine ;;
+		legacy-filter) kernel=wgrad_alg0_engine ;;
+		esac
+		# the backward calls' plans are told apart only by the
+		# undecodable reader: run with it alone
+		case $api in
+		graph|legacy)
+			run_fake "$py" "$T/$tag-conv-$api" --conv $api --at 3
+			FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-conv-$api-off" --conv $api \
+				--at 3
+			if python3 $IT/check_origin.py "$T/$tag-conv-$api/events.jsonl" --cuda \
+				--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel $kernel \
+				> "$T/chk" 2>&1 &&
+			   [ "$(grep -o '"gpu_gemm_checks":[0-9]*' "$T/$tag-conv-$api/events.jsonl" |
+				tail -1)" = '"gpu_gemm_checks":12' ] &&
+			   python3 $IT/check_origin.py "$T/$tag-conv-$api-off/events.jsonl" --cuda \
+				--origin forward blocks.0.attn.conv2 output --step 3 --op-kernel $kernel \
+				>> "$T/chk" 2>&1; then
+				ok "$tag: a cuDNN convolution ($api API) named at its call, not at its reader's"
+			else
+				cat "$T/$tag-conv-$api.err" "$T/$tag-conv-$api-off.err" >> "$T/chk"
+				grep -ho '"gpu_gemm_checks":[0-9]*' "$T/$tag-conv-$api/events.jsonl" \
+					>> "$T/chk"
+				bad "$tag: cuDNN convolutions ($api API)" "$T/chk"
+			fi
+			;;
+		esac
 		run_fake "$py" "$T/$tag-conv-$api-op" --conv $api --conv-reader opaque --at 3
 		if python3 $IT/check_origin.py "$T/$tag-conv-$api-op/events.jsonl" --cuda \
 			--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel $kernel \
 			> "$T/chk" 2>&1; then
-			ok "$tag: a cuDNN convolution ($api API) read by an undecodable kernel, named at its own call"
+			ok "$tag: a cuDNN convolution ($api) read by an undecodable kernel, named at its own call"
 		else
 			cat "$T/$tag-conv-$api-op.err" >> "$T/chk"
-			bad "$tag: cuDNN convolution ($api API) before an undecodable reader" "$T/chk"
+			bad "$tag: cuDNN convolution ($api) before an undecodable reader" "$T/chk"
 		fi
 	done
 	# the same, the first convolution writing e, which the gate rewrites
