@@ -263,7 +263,9 @@ static dnn_status w_be_get(dnn_desc d, int attr, int atype, int64_t want, int64_
 static void tell(int planned, const struct np_gemm_plan *p)
 {
 	static int told[2];
-	if (__atomic_exchange_n(&told[planned], 1, __ATOMIC_RELAXED))
+	/* read first: every execution comes here, from any thread */
+	if (__atomic_load_n(&told[planned], __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&told[planned], 1, __ATOMIC_RELAXED))
 		return;
 	if (planned)
 		np_alog("cuDNN: a graph execution's output (%llu elements) checked at the call",
@@ -276,8 +278,9 @@ static void tell(int planned, const struct np_gemm_plan *p)
 static dnn_status w_be_execute(dnn_handle h, dnn_desc plan, dnn_desc pack)
 {
 	struct np_gemm_plan p;
-	int planned = np_blas_idle() && np_dg_plan(plan, pack, &p) == 0;
-	if (np_blas_idle())
+	int idle = np_blas_idle();
+	int planned = idle && np_dg_plan(plan, pack, &p) == 0;
+	if (idle)
 		tell(planned, &p);
 	np_blas_begin_plan(planned ? &p : NULL);
 	return np_blas_end(real.be_execute(h, plan, pack));
