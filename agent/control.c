@@ -224,15 +224,19 @@ static void gpu_poll(int *told)
 		np_gpu_poll();
 		return;
 	}
-	if (!dl_iterate_phdr(find_libcuda, NULL))
-		return;
-	*told = 1;
 	struct np_gpu_config cfg;
 	const char *why = NULL;
 	if (attach_gpu_mode[0])
 		np_gpu_config_parse(attach_gpu_mode, &cfg);
 	else
 		np_gpu_config_from_env(&cfg);
+	/* cuDNN's descriptors, from cuDNN's load on: torch loads it at its
+	 * import, libcuda only at its first CUDA call; and before the start
+	 * below, whose CUPTI subscription a job may be waiting for */
+	np_gpu_track(&cfg);
+	if (!dl_iterate_phdr(find_libcuda, NULL))
+		return;
+	*told = 1;
 	int rc = np_gpu_start(&cfg, &why);
 	if (rc == 0) {
 		const char *how = cfg.mode == NP_GPU_SAMPLE ? "sample" : "every";

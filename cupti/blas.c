@@ -92,12 +92,12 @@ static blas_status end(blas_status r)
 
 int np_blas_idle(void)
 {
-	return !cur.depth && np_gpu_active();
+	return !cur.depth && np_gpu_launches();
 }
 
 int np_blas_begin_plan(const struct np_gemm_plan *p)
 {
-	if (cur.depth++ || !p || !np_gpu_active())
+	if (cur.depth++ || !p || !np_gpu_launches())
 		return 0;
 	cur.plan = *p;
 	cur.planned = 1;
@@ -475,17 +475,42 @@ static void hooks_of(const struct np_libcall *t, size_t n, struct np_got_hook *h
 	}
 }
 
-int np_blas_install(void)
+/* NANPROF_GPU_BLAS=0: no import is touched */
+static int blas_off(void)
 {
-	static struct np_got_seen seen;
-	static uint64_t loads_seen;
 	static int off = -1;
 	if (off < 0) {
 		const char *s = getenv("NANPROF_GPU_BLAS");
 		off = s && strcmp(s, "0") == 0;
 	}
+	return off;
+}
+
+int np_blas_track(void)
+{
+	static struct np_got_seen seen;
+	static uint64_t loads_seen;
 	uint64_t loads = np_got_loads();
-	if (off || loads == loads_seen)
+	if (blas_off() || loads == loads_seen)
+		return 0;
+	loads_seen = loads;
+	struct np_got_hook hooks[NP_DNN_TRACKERS];
+	int n = 0;
+	hooks_of(np_dnn_trackers, NP_DNN_TRACKERS, hooks, &n);
+	if (!n)
+		return 0;   /* no cuDNN yet: nothing walked, nothing marked seen */
+	int written = np_got_patch(hooks, n, not_patched, &seen);
+	if (written)
+		np_alog("cuDNN: %d descriptor import slots tracked", written);
+	return written;
+}
+
+int np_blas_install(void)
+{
+	static struct np_got_seen seen;
+	static uint64_t loads_seen;
+	uint64_t loads = np_got_loads();
+	if (blas_off() || loads == loads_seen)
 		return 0;
 	loads_seen = loads;
 	/* the helpers first: a wrapper may run as soon as its slot is written */
@@ -497,10 +522,12 @@ int np_blas_install(void)
 	if (!real.lt_desc_get)
 		real.lt_desc_get = np_got_lookup("libcublasLt.so", "cublasLtMatmulDescGetAttribute");
 	np_dnn_prepare();
-	struct np_got_hook hooks[N_WRAPPED + NP_DNN_WRAPPED];
+	struct np_got_hook hooks[N_WRAPPED + NP_DNN_WRAPPED + NP_DNN_TRACKERS];
 	int n = 0;
 	hooks_of(wrapped, N_WRAPPED, hooks, &n);
 	hooks_of(np_dnn_wrapped, NP_DNN_WRAPPED, hooks, &n);
+	/* the trackers too, for objects np_blas_track has not walked */
+	hooks_of(np_dnn_trackers, NP_DNN_TRACKERS, hooks, &n);
 	/* until cuBLAS or cuDNN is loaded no object can import them: nothing
 	 * is walked (and nothing marked seen) */
 	if (!n)

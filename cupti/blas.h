@@ -44,6 +44,15 @@
  * thread only (it takes the loader's lock). */
 int np_blas_install(void);
 
+/* The same for the cuDNN backend API's descriptor calls alone, before
+ * checks start, from cuDNN's load on.  torch loads cuDNN at its import
+ * but libcuda only at its first CUDA call, and builds (and caches) a
+ * convolution's execution plan at the first call of each shape, maybe
+ * before np_blas_install has run; a plan not seen built is never
+ * planned (dnn_graph.h).  The wrappers only keep the table: nothing of
+ * CUDA is touched.  The agent's control thread only. */
+int np_blas_track(void);
+
 /* From the launch callback, on the launching thread: 1 when the launch
  * is a kernel of a wrapped call in progress whose output is planned
  * (the callback then leaves it to the wrapper), else 0. */
@@ -68,9 +77,12 @@ int np_blas_begin_plan(const struct np_gemm_plan *p);
 int np_blas_end(int status);
 
 /* cuDNN's wrapped calls (dnn_calls.c), and what they need looked up
- * first (np_dnn_prepare, from np_blas_install). */
-#define NP_DNN_WRAPPED 12
+ * first (np_dnn_prepare, from np_blas_install); and the backend API's
+ * descriptor calls, which only keep dnn_graph.h's table (np_blas_track). */
+#define NP_DNN_WRAPPED 8
 extern const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED];
+#define NP_DNN_TRACKERS 4
+extern const struct np_libcall np_dnn_trackers[NP_DNN_TRACKERS];
 void np_dnn_prepare(void);
 
 /* Implemented in subscriber.c: checks a planned call's output after its

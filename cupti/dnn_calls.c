@@ -299,14 +299,18 @@ const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED] = {
 	  (void **)&real.conv_bwd_data },
 	{ "libcudnn.so", "cudnnConvolutionBackwardFilter", (void *)w_conv_bwd_filter,
 	  (void **)&real.conv_bwd_filter },
+	{ "libcudnn.so", "cudnnBackendExecute", (void *)w_be_execute,
+	  (void **)&real.be_execute },
+};
+
+/* the descriptors' bookkeeping, wrapped from cuDNN's load on (blas.h) */
+const struct np_libcall np_dnn_trackers[NP_DNN_TRACKERS] = {
 	{ "libcudnn.so", "cudnnBackendCreateDescriptor", (void *)w_be_create,
 	  (void **)&real.be_create },
 	{ "libcudnn.so", "cudnnBackendDestroyDescriptor", (void *)w_be_destroy,
 	  (void **)&real.be_destroy },
 	{ "libcudnn.so", "cudnnBackendSetAttribute", (void *)w_be_set, (void **)&real.be_set },
 	{ "libcudnn.so", "cudnnBackendGetAttribute", (void *)w_be_get, (void **)&real.be_get },
-	{ "libcudnn.so", "cudnnBackendExecute", (void *)w_be_execute,
-	  (void **)&real.be_execute },
 };
 
 void np_dnn_prepare(void)

@@ -82,6 +82,13 @@ void np_gpu_own(int on);
 #define NP_GPU_STAT_STEPS 16
 void np_gpu_step(uint32_t step);
 
+/* Now and then from the agent's control thread before np_gpu_start(),
+ * with the mode it will be given: unless that is module-level checks
+ * alone, cuDNN's descriptor calls are wrapped from cuDNN's load on, so
+ * that a plan built before the checks start is known (cupti/blas.h's
+ * np_blas_track). */
+void np_gpu_track(const struct np_gpu_config *cfg);
+
 /* Now and then from the agent's control thread once np_gpu_start()
  * returned: the cuBLAS imports of libraries loaded since are pointed at
  * the agent's wrappers (cupti/blas.h). */
@@ -89,6 +96,9 @@ void np_gpu_poll(void);
 
 /* Whether np_gpu_start() succeeded and np_gpu_stop() was not called. */
 int np_gpu_active(void);
+
+/* ... and launches are checked: not module-level checks alone. */
+int np_gpu_launches(void);
 
 /* Whether the hooks hand CUDA tensors to np_gpu_check_tensor():
  * module-level checks on, instead of the launch checks (np_gpu_start()

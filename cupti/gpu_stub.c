@@ -33,6 +33,16 @@ int np_gpu_active(void)
 	return 0;
 }
 
+int np_gpu_launches(void)
+{
+	return 0;
+}
+
+void np_gpu_track(const struct np_gpu_config *cfg)
+{
+	(void)cfg;
+}
+
 void np_gpu_poll(void)
 {
 }

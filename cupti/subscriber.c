@@ -1095,6 +1095,12 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 	/* CUPTI held by another tool (Kineto, nsys), or left free on
 	 * purpose: the hooks check CUDA tensors at module level instead
 	 * (modules.c), with the same kernels and the same drain */
+	/* the wrappers of cuBLAS's and cuDNN's calls before the launches
+	 * are seen: a job's first call after the subscription (one may be
+	 * waiting for it) is planned.  Idle until np_gpu_launches() says
+	 * the launch checks are on, which CUPTI held elsewhere may deny. */
+	if (config.mode != NP_GPU_MODULES)
+		np_blas_install();
 	const char *taken = config.mode == NP_GPU_MODULES ? "asked for" : subscribe();
 	if (taken && strcmp(taken, CUPTI_TAKEN) != 0 && config.mode != NP_GPU_MODULES) {
 		*why = taken;
@@ -1115,7 +1121,8 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 	enabled = 1;
 	modules_why = *why;
 	/* cuBLAS's calls, whose kernels' parameters are opaque: seen at the
-	 * call (blas.h), when launches are checked at all */
+	 * call (blas.h), when launches are checked at all; the libraries
+	 * loaded since the install above */
 	if (!modules)
 		np_blas_install();
 	/* at exit: the last results and counters, before the thread dies */
@@ -1137,6 +1144,17 @@ void np_gpu_stop(void)
 int np_gpu_active(void)
 {
 	return started && enabled;
+}
+
+int np_gpu_launches(void)
+{
+	return started && enabled && !modules;
+}
+
+void np_gpu_track(const struct np_gpu_config *cfg)
+{
+	if (!started && cfg->mode != NP_GPU_MODULES)
+		np_blas_track();
 }
 
 void np_gpu_poll(void)
