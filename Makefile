@@ -195,7 +195,7 @@ $(OUTPUT)/tests/test_check_kernels: tests/check_emu.h
 FAKECUDA := $(OUTPUT)/fakecuda
 FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job \
 		 $(FAKECUDA)/libfakeops.so $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13 \
-		 $(FAKECUDA)/libcudnn.so.9
+		 $(FAKECUDA)/libcudnn.so.9 $(FAKECUDA)/libfakednn.so
 FAKECUDA_CFLAGS := $(CFLAGS) -I$(CUDA_HOME)/include
 FAKECUDA_HDRS := tests/fakecuda/fake.h tests/check_emu.h $(CHECK_KERNEL_HDRS)
 .PHONY: fakecuda
@@ -231,12 +231,22 @@ $(FAKECUDA)/libcublas.so.13: tests/fakecuda/fake_cublas.c tests/fakecuda/fake_cu
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcublas.so.13 $< \
 		-L$(FAKECUDA) -l:libcublasLt.so.13 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -o $@
 
-# a fake cuDNN: tensor descriptors and a batch normalisation
+# a fake cuDNN: tensor descriptors, batch norms, convolutions (legacy and
+# backend API); libcuda opened at cudnnCreate, as the real one does
 $(FAKECUDA)/libcudnn.so.9: tests/fakecuda/fake_cudnn.c tests/fakecuda/fake_cudnn.h \
 			   $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcudnn.so.9 $< \
-		-L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -lm -o $@
+		-Wl,-rpath,'$$ORIGIN' -ldl -lpthread -lm -o $@
+
+# a library that, like libtorch_cuda.so, imports cuDNN and is loaded with
+# torch, before libcuda: its first convolution's plan is built at once
+# after the handle's creation loads libcuda (fake_gpu_job.py --conv-early)
+$(FAKECUDA)/libfakednn.so: tests/fakecuda/fake_dnn_user.c tests/fakecuda/fake_cudnn.h \
+			   tests/fakecuda/fake_conv_graph.h $(FAKECUDA)/libcudnn.so.9
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $< -L$(FAKECUDA) -l:libcudnn.so.9 \
+		-Wl,-rpath,'$$ORIGIN' -o $@
 
 # ops a Python job calls through ctypes (tests/integration/fake_gpu_job.py);
 # its matmuls and batch norm call cuBLAS and cuDNN through its own

@@ -116,7 +116,7 @@ static cudnnBackendDescriptor_t fcg_conv_plan(cudnnHandle_t dnn, const int64_t x
 /* one execution of the plan, as Conv_v8.cpp's run_conv_plan makes it: a
  * variant pack of 'x', 'y' and 'w' built, executed, destroyed.  0, or
  * -1 when a call failed. */
-static int fcg_conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan, void *in, void *out,
+__attribute__((unused)) static int fcg_conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan, void *in, void *out,
 			void *w)
 {
 	void *ptrs[3] = { in, out, w };

@@ -5,8 +5,36 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include "fake.h"
 #include "fake_cudnn.h"
+
+/* The driver is opened by cudnnCreate, not linked: like the real cuDNN,
+ * which reaches it only when a handle is made, this one can be loaded
+ * (as torch loads cuDNN at its import) long before libcuda. */
+static struct {
+	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+			   unsigned, unsigned, CUstream, void **, void **);
+	CUfunction (*reg)(const char *, int, const uint32_t *, const uint32_t *,
+			  fake_kernel_fn, CUkernel *);
+} cu;
+#define cuLaunchKernel cu.launch
+#define fake_cuda_register cu.reg
+
+static int open_cuda(void)
+{
+	if (__atomic_load_n(&cu.reg, __ATOMIC_ACQUIRE))
+		return 0;
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);   /* this RUNPATH's */
+	if (!lib)
+		return -1;
+	cu.launch = (__typeof__(cu.launch))dlsym(lib, "cuLaunchKernel");
+	void *reg = dlsym(lib, "fake_cuda_register");
+	if (!cu.launch || !reg)
+		return -1;
+	__atomic_store_n(&cu.reg, (__typeof__(cu.reg))reg, __ATOMIC_RELEASE);
+	return 0;
+}
 
 #define MAX_DIMS 8
 
@@ -21,6 +49,8 @@ struct fake_cudnn_tensor {
 
 FAKE_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
 {
+	if (open_cuda())
+		return CUDNN_STATUS_BAD_PARAM;
 	*h = calloc(1, sizeof(**h));
 	return *h ? 0 : CUDNN_STATUS_BAD_PARAM;
 }

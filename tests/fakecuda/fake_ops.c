@@ -82,6 +82,9 @@
  *                    c = 10 a; k 2 c = exp(a) in the undecodable kernel
  *                    instead; read by fo_head_copy().  shared: a is e,
  *                    which the gate rewrites before the head reads c
+ *   fo_conv_adopt(h, p) fo_conv's graph runs with a handle and plan built
+ *                    by another library (fake_dnn_user.c), as dims
+ *                    fo_conv_dims() says
  * Returns 0, or -1 when the driver refused a call.
  */
 #include <math.h>
@@ -1052,12 +1055,28 @@ static int conv_v7(cudnnHandle_t dnn, float *in, float *out, int call)
  * the first.  shared: a is e, which the gate rewrites (clean) after attn:
  * the head's generic check of c is then judged after e's clean result
  * (dirty.h's late judgements). */
+static cudnnHandle_t dnn;
+static cudnnBackendDescriptor_t plan;
+static const int64_t conv_dims[4] = { 8, 1, 16, 32 };   /* e's N elements */
+
+/* fo_conv's graph executions use another library's handle and plan
+ * (fake_dnn_user.c's, built before this library was loaded) */
+void fo_conv_adopt(void *handle, void *adopted)
+{
+	dnn = handle;
+	plan = adopted;
+}
+
+/* the dims of fo_conv's x, for a plan built elsewhere */
+const int64_t *fo_conv_dims(void)
+{
+	return conv_dims;
+}
+
 int fo_conv(int which, float v, int api, int shared)
 {
-	static cudnnHandle_t dnn;
-	static cudnnBackendDescriptor_t plan;
-	if (!dnn) {
-		if (cudnnCreate(&dnn))
+	if (!conv_w) {
+		if (!dnn && cudnnCreate(&dnn))
 			return -1;
 		conv_w = alloc_n(1);
 		conv_a = alloc();
@@ -1065,8 +1084,7 @@ int fo_conv(int which, float v, int api, int shared)
 			return -1;
 		conv_w[0] = 10.0f;
 	}
-	static const int64_t dims[4] = { 8, 1, 16, 32 };   /* e's N elements */
-	if (!api && !plan && !(plan = fcg_conv_plan(dnn, dims)))
+	if (!api && !plan && !(plan = fcg_conv_plan(dnn, conv_dims)))
 		return -1;
 	float *a = shared ? e : conv_a;
 	float *in = which == 0 ? y : a, *out = which == 0 ? a : c;

@@ -185,7 +185,17 @@ def main():
     ap.add_argument("--stale", action="store_true",
                     help="--modules: at step --at, attn first fills the gate's output "
                          "buffer with -inf (a decoded fill), which the gate then overwrites")
+    ap.add_argument("--conv-early", action="store_true",
+                    help="--conv graph: the plan is built by a library that imports cuDNN "
+                         "but not libcuda, loaded first (as torch loads libtorch_cuda at "
+                         "import), right after its handle loads libcuda")
     a = ap.parse_args()
+    early = None
+    if a.conv_early:
+        early = ctypes.CDLL(os.path.join(os.path.dirname(a.lib), "libfakednn.so"))
+        early.fdu_handle.restype = ctypes.c_void_p
+        early.fdu_plan_of.restype = ctypes.c_void_p
+        time.sleep(0.5)   # the rest of torch's import: the agent polls meanwhile
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
@@ -205,6 +215,14 @@ def main():
     ops.fo_tri_input.argtypes = [ctypes.c_float]
     ops.fo_tri_launch.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_ulonglong,
                                   ctypes.c_int]
+    if early:
+        # the first CUDA call (a cuDNN handle) loads libcuda, and the plan
+        # follows at once: before the agent's next poll sees libcuda
+        ops.fo_conv_dims.restype = ctypes.c_void_p
+        if early.fdu_plan(ctypes.c_void_p(ops.fo_conv_dims())):
+            sys.exit("fake_gpu_job: the early convolution plan failed")
+        ops.fo_conv_adopt.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        ops.fo_conv_adopt(early.fdu_handle(), early.fdu_plan_of())
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
     # CUPTI taken: the agent is refused; else it subscribes

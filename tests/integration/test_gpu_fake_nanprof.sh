@@ -594,6 +594,20 @@ PY
 			bad "$tag: cuDNN convolution ($api) before an undecodable reader" "$T/chk"
 		fi
 	done
+	# the plan built by a library loaded before libcuda (as torch loads
+	# libtorch_cuda.so and cuDNN at its import), at once after its handle
+	# loads libcuda: the agent's control thread cannot have polled in
+	# between, so only descriptor calls wrapped from cuDNN's load on
+	# (blas.h's np_blas_track) know the plan; else the reader is named
+	run_fake "$py" "$T/$tag-conv-early" --conv graph --conv-reader opaque --conv-early --at 3
+	if python3 $IT/check_origin.py "$T/$tag-conv-early/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel xmma_fprop \
+		> "$T/chk" 2>&1; then
+		ok "$tag: a cuDNN plan built right after libcuda's load, tracked from cuDNN's load"
+	else
+		cat "$T/$tag-conv-early.err" >> "$T/chk"
+		bad "$tag: a cuDNN plan built right after libcuda's load" "$T/chk"
+	fi
 	# the same, the first convolution writing e, which the gate rewrites
 	# with finite values before the head reads the undecodable reader's
 	# output: that reader's check, judged at the head, comes after e's
