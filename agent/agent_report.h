@@ -72,6 +72,7 @@ enum np_arec_status {
 	NP_AST_GPU_UNDECODED,    /* one of the kernels launched most often with
 				  * outputs no decoder could size (undec below;
 				  * its name in GPU_NAME records before it) */
+	NP_AST_GPU_TRACKER,      /* the origin tracker's drops (trk below) */
 };
 
 /* One module's statistics of one step (np_agent_report_bulk). */
@@ -162,6 +163,14 @@ struct np_agent_rec {
 						  * reported: over the per-second bounds
 						  * (cupti/drain.h), not lost */
 		} launch;
+		/* STATUS GPU_TRACKER: what the origin tracker (cupti/dirty.h)
+		 * dropped for room; a later reader of it may be taken for a
+		 * birth */
+		struct {
+			uint64_t evicted;        /* non-finite ranges */
+			uint64_t forgotten;      /* cleared spans, from the history
+						  * late judgements look in */
+		} trk;
 		/* STATUS GPU_UNDECODED: the rank-th most launched undecoded
 		 * kernel so far (0 first), sent with the counters */
 		struct {

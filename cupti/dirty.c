@@ -102,6 +102,8 @@ static void add(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
 static void remember(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t dirty_tag,
 		     uint64_t until)
 {
+	if (t->hist_len == NP_DIRTY_HISTORY)
+		t->forgotten++;   /* the oldest span goes */
 	t->hist[t->hist_next] = (struct np_dirty_span){ base, end, dirty_tag, until };
 	t->hist_next = (t->hist_next + 1) % NP_DIRTY_HISTORY;
 	if (t->hist_len < NP_DIRTY_HISTORY)

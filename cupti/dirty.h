@@ -61,9 +61,9 @@
  *    For those the tracker keeps the last NP_DIRTY_HISTORY spans taken
  *    out of dirty ranges (dirty from one tag until another): a late
  *    launch between the two read them dirty.  Older spans are forgotten
- *    and the late reader looks like a birth.
- *  - Eviction forgets the oldest dirty ranges: their readers look like
- *    births.
+ *    (counted: forgotten) and the late reader looks like a birth.
+ *  - Eviction forgets the oldest dirty ranges (counted: evicted): their
+ *    readers look like births.
  *
  * Not thread-safe: one thread (the ring drainer) owns a tracker.  Nothing
  * allocates after np_dirty_init.
@@ -124,6 +124,7 @@ struct np_dirty {
 	uint64_t propagated;	/* PROPAGATED verdicts */
 	uint64_t clean;		/* CLEAN verdicts */
 	uint64_t evicted;	/* ranges dropped, oldest tag first, to make room */
+	uint64_t forgotten;	/* spans pushed out of the full history ring */
 	struct np_dirty_span hist[NP_DIRTY_HISTORY];	/* a ring: the latest spans */
 	uint32_t hist_len, hist_next;
 	uint64_t hist_until;	/* the largest until in it: later launches skip it */

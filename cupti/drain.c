@@ -227,6 +227,13 @@ static void send_counters(void)
 	r.launch.over_budget = np_gpu_cnt.reports_dropped;
 	np_report_send_gpu(&r);
 
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_GPU_TRACKER;
+	r.trk.evicted = tracker.evicted;
+	r.trk.forgotten = tracker.forgotten;
+	np_report_send_gpu(&r);
+
 	/* coverage: the kernels whose outputs went unchecked most often */
 	struct np_kfunc *top[NP_DRAIN_UNDECODED_TOP];
 	int n = np_kfunc_top_undecoded(top, NP_DRAIN_UNDECODED_TOP);

@@ -281,6 +281,9 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 	if (g->over_budget)   /* cupti/drain.h: judged, held back */
 		fprintf(f, "; %llu later births and propagations not reported (over the "
 			"per-second bounds)", (unsigned long long)g->over_budget);
+	if (g->forgotten)   /* cupti/dirty.h: the tracker's bounds */
+		fprintf(f, "; %llu non-finite ranges forgotten for room (a later reader of "
+			"one may be named as a birth)", (unsigned long long)g->forgotten);
 	if (g->dropped || g->overflow || g->lost || g->candidates_dropped)
 		fprintf(f, "; %llu results lost, %llu over table limits, %llu records lost",
 			(unsigned long long)g->dropped, (unsigned long long)g->overflow,
@@ -426,6 +429,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_gpu_json_undecoded(w, c, g);
 		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);
 		np_jsonw_uint_field(w, "gpu_reports_over_bounds", g->over_budget);
+		np_jsonw_uint_field(w, "gpu_origin_forgotten", g->forgotten);
 		np_jsonw_uint_field(w, "gpu_table_overflow", g->overflow);
 		np_jsonw_uint_field(w, "gpu_records_lost", g->lost);
 		np_jsonw_uint_field(w, "gpu_births", g->births);

@@ -11,7 +11,7 @@ bool np_gpu_is_gpu_record(const struct np_agent_rec *r)
 	       (r->kind == NP_AREC_STATUS &&
 		(r->status == NP_AST_GPU_ON || r->status == NP_AST_GPU_OFF ||
 		 r->status == NP_AST_GPU_COUNTERS || r->status == NP_AST_GPU_LAUNCHES ||
-		 r->status == NP_AST_GPU_UNDECODED));
+		 r->status == NP_AST_GPU_UNDECODED || r->status == NP_AST_GPU_TRACKER));
 }
 
 void np_gpu_context(struct np_proc_state *p, uint64_t ts, uint32_t tid, uint64_t step,
@@ -164,6 +164,10 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		g->gemm_checks = r->launch.gemm_checks;
 		g->triton_checks = r->launch.triton_checks;
 		g->over_budget = r->launch.over_budget;
+		return;
+	}
+	if (r->status == NP_AST_GPU_TRACKER) {
+		g->forgotten = r->trk.evicted + r->trk.forgotten;
 		return;
 	}
 	if (r->status == NP_AST_GPU_COUNTERS) {

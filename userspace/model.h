@@ -258,6 +258,8 @@ struct np_gpu_state {
 	uint64_t triton_checks;   /* Triton launches whose outputs their Python call named */
 	uint64_t over_budget;     /* births and propagations the agent held back (its
 				   * per-second bounds): counted, not lost */
+	uint64_t forgotten;       /* dirty ranges and cleared spans its origin
+				   * tracker dropped for room */
 	struct {
 		uint32_t func;    /* kernel id: its name is in kernels */
 		uint64_t launches;

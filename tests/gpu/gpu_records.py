@@ -139,8 +139,16 @@ def launches(c):
 
 
 def launch_counters(recs):
+    """The last launch counters, with the origin tracker's drops
+    (forgotten) from the last tracker record."""
     c = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_launches"]
-    return c[-1] if c else None
+    if not c:
+        return None
+    lc = dict(c[-1])
+    t = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_tracker"]
+    if t:
+        lc["forgotten"] = t[-1]["evicted"] + t[-1]["forgotten"]
+    return lc
 
 
 def undecoded(recs):
@@ -161,10 +169,11 @@ def counters_text(c, lc=None):
     if lc:   # how many check launches, what the guards and sampling did
         text += ("; %d check launches, guards %d checked %d skipped, %d sampled out, "
                  "%d generic checks, %d cuBLAS calls checked, %d Triton launches planned, "
-                 "%d reports over the bounds" %
+                 "%d reports over the bounds, %d tracked ranges forgotten" %
                  (lc["check_launches"], lc["guard_checks"], lc["guard_skips"],
                   lc["sampled_out"], lc.get("generic_checks", 0), lc.get("gemm_checks", 0),
-                  lc.get("triton_checks", 0), lc.get("over_budget", 0)))
+                  lc.get("triton_checks", 0), lc.get("over_budget", 0),
+                  lc.get("forgotten", 0)))
     return text
 
 

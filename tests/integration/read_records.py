@@ -31,13 +31,16 @@ together, each failing with a line that says why):
                                   posinf=2, first_bad=7, propagated=false;
                                   spread=true: a birth that propagated)
   --expect-counters K=V[,K=V...]  the last GPU record (but the launch
-                                  counters) is the gpu_counters STATUS, with
+                                  and tracker counters) is the gpu_counters STATUS, with
                                   these fields (checked=6, what=launches 7)
   --expect-launches K=V[,K=V...]  the last gpu_launches STATUS has these
                                   fields (launches, sampled_out,
                                   guard_checks, guard_skips, check_launches,
                                   generic_checks, gemm_checks, triton_checks,
                                   over_budget)
+  --expect-tracker K=V[,K=V...]   the last gpu_tracker STATUS (the origin
+                                  tracker's drops) has these fields
+                                  (evicted, forgotten)
   --expect-undecoded SUBSTR[:K=V,...]
                                   a kernel containing SUBSTR among those
                                   reported as not checked at launch, its
@@ -54,7 +57,7 @@ KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name"}
 ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective"}
 STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
           6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches",
-          10: "scaler_on", 11: "scaler_verdict", 12: "gpu_undecoded"}
+          10: "scaler_on", 11: "scaler_verdict", 12: "gpu_undecoded", 13: "gpu_tracker"}
 DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "bfloat16", 4: "float8_e4m3fn",
          5: "float8_e5m2"}
 F_SOURCE_DIRTY, F_GRAPH, F_LAST = 1, 8, 16
@@ -90,6 +93,9 @@ def decode(buf):
                  guard_checks=gchecks, guard_skips=gskips, check_launches=claunches,
                  generic_checks=generic, gemm_checks=gemm, triton_checks=triton,
                  over_budget=over)
+    elif kind == 3 and status == 13:
+        evicted, forgotten = struct.unpack_from("<QQ", body, 0)
+        r.update(status="gpu_tracker", evicted=evicted, forgotten=forgotten)
     elif kind == 3 and status == 12:
         func, rank, launches = struct.unpack_from("<IIQ", body, 0)
         r.update(status="gpu_undecoded", func=func, rank=rank, launches=launches)
@@ -122,7 +128,8 @@ def decode_all(data):
     return recs
 
 
-GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters", "gpu_launches", "gpu_undecoded")
+GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters", "gpu_launches", "gpu_undecoded",
+              "gpu_tracker")
 
 
 def is_gpu(r):
@@ -192,7 +199,8 @@ def expect_gpu(a, recs):
         # names, the first time) follow each counters record
         gpu = [r for r in recs if is_gpu(r)]
         while gpu and (gpu[-1]["kind"] == "gpu_name" or
-                       gpu[-1].get("status") in ("gpu_launches", "gpu_undecoded")):
+                       gpu[-1].get("status") in ("gpu_launches", "gpu_tracker",
+                                                 "gpu_undecoded")):
             gpu.pop()
         last = gpu[-1] if gpu else None
         if not last or last["kind"] != "status" or last["status"] != "gpu_counters":
@@ -209,6 +217,14 @@ def expect_gpu(a, recs):
             bad = mismatches(mine[-1], fields(a.expect_launches))
             if bad:
                 fail.append("launch counters: %s" % "; ".join(bad))
+    if a.expect_tracker is not None:
+        mine = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_tracker"]
+        if not mine:
+            fail.append("no gpu_tracker record")
+        else:
+            bad = mismatches(mine[-1], fields(a.expect_tracker))
+            if bad:
+                fail.append("tracker counters: %s" % "; ".join(bad))
     for spec in a.expect_undecoded or []:
         sub, _, kv = spec.rpartition(":") if "=" in spec else (spec, "", "")
         # each counters record sends the list again: the last of each kernel
@@ -239,6 +255,7 @@ def main():
     ap.add_argument("--expect-cpu-check", metavar="ROLE")
     ap.add_argument("--expect-status", action="append", metavar="STATUS[:TEXT]")
     ap.add_argument("--expect-launches", metavar="K=V,...")
+    ap.add_argument("--expect-tracker", metavar="K=V,...")
     ap.add_argument("--expect-undecoded", action="append", metavar="SUBSTR[:K=V,...]")
     ap.add_argument("--expect-origin", metavar="SUBSTR")
     ap.add_argument("--expect-contained", action="append", metavar="SUBSTR")
@@ -253,7 +270,7 @@ def main():
     failed = bool(gpu_fail)
     gpu_expect = bool(a.expect_status or a.expect_origin is not None or a.expect_contained or
                       a.expect_gpu_check or a.expect_counters is not None or a.expect_gpu_seq or
-                      a.expect_launches is not None)
+                      a.expect_launches is not None or a.expect_tracker is not None)
     if a.expect_birth is not None:
         births = [r for r in recs if r["kind"] == "gpu_check" and not r["propagated"]]
         if not births:

@@ -109,6 +109,7 @@ else
 	expect "counters last: $CHECKS checks in $CHECK_LAUNCHES launches, $UNDECODED undecoded (the masked fill named), nothing dropped" "$T/rec" \
 		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0,what=launches $LAUNCHES" \
 		--expect-launches "launches=$LAUNCHES,sampled_out=0,check_launches=$CHECK_LAUNCHES" \
+		--expect-tracker "evicted=0,forgotten=0" \
 		--expect-undecoded "masked_fill_kernel:launches=1,rank=0"
 	expect "no GPU record lost (numbered 1..N)" "$T/rec" --expect-gpu-seq
 

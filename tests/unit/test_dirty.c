@@ -268,12 +268,14 @@ Test(dirty, the_history_is_bounded)
 	cr_assert_eq(np_dirty_init(&t, 8), 0);
 	RES(10, 1, 0x1000, 0x100, DIRTY);
 	RES(12, 1, 0x1000, 0x100, CLEAN);
-	/* NP_DIRTY_HISTORY more spans push the first out */
+	/* NP_DIRTY_HISTORY more spans push the first out, and say so */
 	for (uint64_t i = 0; i < NP_DIRTY_HISTORY; i++) {
+		cr_expect_eq(t.forgotten, 0, "room for span %llu", (unsigned long long)i + 1);
 		RES(20 + 2 * i, 1, 0x8000 + 0x100 * i, 0x100, DIRTY);
 		RES(21 + 2 * i, 1, 0x8000 + 0x100 * i, 0x100, CLEAN);
 	}
 	cr_expect_eq(t.hist_len, NP_DIRTY_HISTORY);
+	cr_expect_eq(t.forgotten, 1, "the first span counted as forgotten");
 	expect_verdict(late(11, 0x2000, 0x1010), NP_DIRTY_LATER_BIRTH, "forgotten");
 	expect_verdict(late(20 + 2 * (NP_DIRTY_HISTORY - 1), 0x2100,
 			    0x8000 + 0x100 * (NP_DIRTY_HISTORY - 1)),
