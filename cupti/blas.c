@@ -500,6 +500,8 @@ int np_blas_track(void)
 	if (!n)
 		return 0;   /* no cuDNN yet: nothing walked, nothing marked seen */
 	int written = np_got_patch(hooks, n, not_patched, &seen);
+	if (seen.unsettled)
+		loads_seen = 0;   /* an object still being loaded: again next time */
 	if (written)
 		np_alog("cuDNN: %d descriptor import slots tracked", written);
 	return written;
@@ -533,6 +535,8 @@ int np_blas_install(void)
 	if (!n)
 		return 0;
 	int written = np_got_patch(hooks, n, not_patched, &seen);
+	if (seen.unsettled)
+		loads_seen = 0;   /* an object still being loaded: again next time */
 	if (written)
 		np_alog("cuBLAS, cuDNN: %d import slots point at the agent's wrappers", written);
 	return written;

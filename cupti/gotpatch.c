@@ -38,8 +38,89 @@ struct walk {
 	const char *const *skip;
 	struct np_got_seen *seen;
 	int written;
+	unsigned unsettled;
 	char program[512];      /* the main program's file (argv[0] may be anything) */
 };
+
+/* The data mappings of files (not executable), from /proc/self/maps, in
+ * address order: an object's RELRO pages among the writable ones are not
+ * protected yet, so the loader is still relocating it; in none, the
+ * object was mapped after the maps were read.  Read before each walk. */
+#define MAPS_MAX 8192
+static struct {
+	uintptr_t lo, hi;
+	int writable;
+} maps[MAPS_MAX];
+static unsigned n_maps;
+static int maps_known;   /* 0: unreadable, or more than MAPS_MAX */
+
+static void read_maps(void)
+{
+	n_maps = 0;
+	maps_known = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[256];
+	int fits = 1;
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		int whole = len && line[len - 1] == '\n';
+		unsigned long lo, hi;
+		char perms[5];
+		/* "lo-hi rw-p offset dev inode /path": a file's data */
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && perms[2] != 'x' &&
+		    strchr(line, '/')) {
+			if (n_maps == MAPS_MAX) {
+				fits = 0;
+				break;
+			}
+			maps[n_maps].lo = lo;
+			maps[n_maps].hi = hi;
+			maps[n_maps++].writable = perms[1] == 'w';
+		}
+		while (!whole && fgets(line, sizeof(line), f)) {   /* a long path's rest */
+			len = strlen(line);
+			whole = len && line[len - 1] == '\n';
+		}
+	}
+	fclose(f);
+	maps_known = fits;
+}
+
+/* 1 read-only, 0 writable, -1 in no mapping read */
+static int page_protected(uintptr_t p)
+{
+	unsigned lo = 0, hi = n_maps;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (maps[mid].hi <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == n_maps || maps[lo].lo > p)
+		return -1;
+	return !maps[lo].writable;
+}
+
+/* Whether the loader is done with the object: each RELRO page range it
+ * protects (rounded as glibc's _dl_protect_relro does) is read-only.
+ * Without the maps, assumed done (write_slot then leaves pages writable). */
+static int settled(const struct dl_phdr_info *info)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_GNU_RELRO)
+			continue;
+		uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+		uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
+		if (lo < hi && maps_known && page_protected(lo) != 1)
+			return 0;
+	}
+	return 1;
+}
 
 /* A dynamic entry's address: glibc relocates most of them in place when
  * it loads an object, other loaders do not. */
@@ -71,7 +152,9 @@ static void write_slot(const struct dl_phdr_info *info, void **slot, void *to, s
 	if (!writable || (relro && mprotect(pg, (size_t)page, PROT_READ | PROT_WRITE)))
 		return;
 	__atomic_store_n(slot, to, __ATOMIC_RELEASE);
-	if (relro)
+	/* read-only again only when known to have been (settled()): a
+	 * page the loader still writes must stay writable */
+	if (relro && maps_known)
 		mprotect(pg, (size_t)page, PROT_READ);
 	w->written++;
 }
@@ -95,18 +178,22 @@ static void walk_relocs(const struct dl_phdr_info *info, const ElfW(Rela) *r, si
 }
 #endif
 
-static int seen_before(struct np_got_seen *seen, uint64_t key)
+static int seen_has(const struct np_got_seen *seen, uint64_t key)
 {
-	if (!seen)
-		return 0;
-	for (unsigned i = 0; i < seen->n; i++)
+	for (unsigned i = 0; seen && i < seen->n; i++)
 		if (seen->key[i] == key)
 			return 1;
+	return 0;
+}
+
+static void seen_add(struct np_got_seen *seen, uint64_t key)
+{
+	if (!seen)
+		return;
 	if (seen->n < NP_GOT_SEEN)
 		seen->key[seen->n++] = key;
 	else
 		seen->full++;
-	return 0;
 }
 
 static int patch_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -119,8 +206,14 @@ static int patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 	for (const char *const *s = w->skip; s && *s; s++)
 		if (strncmp(base, *s, strlen(*s)) == 0)
 			return 0;
-	if (strncmp(base, "linux-vdso", 10) == 0 || seen_before(w->seen, object_key(info)))
+	uint64_t key = object_key(info);
+	if (strncmp(base, "linux-vdso", 10) == 0 || seen_has(w->seen, key))
 		return 0;
+	if (!settled(info)) {   /* still being loaded: walked by a later call */
+		w->unsettled++;
+		return 0;
+	}
+	seen_add(w->seen, key);
 #ifdef SLOT_JUMP
 	const ElfW(Dyn) *dyn = NULL;
 	for (int i = 0; i < info->dlpi_phnum; i++)
@@ -161,7 +254,10 @@ int np_got_patch(const struct np_got_hook *hooks, int n, const char *const *skip
 	struct walk w = { .hooks = hooks, .n = n, .skip = skip, .seen = seen };
 	ssize_t len = readlink("/proc/self/exe", w.program, sizeof(w.program) - 1);
 	w.program[len > 0 ? len : 0] = 0;
+	read_maps();   /* outside the loader's lock: it allocates */
 	dl_iterate_phdr(patch_object, &w);
+	if (seen)
+		seen->unsettled = w.unsettled;
 	return w.written;
 }
 

@@ -10,6 +10,14 @@
  * real function or the wrapper.  A slot in a read-only (RELRO) page is
  * made writable for the write and read-only again.
  *
+ * An object another thread is loading is in the loader's list before it
+ * is relocated: a slot written then would be overwritten by its
+ * relocation, and a RELRO page made read-only again would fault the
+ * loader still relocating it (the job would crash).  The loader makes
+ * RELRO read-only once an object is relocated, so an object whose RELRO
+ * pages are still writable (/proc/self/maps) is passed over, not
+ * remembered as seen, and counted (unsettled): a later call walks it.
+ *
  * Only x86-64 and AArch64 relocations are read (JUMP_SLOT, GLOB_DAT, in
  * RELA tables); elsewhere nothing is patched.  Unit-tested on the test
  * program's own import of libm's cbrt (tests/unit/test_gotpatch.c).
@@ -32,13 +40,16 @@ struct np_got_seen {
 	uint64_t key[NP_GOT_SEEN];
 	unsigned n;
 	uint64_t full;          /* objects walked again for want of room */
+	unsigned unsettled;     /* objects the last call passed over: still
+				 * being loaded (call again later) */
 };
 
 /* In every loaded object except those whose file name (its last path
  * component) begins with one of skip[] (NULL-terminated; NULL: none),
  * points each import slot of hooks[i].name at hooks[i].to.  Objects in
- * *seen (when not NULL) are passed over, and those walked are added.
- * Returns the number of slots written. */
+ * *seen (when not NULL) are passed over, and those walked are added;
+ * objects still being loaded are passed over (seen->unsettled).
+ * Returns the number of slots written.  One thread at a time. */
 int np_got_patch(const struct np_got_hook *hooks, int n, const char *const *skip,
 		 struct np_got_seen *seen);
 

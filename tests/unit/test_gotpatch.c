@@ -2,8 +2,12 @@
  * libm's cbrt: pointed at another function, then back at the real one.
  * Each test runs in a process of its own (Criterion forks), so the
  * patch stays there. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <link.h>
 #include <math.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "../../cupti/gotpatch.h"
 
 static double not_cbrt(double x)
@@ -49,6 +53,49 @@ Test(gotpatch, skipped_and_seen_objects_are_not_walked)
 	cr_expect_gt(seen.n, 1, "every object walked is remembered");
 	h.to = np_got_lookup("libm.so", "cbrt");
 	cr_expect_eq(np_got_patch(&h, 1, skip_libm, &seen), 0, "nothing loaded since");
+	cr_expect_float_eq(call_cbrt(8.0), 1008.0, 1e-12);
+}
+
+/* the first page of this program's RELRO, which the loader made
+ * read-only once it had relocated the program */
+static int relro_of_program(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (info->dlpi_name && *info->dlpi_name)
+		return 0;   /* the program comes first, with an empty name */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+		uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
+		if (ph->p_type == PT_GNU_RELRO && lo < hi)
+			*(void **)arg = (void *)lo;
+	}
+	return 1;
+}
+
+/* An object whose RELRO is still writable is one the loader is still
+ * relocating (in another thread's dlopen): passed over, not remembered,
+ * counted; walked once the loader has protected it. */
+Test(gotpatch, an_object_still_being_loaded_is_walked_later)
+{
+	void *relro = NULL;
+	dl_iterate_phdr(relro_of_program, &relro);
+	cr_assert_not_null(relro, "this program has a RELRO of at least a page");
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	cr_assert_eq(mprotect(relro, page, PROT_READ | PROT_WRITE), 0);   /* as mid-load */
+
+	struct np_got_hook h = { "cbrt", (void *)not_cbrt };
+	struct np_got_seen seen = { .n = 0 };
+	cr_expect_eq(np_got_patch(&h, 1, skip_libm, &seen), 0, "only this program imports cbrt");
+	cr_expect_geq(seen.unsettled, 1, "the program passed over, and counted");
+	cr_expect_float_eq(call_cbrt(8.0), 2.0, 1e-12, "its slot untouched");
+	unsigned walked = seen.n;
+
+	cr_assert_eq(mprotect(relro, page, PROT_READ), 0);   /* the loader is done */
+	cr_expect_geq(np_got_patch(&h, 1, skip_libm, &seen), 1, "walked now");
+	cr_expect_eq(seen.unsettled, 0);
+	cr_expect_eq(seen.n, walked + 1, "and remembered");
 	cr_expect_float_eq(call_cbrt(8.0), 1008.0, 1e-12);
 }
 
