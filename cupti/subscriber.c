@@ -1092,17 +1092,29 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 		rc = -1;
 		goto out;
 	}
+	/* everything ready before the subscription, the wrappers of
+	 * cuBLAS's and cuDNN's calls and the drain among it: from the
+	 * subscription on, every launch and call is checked (a job may be
+	 * waiting for it).  The wrappers go idle if CUPTI turns out to be
+	 * held elsewhere (np_gpu_launches()). */
+	if (config.mode != NP_GPU_MODULES)
+		np_blas_install();
+	if (np_drain_start()) {
+		*why = "cannot start drain thread";
+		rc = -1;
+		goto out;
+	}
+	modules = config.mode == NP_GPU_MODULES;
+	started = 1;
+	enabled = 1;
 	/* CUPTI held by another tool (Kineto, nsys), or left free on
 	 * purpose: the hooks check CUDA tensors at module level instead
 	 * (modules.c), with the same kernels and the same drain */
-	/* the wrappers of cuBLAS's and cuDNN's calls before the launches
-	 * are seen: a job's first call after the subscription (one may be
-	 * waiting for it) is planned.  Idle until np_gpu_launches() says
-	 * the launch checks are on, which CUPTI held elsewhere may deny. */
-	if (config.mode != NP_GPU_MODULES)
-		np_blas_install();
-	const char *taken = config.mode == NP_GPU_MODULES ? "asked for" : subscribe();
-	if (taken && strcmp(taken, CUPTI_TAKEN) != 0 && config.mode != NP_GPU_MODULES) {
+	const char *taken = modules ? "asked for" : subscribe();
+	if (taken && strcmp(taken, CUPTI_TAKEN) != 0 && !modules) {
+		enabled = 0;
+		started = 0;
+		np_drain_stop(0);
 		*why = taken;
 		rc = -1;
 		goto out;
@@ -1112,13 +1124,6 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 		*why = taken;
 		rc = 1;
 	}
-	if (np_drain_start()) {
-		*why = "cannot start drain thread";
-		rc = -1;
-		goto out;
-	}
-	started = 1;
-	enabled = 1;
 	modules_why = *why;
 	/* cuBLAS's calls, whose kernels' parameters are opaque: seen at the
 	 * call (blas.h), when launches are checked at all; the libraries
