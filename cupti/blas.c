@@ -486,10 +486,24 @@ static int blas_off(void)
 	return off;
 }
 
+/* Whether to walk again at the next poll though nothing was loaded
+ * since: an object was still being loaded (gotpatch.h).  For a while
+ * only (64 polls, a few seconds at most): an object whose RELRO
+ * something else made writable again would say so for ever. */
+static int walk_again(const struct np_got_seen *seen, unsigned *tries)
+{
+	if (!seen->unsettled) {
+		*tries = 0;
+		return 0;
+	}
+	return ++*tries <= 64;
+}
+
 int np_blas_track(void)
 {
 	static struct np_got_seen seen;
 	static uint64_t loads_seen;
+	static unsigned tries;
 	uint64_t loads = np_got_loads();
 	if (blas_off() || loads == loads_seen)
 		return 0;
@@ -500,8 +514,8 @@ int np_blas_track(void)
 	if (!n)
 		return 0;   /* no cuDNN yet: nothing walked, nothing marked seen */
 	int written = np_got_patch(hooks, n, not_patched, &seen);
-	if (seen.unsettled)
-		loads_seen = 0;   /* an object still being loaded: again next time */
+	if (walk_again(&seen, &tries))
+		loads_seen = 0;
 	if (written)
 		np_alog("cuDNN: %d descriptor import slots tracked", written);
 	return written;
@@ -511,6 +525,7 @@ int np_blas_install(void)
 {
 	static struct np_got_seen seen;
 	static uint64_t loads_seen;
+	static unsigned tries;
 	uint64_t loads = np_got_loads();
 	if (blas_off() || loads == loads_seen)
 		return 0;
@@ -535,8 +550,8 @@ int np_blas_install(void)
 	if (!n)
 		return 0;
 	int written = np_got_patch(hooks, n, not_patched, &seen);
-	if (seen.unsettled)
-		loads_seen = 0;   /* an object still being loaded: again next time */
+	if (walk_again(&seen, &tries))
+		loads_seen = 0;
 	if (written)
 		np_alog("cuBLAS, cuDNN: %d import slots point at the agent's wrappers", written);
 	return written;
