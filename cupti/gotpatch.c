@@ -68,9 +68,12 @@ static void read_maps(void)
 		int whole = len && line[len - 1] == '\n';
 		unsigned long lo, hi;
 		char perms[5];
-		/* "lo-hi rw-p offset dev inode /path": a file's data */
+		/* "lo-hi rw-p offset dev inode /path": a file's private data
+		 * (not a device's: a CUDA job maps /dev/nvidia* thousands of
+		 * times, shared) */
+		const char *path = strchr(line, '/');
 		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && perms[2] != 'x' &&
-		    strchr(line, '/')) {
+		    perms[3] == 'p' && path && strncmp(path, "/dev/", 5) != 0) {
 			if (n_maps == MAPS_MAX) {
 				fits = 0;
 				break;
