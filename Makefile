@@ -121,6 +121,20 @@ $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(AGENT_LIB_OBJS)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(filter-out %.h,$^) $(LDLIBS) -lcriterion -o $@
 
+# a library the loader takes a while to relocate (4096 imports, -z now:
+# its GOT in RELRO), for test_gotpatch's walk during a dlopen; order-only:
+# the test dlopens it, never links it
+$(OUTPUT)/tests/libgpprovider.so: tests/unit/race/provider.c tests/unit/race/many.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -fPIC -shared $< -o $@
+$(OUTPUT)/tests/libgpvictim.so: tests/unit/race/victim.c tests/unit/race/many.h \
+				$(OUTPUT)/tests/libgpprovider.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O0 -fPIC -shared -Wl,-z,now -Wl,-z,relro $< -L$(OUTPUT)/tests \
+		-l:libgpprovider.so -lm -Wl,-rpath,'$$ORIGIN' -o $@
+$(OUTPUT)/tests/test_gotpatch $(OUTPUT)/san/test_gotpatch: | $(OUTPUT)/tests/libgpvictim.so
+
 unit: $(UNIT_BINS)
 	$(Q)bash tests/run_unit.sh $(UNIT_BINS)
 

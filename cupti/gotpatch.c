@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,13 +40,17 @@ struct walk {
 	struct np_got_seen *seen;
 	int written;
 	unsigned unsettled;
+	int maps_read;          /* read_maps done in this walk */
 	char program[512];      /* the main program's file (argv[0] may be anything) */
 };
 
 /* The data mappings of files (not executable), from /proc/self/maps, in
  * address order: an object's RELRO pages among the writable ones are not
- * protected yet, so the loader is still relocating it; in none, the
- * object was mapped after the maps were read.  Read before each walk. */
+ * protected yet, so the loader is still relocating it.  Read at the start
+ * of each walk, inside dl_iterate_phdr: while it holds the loader's list
+ * lock no object is added or removed, so the snapshot is of the objects
+ * walked (read before it, an object unloaded meanwhile and a new one
+ * loaded at its address would look settled mid-relocation). */
 #define MAPS_MAX 8192
 static struct {
 	uintptr_t lo, hi;
@@ -53,41 +58,65 @@ static struct {
 } maps[MAPS_MAX];
 static unsigned n_maps;
 static int maps_known;   /* 0: unreadable, or more than MAPS_MAX */
+static char maps_buf[16384];
 
+/* One line of /proc/self/maps: "lo-hi rw-p offset dev inode /path".
+ * Kept: a file's private data (not a device's: a CUDA job maps
+ * /dev/nvidia* thousands of times, shared).  0, or -1 when full. */
+static int map_line(const char *line)
+{
+	unsigned long lo, hi;
+	char perms[5];
+	const char *path = strchr(line, '/');
+	if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] == 'x' ||
+	    perms[3] != 'p' || !path || strncmp(path, "/dev/", 5) == 0)
+		return 0;
+	if (n_maps == MAPS_MAX)
+		return -1;
+	maps[n_maps].lo = lo;
+	maps[n_maps].hi = hi;
+	maps[n_maps++].writable = perms[1] == 'w';
+	return 0;
+}
+
+/* no allocation, no stdio: called with the loader's lock held */
 static void read_maps(void)
 {
 	n_maps = 0;
 	maps_known = 0;
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!f)
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return;
-	char line[256];
-	int fits = 1;
-	while (fgets(line, sizeof(line), f)) {
-		size_t len = strlen(line);
-		int whole = len && line[len - 1] == '\n';
-		unsigned long lo, hi;
-		char perms[5];
-		/* "lo-hi rw-p offset dev inode /path": a file's private data
-		 * (not a device's: a CUDA job maps /dev/nvidia* thousands of
-		 * times, shared) */
-		const char *path = strchr(line, '/');
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && perms[2] != 'x' &&
-		    perms[3] == 'p' && path && strncmp(path, "/dev/", 5) != 0) {
-			if (n_maps == MAPS_MAX) {
-				fits = 0;
-				break;
-			}
-			maps[n_maps].lo = lo;
-			maps[n_maps].hi = hi;
-			maps[n_maps++].writable = perms[1] == 'w';
+	size_t have = 0;
+	int fits = 1, eof = 0;
+	while (fits && !eof) {
+		ssize_t r = read(fd, maps_buf + have, sizeof(maps_buf) - 1 - have);
+		if (r < 0) {
+			fits = 0;   /* unknown, not trusted */
+			break;
 		}
-		while (!whole && fgets(line, sizeof(line), f)) {   /* a long path's rest */
-			len = strlen(line);
-			whole = len && line[len - 1] == '\n';
+		eof = r == 0;
+		have += (size_t)r;
+		maps_buf[have] = 0;
+		char *line = maps_buf, *nl;
+		while ((nl = strchr(line, '\n')) || (eof && *line)) {
+			if (nl)
+				*nl = 0;
+			if (map_line(line))
+				fits = 0;
+			line = nl ? nl + 1 : line + strlen(line);
+		}
+		have = (size_t)(maps_buf + have - line);
+		if (have == sizeof(maps_buf) - 1) {   /* a line longer than the buffer */
+			line[80] = 0;   /* its fields come first; the path is cut */
+			if (map_line(line))
+				fits = 0;
+			have = 0;
+		} else {
+			memmove(maps_buf, line, have);
 		}
 	}
-	fclose(f);
+	close(fd);
 	maps_known = fits;
 }
 
@@ -203,6 +232,10 @@ static int patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct walk *w = arg;
+	if (!w->maps_read) {   /* the list is fixed from here to the walk's end */
+		read_maps();
+		w->maps_read = 1;
+	}
 	/* the main program's name is empty: its file's, then */
 	const char *base = base_name(info->dlpi_name && *info->dlpi_name ? info->dlpi_name
 									 : w->program);
@@ -257,8 +290,7 @@ int np_got_patch(const struct np_got_hook *hooks, int n, const char *const *skip
 	struct walk w = { .hooks = hooks, .n = n, .skip = skip, .seen = seen };
 	ssize_t len = readlink("/proc/self/exe", w.program, sizeof(w.program) - 1);
 	w.program[len > 0 ? len : 0] = 0;
-	read_maps();   /* outside the loader's lock: it allocates */
-	dl_iterate_phdr(patch_object, &w);
+	dl_iterate_phdr(patch_object, &w);   /* reads the maps first (read_maps) */
 	if (seen)
 		seen->unsettled = w.unsettled;
 	return w.written;
