@@ -486,36 +486,49 @@ static int blas_off(void)
 	return off;
 }
 
-/* Whether to walk again at the next poll though nothing was loaded
- * since: an object was still being loaded (gotpatch.h).  For a while
- * only (64 polls, a few seconds at most): an object whose RELRO
- * something else made writable again would say so for ever. */
-static int walk_again(const struct np_got_seen *seen, unsigned *tries)
+/* One set of hooks kept on every object: the objects walked, and when. */
+struct walker {
+	struct np_got_seen seen;
+	uint64_t loads_seen;    /* np_got_loads() at the last walk; 0: walk again */
+	unsigned tries;         /* walks in a row that met an unsettled object */
+};
+
+/* Whether a walk is due: something was loaded since the last. */
+static int due(struct walker *w)
 {
-	if (!seen->unsettled) {
-		*tries = 0;
+	uint64_t loads = np_got_loads();
+	if (blas_off() || loads == w->loads_seen)
 		return 0;
-	}
-	return ++*tries <= 64;
+	w->loads_seen = loads;
+	return 1;
+}
+
+/* Walks the objects not seen yet with hooks[0..n).  An object still
+ * being loaded (gotpatch.h) makes the next poll walk again though
+ * nothing was loaded since; for 64 polls only (a few seconds at most):
+ * an object whose RELRO something else made writable again would say
+ * so for ever. */
+static int walk(struct walker *w, const struct np_got_hook *hooks, int n)
+{
+	int written = np_got_patch(hooks, n, not_patched, &w->seen);
+	if (!w->seen.unsettled)
+		w->tries = 0;
+	else if (++w->tries <= 64)
+		w->loads_seen = 0;
+	return written;
 }
 
 int np_blas_track(void)
 {
-	static struct np_got_seen seen;
-	static uint64_t loads_seen;
-	static unsigned tries;
-	uint64_t loads = np_got_loads();
-	if (blas_off() || loads == loads_seen)
+	static struct walker w;
+	if (!due(&w))
 		return 0;
-	loads_seen = loads;
 	struct np_got_hook hooks[NP_DNN_TRACKERS];
 	int n = 0;
 	hooks_of(np_dnn_trackers, NP_DNN_TRACKERS, hooks, &n);
 	if (!n)
 		return 0;   /* no cuDNN yet: nothing walked, nothing marked seen */
-	int written = np_got_patch(hooks, n, not_patched, &seen);
-	if (walk_again(&seen, &tries))
-		loads_seen = 0;
+	int written = walk(&w, hooks, n);
 	if (written)
 		np_alog("cuDNN: %d descriptor import slots tracked", written);
 	return written;
@@ -523,13 +536,9 @@ int np_blas_track(void)
 
 int np_blas_install(void)
 {
-	static struct np_got_seen seen;
-	static uint64_t loads_seen;
-	static unsigned tries;
-	uint64_t loads = np_got_loads();
-	if (blas_off() || loads == loads_seen)
+	static struct walker w;
+	if (!due(&w))
 		return 0;
-	loads_seen = loads;
 	/* the helpers first: a wrapper may run as soon as its slot is written */
 	if (!real.get_pointer_mode)
 		real.get_pointer_mode = np_got_lookup("libcublas.so", "cublasGetPointerMode_v2");
@@ -549,9 +558,7 @@ int np_blas_install(void)
 	 * is walked (and nothing marked seen) */
 	if (!n)
 		return 0;
-	int written = np_got_patch(hooks, n, not_patched, &seen);
-	if (walk_again(&seen, &tries))
-		loads_seen = 0;
+	int written = walk(&w, hooks, n);
 	if (written)
 		np_alog("cuBLAS, cuDNN: %d import slots point at the agent's wrappers", written);
 	return written;
