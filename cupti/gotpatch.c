@@ -63,13 +63,33 @@ static char maps_buf[16384];
 /* One line of /proc/self/maps: "lo-hi rw-p offset dev inode /path".
  * Kept: a file's private data (not a device's: a CUDA job maps
  * /dev/nvidia* thousands of times, shared).  0, or -1 when full. */
+static uintptr_t hex(const char **s)
+{
+	uintptr_t v = 0;
+	for (;; (*s)++) {
+		char c = **s;
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uintptr_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uintptr_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* by hand, not sscanf: a CUDA job's maps run to thousands of lines, read
+ * with the loader's lock held */
 static int map_line(const char *line)
 {
-	unsigned long lo, hi;
-	char perms[5];
-	const char *path = strchr(line, '/');
-	if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[2] == 'x' ||
-	    perms[3] != 'p' || !path || strncmp(path, "/dev/", 5) == 0)
+	const char *s = line;
+	uintptr_t lo = hex(&s);
+	if (*s++ != '-')
+		return 0;
+	uintptr_t hi = hex(&s);
+	if (*s++ != ' ' || strnlen(s, 4) < 4)
+		return 0;
+	const char *perms = s, *path = strchr(s, '/');
+	if (perms[2] == 'x' || perms[3] != 'p' || !path || strncmp(path, "/dev/", 5) == 0)
 		return 0;
 	if (n_maps == MAPS_MAX)
 		return -1;
