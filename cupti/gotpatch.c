@@ -60,9 +60,7 @@ static unsigned n_maps;
 static int maps_known;   /* 0: unreadable, or more than MAPS_MAX */
 static char maps_buf[16384];
 
-/* One line of /proc/self/maps: "lo-hi rw-p offset dev inode /path".
- * Kept: a file's private data (not a device's: a CUDA job maps
- * /dev/nvidia* thousands of times, shared).  0, or -1 when full. */
+/* the lowercase hex number at *s, which is left after it */
 static uintptr_t hex(const char **s)
 {
 	uintptr_t v = 0;
@@ -77,8 +75,12 @@ static uintptr_t hex(const char **s)
 	}
 }
 
-/* by hand, not sscanf: a CUDA job's maps run to thousands of lines, read
- * with the loader's lock held */
+/* One line of /proc/self/maps: "lo-hi rw-p offset dev inode /path".
+ * Kept: a file's private data (not a device's: a CUDA job maps
+ * /dev/nvidia* thousands of times, shared).  0, or -1 when full.  By
+ * hand, not sscanf: the maps run to thousands of lines, read with the
+ * loader's lock held.  A line that is not one (the rest of a path too
+ * long for the buffer) is passed over. */
 static int map_line(const char *line)
 {
 	const char *s = line;
