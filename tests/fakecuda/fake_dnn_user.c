@@ -6,6 +6,7 @@
  * microseconds of libcuda's load, before any poll of the agent's could
  * see it.  The plan is then executed through libfakeops.so's imports
  * (fo_conv_adopt).  tests/integration/fake_gpu_job.py --conv-early. */
+#include <dlfcn.h>
 #include "fake_conv_graph.h"
 
 #define FAKE_DNN_EXPORT __attribute__((visibility("default")))
@@ -20,6 +21,20 @@ FAKE_DNN_EXPORT int fdu_plan(const int64_t *dims)
 		return -1;
 	plan = fcg_conv_plan(handle, dims);
 	return plan && !fcg_failed ? 0 : -1;
+}
+
+/* Whether this library's import of cudnnBackendCreateDescriptor points
+ * elsewhere than at cuDNN's own: the agent's tracker is in place.  The
+ * job waits for it as torch's import would give it time. */
+FAKE_DNN_EXPORT int fdu_tracked(void)
+{
+	void *lib = dlopen("libcudnn.so.9", RTLD_LAZY | RTLD_NOLOAD);
+	void *real = lib ? dlsym(lib, "cudnnBackendCreateDescriptor") : NULL;
+	if (lib)
+		dlclose(lib);
+	/* the address taken through this library's own import slot */
+	void *volatile mine = (void *)&cudnnBackendCreateDescriptor;
+	return real && mine != real;
 }
 
 FAKE_DNN_EXPORT void *fdu_handle(void)

@@ -195,7 +195,14 @@ def main():
         early = ctypes.CDLL(os.path.join(os.path.dirname(a.lib), "libfakednn.so"))
         early.fdu_handle.restype = ctypes.c_void_p
         early.fdu_plan_of.restype = ctypes.c_void_p
-        time.sleep(0.5)   # the rest of torch's import: the agent polls meanwhile
+        # the rest of torch's import, during which the agent polls: until
+        # its tracker is in place, however loaded the machine
+        for _ in range(int(a.wait_agent / 0.01)):
+            if early.fdu_tracked():
+                break
+            time.sleep(0.01)
+        else:
+            sys.exit("fake_gpu_job: the agent never tracked cuDNN's descriptor calls")
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
