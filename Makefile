@@ -41,6 +41,8 @@ AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat
 			    cupti/inflight.c cupti/kfunc.c cupti/writers.c cupti/outmax.c \
 			    cupti/generic.c cupti/kdecode_flash.c cupti/kdecode_index.c \
 			    cupti/kdecode_memeff.c cupti/gemm.c cupti/gotpatch.c \
+			    cupti/kname.c cupti/kdecode_elementwise.c cupti/kdecode_mta.c \
+			    cupti/kdecode_rows.c cupti/kdecode_acc.c cupti/kdecode_attn.c \
 			    cupti/triton.c cupti/dnn.c cupti/dnn_graph.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

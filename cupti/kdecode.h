@@ -96,7 +96,7 @@ struct np_ksig {
 
 /* multi_tensor_apply_kernel<Metadata, Functor, Args...>(Metadata, Functor, Args...):
  * what the name says about the metadata struct passed by value as parameter
- * 0 and about which of its tensor lists the functor writes (kdecode.c has the
+ * 0 and about which of its tensor lists the functor writes (kdecode_mta.c has the
  * layouts and where they come from). */
 enum np_mta_meta {
 	NP_MTA_NONE = 0,         /* not understood: no outputs */
@@ -121,7 +121,7 @@ struct np_kmta {
 
 /* Kernels that write whole rows, one row per block (layer norm, RMSNorm,
  * softmax): what the name says about how many elements a launch writes
- * (kdecode.c, "row-sized outputs", has the formulas and their sources). */
+ * (kdecode_rows.c has the formulas and their sources). */
 enum np_krows_kind {
 	NP_KR_NONE = 0,          /* outputs unsized (numel 0) */
 	NP_KR_LN_VEC,            /* vectorized_layer_norm_kernel: rows x N, N % 4 == 0 */
@@ -170,8 +170,7 @@ struct np_krows {
 
 /* Batch norm's NCHW elementwise kernels take tensor accessors, not
  * pointers: GenericPackedTensorAccessor<T, 3, .., index_t> by value, the
- * data pointer then 3 sizes and 3 strides of index_t (kdecode.c,
- * "accessor outputs"). */
+ * data pointer then 3 sizes and 3 strides of index_t (kdecode_acc.c). */
 struct np_kacc {
 	int8_t param;            /* the 3-D output accessor's parameter, or -1 */
 	uint8_t isz;             /* sizeof index_t: 4 or 8; 0: not such a kernel */

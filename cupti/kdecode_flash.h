@@ -65,7 +65,7 @@
 
 enum { NP_FLASH_FWD = 0, NP_FLASH_BWD_DKDV, NP_FLASH_BWD_DQ };
 
-/* What the kernel's name says (kdecode.c). */
+/* What the kernel's name says (kdecode_attn.c). */
 struct np_flash_shape {
 	uint16_t head_dim;       /* kHeadDim; 0: not a flash kernel read */
 	uint16_t block_m;        /* kBlockM */

@@ -56,7 +56,7 @@ struct np_lambda_view {
 						    * (broadcast dimensions aside); else 0 */
 };
 
-/* What the kernel's name says (kdecode.c). */
+/* What the kernel's name says (kdecode_elementwise.c). */
 struct np_lambda_shape {
 	int casting;             /* gpu_kernel_impl (dtypes captured), not _nocast */
 	int arity;               /* the functor's inputs, 0 if the name does not say */

@@ -67,7 +67,7 @@
 
 enum { NP_MEMEFF_NONE = 0, NP_MEMEFF_FWD, NP_MEMEFF_BWD };
 
-/* What the kernel's name says (kdecode.c). */
+/* What the kernel's name says (kdecode_attn.c). */
 struct np_memeff_shape {
 	uint8_t kind;            /* NP_MEMEFF_*; NONE: not read */
 	uint8_t esize;           /* bytes of scalar_t: 4, or 2 (half, bfloat16) */

@@ -8,7 +8,7 @@ wherever |x - mean| * invstd > 1.13, from finite inputs, finite statistics
 and a finite parameter.  The first kernel to hold the non-finite value is
 the transform kernel: batch_norm_transform_input_kernel (NCHW, sized from
 its tensor accessor) or, with --channels-last,
-batch_norm_transform_input_channels_last_kernel (cupti/kdecode.c).
+batch_norm_transform_input_channels_last_kernel (cupti/kdecode_rows.c).
 
 --cudnn leaves cuDNN on, as torch has it by default: conv and bn then run
 cuDNN's kernels, and the agent sees the batch norm at its call

@@ -195,7 +195,7 @@ static const struct {
 	{ "batch_norm_backward_reduce_channels_last_kernel<4, c10::Half, float, float>",
 	  NP_KF_BATCH_NORM, NP_DT_F32, NP_KDT_KNOWN, 0 },
 	/* accessor aggregates: the output accessor's T is the first template
-	 * argument (kdecode.c, "accessor outputs") */
+	 * argument (kdecode_acc.c) */
 	{ "batch_norm_transform_input_kernel<c10::Half, float, float, true, int>",
 	  NP_KF_BATCH_NORM, NP_DT_F16, NP_KDT_KNOWN, 0 },
 	{ "CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>,", NP_KF_CAT, -1,

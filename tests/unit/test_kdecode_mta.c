@@ -1,4 +1,4 @@
-/* test_kdecode_mta.c - cupti/kdecode.c on multi_tensor_apply launches:
+/* test_kdecode_mta.c - cupti/kdecode_mta.c on multi_tensor_apply launches:
  * foreach ops and fused optimizers (Adam, AdamW, SGD, Adagrad).
  *
  * The metadata a launch passes is built here as PyTorch builds it: C

@@ -1,4 +1,4 @@
-/* test_kdecode_norm.c - the row-sized outputs of cupti/kdecode.c: layer
+/* test_kdecode_norm.c - the row-sized outputs of cupti/kdecode_rows.c: layer
  * norm, RMSNorm, softmax and batch norm's kernels (channels-last
  * pointers, NCHW accessors) of torch 2.14 (their real names and
  * layouts, tests/unit/fixtures/torch_kernels.tsv) launched with known
