@@ -258,21 +258,26 @@ static dnn_status w_be_get(dnn_desc d, int attr, int atype, int64_t want, int64_
 	return r;
 }
 
-/* says once (NANPROF_AGENT_DEBUG=1) whether executions are planned: the
- * GPU check reads it */
+/* says once (NANPROF_AGENT_DEBUG=1) whether executions are planned, with
+ * one output (a convolution) and with several (attention): the GPU check
+ * reads it */
 static void tell(int planned, const struct np_gemm_plan *p)
 {
-	static int told[2];
+	static int told[3];
+	int kind = !planned ? 0 : p->n_more ? 2 : 1;
 	/* read first: every execution comes here, from any thread */
-	if (__atomic_load_n(&told[planned], __ATOMIC_RELAXED) ||
-	    __atomic_exchange_n(&told[planned], 1, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&told[kind], __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&told[kind], 1, __ATOMIC_RELAXED))
 		return;
-	if (planned)
+	if (kind == 1)
 		np_alog("cuDNN: a graph execution's output (%llu elements) checked at the call",
 			(unsigned long long)p->out.numel);
+	else if (kind == 2)
+		np_alog("cuDNN: a graph execution's outputs (%d, the first of %llu elements) "
+			"checked at the call", 1 + p->n_more, (unsigned long long)p->out.numel);
 	else
 		np_alog("cuDNN: a graph execution left to the generic tier (plan not seen built, "
-			"or not one output)");
+			"an operation or output not read)");
 }
 
 static dnn_status w_be_execute(dnn_handle h, dnn_desc plan, dnn_desc pack)

@@ -4,11 +4,11 @@
 #include <string.h>
 #include "dnn.h"
 #include "dnn_graph.h"
+#include "dnn_ops.h"
 
-enum {
-	T_READ = 1,             /* an operation reads it */
-	T_WRITTEN = 2,          /* an operation writes it */
-};
+/* how an operation uses a tensor (dnn_ops.h) */
+#define T_READ NP_DG_READ
+#define T_WRITTEN NP_DG_WRITTEN
 
 /* a non-virtual tensor as an operation or a graph holds it */
 struct dg_tensor {
@@ -36,6 +36,8 @@ struct dg_entry {
 			int64_t uid;
 			int dtype;      /* cudnnDataType_t, -1 unset */
 			uint8_t nb, n_strides, has_uid, virt, by_value;
+			uint8_t not_plain;      /* ragged or reordered: its strides
+						 * do not say where its elements lie */
 			int64_t dims[NP_DNN_MAX_DIMS], strides[NP_DNN_MAX_DIMS];
 		} tensor;
 		struct dg_tensors ts;
@@ -55,18 +57,10 @@ static int remembered(int type)
 {
 	switch (type) {
 	case NP_DG_ENGINE: case NP_DG_ENGINECFG: case NP_DG_ENGINEHEUR: case NP_DG_PLAN:
-	case NP_DG_CONV_FWD: case NP_DG_CONV_BWD_FILTER: case NP_DG_CONV_BWD_DATA:
-	case NP_DG_POINTWISE: case NP_DG_OPGRAPH: case NP_DG_VARIANT_PACK: case NP_DG_TENSOR:
-	case NP_DG_MATMUL: case NP_DG_REDUCTION:
+	case NP_DG_OPGRAPH: case NP_DG_VARIANT_PACK: case NP_DG_TENSOR:
 		return 1;
 	}
-	return 0;
-}
-
-static int is_operation(int type)
-{
-	return (type >= NP_DG_CONV_FWD && type <= NP_DG_POINTWISE) || type == NP_DG_MATMUL ||
-	       type == NP_DG_REDUCTION;
+	return np_dg_is_operation(type);
 }
 
 /* ---- the table: open addressing, linear probing ---- */
@@ -166,7 +160,7 @@ static int tensor_of(const void *desc, struct dg_tensor *t)
 		return 1;
 	t->uid = e->u.tensor.uid;
 	t->dtype = (int8_t)np_dnn_dtype(e->u.tensor.dtype);
-	t->numel = e->u.tensor.nb == e->u.tensor.n_strides
+	t->numel = e->u.tensor.nb == e->u.tensor.n_strides && !e->u.tensor.not_plain
 			   ? np_dnn_dense_numel64(e->u.tensor.nb, e->u.tensor.dims,
 						  e->u.tensor.strides)
 			   : 0;
@@ -190,39 +184,6 @@ static void add_tensor(struct dg_tensors *ts, struct dg_tensor t, uint8_t flags)
 	ts->t[ts->n++] = t;
 }
 
-/* How an operation's attribute uses its tensor: T_READ, T_WRITTEN, or 0
- * (not a tensor attribute of that operation). */
-static uint8_t tensor_role(int type, int attr)
-{
-	switch (type) {
-	case NP_DG_CONV_FWD:
-		return attr == NP_DGA_CONV_FWD_Y ? T_WRITTEN
-		       : attr == NP_DGA_CONV_FWD_X || attr == NP_DGA_CONV_FWD_W ? T_READ : 0;
-	case NP_DG_CONV_BWD_DATA:
-		return attr == NP_DGA_CONV_BWD_DATA_DX ? T_WRITTEN
-		       : attr == NP_DGA_CONV_BWD_DATA_W || attr == NP_DGA_CONV_BWD_DATA_DY ? T_READ
-											   : 0;
-	case NP_DG_CONV_BWD_FILTER:
-		return attr == NP_DGA_CONV_BWD_FILTER_DW ? T_WRITTEN
-		       : attr == NP_DGA_CONV_BWD_FILTER_X || attr == NP_DGA_CONV_BWD_FILTER_DY
-			       ? T_READ
-			       : 0;
-	case NP_DG_POINTWISE:
-		return attr == NP_DGA_PW_Y || attr == NP_DGA_PW_DX ? T_WRITTEN
-		       : attr == NP_DGA_PW_X || attr == NP_DGA_PW_B || attr == NP_DGA_PW_DY ||
-				 attr == NP_DGA_PW_T
-			       ? T_READ
-			       : 0;
-	case NP_DG_MATMUL:
-		return attr == NP_DGA_MATMUL_C ? T_WRITTEN
-		       : attr == NP_DGA_MATMUL_A || attr == NP_DGA_MATMUL_B ? T_READ : 0;
-	case NP_DG_REDUCTION:
-		return attr == NP_DGA_REDUCTION_Y ? T_WRITTEN
-		       : attr == NP_DGA_REDUCTION_X ? T_READ : 0;
-	}
-	return 0;
-}
-
 static int is_beta(int type, int attr)
 {
 	return (type == NP_DG_CONV_FWD && attr == NP_DGA_CONV_FWD_BETA) ||
@@ -237,7 +198,7 @@ static void compose(struct dg_tensors *g, void *const *ops, int64_t n)
 	g->known = 1;
 	for (int64_t i = 0; i < n; i++) {
 		struct dg_entry *op = find(ops[i]);
-		if (!op || !is_operation(op->type) || op->u.ts.bad) {
+		if (!op || !np_dg_is_operation(op->type) || op->u.ts.bad) {
 			g->bad = 1;   /* an operation of a kind not read, or not seen built */
 			return;
 		}
@@ -279,6 +240,12 @@ static void set_tensor(struct dg_entry *e, int attr, int atype, int64_t n, const
 		int dims = attr == NP_DGA_TENSOR_DIMS;
 		memcpy(dims ? e->u.tensor.dims : e->u.tensor.strides, v, (size_t)k * 8);
 		*(dims ? &e->u.tensor.nb : &e->u.tensor.n_strides) = k;
+	} else if (attr == NP_DGA_TENSOR_RAGGED ||
+		   (attr == NP_DGA_TENSOR_REORDERING && atype == NP_DGT_REORDERING && n == 1 &&
+		    memcmp(v, &(int){ 0 }, sizeof(int)))) {
+		/* packed variable-length sequences (an offset per batch), or a
+		 * swizzled layout: never checked as dims and strides say */
+		e->u.tensor.not_plain = 1;
 	} else if ((attr == NP_DGA_TENSOR_VIRTUAL || attr == NP_DGA_TENSOR_BY_VALUE) &&
 		   atype == NP_DGT_BOOLEAN && n == 1) {
 		uint8_t b = *(const uint8_t *)v != 0;   /* a C bool */
@@ -288,7 +255,7 @@ static void set_tensor(struct dg_entry *e, int attr, int atype, int64_t n, const
 
 static void set_operation(struct dg_entry *e, int attr, int atype, int64_t n, const void *v)
 {
-	uint8_t role = tensor_role(e->type, attr);
+	uint8_t role = np_dg_tensor_role(e->type, attr);
 	if (role && atype == NP_DGT_BACKEND_DESCRIPTOR && n == 1) {
 		const void *td;
 		memcpy(&td, v, sizeof(td));
@@ -335,7 +302,7 @@ void np_dg_set(const void *desc, int attr, int atype, int64_t n, const void *ele
 		memcpy(&ref, elems, sizeof(ref));
 	if (e->type == NP_DG_TENSOR)
 		set_tensor(e, attr, atype, n, elems);
-	else if (is_operation(e->type))
+	else if (np_dg_is_operation(e->type))
 		set_operation(e, attr, atype, n, elems);
 	else if (e->type == NP_DG_VARIANT_PACK)
 		set_pack(e, attr, atype, n, elems);
@@ -387,36 +354,49 @@ static void offer(struct np_gemm_plan *p, struct np_kread r)
 		p->rd[small] = r;
 }
 
-/* the plan from a graph's tensors g and the pack's addresses */
+/* the plan from a graph's tensors g and the pack's addresses: every
+ * tensor an operation writes (a convolution's y; attention's O and its
+ * statistics, or dQ, dK and dV) checked whole, each judged on every
+ * tensor the graph reads */
 static int plan_of(const struct dg_tensors *g, const struct dg_entry *pack,
 		   struct np_gemm_plan *p)
 {
 	if (!g->known || g->bad || pack->u.pack.n_uids != pack->u.pack.n_ptrs)
 		return -1;
 	uint64_t ptr[NP_DG_TENSORS];
-	int out = -1;
+	int n_out = 0;
 	for (int i = 0; i < g->n; i++) {
 		if (!(ptr[i] = pointer_of(pack, g->t[i].uid)))
 			return -1;
 		if (g->t[i].flags & T_WRITTEN) {
-			if (out >= 0)
-				return -1;      /* more than one output: not one plan */
-			out = i;
+			/* every output checkable and dense, or none planned: an
+			 * output left out would look clean to its readers */
+			if (!g->t[i].numel || g->t[i].dtype < 0 || n_out == 1 + NP_GEMM_MORE_OUTS)
+				return -1;
+			n_out++;
 		}
 	}
-	if (out < 0 || !g->t[out].numel || g->t[out].dtype < 0)
+	if (!n_out)
 		return -1;
 	memset(p, 0, sizeof(*p));
-	p->out = (struct np_kbuf){ .ptr = ptr[out], .numel = g->t[out].numel,
-				   .dtype = (enum np_dtype)g->t[out].dtype, .how = NP_KH_GEMM };
+	struct np_kbuf out = { .how = NP_KH_GEMM };
+	for (int i = 0; i < g->n; i++)
+		if (g->t[i].flags & T_READ)
+			np_gemm_add_input(&out, ptr[i]);
 	for (int i = 0; i < g->n; i++) {
-		if (!(g->t[i].flags & T_READ))
+		if (!(g->t[i].flags & T_WRITTEN))
 			continue;
-		np_gemm_add_input(&p->out, ptr[i]);
-		if (i != out && g->t[i].numel && g->t[i].dtype >= 0)
+		struct np_kbuf *b = p->out.numel ? &p->more[p->n_more++] : &p->out;
+		*b = out;
+		b->ptr = ptr[i];
+		b->numel = g->t[i].numel;
+		b->dtype = (enum np_dtype)g->t[i].dtype;
+	}
+	for (int i = 0; i < g->n; i++)
+		if ((g->t[i].flags & T_READ) && !(g->t[i].flags & T_WRITTEN) && g->t[i].numel &&
+		    g->t[i].dtype >= 0)
 			offer(p, (struct np_kread){ .ptr = ptr[i], .numel = g->t[i].numel,
 						    .dtype = (enum np_dtype)g->t[i].dtype });
-	}
 	return 0;
 }
 

@@ -24,16 +24,23 @@
  * refers to is copied into it when the reference is set (cuDNN requires
  * the referent finalized by then), so a plan outlives the descriptors it
  * was built from.  At an execution the plan's graph and the variant pack
- * give the plan (gemm.h): the graph's one written tensor checked whole
- * after the call's last kernel, judged on every tensor it reads (and its
- * own old values when beta is set), and its two largest dense inputs
- * offered as reads.
+ * give the plan (gemm.h): the graph's written tensors checked whole
+ * after the call's last kernel, each judged on every tensor the graph
+ * reads (and its own old values when beta is set), and its two largest
+ * dense inputs offered as reads.  A convolution writes one; attention
+ * writes O and the softmax's statistics (the backward: dQ, dK, dV, and
+ * float sums in cuDNN's workspace), as cudnn_frontend lowers SDPA to
+ * matmuls, pointwise ops, reductions and dropout's RNG, or to one SDPA
+ * operation (cuDNN >= 9.13; dnn_ops.h has what each operation reads and
+ * writes).
  *
- * Only what can be named is planned: a graph of known operations with
- * exactly one non-virtual output, dense and of a floating type, whose
- * every tensor is in the variant pack.  Anything else (attention's
- * graphs, with their statistics, plans built before the agent came, a
- * plan read back from JSON) goes to the generic tier as before.
+ * Only what can be named is planned: a graph of known operations whose
+ * every non-virtual output (at most 1 + NP_GEMM_MORE_OUTS) is dense and
+ * of a floating type, and whose every tensor is in the variant pack.
+ * A tensor of packed variable-length sequences (a ragged offset) or a
+ * reordered layout is not dense.  Anything else (an operation dnn_ops.h
+ * does not know, plans built before the agent came, a plan read back
+ * from JSON) goes to the generic tier as before.
  *
  * Bounded: NP_DG_SLOTS descriptors (the types above only; a descriptor
  * refused for a full table is counted, and what refers to it is not
@@ -46,16 +53,24 @@
 #include <stdint.h>
 #include "gemm.h"
 
-#define NP_DG_SLOTS 4096        /* descriptors remembered (about 1 MiB) */
-#define NP_DG_TENSORS 8         /* non-virtual tensors of one graph, and of a
-				 * variant pack, at most */
+#define NP_DG_SLOTS 4096        /* descriptors remembered (about 2 MiB) */
+#define NP_DG_TENSORS 16        /* non-virtual tensors of one graph, and of a
+				 * variant pack, at most (attention's backward:
+				 * q, k, v, o, dO, stats, dQ, dK, dV and cuDNN's
+				 * own workspace tensors) */
 
-/* cudnnBackendDescriptorType_t values (cudnn_graph.h, cuDNN 9) */
+/* cudnnBackendDescriptorType_t values (cudnn_graph.h: cuDNN 9.28's, the
+ * later ones marked with the release that added them) */
 enum np_dg_type {
 	NP_DG_ENGINE = 2, NP_DG_ENGINECFG = 3, NP_DG_ENGINEHEUR = 4, NP_DG_PLAN = 5,
 	NP_DG_CONV_FWD = 10, NP_DG_CONV_BWD_FILTER = 11, NP_DG_CONV_BWD_DATA = 12,
 	NP_DG_POINTWISE = 13, NP_DG_OPGRAPH = 15, NP_DG_VARIANT_PACK = 16, NP_DG_TENSOR = 17,
-	NP_DG_MATMUL = 19, NP_DG_REDUCTION = 22,
+	NP_DG_MATMUL = 19, NP_DG_REDUCTION = 22, NP_DG_RESHAPE = 31, NP_DG_RNG = 33,
+	NP_DG_SDPA_FWD = 41,            /* 9.13: attention's forward as one operation */
+	NP_DG_SDPA_BWD = 43,            /* 9.17: its backward */
+	NP_DG_BAND_MASK = 44,           /* 9.20: a causal or sliding-window mask */
+	NP_DG_SOFTMAX = 45,             /* 9.20: softmax, with attention's statistics */
+	NP_DG_TRANSPOSE = 46, NP_DG_SLICE = 47,     /* 9.22 */
 };
 
 /* cudnnBackendAttributeName_t values the table reads */
@@ -78,12 +93,29 @@ enum np_dg_attr {
 	NP_DGA_ENGINE_GRAPH = 1300,
 	NP_DGA_MATMUL_A = 1520, NP_DGA_MATMUL_B = 1521, NP_DGA_MATMUL_C = 1522,
 	NP_DGA_REDUCTION_X = 1610, NP_DGA_REDUCTION_Y = 1611,
+	NP_DGA_RNG_Y = 2310, NP_DGA_RNG_SEED = 2311, NP_DGA_RNG_OFFSET = 2313,
+	NP_DGA_TENSOR_REORDERING = 909, NP_DGA_TENSOR_RAGGED = 913,
+	NP_DGA_RESHAPE_X = 2200, NP_DGA_RESHAPE_Y = 2201,
+	NP_DGA_SDPA_FWD_Q = 2800, NP_DGA_SDPA_FWD_K = 2801, NP_DGA_SDPA_FWD_V = 2802,
+	NP_DGA_SDPA_FWD_O = 2803, NP_DGA_SDPA_FWD_STATS = 2804, NP_DGA_SDPA_FWD_SCALE = 2805,
+	NP_DGA_SDPA_FWD_SEQ_LEN_Q = 2809, NP_DGA_SDPA_FWD_SEQ_LEN_KV = 2810,
+	NP_DGA_SDPA_FWD_SUBGRAPH = 2811,
+	NP_DGA_SDPA_BWD_Q = 2851, NP_DGA_SDPA_BWD_K = 2852, NP_DGA_SDPA_BWD_V = 2853,
+	NP_DGA_SDPA_BWD_O = 2854, NP_DGA_SDPA_BWD_STATS = 2855, NP_DGA_SDPA_BWD_SCALE = 2856,
+	NP_DGA_SDPA_BWD_DQ = 2859, NP_DGA_SDPA_BWD_DK = 2860, NP_DGA_SDPA_BWD_DV = 2861,
+	NP_DGA_SDPA_BWD_DO = 2862,
+	NP_DGA_BAND_MASK_X = 3000, NP_DGA_BAND_MASK_Y = 3006,
+	NP_DGA_SOFTMAX_X = 3100, NP_DGA_SOFTMAX_Y = 3101, NP_DGA_SOFTMAX_STATS = 3102,
+	NP_DGA_SOFTMAX_MAX = 3103, NP_DGA_SOFTMAX_SUM_EXP = 3104,
+	NP_DGA_TRANSPOSE_X = 3200, NP_DGA_TRANSPOSE_Y = 3201,
+	NP_DGA_SLICE_X = 3300, NP_DGA_SLICE_Y = 3301,
 };
 
 /* cudnnBackendAttributeType_t values the table reads */
 enum np_dg_atype {
 	NP_DGT_DATA_TYPE = 1, NP_DGT_BOOLEAN = 2, NP_DGT_INT64 = 3, NP_DGT_FLOAT = 4,
 	NP_DGT_DOUBLE = 5, NP_DGT_VOID_PTR = 6, NP_DGT_BACKEND_DESCRIPTOR = 15,
+	NP_DGT_REORDERING = 20,
 };
 
 struct np_dg_stats {

@@ -56,11 +56,17 @@ struct np_gemm_call {
 	uint64_t bias;                  /* a vector the epilogue adds (read), 0: none */
 };
 
+#define NP_GEMM_MORE_OUTS 5       /* a cuDNN graph's outputs besides the first */
+
 /* What the call writes and reads. */
 struct np_gemm_plan {
 	struct np_kbuf out;             /* D, whole; out.in[0..n_in) what its birth
 					 * judgement reads: A, B, C when beta may be
 					 * set, the bias */
+	struct np_kbuf more[NP_GEMM_MORE_OUTS];  /* a cuDNN graph's other outputs
+					 * (attention's statistics; the backward's dK,
+					 * dV), each whole, judged on the same reads */
+	int n_more;
 	struct np_kread rd[2];          /* A and B, when each is one dense range of a
 					 * checkable dtype: reads for the generic tier */
 	int n_rd;

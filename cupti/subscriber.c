@@ -746,21 +746,34 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 /* ---- cuBLAS calls (blas.h) ---- */
 
-/* A planned cuBLAS call's output, checked after its last kernel f as a
- * decoded launch's: what undecoded kernels wrote into A and B first (the
- * generic tier), then D, judged on A, B (C, the bias).  Sampled out, or
- * not checkable after all (memory the driver does not know), D is noted
- * for the generic tier as f's, A and B as its reads: its first decoded
- * reader then names f. */
+/* A planned call's outputs (cuBLAS's D; a cuDNN graph's one or more),
+ * checked after its last kernel f as a decoded launch's: what undecoded
+ * kernels wrote into A and B first (the generic tier), then each output,
+ * judged on A, B (C, the bias; a graph's every input).  Sampled out, or
+ * an output not checkable after all (memory the driver does not know),
+ * the outputs left are noted for the generic tier as f's, A and B as
+ * its reads: their first decoded reader then names f. */
 static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream stream,
-		      CUcontext ctx, const uint64_t *words, int nw)
+		      CUcontext ctx)
 {
 	struct launch l = { .stream = stream };
-	const struct np_kbuf *b = &p->out;
+	struct np_kbuf outs[1 + NP_GEMM_MORE_OUTS];
+	int n_out = 1 + (p->n_more < NP_GEMM_MORE_OUTS ? p->n_more : NP_GEMM_MORE_OUTS);
+	outs[0] = p->out;
+	memcpy(&outs[1], p->more, (size_t)(n_out - 1) * sizeof(outs[0]));
+	/* the words of the outputs left unchecked, then of every input (the
+	 * outputs share theirs) */
+	uint64_t words[1 + NP_GEMM_MORE_OUTS + NP_KD_BUF_INPUTS];
+	int nw = 0, checked = 0;
 	if (sampled_out(f)) {
 		__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
-		if (config.generic)
+		if (config.generic) {
+			for (int i = 0; i < n_out; i++)
+				words[nw++] = outs[i].ptr;
+			for (int k = 0; k < p->out.n_in; k++)
+				words[nw++] = p->out.in[k];
 			note_words(stream, f, words, nw, p->rd, p->n_rd, 0);
+		}
 		return;
 	}
 	uint64_t seq = np_gpu_writers() ? np_writers_next() : 0;
@@ -770,46 +783,50 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 	const char *why = NULL;
 	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(ctx) : np_gpu_ctx_get(ctx, &why);
 	struct check_batch batch;
-	struct check_ready c;
 	batch.n = batch.blocks = 0;
 	batch.bytes = 0;
-	int r = 0;
 	if (g) {
 		int nr = config.generic && np_generic_any() ? p->n_rd : 0;
-		check_generic_reads(g, &l, p->rd, nr, b, 1, captured, &batch);
-		r = check_prepare(g, stream, f, b, b->in, (uint32_t)b->n_in, captured, NULL, &c);
+		check_generic_reads(g, &l, p->rd, nr, outs, n_out, captured, &batch);
 	} else {
 		__atomic_add_fetch(&np_gpu_cnt.capture_skip, 1, __ATOMIC_RELAXED);
 	}
-	if (r == 1) {
-		enqueue_checked(g, stream, &batch, &c, b, seq, captured);
+	for (int i = 0; i < n_out; i++) {
+		const struct np_kbuf *b = &outs[i];
+		struct check_ready c;
+		if (g && check_prepare(g, stream, f, b, b->in, (uint32_t)b->n_in, captured, NULL,
+				       &c) == 1) {
+			enqueue_checked(g, stream, &batch, &c, b, seq, captured);
+			checked++;
+		} else {
+			words[nw++] = b->ptr;
+		}
+	}
+	if (checked)
 		mark_sized(f);
-	} else {
+	if (checked < n_out) {
 		count_undecoded(f);
 		if (seq)
 			note_unchecked(seq, f);
-		if (config.generic)
+		if (config.generic) {
+			for (int k = 0; k < p->out.n_in; k++)
+				words[nw++] = p->out.in[k];
 			note_words(stream, f, words, nw, p->rd, p->n_rd, seq);
+		}
 	}
 	if (g)
 		batch_flush(g, stream, &batch);
-	__atomic_add_fetch(&np_gpu_cnt.gemm_checks, r == 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&np_gpu_cnt.gemm_checks, checked > 0, __ATOMIC_RELAXED);
 }
 
 /* blas.h: on the calling thread, after the call returned */
 void np_gpu_gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream stream,
 		      CUcontext ctx)
 {
-	const struct np_kbuf *b = &p->out;
-	uint64_t words[1 + NP_KD_BUF_INPUTS];
-	int nw = 0;
 	if (!enabled || inside)
 		return;
-	words[nw++] = b->ptr;
-	for (int k = 0; k < b->n_in; k++)
-		words[nw++] = b->in[k];
 	inside = 1;   /* the checks' own driver calls: not the job's */
-	gemm_done(p, f, stream, ctx, words, nw);
+	gemm_done(p, f, stream, ctx);
 	inside = 0;
 }
 

@@ -333,6 +333,10 @@ start_agent_jobs() {
 	# fp32 attention on SDPA's memory-efficient kernel, read from its Params
 	agent_job agent-memeff "$secs" "$PY" "$GPUT/flash_fault.py" --kernel memeff \
 		--device "$DEV" --steps 10 --at 6 --step-times "$W/agent-memeff.times"
+	# bf16 attention on cuDNN's (a graph of two outputs: O, its
+	# statistics), where this torch and GPU can run it: informs
+	agent_job agent-cudnn-attn "$secs" "$PY" "$GPUT/flash_fault.py" --kernel cudnn \
+		--device "$DEV" --steps 10 --at 6 --step-times "$W/agent-cudnn-attn.times"
 	# two cuBLAS matmuls in a row, the first overflowing: checked at the
 	# call (cupti/blas.h); its counters say how many calls were
 	agent_job agent-chain "$secs" "$PY" "$GPUT/chain_fault.py" --device "$DEV" --steps 10 \
@@ -423,6 +427,7 @@ step_agent_alone() {
 	verdict agent-flash --fault flash --at 6
 	job_ran agent-memeff 9
 	verdict agent-memeff --fault memeff --at 6
+	cudnn_attn_rows
 	job_ran agent-chain 9
 	verdict agent-chain --fault chain --at 6
 	job_ran agent-solve 9
@@ -441,6 +446,29 @@ conv_graph_row() {
 		row "$name" "$what" CHECK "none planned; $(grep -m1 -o 'cuDNN: a graph execution left.*' \
 			"$W/$name.err" || echo 'no cudnnBackendExecute seen')"
 	fi
+}
+
+# cuDNN's attention (SDPBackend.CUDNN_ATTENTION): informative, as this
+# torch's cuDNN may not run it on this GPU, and its graph (cudnn_frontend
+# lowers SDPA to matmuls, pointwise ops and reductions, or, from cuDNN
+# 9.13, to one SDPA operation; cupti/dnn_ops.c) may not be planned
+cudnn_attn_rows() {
+	local name=agent-cudnn-attn rc
+	rc=$(cat "$W/$name.rc" 2>/dev/null || echo "?")
+	if [ "$rc" = 0 ] && grep -q "^step 9 loss" "$W/$name.out"; then
+		row "$name" "job ran to its end" PASS "exit 0, step 9 printed"
+	else
+		row "$name" "job ran to its end" CHECK "exit $rc; stderr: $(tail -n 3 "$W/$name.err")"
+	fi
+	if grep -q "cuDNN: a graph execution's outputs" "$W/$name.err"; then
+		row "$name" "cuDNN attention's outputs checked at its execution" PASS \
+			"$(grep -m1 -o "cuDNN: a graph execution's outputs.*" "$W/$name.err")"
+	else
+		row "$name" "cuDNN attention's outputs checked at its execution" CHECK \
+			"none planned; $(grep -m1 -o 'cuDNN: a graph execution left.*' "$W/$name.err" ||
+				echo 'no cudnnBackendExecute seen')"
+	fi
+	verdict "$name" --fault cudnn-attn --at 6 --soft
 }
 
 # the torch.compile job's rows: informative (CHECK where another job

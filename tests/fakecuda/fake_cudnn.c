@@ -186,6 +186,9 @@ struct fake_be_desc {
 	/* a finalized plan's convolution, as cuDNN keeps its own copy: the
 	 * descriptors it was built from may be destroyed */
 	int64_t uid_x, uid_w, uid_y, numel;
+	/* or its attention (uid_x: q, uid_w: k): v, o and the statistics */
+	int attention;
+	int64_t uid_v, uid_o, uid_s, numel_s;
 };
 
 static size_t elem_size(int type)
@@ -258,12 +261,61 @@ FAKE_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, i
 	return 0;
 }
 
+/* the i-th descriptor an attribute refers to, NULL when none */
+static struct fake_be_desc *ref_at(const struct fake_be_desc *d, int name, int i)
+{
+	const struct fake_be_attr *a = attr_of(d, name);
+	struct fake_be_desc *r = NULL;
+	if (a && a->type == CUDNN_TYPE_BACKEND_DESCRIPTOR && i < a->n)
+		memcpy(&r, a->v + 8 * i, sizeof(r));
+	return r;
+}
+
+static int64_t be_numel(const struct fake_be_desc *t)
+{
+	const struct fake_be_attr *dims = attr_of(t, CUDNN_ATTR_TENSOR_DIMENSIONS);
+	int64_t n = 1;
+	for (int i = 0; dims && i < dims->n; i++)
+		n *= int64_of(t, CUDNN_ATTR_TENSOR_DIMENSIONS, i);
+	return dims ? n : 0;
+}
+
+/* attention's graph as fake_conv_graph.h builds it: S = matmul(q, k)
+ * (virtual), the statistics a pointwise of S, o = matmul(S, v) */
+static cudnnStatus_t finalize_attention(struct fake_be_desc *plan, struct fake_be_desc *graph)
+{
+	struct fake_be_desc *mm1 = ref_at(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, 0);
+	struct fake_be_desc *pw = ref_at(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, 1);
+	struct fake_be_desc *mm2 = ref_at(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, 2);
+	if (!pw || !mm2 || pw->type != CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR ||
+	    mm2->type != CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	struct fake_be_desc *q = ref_of(mm1, CUDNN_ATTR_OPERATION_MATMUL_ADESC);
+	struct fake_be_desc *k = ref_of(mm1, CUDNN_ATTR_OPERATION_MATMUL_BDESC);
+	struct fake_be_desc *st = ref_of(pw, CUDNN_ATTR_OPERATION_POINTWISE_YDESC);
+	struct fake_be_desc *v = ref_of(mm2, CUDNN_ATTR_OPERATION_MATMUL_BDESC);
+	struct fake_be_desc *o = ref_of(mm2, CUDNN_ATTR_OPERATION_MATMUL_CDESC);
+	if (!q || !k || !st || !v || !o)
+		return CUDNN_STATUS_NOT_SUPPORTED;
+	plan->attention = 1;
+	plan->numel = be_numel(q);
+	plan->numel_s = be_numel(st);
+	plan->uid_x = int64_of(q, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	plan->uid_w = int64_of(k, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	plan->uid_v = int64_of(v, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	plan->uid_o = int64_of(o, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	plan->uid_s = int64_of(st, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	return 0;
+}
+
 /* the plan's convolution, resolved while what it was built from lives */
 static cudnnStatus_t finalize_plan(struct fake_be_desc *plan)
 {
 	struct fake_be_desc *cfg = ref_of(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
 	struct fake_be_desc *graph = cfg ? cfg->graph : NULL;
 	struct fake_be_desc *op = ref_of(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+	if (op && op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+		return finalize_attention(plan, graph);
 	if (!op || op->type != CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
 		return CUDNN_STATUS_NOT_SUPPORTED;
 	struct fake_be_desc *x = ref_of(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X);
@@ -319,8 +371,27 @@ struct conv_args {
 	int64_t n;
 };
 
-static CUfunction k_conv;
+/* the attention kernel's: o = q k (an overflow there is o's alone), the
+ * statistics k, v read */
+struct attn_args {
+	const float *q, *k, *v;
+	float *o, *stats;
+	int64_t n, n_stats;
+};
+
+static CUfunction k_conv, k_attn;
 static pthread_once_t conv_once = PTHREAD_ONCE_INIT;
+
+static void run_attn(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct attn_args a;
+	memcpy(&a, args, sizeof(a));
+	for (int64_t i = 0; i < a.n; i++)
+		a.o[i] = a.q[i] * a.k[i] + 0.0f * a.v[i];
+	for (int64_t i = 0; i < a.n_stats; i++)
+		a.stats[i] = a.k[i];
+}
 
 static void run_conv(const void *args, unsigned grid, unsigned block)
 {
@@ -338,7 +409,15 @@ static void conv_init(void)
 	k_conv = fake_cuda_register("sm90_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_"
 				    "nchw_tilesize64x64x8_stage1_warpsize2x2x1_g1_fake_cudnn",
 				    1, off, size, run_conv, NULL);
+	static const uint32_t attn_size[] = { sizeof(struct attn_args) };
+	/* named as cuDNN's fused attention kernels are */
+	k_attn = fake_cuda_register("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_"
+				    "knob_3_64x64x64_4x1x1_kernel0_0_fake_cudnn",
+				    1, off, attn_size, run_attn, NULL);
 }
+
+static cudnnStatus_t execute_attention(cudnnHandle_t h, const struct fake_be_desc *plan,
+				       const struct fake_be_desc *pack);
 
 /* the address the variant pack gives uid, NULL when none */
 static void *pointer_of(const struct fake_be_desc *pack, int64_t uid)
@@ -361,12 +440,29 @@ FAKE_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescr
 	if (!k_conv || !plan || !plan->finalized || !pack || !pack->finalized ||
 	    plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
 		return CUDNN_STATUS_BAD_PARAM;
+	if (plan->attention)
+		return execute_attention(h, plan, pack);
 	struct conv_args a = { pointer_of(pack, plan->uid_x), pointer_of(pack, plan->uid_w),
 			       pointer_of(pack, plan->uid_y), plan->numel };
 	if (!a.x || !a.w || !a.y)
 		return CUDNN_STATUS_BAD_PARAM;
 	void *p[] = { &a };
 	return cuLaunchKernel(k_conv, (unsigned)((a.n + 255) / 256), 1, 1, 256, 1, 1, 0,
+			      h ? h->stream : NULL, p, NULL) == CUDA_SUCCESS
+		       ? 0
+		       : CUDNN_STATUS_BAD_PARAM;
+}
+
+static cudnnStatus_t execute_attention(cudnnHandle_t h, const struct fake_be_desc *plan,
+				       const struct fake_be_desc *pack)
+{
+	struct attn_args a = { pointer_of(pack, plan->uid_x), pointer_of(pack, plan->uid_w),
+			       pointer_of(pack, plan->uid_v), pointer_of(pack, plan->uid_o),
+			       pointer_of(pack, plan->uid_s), plan->numel, plan->numel_s };
+	if (!k_attn || !a.q || !a.k || !a.v || !a.o || !a.stats)
+		return CUDNN_STATUS_BAD_PARAM;
+	void *p[] = { &a };
+	return cuLaunchKernel(k_attn, (unsigned)((a.n + 255) / 256), 1, 1, 256, 1, 1, 0,
 			      h ? h->stream : NULL, p, NULL) == CUDA_SUCCESS
 		       ? 0
 		       : CUDNN_STATUS_BAD_PARAM;

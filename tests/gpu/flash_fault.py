@@ -5,7 +5,11 @@ of PyTorch's fused attention kernels:
       made by pytorch_flash::flash_fwd_kernel (cupti/kdecode_flash.c);
   --kernel memeff: fp32, SDPA forced to EFFICIENT_ATTENTION, the NaN made
       by fmha_cutlassF_f32_* (cupti/kdecode_memeff.c): the kernel every
-      fp32 transformer's attention runs.
+      fp32 transformer's attention runs;
+  --kernel cudnn: bf16, SDPA forced to CUDNN_ATTENTION (what recent
+      transformers prefer on Hopper), the NaN made by cuDNN's fused
+      attention kernel, whose graph execution names O and its statistics
+      (cupti/dnn_graph.h).
 
 embed -> attn (qkv Linear, scaled_dot_product_attention with is_causal,
 proj Linear) -> head.  At step --at the attention's queries and keys are
@@ -64,19 +68,20 @@ def kernel_only(device, kernel):
     if device.type != "cuda":
         return torch.enable_grad()
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    return sdpa_kernel(SDPBackend.FLASH_ATTENTION if kernel == "flash" else
-                       SDPBackend.EFFICIENT_ATTENTION)
+    return sdpa_kernel({"flash": SDPBackend.FLASH_ATTENTION,
+                        "memeff": SDPBackend.EFFICIENT_ATTENTION,
+                        "cudnn": SDPBackend.CUDNN_ATTENTION}[kernel])
 
 
 def main():
     ap = fault_loop.parser(__doc__)
-    ap.add_argument("--kernel", choices=["flash", "memeff"], default="flash",
+    ap.add_argument("--kernel", choices=["flash", "memeff", "cudnn"], default="flash",
                     help="flash: bf16 on the flash kernel; memeff: fp32 on the "
-                    "memory-efficient one")
+                    "memory-efficient one; cudnn: bf16 on cuDNN's")
     args = ap.parse_args()
 
     dev = fault_loop.device(args)
-    dtype = torch.bfloat16 if args.kernel == "flash" else torch.float32
+    dtype = torch.float32 if args.kernel == "memeff" else torch.bfloat16
     model = Net().to(dev, dtype=dtype)
 
     def batch(gen):

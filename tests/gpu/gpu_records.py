@@ -69,6 +69,9 @@ EXPECTED = {
                                     "(read from Flash_fwd_params)"),
     "memeff": (["fmha_cutlassF"], "the same in fp32, on SDPA's memory-efficient kernel "
                                   "(read from its AttentionKernel Params)"),
+    "cudnn-attn": (["sdpa", "fmha", "flash", "fprop", "cudnn"],
+                   "the same in bf16 on cuDNN's fused attention, checked at its "
+                   "cudnnBackendExecute: O and its statistics, the graph's two outputs"),
     "chain": (["gemm", "nvjet", "cutlass", "xmma", "sm90", "cublas"],
               "down's weights +-3e38: its matmul overflows in cuBLAS, seen at the call; "
               "up's matmul reads it next"),

@@ -120,7 +120,7 @@ from fake_inductor import DeviceTensor, inductor_kernel
 
 # --gemm: fake_ops.c's fo_mlp_fc api numbers, in order
 GEMM_APIS = ["sgemm", "gemmex", "batched", "lt", "sgemmex", "gemv", "dot", "trsm"]
-CONV_APIS = ["graph", "legacy", "legacy-data", "legacy-filter"]   # fo_conv's api
+CONV_APIS = ["graph", "legacy", "legacy-data", "legacy-filter", "attn"]   # fo_conv's api
 
 
 def main():
@@ -170,7 +170,9 @@ def main():
                          "(cudnnBackendExecute, as torch's Conv_v8.cpp), legacy: "
                          "cudnnConvolutionForward (Conv_v7.cpp); legacy-data, "
                          "legacy-filter: the first by cudnnConvolutionBackwardData or "
-                         "...BackwardFilter")
+                         "...BackwardFilter; attn: two attention graphs through the "
+                         "backend API, two outputs each (the statistics, then o: the "
+                         "overflow is in o)")
     ap.add_argument("--conv-reader", choices=["conv", "opaque", "opaque-late"], default="conv",
                     help="--conv: what reads the first convolution's output: the second "
                          "convolution, or an undecodable kernel (no read of it offered); "

@@ -54,8 +54,9 @@
 # convolution's overflow named in attn.conv.  And two convolutions
 # through the fake cuDNN (--conv graph: its backend API; --conv legacy:
 # cudnnConvolutionForward; legacy-data, legacy-filter: the first by a
-# backward call): the first's overflow named at its call in attn.conv1
-# (attn.conv2 without the wrappers), read by the second or by an
+# backward call; --conv attn: an attention graph of two outputs, the
+# overflow in its second): the first's overflow named at its call in
+# attn.conv1 (attn.conv2 without the wrappers), read by the second or by an
 # undecodable kernel, and after its buffer was rewritten clean (a late
 # generic judgement); and
 # a torch.compile'd region (--triton): two Triton kernels launched by
@@ -552,10 +553,14 @@ PY
 	# kernel handed the address.  The second one's read of its input
 	# would name the first too: read by an undecodable kernel instead
 	# (--conv-reader opaque), only the first's own plan names it
+	# attention through the backend API (--conv attn: cuDNN's SDPA graph
+	# cut to its shape) writes two outputs, the statistics and o: the
+	# overflow in the second is named at its own call too
 	local api kernel
-	for api in graph legacy legacy-data legacy-filter; do
+	for api in graph legacy legacy-data legacy-filter attn; do
 		case $api in
 		graph) kernel=xmma_fprop ;;
+		attn) kernel=sdpa_sm90_flash_fprop ;;
 		legacy) kernel=implicit_convolve_sgemm ;;
 		legacy-data) kernel=dgrad_engine ;;
 		legacy-filter) kernel=wgrad_alg0_engine ;;
@@ -563,7 +568,7 @@ PY
 		# the backward calls' plans are told apart only by the
 		# undecodable reader: run with it alone
 		case $api in
-		graph|legacy)
+		graph|legacy|attn)
 			run_fake "$py" "$T/$tag-conv-$api" --conv $api --at 3
 			FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-conv-$api-off" --conv $api \
 				--at 3

@@ -59,6 +59,12 @@ static void *operation(unsigned i, int type, const int *attrs, void *const *ts, 
 	return op;
 }
 
+/* one more tensor attribute on an operation (a select's condition T) */
+static void operation_more(void *op, const int *attr, void *t)
+{
+	set_ref(op, attr[0], t);
+}
+
 /* graph of ops[0..n), heuristics on it, two engine configs from its
  * results, a plan of the second: the plan */
 static void *plan_of_graph(unsigned i, void *const *ops, int n)
@@ -82,7 +88,8 @@ static void *pack(unsigned i, const int64_t *uids, const uint64_t *ptrs, int n)
 {
 	void *v = desc(i);
 	cr_assert_eq(np_dg_created(v, NP_DG_VARIANT_PACK), 0);
-	void *p[16];
+	void *p[NP_DG_TENSORS + 1];
+	cr_assert_leq(n, NP_DG_TENSORS + 1);
 	for (int k = 0; k < n; k++)
 		p[k] = (void *)(uintptr_t)ptrs[k];
 	np_dg_set(v, NP_DGA_PACK_POINTERS, NP_DGT_VOID_PTR, n, p);
@@ -252,9 +259,11 @@ Test(dnn_graph, what_cannot_be_named_is_not_planned)
 	int64_t two[2] = { 'x', 'y' };
 	cr_expect_eq(np_dg_plan(plan, pack(40, two, XWY_AT, 2), &p), -1,
 		     "w missing from the variant pack");
-	int64_t nine[9] = { 'x', 'y', 'w', 1, 2, 3, 4, 5, 6 };
-	uint64_t nine_at[9] = { X, Y, W, 1, 2, 3, 4, 5, 6 };
-	cr_expect_eq(np_dg_plan(plan, pack(41, nine, nine_at, 9), &p), -1,
+	int64_t long_uids[NP_DG_TENSORS + 1] = { 'x', 'y', 'w' };
+	uint64_t long_at[NP_DG_TENSORS + 1] = { X, Y, W };
+	for (int k = 3; k <= NP_DG_TENSORS; k++)
+		long_uids[k] = k, long_at[k] = (uint64_t)k;
+	cr_expect_eq(np_dg_plan(plan, pack(41, long_uids, long_at, NP_DG_TENSORS + 1), &p), -1,
 		     "a pack longer than the table keeps");
 	cr_expect_eq(np_dg_plan(desc(99), pack(42, XWY, XWY_AT, 3), &p), -1,
 		     "a plan built before the agent came");
@@ -287,9 +296,10 @@ Test(dnn_graph, what_cannot_be_named_is_not_planned)
 	cr_expect_eq(np_dg_created(desc(11), 29), 0, "not remembered, not refused");
 	cr_expect_eq(np_dg_plan(plan_of_graph(20, ops, 2), pack(40, XWY, XWY_AT, 3), &p), -1);
 
-	/* two outputs (attention's O and its statistics) */
+	/* two outputs, one of them an integer: neither is planned, as the
+	 * other's readers would take it for clean */
 	np_dg_reset();
-	void *o = tensor(1, 'o', YD, NULL, FLOAT, false), *s = tensor(2, 's', XD, NULL, FLOAT, false);
+	void *o = tensor(1, 'o', YD, NULL, FLOAT, false), *s = tensor(2, 's', XD, NULL, INT32, false);
 	void *q = tensor(3, 'q', YD, NULL, FLOAT, false);
 	int red[2] = { NP_DGA_REDUCTION_X, NP_DGA_REDUCTION_Y };
 	int mm[3] = { NP_DGA_MATMUL_A, NP_DGA_MATMUL_B, NP_DGA_MATMUL_C };
@@ -301,11 +311,371 @@ Test(dnn_graph, what_cannot_be_named_is_not_planned)
 	cr_expect_eq(np_dg_plan(plan_of_graph(30, two_out + 1, 1), pack(41, qso, qso_at, 3), &p),
 		     0, "the matmul alone has one output");
 	cr_expect_eq(p.out.ptr, W);
+	cr_expect_eq(p.n_more, 0);
 
 	struct np_dg_stats st;
 	np_dg_stats(&st);
 	cr_expect_eq(st.planned, 1);
 	cr_expect_eq(st.unplanned, 1);
+}
+
+/* ---- attention, as cudnn_frontend's SDPA nodes lower it ---- */
+
+enum { BF16 = 9, INT64 = 10 };
+#define Q 0x7f0001000000ull
+#define K 0x7f0002000000ull
+#define V 0x7f0003000000ull
+#define O 0x7f0004000000ull
+#define STATS 0x7f0005000000ull
+#define DO 0x7f0006000000ull
+#define DQ 0x7f0007000000ull
+#define DK 0x7f0008000000ull
+#define DV 0x7f0009000000ull
+#define SUMS 0x7f000a000000ull
+#define DQ_ACC 0x7f000b000000ull
+
+/* (b, h, s, d) = (2, 4, 64, 32) in torch's (b, s, h, d) memory; the
+ * statistics (b, h, s, 1) */
+static const int64_t BHSD[4] = { 2, 4, 64, 32 }, BSHD_STRIDES[4] = { 64 * 4 * 32, 32, 4 * 32, 1 };
+static const int64_t BHS1[4] = { 2, 4, 64, 1 }, BHSS[4] = { 2, 4, 64, 64 };
+#define QKV_NUMEL (2 * 4 * 64 * 32)
+#define STATS_NUMEL (2 * 4 * 64)
+
+static unsigned next_desc;
+
+static void *nv(int64_t uid, const int64_t *dims, const int64_t *strides, int dtype)
+{
+	return tensor(next_desc++, uid, dims, strides, dtype, false);
+}
+
+static void *virt(const int64_t *dims)
+{
+	unsigned i = next_desc++;
+	return tensor(i, 1000 + i, dims, NULL, FLOAT, true);
+}
+
+/* a scalar passed by value (the scale, -inf for the mask): no memory */
+static void *by_value(void)
+{
+	unsigned i = next_desc++;
+	void *t = tensor(i, 2000 + i, (int64_t[]){ 1, 1, 1, 1 }, NULL, FLOAT, false);
+	bool yes = true;
+	set1(t, NP_DGA_TENSOR_BY_VALUE, NP_DGT_BOOLEAN, &yes);
+	return t;
+}
+
+static void *pw(void *x, void *b, void *y)
+{
+	int attrs[3] = { NP_DGA_PW_X, NP_DGA_PW_Y, NP_DGA_PW_B };
+	return operation(next_desc++, NP_DG_POINTWISE, attrs, (void *[]){ x, y, b }, b ? 3 : 2);
+}
+
+static void *matmul(void *a, void *b, void *c)
+{
+	int attrs[3] = { NP_DGA_MATMUL_A, NP_DGA_MATMUL_B, NP_DGA_MATMUL_C };
+	return operation(next_desc++, NP_DG_MATMUL, attrs, (void *[]){ a, b, c }, 3);
+}
+
+static void *reduction(void *x, void *y)
+{
+	int attrs[2] = { NP_DGA_REDUCTION_X, NP_DGA_REDUCTION_Y };
+	return operation(next_desc++, NP_DG_REDUCTION, attrs, (void *[]){ x, y }, 2);
+}
+
+/* The forward with the statistics training keeps: S = Q K^T * scale,
+ * a causal mask (index generation, a compare, a select of -inf), a
+ * softmax whose max and sum give the statistics (m + log z), O = P V.
+ * With dropout, an RNG mask multiplies P.  ops[] gets the operations. */
+static int sdpa_forward(void **ops, bool dropout)
+{
+	void *q = nv('q', BHSD, BSHD_STRIDES, BF16), *k = nv('k', BHSD, BSHD_STRIDES, BF16);
+	void *v = nv('v', BHSD, BSHD_STRIDES, BF16), *o = nv('o', BHSD, BSHD_STRIDES, BF16);
+	void *stats = nv('s', BHS1, NULL, FLOAT);
+	void *s = virt(BHSS), *s1 = virt(BHSS), *row = virt(BHSS), *col = virt(BHSS);
+	void *mask = virt(BHSS), *s2 = virt(BHSS), *m = virt(BHS1), *s3 = virt(BHSS);
+	void *e = virt(BHSS), *z = virt(BHS1), *lz = virt(BHS1), *p = virt(BHSS);
+	int n = 0, t_attr[1] = { NP_DGA_PW_T };
+	ops[n++] = matmul(q, k, s);
+	ops[n++] = pw(s, by_value(), s1);
+	ops[n++] = pw(s1, NULL, row);
+	ops[n++] = pw(s1, NULL, col);
+	ops[n++] = pw(row, col, mask);
+	ops[n++] = pw(s1, by_value(), s2);
+	operation_more(ops[n - 1], t_attr, mask);
+	ops[n++] = reduction(s2, m);
+	ops[n++] = pw(s2, m, s3);
+	ops[n++] = pw(s3, NULL, e);
+	ops[n++] = reduction(e, z);
+	ops[n++] = pw(z, NULL, lz);
+	ops[n++] = pw(m, lz, stats);
+	ops[n++] = pw(e, z, p);
+	if (dropout) {
+		void *seed = nv('r', (int64_t[]){ 1, 1, 1, 1 }, NULL, INT64);
+		void *offset = nv('f', (int64_t[]){ 1, 1, 1, 1 }, NULL, INT64);
+		void *rmask = virt(BHSS), *pd = virt(BHSS);
+		int rng_attrs[3] = { NP_DGA_RNG_Y, NP_DGA_RNG_SEED, NP_DGA_RNG_OFFSET };
+		ops[n++] = operation(next_desc++, NP_DG_RNG, rng_attrs,
+				     (void *[]){ rmask, seed, offset }, 3);
+		ops[n++] = pw(p, rmask, pd);
+		p = pd;
+	}
+	ops[n++] = matmul(p, v, o);
+	return n;
+}
+
+static void attention_reset(void)
+{
+	np_dg_reset();
+	next_desc = 100;
+}
+
+TestSuite(dnn_attention, .init = attention_reset);
+
+/* the output at ptr in p (out or more), NULL if none */
+static const struct np_kbuf *output_at(const struct np_gemm_plan *p, uint64_t ptr)
+{
+	if (p->out.ptr == ptr)
+		return &p->out;
+	for (int i = 0; i < p->n_more; i++)
+		if (p->more[i].ptr == ptr)
+			return &p->more[i];
+	return NULL;
+}
+
+static int reads(const struct np_kbuf *b, uint64_t ptr)
+{
+	for (int k = 0; k < b->n_in; k++)
+		if (b->in[k] == ptr)
+			return 1;
+	return 0;
+}
+
+Test(dnn_attention, the_forward_checks_o_and_its_statistics_each_judged_on_q_k_v)
+{
+	void *ops[32];
+	int n = sdpa_forward(ops, false);
+	int64_t uids[5] = { 'q', 'k', 'v', 'o', 's' };
+	uint64_t at[5] = { Q, K, V, O, STATS };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dg_plan(plan_of_graph(next_desc, ops, n), pack(900, uids, at, 5), &p), 0);
+	cr_assert_eq(p.n_more, 1, "two outputs");
+	const struct np_kbuf *o = output_at(&p, O), *st = output_at(&p, STATS);
+	cr_assert(o && st);
+	cr_expect_eq(o->numel, QKV_NUMEL, "O whole: (b, s, h, d) is dense in any order");
+	cr_expect_eq(o->dtype, NP_DT_BF16);
+	cr_expect_eq(st->numel, STATS_NUMEL);
+	cr_expect_eq(st->dtype, NP_DT_F32);
+	for (int i = 0; i < 2; i++) {
+		const struct np_kbuf *b = i ? st : o;
+		cr_expect_eq(b->n_in, 3, "q, k, v: the by-value scale and -inf have no memory");
+		cr_expect(reads(b, Q) && reads(b, K) && reads(b, V));
+		cr_expect_eq(b->how, NP_KH_GEMM);
+	}
+	cr_assert_eq(p.n_rd, 2, "two of q, k, v offered to the generic tier");
+	for (int k = 0; k < 2; k++)
+		cr_expect(p.rd[k].ptr == Q || p.rd[k].ptr == K || p.rd[k].ptr == V);
+}
+
+Test(dnn_attention, dropouts_rng_mask_is_an_operation_read)
+{
+	void *ops[32];
+	int n = sdpa_forward(ops, true);
+	int64_t uids[7] = { 'q', 'k', 'v', 'o', 's', 'r', 'f' };
+	uint64_t at[7] = { Q, K, V, O, STATS, DO, DQ };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dg_plan(plan_of_graph(next_desc, ops, n), pack(900, uids, at, 7), &p), 0,
+		     "the RNG operation is known");
+	cr_expect_eq(p.n_more, 1);
+	cr_expect(output_at(&p, O) && output_at(&p, STATS));
+	cr_expect(reads(&p.out, DO) && reads(&p.out, DQ), "the seed and offset are read");
+	cr_expect_eq(p.n_rd, 2, "integers never offered: two of q, k, v");
+	for (int k = 0; k < p.n_rd; k++)
+		cr_expect(p.rd[k].ptr != DO && p.rd[k].ptr != DQ);
+}
+
+Test(dnn_attention, the_backward_checks_dq_dk_dv_and_cudnns_own_sums)
+{
+	void *q = nv('q', BHSD, BSHD_STRIDES, BF16), *k = nv('k', BHSD, BSHD_STRIDES, BF16);
+	void *v = nv('v', BHSD, BSHD_STRIDES, BF16), *o = nv('o', BHSD, BSHD_STRIDES, BF16);
+	void *dout = nv('O', BHSD, BSHD_STRIDES, BF16), *stats = nv('s', BHS1, NULL, FLOAT);
+	void *dq = nv('Q', BHSD, BSHD_STRIDES, BF16), *dk = nv('K', BHSD, BSHD_STRIDES, BF16);
+	void *dv = nv('V', BHSD, BSHD_STRIDES, BF16), *sums = nv('u', BHS1, NULL, FLOAT);
+	void *dq_acc = nv('a', BHSD, NULL, FLOAT);
+	void *t = virt(BHSD), *s = virt(BHSS), *s2 = virt(BHSS), *pr = virt(BHSS);
+	void *dp = virt(BHSS), *ds1 = virt(BHSS), *ds = virt(BHSS);
+	void *ops[16];
+	int n = 0;
+	ops[n++] = pw(dout, o, t);
+	ops[n++] = reduction(t, sums);          /* rowsum(dO * O), in cuDNN's workspace */
+	ops[n++] = matmul(q, k, s);
+	ops[n++] = pw(s, stats, s2);
+	ops[n++] = pw(s2, NULL, pr);
+	ops[n++] = matmul(pr, dout, dv);
+	ops[n++] = matmul(dout, v, dp);
+	ops[n++] = pw(dp, sums, ds1);
+	ops[n++] = pw(pr, ds1, ds);
+	ops[n++] = matmul(ds, k, dq_acc);
+	ops[n++] = pw(dq_acc, NULL, dq);
+	ops[n++] = matmul(ds, q, dk);
+	int64_t uids[11] = { 'q', 'k', 'v', 'o', 'O', 's', 'Q', 'K', 'V', 'u', 'a' };
+	uint64_t at[11] = { Q, K, V, O, DO, STATS, DQ, DK, DV, SUMS, DQ_ACC };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dg_plan(plan_of_graph(next_desc, ops, n), pack(900, uids, at, 11), &p), 0,
+		     "eleven tensors: more than a convolution's table held");
+	cr_assert_eq(p.n_more, 4, "dQ, dK, dV, the row sums and dQ's float accumulator");
+	uint64_t written[5] = { DQ, DK, DV, SUMS, DQ_ACC };
+	for (int i = 0; i < 5; i++) {
+		const struct np_kbuf *b = output_at(&p, written[i]);
+		cr_assert(b, "output %d", i);
+		cr_expect_eq(b->numel, i == 3 ? STATS_NUMEL : QKV_NUMEL);
+		cr_expect_eq(b->dtype, i >= 3 ? NP_DT_F32 : NP_DT_BF16);
+		cr_expect(reads(b, Q) && reads(b, K) && reads(b, V) && reads(b, O) &&
+			  reads(b, DO) && reads(b, STATS));
+		cr_expect(reads(b, SUMS) && reads(b, DQ_ACC),
+			  "read inside the graph: a value there is no birth of a later output");
+		cr_expect(!reads(b, DQ) && !reads(b, DK) && !reads(b, DV));
+	}
+	for (int k = 0; k < p.n_rd; k++)
+		cr_expect(p.rd[k].ptr != SUMS && p.rd[k].ptr != DQ_ACC, "written: no read offered");
+}
+
+/* cuDNN 9.13's single SDPA operation, as cudnn_frontend builds it when it
+ * picks the unified implementation: q, k, v, a by-value scale, O and the
+ * statistics, and a subgraph (score modifiers), no tensor */
+Test(dnn_attention, the_unified_forward_operation_checks_o_and_its_statistics)
+{
+	void *q = nv('q', BHSD, BSHD_STRIDES, BF16), *k = nv('k', BHSD, BSHD_STRIDES, BF16);
+	void *v = nv('v', BHSD, BSHD_STRIDES, BF16), *o = nv('o', BHSD, BSHD_STRIDES, BF16);
+	void *stats = nv('s', BHS1, NULL, FLOAT);
+	void *sub = desc(next_desc++);
+	cr_assert_eq(np_dg_created(sub, NP_DG_OPGRAPH), 0);
+	int attrs[7] = { NP_DGA_SDPA_FWD_Q, NP_DGA_SDPA_FWD_K, NP_DGA_SDPA_FWD_V,
+			 NP_DGA_SDPA_FWD_SCALE, NP_DGA_SDPA_FWD_O, NP_DGA_SDPA_FWD_STATS,
+			 NP_DGA_SDPA_FWD_SUBGRAPH };
+	void *op = operation(next_desc++, NP_DG_SDPA_FWD, attrs,
+			     (void *[]){ q, k, v, by_value(), o, stats, sub }, 7);
+	int64_t uids[5] = { 'q', 'k', 'v', 'o', 's' };
+	uint64_t at[5] = { Q, K, V, O, STATS };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dg_plan(plan_of_graph(next_desc, &op, 1), pack(900, uids, at, 5), &p), 0);
+	cr_assert_eq(p.n_more, 1);
+	const struct np_kbuf *ob = output_at(&p, O), *sb = output_at(&p, STATS);
+	cr_assert(ob && sb);
+	cr_expect_eq(ob->numel, QKV_NUMEL);
+	cr_expect_eq(ob->dtype, NP_DT_BF16);
+	cr_expect_eq(sb->numel, STATS_NUMEL);
+	cr_expect_eq(sb->dtype, NP_DT_F32);
+	cr_expect_eq(ob->n_in, 3);
+	cr_expect(reads(ob, Q) && reads(ob, K) && reads(ob, V));
+}
+
+Test(dnn_attention, the_unified_backward_operation_checks_dq_dk_dv)
+{
+	void *q = nv('q', BHSD, BSHD_STRIDES, BF16), *k = nv('k', BHSD, BSHD_STRIDES, BF16);
+	void *v = nv('v', BHSD, BSHD_STRIDES, BF16), *o = nv('o', BHSD, BSHD_STRIDES, BF16);
+	void *dout = nv('O', BHSD, BSHD_STRIDES, BF16), *stats = nv('s', BHS1, NULL, FLOAT);
+	void *dq = nv('Q', BHSD, BSHD_STRIDES, BF16), *dk = nv('K', BHSD, BSHD_STRIDES, BF16);
+	void *dv = nv('V', BHSD, BSHD_STRIDES, BF16);
+	int attrs[10] = { NP_DGA_SDPA_BWD_Q, NP_DGA_SDPA_BWD_K, NP_DGA_SDPA_BWD_V,
+			  NP_DGA_SDPA_BWD_O, NP_DGA_SDPA_BWD_STATS, NP_DGA_SDPA_BWD_DO,
+			  NP_DGA_SDPA_BWD_SCALE, NP_DGA_SDPA_BWD_DQ, NP_DGA_SDPA_BWD_DK,
+			  NP_DGA_SDPA_BWD_DV };
+	void *op = operation(next_desc++, NP_DG_SDPA_BWD, attrs,
+			     (void *[]){ q, k, v, o, stats, dout, by_value(), dq, dk, dv }, 10);
+	int64_t uids[9] = { 'q', 'k', 'v', 'o', 's', 'O', 'Q', 'K', 'V' };
+	uint64_t at[9] = { Q, K, V, O, STATS, DO, DQ, DK, DV };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dg_plan(plan_of_graph(next_desc, &op, 1), pack(900, uids, at, 9), &p), 0,
+		     "nine tensors");
+	cr_assert_eq(p.n_more, 2);
+	uint64_t written[3] = { DQ, DK, DV };
+	for (int i = 0; i < 3; i++) {
+		const struct np_kbuf *b = output_at(&p, written[i]);
+		cr_assert(b);
+		cr_expect_eq(b->numel, QKV_NUMEL);
+		cr_expect_eq(b->n_in, 6, "q, k, v, O, dO, the statistics");
+		cr_expect(reads(b, DO) && reads(b, STATS) && !reads(b, DQ));
+	}
+}
+
+/* cuDNN 9.20's softmax operation in the composite graph: the statistics
+ * its output, beside P (virtual) */
+Test(dnn_attention, the_softmax_operations_statistics_are_an_output)
+{
+	void *q = nv('q', BHSD, BSHD_STRIDES, BF16), *k = nv('k', BHSD, BSHD_STRIDES, BF16);
+	void *v = nv('v', BHSD, BSHD_STRIDES, BF16), *o = nv('o', BHSD, BSHD_STRIDES, BF16);
+	void *stats = nv('s', BHS1, NULL, FLOAT);
+	void *s = virt(BHSS), *m = virt(BHSS), *pr = virt(BHSS);
+	int band[2] = { NP_DGA_BAND_MASK_X, NP_DGA_BAND_MASK_Y };
+	int soft[3] = { NP_DGA_SOFTMAX_X, NP_DGA_SOFTMAX_Y, NP_DGA_SOFTMAX_STATS };
+	void *ops[4] = { matmul(q, k, s),
+			 operation(next_desc++, NP_DG_BAND_MASK, band, (void *[]){ s, m }, 2),
+			 operation(next_desc++, NP_DG_SOFTMAX, soft, (void *[]){ m, pr, stats }, 3),
+			 matmul(pr, v, o) };
+	int64_t uids[5] = { 'q', 'k', 'v', 'o', 's' };
+	uint64_t at[5] = { Q, K, V, O, STATS };
+	struct np_gemm_plan p;
+	cr_assert_eq(np_dg_plan(plan_of_graph(next_desc, ops, 4), pack(900, uids, at, 5), &p), 0);
+	cr_expect_eq(p.n_more, 1);
+	cr_expect(output_at(&p, O) && output_at(&p, STATS));
+}
+
+/* packed variable-length sequences (a ragged offset) or a reordered
+ * layout: its dims and strides do not say where O lies */
+Test(dnn_attention, a_ragged_or_reordered_output_is_not_planned)
+{
+	for (int how = 0; how < 2; how++) {
+		attention_reset();
+		void *q = nv('q', BHSD, BSHD_STRIDES, BF16), *k = nv('k', BHSD, BSHD_STRIDES, BF16);
+		void *v = nv('v', BHSD, BSHD_STRIDES, BF16), *o = nv('o', BHSD, BSHD_STRIDES, BF16);
+		void *stats = nv('s', BHS1, NULL, FLOAT);
+		if (how == 0) {
+			void *offsets = nv('r', (int64_t[]){ 3, 1, 1, 1 }, NULL, INT32);
+			set_ref(o, NP_DGA_TENSOR_RAGGED, offsets);
+		} else {
+			int f16x16 = 2;
+			set1(o, NP_DGA_TENSOR_REORDERING, NP_DGT_REORDERING, &f16x16);
+		}
+		int attrs[5] = { NP_DGA_SDPA_FWD_Q, NP_DGA_SDPA_FWD_K, NP_DGA_SDPA_FWD_V,
+				 NP_DGA_SDPA_FWD_O, NP_DGA_SDPA_FWD_STATS };
+		void *op = operation(next_desc++, NP_DG_SDPA_FWD, attrs,
+				     (void *[]){ q, k, v, o, stats }, 5);
+		int64_t uids[5] = { 'q', 'k', 'v', 'o', 's' };
+		uint64_t at[5] = { Q, K, V, O, STATS };
+		struct np_gemm_plan p;
+		cr_expect_eq(np_dg_plan(plan_of_graph(next_desc, &op, 1), pack(900, uids, at, 5), &p),
+			     -1, "%s", how ? "reordered" : "ragged");
+	}
+	/* no reordering (mode 0) is plain */
+	attention_reset();
+	void *o = nv('o', BHSD, BSHD_STRIDES, BF16), *q = nv('q', BHSD, BSHD_STRIDES, BF16);
+	int none = 0;
+	set1(o, NP_DGA_TENSOR_REORDERING, NP_DGT_REORDERING, &none);
+	void *op = pw(q, NULL, o);
+	int64_t uids[2] = { 'q', 'o' };
+	uint64_t at[2] = { Q, O };
+	struct np_gemm_plan p;
+	cr_expect_eq(np_dg_plan(plan_of_graph(next_desc, &op, 1), pack(900, uids, at, 2), &p), 0);
+}
+
+Test(dnn_attention, more_outputs_than_a_plan_holds_are_not_planned)
+{
+	void *x = nv('x', BHSD, NULL, FLOAT);
+	void *ops[NP_GEMM_MORE_OUTS + 2];
+	int64_t uids[NP_GEMM_MORE_OUTS + 3] = { 'x' };
+	uint64_t at[NP_GEMM_MORE_OUTS + 3] = { X };
+	for (int i = 0; i < NP_GEMM_MORE_OUTS + 2; i++) {
+		uids[1 + i] = 'A' + i;
+		at[1 + i] = Y + 0x100000ull * (uint64_t)i;
+		ops[i] = pw(x, NULL, nv(uids[1 + i], BHSD, NULL, FLOAT));
+	}
+	struct np_gemm_plan p;
+	cr_expect_eq(np_dg_plan(plan_of_graph(next_desc, ops, NP_GEMM_MORE_OUTS + 2),
+				pack(900, uids, at, NP_GEMM_MORE_OUTS + 3), &p), -1);
+	cr_expect_eq(np_dg_plan(plan_of_graph(next_desc + 10, ops, NP_GEMM_MORE_OUTS + 1),
+				pack(901, uids, at, NP_GEMM_MORE_OUTS + 2), &p), 0,
+		     "as many as it holds");
+	cr_expect_eq(p.n_more, NP_GEMM_MORE_OUTS);
 }
 
 Test(dnn_graph, bounded_the_table_counts_what_it_refuses_and_forgets_nothing_kept)
