@@ -1,6 +1,7 @@
 /* subscriber.c - the CUPTI callback switchboard: kernel launches (checks
- * of their outputs, enqueued on the same stream at API exit) and device
- * allocations (the interval map), in the driver domain (see gpu.h).
+ * of their outputs, enqueued on the same stream at API exit), copies,
+ * and device allocations (allocations.h), in the driver domain (see
+ * gpu.h; driver_args.h reads each call's arguments).
  *
  * The callback runs on the job's launching threads, for every launch: it
  * allocates nothing after the first launch of a context, takes only the
@@ -17,10 +18,12 @@
 #include <unistd.h>
 #include "../agent/alog.h"
 #include "../agent/report.h"
+#include "allocations.h"
 #include "blas.h"
 #include "check_launch.h"
 #include "cuda_api.h"
 #include "drain.h"
+#include "driver_args.h"
 #include "generic.h"
 #include "gpu.h"
 #include "gpu_ctx.h"
@@ -42,7 +45,6 @@ static volatile int enabled;
 static int started;
 static pid_t owner;              /* the process that started the checks */
 static struct np_gpu_config config;
-static struct np_ivmap allocations;
 static int modules;              /* module-level checks: no CUPTI subscription */
 static const char *modules_why;
 #define CUPTI_TAKEN "cupti taken by another tool"
@@ -71,96 +73,6 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
 };
 
-/* ---- one launch, whatever API made it ---- */
-
-struct launch {
-	CUfunction f;
-	CUstream stream;
-	void **params;
-	void **extra;
-	uint32_t grid[3], block[3]; /* gridDim, blockDim */
-};
-
-#define LAUNCH(a, stream_, extra_)                                                  \
-	((struct launch){ (a)->f, (stream_), (a)->kernelParams, (extra_),             \
-			  { (a)->gridDimX, (a)->gridDimY, (a)->gridDimZ },            \
-			  { (a)->blockDimX, (a)->blockDimY, (a)->blockDimZ } })
-
-static int launch_of(CUpti_CallbackId cbid, const void *p, struct launch *l)
-{
-	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
-		const cuLaunchKernel_params *a = p;
-		*l = LAUNCH(a, a->hStream, a->extra);
-		return 0;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
-		const cuLaunchCooperativeKernel_params *a = p;
-		*l = LAUNCH(a, a->hStream, NULL);
-		return 0;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-		const cuLaunchKernelEx_params *a = p;
-		if (!a->config)
-			return -1;
-		const CUlaunchConfig *k = a->config;
-		*l = (struct launch){ a->f, k->hStream, a->kernelParams, a->extra,
-				      { k->gridDimX, k->gridDimY, k->gridDimZ },
-				      { k->blockDimX, k->blockDimY, k->blockDimZ } };
-		return 0;
-	}
-	}
-	return -1;
-}
-
-/* Arguments packed in `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER) as the
- * kernelParams array the decoders read: a pointer to each parameter. */
-static void **params_from_extra(void **extra, const struct np_kparams *layout, void **out)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2) {
-		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-			buf = extra[i + 1];
-		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
-			size = *(size_t *)extra[i + 1];
-	}
-	if (!buf)
-		return NULL;
-	for (int k = 0; k < layout->n; k++) {
-		if (layout->p[k].offset + layout->p[k].size > size)
-			return NULL;
-		out[k] = buf + layout->p[k].offset;
-	}
-	return out;
-}
-
-/* ---- parameter layouts, from the driver ---- */
-
-static int driver_layout(uint64_t key, struct np_kparams *out, void *arg)
-{
-	(void)arg;
-	CUfunction f = (CUfunction)key;
-	size_t off, size;
-	/* f may be a CUkernel cast to a CUfunction: then only
-	 * cuKernelGetParamInfo knows it */
-	int as_kernel = np_cu.func_get_param_info(f, 0, &off, &size) != CUDA_SUCCESS;
-	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < NP_KD_MAX_PARAMS; i++) {
-		CUresult r = as_kernel ? np_cu.kernel_get_param_info((CUkernel)f, i, &off, &size)
-				       : np_cu.func_get_param_info(f, i, &off, &size);
-		if (r != CUDA_SUCCESS)
-			return i > 0 ? 0 : -1;   /* past the last parameter */
-		out->p[i].offset = (uint32_t)off;
-		out->p[i].size = (uint32_t)size;
-		out->n = i + 1;
-	}
-	return 0;
-}
-
 /* ---- launching one check ---- */
 
 static uint64_t now_ns(void)
@@ -170,27 +82,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The innermost known interval holding ptr: a tensor, else the device
- * allocation.  An allocation made before we subscribed is asked of the
- * driver once, then kept.  0, or -1 for memory the driver does not know. */
-static int allocation_of(uint64_t ptr, struct np_iv *iv)
-{
-	np_ivmap_lock(&allocations);
-	int known = np_ivmap_lookup(&allocations, ptr, iv) == 0;
-	np_ivmap_unlock(&allocations);
-	if (known)
-		return 0;
-	CUdeviceptr base;
-	size_t size;
-	if (np_cu.mem_get_address_range(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS)
-		return -1;
-	*iv = (struct np_iv){ .base = base, .len = size, .kind = NP_IV_SEGMENT };
-	np_ivmap_lock(&allocations);
-	np_ivmap_insert(&allocations, NP_IV_SEGMENT, base, size, -1, 0);
-	np_ivmap_unlock(&allocations);
-	return 0;
-}
-
 /* How many elements of the output to check, 0 for none.  Never past the
  * interval holding it: a check that read past a device allocation could
  * fault and take the job's CUDA context down with it, so a decoding
@@ -198,7 +89,7 @@ static int allocation_of(uint64_t ptr, struct np_iv *iv)
 static uint64_t checked_numel(const struct np_kbuf *b, unsigned esz)
 {
 	struct np_iv iv;
-	if (allocation_of(b->ptr, &iv))
+	if (np_alloc_of(b->ptr, &iv))
 		return 0;
 	uint64_t room = (iv.base + iv.len - b->ptr) / esz;
 	if (!b->numel)   /* unsized: only a tensor interval says how far it goes;
@@ -451,7 +342,7 @@ static int device_word(uint64_t w)
 	unsigned s = not_device_slot(w);
 	if (__atomic_load_n(&not_device[s], __ATOMIC_RELAXED) == w)
 		return 0;
-	if (allocation_of(w, &iv) == 0)
+	if (np_alloc_of(w, &iv) == 0)
 		return 1;
 	__atomic_store_n(&not_device[s], w, __ATOMIC_RELAXED);
 	return 0;
@@ -509,7 +400,7 @@ static void note_words(CUstream stream, const struct np_kfunc *f, const uint64_t
 }
 
 /* An undecoded launch: its pointer words, noted (note_words). */
-static void note_generic(const struct launch *l, const struct np_kfunc *f, void **params,
+static void note_generic(const struct np_launch *l, const struct np_kfunc *f, void **params,
 			 const struct np_kread *rd, int nr, uint64_t seq)
 {
 	uint64_t words[MAX_WORDS];
@@ -525,7 +416,7 @@ static void note_generic(const struct launch *l, const struct np_kfunc *f, void 
  * and its other words as inputs), in a check launch of their own before
  * this launch's checks, whose verdicts then see them dirty.  An input
  * this launch also writes (in place) is left to its own check. */
-static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
+static void check_generic_reads(struct np_gpu_ctx *g, const struct np_launch *l,
 				const struct np_kread *in, int n, const struct np_kbuf *outs,
 				int nout, int captured, struct check_batch *batch)
 {
@@ -567,7 +458,7 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct launch *l,
  * LpNormFunctor, the first reader of clip_grad_norm_'s gradients): they
  * check what undecoded launches before it wrote, as a decoded reader's
  * do, before its own words are noted. */
-static void check_reads_only(const struct launch *l, const struct np_kread *in, int n,
+static void check_reads_only(const struct np_launch *l, const struct np_kread *in, int n,
 			     CUcontext ctx)
 {
 	const char *why = NULL;
@@ -587,14 +478,14 @@ static void check_reads_only(const struct launch *l, const struct np_kread *in, 
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
-	struct launch l;
-	if (cb->callbackSite != CUPTI_API_EXIT || launch_of(cbid, cb->functionParams, &l))
+	struct np_launch l;
+	if (cb->callbackSite != CUPTI_API_EXIT || np_launch_args(cbid, cb->functionParams, &l))
 		return;
 	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;
 	__atomic_add_fetch(&np_gpu_cnt.launches, 1, __ATOMIC_RELAXED);
 	struct np_kfunc *f = np_kfunc_get((uint64_t)(uintptr_t)l.f, cb->symbolName,
-					  driver_layout, NULL);
+					  np_driver_layout, NULL);
 	if (!f) {
 		__atomic_add_fetch(&np_gpu_cnt.table_full, 1, __ATOMIC_RELAXED);
 		if (np_gpu_writers())   /* it wrote something no check saw */
@@ -608,7 +499,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * checked after the call's last kernel (blas.h) */
 	if (np_blas_claim(f, l.stream, cb->context))
 		return;
-	void **params = l.params ? l.params : params_from_extra(l.extra, &f->params, packed);
+	void **params = l.params ? l.params : np_params_from_extra(l.extra, &f->params, packed);
 	/* the grid for row kernels and tensor lists, the thread count as a
 	 * sanity bound on elementwise counts (kdecode.h) */
 	uint32_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
@@ -756,7 +647,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream stream,
 		      CUcontext ctx)
 {
-	struct launch l = { .stream = stream };
+	struct np_launch l = { .stream = stream };
 	struct np_kbuf outs[1 + NP_GEMM_MORE_OUTS];
 	int n_out = 1 + (p->n_more < NP_GEMM_MORE_OUTS ? p->n_more : NP_GEMM_MORE_OUTS);
 	outs[0] = p->out;
@@ -841,41 +732,6 @@ void np_gpu_gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
  * there is propagation.  Other copies (of memory no check saw, of part
  * of a buffer, host memory; or when sampling, which keeps no writers)
  * stay unchecked, as before. */
-static int copy_of(CUpti_CallbackId cbid, const void *p, uint64_t *dst, uint64_t *src,
-		   size_t *bytes, CUstream *stream)
-{
-	*stream = NULL;         /* the synchronous copies: the legacy stream */
-	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds: {
-		const cuMemcpyDtoD_v2_params *a = p;
-		*dst = a->dstDevice, *src = a->srcDevice, *bytes = a->ByteCount;
-		return 0;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz: {
-		const cuMemcpyDtoDAsync_v2_params *a = p;
-		*dst = a->dstDevice, *src = a->srcDevice, *bytes = a->ByteCount;
-		*stream = a->hStream;
-		return 0;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds: {
-		const cuMemcpy_params *a = p;
-		*dst = a->dst, *src = a->src, *bytes = a->ByteCount;
-		return 0;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz: {
-		const cuMemcpyAsync_params *a = p;
-		*dst = a->dst, *src = a->src, *bytes = a->ByteCount;
-		*stream = a->hStream;
-		return 0;
-	}
-	}
-	return -1;
-}
-
 static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t dst, src, tag = 0;
@@ -885,7 +741,7 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	int dtype;
 
 	if (cb->callbackSite != CUPTI_API_EXIT || !np_gpu_writers() ||
-	    copy_of(cbid, cb->functionParams, &dst, &src, &bytes, &stream))
+	    np_copy_args(cbid, cb->functionParams, &dst, &src, &bytes, &stream))
 		return;
 	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;
@@ -893,7 +749,7 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	    bytes % np_dtype_size((enum np_dtype)dtype))
 		return;
 	/* both ends device memory (cuMemcpy also copies to and from the host) */
-	if (allocation_of(dst, &iv) || allocation_of(src, &iv))
+	if (np_alloc_of(dst, &iv) || np_alloc_of(src, &iv))
 		return;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 	np_cu.stream_is_capturing(stream, &cap);
@@ -912,74 +768,6 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		np_writers_checked(dst, seq, tag, dtype);
 }
 
-/* ---- allocations ---- */
-
-/* Memory mapped into a reserved range (cuMemMap: PyTorch's expandable
- * segments grow a segment a chunk at a time).  Adjacent mapped chunks
- * become one segment, so a tensor across a chunk boundary can still be
- * checked: every byte of it is mapped.  Called with the map locked. */
-static void mapped(uint64_t base, uint64_t len)
-{
-	struct np_iv iv;
-	uint64_t lo = base, hi = base + len;
-	if (base && np_ivmap_lookup(&allocations, base - 1, &iv) == 0 && iv.kind == NP_IV_SEGMENT &&
-	    iv.base + iv.len == base)
-		lo = iv.base;
-	if (np_ivmap_lookup(&allocations, hi, &iv) == 0 && iv.kind == NP_IV_SEGMENT && iv.base == hi)
-		hi = iv.base + iv.len;
-	np_ivmap_insert(&allocations, NP_IV_SEGMENT, lo, hi - lo, -1, 0);
-}
-
-static void on_memory(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
-{
-	const void *p = cb->functionParams;
-	int ok = !cb->functionReturnValue || *(const CUresult *)cb->functionReturnValue == CUDA_SUCCESS;
-	/* new device memory: a word that was no device address may be one now */
-	if (cb->callbackSite == CUPTI_API_EXIT && ok)
-		memset(not_device, 0, sizeof(not_device));
-	np_ivmap_lock(&allocations);
-	switch (cbid) {
-	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
-		const cuMemAlloc_v2_params *a = p;
-		if (cb->callbackSite == CUPTI_API_EXIT && ok && a->dptr)
-			np_ivmap_insert(&allocations, NP_IV_SEGMENT, *a->dptr, a->bytesize, -1, 0);
-		break;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync: {
-		const cuMemAllocAsync_params *a = p;
-		if (cb->callbackSite == CUPTI_API_EXIT && ok && a->dptr)
-			np_ivmap_insert(&allocations, NP_IV_SEGMENT, *a->dptr, a->bytesize, -1, 0);
-		break;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
-		if (cb->callbackSite == CUPTI_API_ENTER)
-			np_ivmap_remove(&allocations, NP_IV_SEGMENT,
-					((const cuMemFree_v2_params *)p)->dptr);
-		break;
-	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
-		if (cb->callbackSite == CUPTI_API_ENTER)
-			np_ivmap_remove(&allocations, NP_IV_SEGMENT,
-					((const cuMemFreeAsync_params *)p)->dptr);
-		break;
-	case CUPTI_DRIVER_TRACE_CBID_cuMemMap: {
-		const cuMemMap_params *a = p;
-		if (cb->callbackSite == CUPTI_API_EXIT && ok && a->size)
-			mapped(a->ptr, a->size);
-		break;
-	}
-	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap: {
-		/* before the memory goes: no check may be bounded by it after.
-		 * The whole segment holding any of it goes (a merged one too);
-		 * what stays mapped is asked of the driver again when used. */
-		const cuMemUnmap_params *a = p;
-		if (cb->callbackSite == CUPTI_API_ENTER && a->size)
-			np_ivmap_remove_range(&allocations, a->ptr, a->size);
-		break;
-	}
-	}
-	np_ivmap_unlock(&allocations);
-}
-
 static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 			      CUpti_CallbackId cbid, const void *data)
 {
@@ -995,7 +783,10 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
-		on_memory(cbid, cb);
+		/* new device memory: a word that was no device address
+		 * may be one now */
+		if (np_alloc_on_call(cbid, cb))
+			memset(not_device, 0, sizeof(not_device));
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds:
@@ -1104,7 +895,7 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 	np_kfunc_demangle = np_cu.cxa_demangle;
 	config = *cfg;
 	if (np_inflight_init() || np_kfunc_init() ||
-	    np_ivmap_init(&allocations, NP_IV_DEFAULT_SEGMENTS, NP_IV_DEFAULT_TENSORS)) {
+	    np_alloc_init()) {
 		*why = "out of memory";
 		rc = -1;
 		goto out;
