@@ -167,14 +167,32 @@ __attribute__((unused)) static int fcg_conv_run(cudnnHandle_t dnn, cudnnBackendD
 /* The plan of attention's forward as cudnn_frontend lowers SDPA for
  * training, cut to its shape: S = matmul(q, k) (virtual), the softmax's
  * statistics a pointwise of S (non-virtual: kept for the backward),
- * o = matmul(S, v); two outputs, the statistics first.  q, k, v and o
- * of dims d, the statistics of dims sd.  NULL when a call failed. */
+ * o = matmul(S, v); two outputs, the statistics first.  Or, unified,
+ * cuDNN 9.13's one SDPA operation of q, k, v, O and the statistics.
+ * q, k, v and o of dims d, the statistics of dims sd.  NULL when a call
+ * failed. */
 __attribute__((unused)) static cudnnBackendDescriptor_t
-fcg_attn_plan(cudnnHandle_t dnn, const int64_t d[4], const int64_t sd[4])
+fcg_attn_plan(cudnnHandle_t dnn, const int64_t d[4], const int64_t sd[4], int unified)
 {
 	cudnnBackendDescriptor_t q = fcg_tensor('q', d), k = fcg_tensor('k', d),
 				 v = fcg_tensor('v', d), o = fcg_tensor('o', d),
 				 st = fcg_tensor('s', sd), s = fcg_tensor_v('S', d, 1);
+	if (unified) {
+		cudnnBackendDescriptor_t op =
+			fcg_create(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
+		fcg_ref(op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, q);
+		fcg_ref(op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, k);
+		fcg_ref(op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, v);
+		fcg_ref(op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, o);
+		fcg_ref(op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, st);
+		fcg(cudnnBackendFinalize(op), "finalize");
+		cudnnBackendDescriptor_t graph, heur, cfg;
+		cudnnBackendDescriptor_t plan = fcg_plan_of(dnn, &op, 1, &graph, &heur, &cfg);
+		cudnnBackendDescriptor_t done[] = { q, k, v, o, st, s, op, graph, heur, cfg };
+		for (unsigned i = 0; i < sizeof(done) / sizeof(done[0]); i++)
+			fcg(cudnnBackendDestroyDescriptor(done[i]), "destroy");
+		return fcg_failed ? NULL : plan;
+	}
 	cudnnBackendDescriptor_t mm1 = fcg_create(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
 	fcg_ref(mm1, CUDNN_ATTR_OPERATION_MATMUL_ADESC, q);
 	fcg_ref(mm1, CUDNN_ATTR_OPERATION_MATMUL_BDESC, k);

@@ -281,20 +281,30 @@ static int64_t be_numel(const struct fake_be_desc *t)
 }
 
 /* attention's graph as fake_conv_graph.h builds it: S = matmul(q, k)
- * (virtual), the statistics a pointwise of S, o = matmul(S, v) */
+ * (virtual), the statistics a pointwise of S, o = matmul(S, v); or one
+ * SDPA operation (cuDNN >= 9.13) */
 static cudnnStatus_t finalize_attention(struct fake_be_desc *plan, struct fake_be_desc *graph)
 {
 	struct fake_be_desc *mm1 = ref_at(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, 0);
 	struct fake_be_desc *pw = ref_at(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, 1);
 	struct fake_be_desc *mm2 = ref_at(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, 2);
-	if (!pw || !mm2 || pw->type != CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR ||
-	    mm2->type != CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
-		return CUDNN_STATUS_NOT_SUPPORTED;
-	struct fake_be_desc *q = ref_of(mm1, CUDNN_ATTR_OPERATION_MATMUL_ADESC);
-	struct fake_be_desc *k = ref_of(mm1, CUDNN_ATTR_OPERATION_MATMUL_BDESC);
-	struct fake_be_desc *st = ref_of(pw, CUDNN_ATTR_OPERATION_POINTWISE_YDESC);
-	struct fake_be_desc *v = ref_of(mm2, CUDNN_ATTR_OPERATION_MATMUL_BDESC);
-	struct fake_be_desc *o = ref_of(mm2, CUDNN_ATTR_OPERATION_MATMUL_CDESC);
+	struct fake_be_desc *q, *k, *st, *v, *o;
+	if (mm1->type == CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR) {
+		q = ref_of(mm1, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC);
+		k = ref_of(mm1, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC);
+		v = ref_of(mm1, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC);
+		o = ref_of(mm1, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC);
+		st = ref_of(mm1, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC);
+	} else {
+		if (!pw || !mm2 || pw->type != CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR ||
+		    mm2->type != CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+			return CUDNN_STATUS_NOT_SUPPORTED;
+		q = ref_of(mm1, CUDNN_ATTR_OPERATION_MATMUL_ADESC);
+		k = ref_of(mm1, CUDNN_ATTR_OPERATION_MATMUL_BDESC);
+		st = ref_of(pw, CUDNN_ATTR_OPERATION_POINTWISE_YDESC);
+		v = ref_of(mm2, CUDNN_ATTR_OPERATION_MATMUL_BDESC);
+		o = ref_of(mm2, CUDNN_ATTR_OPERATION_MATMUL_CDESC);
+	}
 	if (!q || !k || !st || !v || !o)
 		return CUDNN_STATUS_NOT_SUPPORTED;
 	plan->attention = 1;
@@ -314,7 +324,8 @@ static cudnnStatus_t finalize_plan(struct fake_be_desc *plan)
 	struct fake_be_desc *cfg = ref_of(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
 	struct fake_be_desc *graph = cfg ? cfg->graph : NULL;
 	struct fake_be_desc *op = ref_of(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS);
-	if (op && op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+	if (op && (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR ||
+		   op->type == CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR))
 		return finalize_attention(plan, graph);
 	if (!op || op->type != CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
 		return CUDNN_STATUS_NOT_SUPPORTED;

@@ -1076,12 +1076,14 @@ const int64_t *fo_conv_dims(void)
 /* api 4: attention through the backend API (fake_conv_graph.h's): o =
  * q k, its statistics k, with k and v 10 everywhere; which 0's q is y
  * (v fills it), its o a; which 1's q is a.  Its first output is the
- * statistics, always finite: the overflow is in its second, o. */
+ * statistics, always finite: the overflow is in its second, o.  api 5:
+ * the same as one SDPA operation. */
 #define FO_ATTN 4
+#define FO_ATTN_UNIFIED 5
 static cudnnBackendDescriptor_t attn_plan;
 static float *attn_k, *attn_stats;
 
-static int attn_run(int which, float *a)
+static int attn_run(int which, float *a, int unified)
 {
 	static const int64_t stats_dims[4] = { 8, 1, 16, 1 };
 	if (!attn_k) {
@@ -1092,7 +1094,7 @@ static int attn_run(int which, float *a)
 		for (int i = 0; i < N; i++)
 			attn_k[i] = 10.0f;
 	}
-	if (!attn_plan && !(attn_plan = fcg_attn_plan(dnn, conv_dims, stats_dims)))
+	if (!attn_plan && !(attn_plan = fcg_attn_plan(dnn, conv_dims, stats_dims, unified)))
 		return -1;
 	return fcg_attn_run(dnn, attn_plan, which == 0 ? y : a, attn_k, attn_k,
 			    which == 0 ? a : c, attn_stats) || failed ? -1 : 0;
@@ -1122,8 +1124,8 @@ int fo_conv(int which, float v, int api, int shared)
 		      "cuLaunchKernel");
 		return failed ? -1 : 0;
 	}
-	if (api == FO_ATTN)
-		return attn_run(which, a);
+	if (api == FO_ATTN || api == FO_ATTN_UNIFIED)
+		return attn_run(which, a, api == FO_ATTN_UNIFIED);
 	if (api)
 		return conv_v7(dnn, in, out, which == 0 ? api : 1);
 	return fcg_conv_run(dnn, plan, in, out, conv_w) || failed ? -1 : 0;

@@ -120,7 +120,8 @@ from fake_inductor import DeviceTensor, inductor_kernel
 
 # --gemm: fake_ops.c's fo_mlp_fc api numbers, in order
 GEMM_APIS = ["sgemm", "gemmex", "batched", "lt", "sgemmex", "gemv", "dot", "trsm"]
-CONV_APIS = ["graph", "legacy", "legacy-data", "legacy-filter", "attn"]   # fo_conv's api
+CONV_APIS = ["graph", "legacy", "legacy-data", "legacy-filter", "attn",
+             "attn-unified"]   # fo_conv's api
 
 
 def main():
@@ -172,7 +173,8 @@ def main():
                          "legacy-filter: the first by cudnnConvolutionBackwardData or "
                          "...BackwardFilter; attn: two attention graphs through the "
                          "backend API, two outputs each (the statistics, then o: the "
-                         "overflow is in o)")
+                         "overflow is in o); attn-unified: the same as cuDNN's one SDPA "
+                         "operation")
     ap.add_argument("--conv-reader", choices=["conv", "opaque", "opaque-late"], default="conv",
                     help="--conv: what reads the first convolution's output: the second "
                          "convolution, or an undecodable kernel (no read of it offered); "

@@ -55,7 +55,8 @@
 # through the fake cuDNN (--conv graph: its backend API; --conv legacy:
 # cudnnConvolutionForward; legacy-data, legacy-filter: the first by a
 # backward call; --conv attn: an attention graph of two outputs, the
-# overflow in its second): the first's overflow named at its call in
+# overflow in its second, and attn-unified: the same as cuDNN's one SDPA
+# operation): the first's overflow named at its call in
 # attn.conv1 (attn.conv2 without the wrappers), read by the second or by an
 # undecodable kernel, and after its buffer was rewritten clean (a late
 # generic judgement); and
@@ -557,10 +558,10 @@ PY
 	# cut to its shape) writes two outputs, the statistics and o: the
 	# overflow in the second is named at its own call too
 	local api kernel
-	for api in graph legacy legacy-data legacy-filter attn; do
+	for api in graph legacy legacy-data legacy-filter attn attn-unified; do
 		case $api in
 		graph) kernel=xmma_fprop ;;
-		attn) kernel=sdpa_sm90_flash_fprop ;;
+		attn|attn-unified) kernel=sdpa_sm90_flash_fprop ;;
 		legacy) kernel=implicit_convolve_sgemm ;;
 		legacy-data) kernel=dgrad_engine ;;
 		legacy-filter) kernel=wgrad_alg0_engine ;;
@@ -568,7 +569,7 @@ PY
 		# the backward calls' plans are told apart only by the
 		# undecodable reader: run with it alone
 		case $api in
-		graph|legacy|attn)
+		graph|legacy|attn|attn-unified)
 			run_fake "$py" "$T/$tag-conv-$api" --conv $api --at 3
 			FAKE_ENV="NANPROF_GPU_BLAS=0" run_fake "$py" "$T/$tag-conv-$api-off" --conv $api \
 				--at 3
