@@ -259,34 +259,37 @@ static dnn_status w_be_get(dnn_desc d, int attr, int atype, int64_t want, int64_
 }
 
 /* says once (NANPROF_AGENT_DEBUG=1) whether executions are planned, with
- * one output (a convolution) and with several (attention): the GPU check
- * reads it */
-static void tell(int planned, const struct np_gemm_plan *p)
+ * one output (a convolution) and with several (attention), or, once for
+ * each reason, why not: the GPU check reads it */
+static void tell(int planned, const struct np_gemm_plan *p, const struct np_dg_why *why)
 {
-	static int told[3];
-	int kind = !planned ? 0 : p->n_more ? 2 : 1;
+	static int told[2 + NP_DGW_MAX];
+	int kind = planned ? (p->n_more ? 1 : 0) : 2 + (int)why->reason;
+	char text[96];
 	/* read first: every execution comes here, from any thread */
-	if (__atomic_load_n(&told[kind], __ATOMIC_RELAXED) ||
+	if ((unsigned)kind >= sizeof(told) / sizeof(told[0]) ||
+	    __atomic_load_n(&told[kind], __ATOMIC_RELAXED) ||
 	    __atomic_exchange_n(&told[kind], 1, __ATOMIC_RELAXED))
 		return;
-	if (kind == 1)
+	if (kind == 0)
 		np_alog("cuDNN: a graph execution's output (%llu elements) checked at the call",
 			(unsigned long long)p->out.numel);
-	else if (kind == 2)
+	else if (kind == 1)
 		np_alog("cuDNN: a graph execution's outputs (%d, the first of %llu elements) "
 			"checked at the call", 1 + p->n_more, (unsigned long long)p->out.numel);
 	else
-		np_alog("cuDNN: a graph execution left to the generic tier (plan not seen built, "
-			"an operation or output not read)");
+		np_alog("cuDNN: a graph execution left to the generic tier: %s",
+			np_dg_why_text(why, text, sizeof(text)));
 }
 
 static dnn_status w_be_execute(dnn_handle h, dnn_desc plan, dnn_desc pack)
 {
 	struct np_gemm_plan p;
+	struct np_dg_why why;
 	int idle = np_blas_idle();
-	int planned = idle && np_dg_plan(plan, pack, &p) == 0;
+	int planned = idle && np_dg_plan_why(plan, pack, &p, &why) == 0;
 	if (idle)
-		tell(planned, &p);
+		tell(planned, &p, &why);
 	np_blas_begin_plan(planned ? &p : NULL);
 	return np_blas_end(real.be_execute(h, plan, pack));
 }

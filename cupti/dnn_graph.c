@@ -1,6 +1,7 @@
 /* dnn_graph.c - cuDNN backend descriptors, remembered as they are built,
  * and the plan of an execution (dnn_graph.h). */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include "dnn.h"
 #include "dnn_graph.h"
@@ -24,6 +25,8 @@ struct dg_tensors {
 	uint8_t n;
 	uint8_t known;          /* a graph was copied in */
 	uint8_t bad;            /* something in it is not known: never planned */
+	uint8_t why;            /* enum np_dg_reason of bad */
+	int32_t why_value;
 	uint8_t beta;           /* an operation's beta is set: its output is read */
 	struct dg_tensor t[NP_DG_TENSORS];
 };
@@ -52,6 +55,24 @@ struct dg_entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dg_entry table[NP_DG_SLOTS];
 static struct np_dg_stats stats;
+
+/* The types of the last descriptors created of a type not remembered:
+ * only to say which operation a graph holds that is not read. */
+#define UNREAD_RECENT 32
+static struct {
+	const void *desc;
+	int type;
+} unread[UNREAD_RECENT];
+static unsigned unread_next;
+
+static void mark_bad(struct dg_tensors *ts, enum np_dg_reason why, int64_t value)
+{
+	if (!ts->bad) {         /* the first reason found */
+		ts->why = (uint8_t)why;
+		ts->why_value = (int32_t)value;
+	}
+	ts->bad = 1;
+}
 
 static int remembered(int type)
 {
@@ -109,15 +130,21 @@ void np_dg_reset(void)
 	pthread_mutex_lock(&lock);
 	memset(table, 0, sizeof(table));
 	memset(&stats, 0, sizeof(stats));
+	memset(unread, 0, sizeof(unread));
 	pthread_mutex_unlock(&lock);
 }
 
 int np_dg_created(const void *desc, int type)
 {
-	if (!desc || !remembered(type))
+	if (!desc)
 		return 0;
 	int r = 0;
 	pthread_mutex_lock(&lock);
+	if (!remembered(type)) {
+		unread[unread_next++ % UNREAD_RECENT] = (__typeof__(unread[0])){ desc, type };
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
 	struct dg_entry *e = find(desc);    /* an address reused without a destroy seen */
 	for (unsigned i = home(desc), k = 0; !e && k < NP_DG_SLOTS;
 	     k++, i = (i + 1) % NP_DG_SLOTS)
@@ -143,6 +170,9 @@ void np_dg_destroyed(const void *desc)
 	struct dg_entry *e = find(desc);
 	if (e)
 		erase((unsigned)(e - table));
+	for (unsigned i = 0; i < UNREAD_RECENT; i++)
+		if (unread[i].desc == desc)
+			unread[i].desc = NULL;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -177,7 +207,7 @@ static void add_tensor(struct dg_tensors *ts, struct dg_tensor t, uint8_t flags)
 			return;
 		}
 	if (ts->n == NP_DG_TENSORS) {
-		ts->bad = 1;
+		mark_bad(ts, NP_DGW_TENSORS, 0);
 		return;
 	}
 	t.flags = flags;
@@ -198,8 +228,17 @@ static void compose(struct dg_tensors *g, void *const *ops, int64_t n)
 	g->known = 1;
 	for (int64_t i = 0; i < n; i++) {
 		struct dg_entry *op = find(ops[i]);
-		if (!op || !np_dg_is_operation(op->type) || op->u.ts.bad) {
-			g->bad = 1;   /* an operation of a kind not read, or not seen built */
+		if (!op || !np_dg_is_operation(op->type)) {
+			/* an operation of a kind not read, or not seen built */
+			int type = op ? op->type : -1;
+			for (unsigned k = 0; !op && k < UNREAD_RECENT; k++)
+				if (unread[k].desc && unread[k].desc == ops[i])
+					type = unread[k].type;
+			mark_bad(g, NP_DGW_OPERATION, type);
+			return;
+		}
+		if (op->u.ts.bad) {
+			mark_bad(g, (enum np_dg_reason)op->u.ts.why, op->u.ts.why_value);
 			return;
 		}
 		for (int k = 0; k < op->u.ts.n; k++) {
@@ -224,7 +263,7 @@ static void copy_graph(struct dg_entry *dst, const void *src_desc)
 	}
 	memset(&dst->u.ts, 0, sizeof(dst->u.ts));
 	dst->u.ts.known = 1;
-	dst->u.ts.bad = 1;
+	mark_bad(&dst->u.ts, NP_DGW_GRAPH_UNSEEN, 0);
 }
 
 static void set_tensor(struct dg_entry *e, int attr, int atype, int64_t n, const void *v)
@@ -262,7 +301,7 @@ static void set_operation(struct dg_entry *e, int attr, int atype, int64_t n, co
 		struct dg_tensor t;
 		int r = tensor_of(td, &t);
 		if (r < 0)
-			e->u.ts.bad = 1;
+			mark_bad(&e->u.ts, NP_DGW_OP_TENSOR, 0);
 		else if (r == 0)
 			add_tensor(&e->u.ts, t, role);
 	} else if (is_beta(e->type, attr) && (atype == NP_DGT_FLOAT || atype == NP_DGT_DOUBLE) &&
@@ -359,25 +398,33 @@ static void offer(struct np_gemm_plan *p, struct np_kread r)
  * statistics, or dQ, dK and dV) checked whole, each judged on every
  * tensor the graph reads */
 static int plan_of(const struct dg_tensors *g, const struct dg_entry *pack,
-		   struct np_gemm_plan *p)
+		   struct np_gemm_plan *p, struct np_dg_why *why)
 {
-	if (!g->known || g->bad || pack->u.pack.n_uids != pack->u.pack.n_ptrs)
-		return -1;
+	if (!g->known)
+		return *why = (struct np_dg_why){ NP_DGW_GRAPH_UNSEEN, 0 }, -1;
+	if (g->bad)
+		return *why = (struct np_dg_why){ (enum np_dg_reason)g->why, g->why_value }, -1;
+	if (pack->u.pack.n_uids != pack->u.pack.n_ptrs || !pack->u.pack.n_uids)
+		return *why = (struct np_dg_why){ NP_DGW_PACK, 0 }, -1;
 	uint64_t ptr[NP_DG_TENSORS];
 	int n_out = 0;
 	for (int i = 0; i < g->n; i++) {
-		if (!(ptr[i] = pointer_of(pack, g->t[i].uid)))
-			return -1;
-		if (g->t[i].flags & T_WRITTEN) {
-			/* every output checkable and dense, or none planned: an
-			 * output left out would look clean to its readers */
-			if (!g->t[i].numel || g->t[i].dtype < 0 || n_out == 1 + NP_GEMM_MORE_OUTS)
-				return -1;
-			n_out++;
-		}
+		const struct dg_tensor *t = &g->t[i];
+		if (!(ptr[i] = pointer_of(pack, t->uid)))
+			return *why = (struct np_dg_why){ NP_DGW_NOT_IN_PACK, t->uid }, -1;
+		if (!(t->flags & T_WRITTEN))
+			continue;
+		/* every output checkable and dense, or none planned: an output
+		 * left out would look clean to its readers */
+		if (!t->numel)
+			return *why = (struct np_dg_why){ NP_DGW_NOT_DENSE, t->uid }, -1;
+		if (t->dtype < 0)
+			return *why = (struct np_dg_why){ NP_DGW_NOT_FLOAT, t->uid }, -1;
+		if (n_out++ == 1 + NP_GEMM_MORE_OUTS)
+			return *why = (struct np_dg_why){ NP_DGW_OUTPUTS, n_out }, -1;
 	}
 	if (!n_out)
-		return -1;
+		return *why = (struct np_dg_why){ NP_DGW_NO_OUTPUT, 0 }, -1;
 	memset(p, 0, sizeof(*p));
 	struct np_kbuf out = { .how = NP_KH_GEMM };
 	for (int i = 0; i < g->n; i++)
@@ -400,26 +447,61 @@ static int plan_of(const struct dg_tensors *g, const struct dg_entry *pack,
 	return 0;
 }
 
-int np_dg_plan(const void *plan, const void *vpack, struct np_gemm_plan *p)
+int np_dg_plan_why(const void *plan, const void *vpack, struct np_gemm_plan *p,
+		   struct np_dg_why *why)
 {
 	struct dg_tensors g;
 	struct dg_entry pack;
+	struct np_dg_why none;
 	int r = -1;
+	if (!why)
+		why = &none;
+	*why = (struct np_dg_why){ NP_DGW_NONE, 0 };
 	pthread_mutex_lock(&lock);
 	struct dg_entry *pe = find(plan), *ve = find(vpack);
-	if (pe && pe->type == NP_DG_PLAN && ve && ve->type == NP_DG_VARIANT_PACK) {
+	if (!pe || pe->type != NP_DG_PLAN)
+		*why = (struct np_dg_why){ NP_DGW_PLAN_UNSEEN, 0 };
+	else if (!ve || ve->type != NP_DG_VARIANT_PACK)
+		*why = (struct np_dg_why){ NP_DGW_PACK_UNSEEN, 0 };
+	else {
 		g = pe->u.ts;
 		pack = *ve;
-		r = 0;
+		r = plan_of(&g, &pack, p, why);
 	}
-	if (r == 0)
-		r = plan_of(&g, &pack, p);
 	if (r == 0)
 		stats.planned++;
 	else
 		stats.unplanned++;
 	pthread_mutex_unlock(&lock);
 	return r;
+}
+
+int np_dg_plan(const void *plan, const void *vpack, struct np_gemm_plan *p)
+{
+	return np_dg_plan_why(plan, vpack, p, NULL);
+}
+
+const char *np_dg_why_text(const struct np_dg_why *why, char *buf, size_t n)
+{
+	static const char *const text[NP_DGW_MAX] = {
+		[NP_DGW_NONE] = "planned",
+		[NP_DGW_PLAN_UNSEEN] = "the plan not seen built (before the agent came?)",
+		[NP_DGW_PACK_UNSEEN] = "the variant pack not seen built",
+		[NP_DGW_GRAPH_UNSEEN] = "the plan's engine config or graph not seen built",
+		[NP_DGW_OPERATION] = "an operation of type %lld not read",
+		[NP_DGW_OP_TENSOR] = "an operation's tensor not seen built",
+		[NP_DGW_TENSORS] = "more tensors than a graph holds",
+		[NP_DGW_PACK] = "a variant pack longer than kept, or uneven",
+		[NP_DGW_NOT_IN_PACK] = "tensor %lld not in the variant pack",
+		[NP_DGW_NOT_DENSE] = "output %lld not one dense range",
+		[NP_DGW_NOT_FLOAT] = "output %lld of a type not checked",
+		[NP_DGW_OUTPUTS] = "more than %lld outputs",
+		[NP_DGW_NO_OUTPUT] = "no output",
+	};
+	unsigned r = (unsigned)why->reason;
+	long long v = why->reason == NP_DGW_OUTPUTS ? 1 + NP_GEMM_MORE_OUTS : why->value;
+	snprintf(buf, n, r < NP_DGW_MAX && text[r] ? text[r] : "?", v);
+	return buf;
 }
 
 void np_dg_stats(struct np_dg_stats *out)

@@ -50,6 +50,7 @@
 #ifndef NP_DNN_GRAPH_H
 #define NP_DNN_GRAPH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "gemm.h"
 
@@ -145,6 +146,39 @@ void np_dg_results(const void *heur, void *const *cfgs, int64_t n);
 /* The plan of executing plan with the variant pack vpack: 0 and *p, or
  * -1 (counted either way). */
 int np_dg_plan(const void *plan, const void *vpack, struct np_gemm_plan *p);
+
+/* Why an execution was not planned: what the first GPU runs need to
+ * tell, as cuDNN's graphs there are not known in advance. */
+enum np_dg_reason {
+	NP_DGW_NONE = 0,
+	NP_DGW_PLAN_UNSEEN,     /* the plan not seen built (before the agent came) */
+	NP_DGW_PACK_UNSEEN,     /* the variant pack not seen built */
+	NP_DGW_GRAPH_UNSEEN,    /* the plan's config, engine or graph not seen built */
+	NP_DGW_OPERATION,       /* an operation not read: value its descriptor type
+				 * (-1: not seen built) */
+	NP_DGW_OP_TENSOR,       /* an operation's tensor not seen built, or without an id */
+	NP_DGW_TENSORS,         /* more than NP_DG_TENSORS non-virtual tensors */
+	NP_DGW_PACK,            /* a pack of more than NP_DG_TENSORS, or uids and
+				 * pointers of different counts */
+	NP_DGW_NOT_IN_PACK,     /* a tensor's id (value) not in the pack */
+	NP_DGW_NOT_DENSE,       /* an output (value: its id) not one dense range */
+	NP_DGW_NOT_FLOAT,       /* an output (value: its id) of no checkable type */
+	NP_DGW_OUTPUTS,         /* more outputs than a plan holds */
+	NP_DGW_NO_OUTPUT,       /* nothing written */
+	NP_DGW_MAX
+};
+
+struct np_dg_why {
+	enum np_dg_reason reason;
+	int64_t value;
+};
+
+/* np_dg_plan, saying why not in *why. */
+int np_dg_plan_why(const void *plan, const void *vpack, struct np_gemm_plan *p,
+		   struct np_dg_why *why);
+
+/* A reason in words: "an operation of type 48 not read" (buf, n bytes). */
+const char *np_dg_why_text(const struct np_dg_why *why, char *buf, size_t n);
 
 void np_dg_stats(struct np_dg_stats *out);
 

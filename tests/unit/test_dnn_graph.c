@@ -670,12 +670,93 @@ Test(dnn_attention, more_outputs_than_a_plan_holds_are_not_planned)
 		ops[i] = pw(x, NULL, nv(uids[1 + i], BHSD, NULL, FLOAT));
 	}
 	struct np_gemm_plan p;
-	cr_expect_eq(np_dg_plan(plan_of_graph(next_desc, ops, NP_GEMM_MORE_OUTS + 2),
-				pack(900, uids, at, NP_GEMM_MORE_OUTS + 3), &p), -1);
+	struct np_dg_why why;
+	char text[96];
+	cr_expect_eq(np_dg_plan_why(plan_of_graph(next_desc, ops, NP_GEMM_MORE_OUTS + 2),
+				    pack(900, uids, at, NP_GEMM_MORE_OUTS + 3), &p, &why), -1);
+	cr_expect_eq(why.reason, NP_DGW_OUTPUTS);
+	cr_expect_str_eq(np_dg_why_text(&why, text, sizeof(text)), "more than 6 outputs");
 	cr_expect_eq(np_dg_plan(plan_of_graph(next_desc + 10, ops, NP_GEMM_MORE_OUTS + 1),
 				pack(901, uids, at, NP_GEMM_MORE_OUTS + 2), &p), 0,
 		     "as many as it holds");
 	cr_expect_eq(p.n_more, NP_GEMM_MORE_OUTS);
+}
+
+/* what the agent's log says of an execution left to the generic tier */
+static struct np_dg_why why_not(void *plan, void *vpack)
+{
+	struct np_gemm_plan p;
+	struct np_dg_why why;
+	cr_assert_eq(np_dg_plan_why(plan, vpack, &p, &why), -1);
+	return why;
+}
+
+Test(dnn_graph, why_an_execution_is_not_planned_is_said)
+{
+	float zero = 0.0f;
+	char text[96];
+	void *plan = conv_plan(&zero);
+	struct np_dg_why w = why_not(desc(99), pack(40, XWY, XWY_AT, 3));
+	cr_expect_eq(w.reason, NP_DGW_PLAN_UNSEEN);
+	cr_expect_str_eq(np_dg_why_text(&w, text, sizeof(text)),
+			 "the plan not seen built (before the agent came?)");
+	cr_expect_eq(why_not(plan, desc(98)).reason, NP_DGW_PACK_UNSEEN);
+	int64_t two[2] = { 'x', 'y' };
+	w = why_not(plan, pack(41, two, XWY_AT, 2));
+	cr_expect_eq(w.reason, NP_DGW_NOT_IN_PACK);
+	cr_expect_eq(w.value, 'w');
+	cr_expect_str_eq(np_dg_why_text(&w, text, sizeof(text)), "tensor 119 not in the variant pack");
+
+	/* an operation of a type not read (a norm's forward, 29), and one
+	 * never seen created */
+	np_dg_reset();
+	int attrs[3] = { NP_DGA_CONV_FWD_X, NP_DGA_CONV_FWD_W, NP_DGA_CONV_FWD_Y };
+	void *ts[3] = { tensor(1, 'x', XD, NULL, FLOAT, false), tensor(2, 'w', WD, NULL, FLOAT, false),
+			tensor(3, 'y', YD, NULL, FLOAT, false) };
+	void *ops[2] = { operation(10, NP_DG_CONV_FWD, attrs, ts, 3), desc(11) };
+	cr_assert_eq(np_dg_created(desc(11), 29), 0);
+	w = why_not(plan_of_graph(20, ops, 2), pack(40, XWY, XWY_AT, 3));
+	cr_expect_eq(w.reason, NP_DGW_OPERATION);
+	cr_expect_eq(w.value, 29);
+	cr_expect_str_eq(np_dg_why_text(&w, text, sizeof(text)), "an operation of type 29 not read");
+	np_dg_destroyed(desc(11));
+	w = why_not(plan_of_graph(30, ops, 2), pack(41, XWY, XWY_AT, 3));
+	cr_expect_eq(w.reason, NP_DGW_OPERATION);
+	cr_expect_eq(w.value, -1, "destroyed: its type forgotten");
+
+	/* an operation whose tensor was never seen created */
+	void *op2 = operation(50, NP_DG_CONV_FWD, attrs, (void *[]){ ts[0], ts[1], desc(51) }, 3);
+	cr_expect_eq(why_not(plan_of_graph(60, &op2, 1), pack(42, XWY, XWY_AT, 3)).reason,
+		     NP_DGW_OP_TENSOR);
+
+	/* a plan whose engine config was not seen built */
+	void *lone = desc(70);
+	cr_assert_eq(np_dg_created(lone, NP_DG_PLAN), 0);
+	set_ref(lone, NP_DGA_PLAN_CFG, desc(71));
+	cr_expect_eq(why_not(lone, pack(43, XWY, XWY_AT, 3)).reason, NP_DGW_GRAPH_UNSEEN);
+
+	/* an output with gaps, an integer output */
+	np_dg_reset();
+	int64_t gaps[4] = { 32 * 12 * 24, 12 * 24, 24, 1 };
+	ts[0] = tensor(1, 'x', XD, NULL, FLOAT, false);
+	ts[1] = tensor(2, 'w', WD, NULL, FLOAT, false);
+	ts[2] = tensor(3, 'y', YD, gaps, FLOAT, false);
+	void *op = operation(10, NP_DG_CONV_FWD, attrs, ts, 3);
+	w = why_not(plan_of_graph(20, &op, 1), pack(40, XWY, XWY_AT, 3));
+	cr_expect_eq(w.reason, NP_DGW_NOT_DENSE);
+	cr_expect_eq(w.value, 'y');
+	ts[2] = tensor(4, 'y', YD, NULL, INT32, false);
+	op = operation(30, NP_DG_CONV_FWD, attrs, ts, 3);
+	cr_expect_eq(why_not(plan_of_graph(40, &op, 1), pack(50, XWY, XWY_AT, 3)).reason,
+		     NP_DGW_NOT_FLOAT);
+
+	/* uids and pointers of different counts */
+	np_dg_reset();
+	plan = conv_plan(&zero);
+	void *uneven = desc(40);
+	cr_assert_eq(np_dg_created(uneven, NP_DG_VARIANT_PACK), 0);
+	np_dg_set(uneven, NP_DGA_PACK_UIDS, NP_DGT_INT64, 3, XWY);
+	cr_expect_eq(why_not(plan, uneven).reason, NP_DGW_PACK);
 }
 
 Test(dnn_graph, bounded_the_table_counts_what_it_refuses_and_forgets_nothing_kept)
