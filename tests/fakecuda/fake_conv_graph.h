@@ -142,26 +142,33 @@ static cudnnBackendDescriptor_t fcg_conv_plan(cudnnHandle_t dnn, const int64_t x
 	return fcg_failed ? NULL : plan;
 }
 
-/* one execution of the plan, as Conv_v8.cpp's run_conv_plan makes it: a
- * variant pack of 'x', 'y' and 'w' built, executed, destroyed.  0, or
- * -1 when a call failed. */
-__attribute__((unused)) static int fcg_conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan, void *in, void *out,
-			void *w)
+/* one execution of a plan: a variant pack of uids[k] at ptrs[k] built,
+ * executed, destroyed.  0, or -1 when a call failed. */
+__attribute__((unused)) static int fcg_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan,
+					   int n, const int64_t *uids, void *const *ptrs)
 {
-	void *ptrs[3] = { in, out, w };
-	int64_t uids[3] = { 'x', 'y', 'w' };
 	void *ws = NULL;
 	cudnnBackendDescriptor_t pack = fcg_create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
 	fcg(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
 				     1, &ws), "set");
 	fcg(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-				     CUDNN_TYPE_VOID_PTR, 3, ptrs), "set");
-	fcg(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3,
+				     CUDNN_TYPE_VOID_PTR, n, ptrs), "set");
+	fcg(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
 				     uids), "set");
 	fcg(cudnnBackendFinalize(pack), "finalize");
 	fcg(cudnnBackendExecute(dnn, plan, pack), "execute");
 	fcg(cudnnBackendDestroyDescriptor(pack), "destroy");
 	return fcg_failed ? -1 : 0;
+}
+
+/* one execution of the convolution's plan, as Conv_v8.cpp's
+ * run_conv_plan makes it: a variant pack of 'x', 'y' and 'w' */
+__attribute__((unused)) static int fcg_conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan,
+						void *in, void *out, void *w)
+{
+	void *ptrs[3] = { in, out, w };
+	static const int64_t uids[3] = { 'x', 'y', 'w' };
+	return fcg_run(dnn, plan, 3, uids, ptrs);
 }
 
 /* The plan of attention's forward as cudnn_frontend lowers SDPA for
@@ -216,21 +223,13 @@ fcg_attn_plan(cudnnHandle_t dnn, const int64_t d[4], const int64_t sd[4], int un
 }
 
 /* one execution of the attention plan: its variant pack of the five
- * tensors.  0, or -1 when a call failed. */
+ * tensors */
 __attribute__((unused)) static int fcg_attn_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan,
 						void *q, void *k, void *v, void *o, void *stats)
 {
 	void *ptrs[5] = { q, k, v, o, stats };
-	int64_t uids[5] = { 'q', 'k', 'v', 'o', 's' };
-	cudnnBackendDescriptor_t pack = fcg_create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-	fcg(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-				     CUDNN_TYPE_VOID_PTR, 5, ptrs), "set");
-	fcg(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 5,
-				     uids), "set");
-	fcg(cudnnBackendFinalize(pack), "finalize");
-	fcg(cudnnBackendExecute(dnn, plan, pack), "execute");
-	fcg(cudnnBackendDestroyDescriptor(pack), "destroy");
-	return fcg_failed ? -1 : 0;
+	static const int64_t uids[5] = { 'q', 'k', 'v', 'o', 's' };
+	return fcg_run(dnn, plan, 5, uids, ptrs);
 }
 
 #endif
