@@ -427,13 +427,25 @@ out:
 	return hook_done();
 }
 
+/* tp_name sits after the var-object header in every CPython 3. */
+static const char *type_name(PyObject *type)
+{
+	return *(const char **)((char *)type + 3 * sizeof(void *));
+}
+
+/* tp_base: word 32, counted from 0, of a PyTypeObject in every CPython 3 */
+static PyObject *type_base(PyObject *type)
+{
+	return *(PyObject **)((char *)type + 32 * sizeof(void *));
+}
+
 /* ---- backward ---- */
 
 /* node post-hook(grad_inputs, grad_outputs): grad_inputs are what the
- * node produced, grad_outputs what it was given. */
+ * node produced, grad_outputs what it was given.  self: the node's class
+ * when it is a Python Function's (node_hook_for), else NULL. */
 static PyObject *node_hook(PyObject *self, PyObject *args)
 {
-	(void)self;
 	if (!enabled || bodies_off || np_py.Tuple_Size(args) != 2)
 		goto out;
 	struct gpu_site site;
@@ -441,11 +453,15 @@ static PyObject *node_hook(PyObject *self, PyObject *args)
 	np_tensor_visit(np_py.Tuple_GetItem(args, 0), scan_one, &s);
 	if (s.dirty) {
 		uint8_t flags = any_dirty(np_py.Tuple_GetItem(args, 1)) ? NP_AF_SOURCE_DIRTY : 0;
-		send_check(NP_ROLE_GRAD, NP_APHASE_BACKWARD, flags, 0, &s.first, NULL);
+		send_check(NP_ROLE_GRAD, NP_APHASE_BACKWARD, flags, 0, &s.first,
+			   self ? type_name(self) : NULL);
 	}
 out:
 	return hook_done();
 }
+
+static struct np_py_methoddef node_hook_def = { "nanprof_node_hook", node_hook, NP_METH_VARARGS,
+						 NULL };
 
 /* Autograd nodes whose backward only moves, reshapes, negates or masks
  * values (ReLU's: the gradient where x > 0, else 0) cannot make a
@@ -464,28 +480,50 @@ static const char *const movers[] = {
 	"ReluBackward0", "ThresholdBackward0", "HardtanhBackward0",
 };
 
-#define TYPE_CACHE 64
-static struct { PyObject *type; int skip; } type_cache[TYPE_CACHE];
+#define TYPE_CACHE 256
+/* hook: the post-hook nodes of this type get (below), when not the shared one */
+static struct { PyObject *type; int skip; PyObject *hook; } type_cache[TYPE_CACHE];
 
-/* tp_name sits after the var-object header in every CPython 3. */
-static const char *type_name(PyObject *type)
+/* A node of a Python autograd.Function (flash attention's, a fused
+ * kernel's, checkpointing's) is one C++ class, PyNode, to the BPF probes:
+ * its own class, "<Function>Backward", derives from BackwardCFunction.
+ * Such a node gets a post-hook bound to its class, so that a gradient it
+ * makes non-finite is named after it, not "Node". */
+static int is_python_function(PyObject *type)
 {
-	return *(const char **)((char *)type + 3 * sizeof(void *));
+	PyObject *base = type_base(type);
+	const char *name = base ? type_name(base) : NULL;
+	return name && strcmp(name, "BackwardCFunction") == 0;
 }
 
-static int is_mover(PyObject *node)
+static int type_entry(PyObject *node)
 {
 	PyObject *type = np_py_type(node);
 	unsigned h = (unsigned)(((uintptr_t)type >> 4) % TYPE_CACHE);
 	if (type_cache[h].type == type)
-		return type_cache[h].skip;
+		return (int)h;
 	const char *name = type_name(type);
 	int skip = 0;
 	for (size_t i = 0; name && i < sizeof(movers) / sizeof(movers[0]); i++)
 		skip |= strcmp(name, movers[i]) == 0;
+	np_py_xdecref(type_cache[h].hook);   /* hooks registered hold their own */
+	type_cache[h].hook = NULL;
+	if (is_python_function(type))
+		type_cache[h].hook = np_py.CFunction_NewEx(&node_hook_def, type, NULL);
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
 	type_cache[h].type = type;   /* node types live as long as torch */
 	type_cache[h].skip = skip;
-	return skip;
+	return (int)h;
+}
+
+/* The post-hook for node, or NULL when it needs none (a mover). */
+static PyObject *node_hook_for(PyObject *node)
+{
+	int h = type_entry(node);
+	if (type_cache[h].skip)
+		return NULL;
+	return type_cache[h].hook ? type_cache[h].hook : post_hook_fn;
 }
 
 static int node_seen(uint64_t key)
@@ -566,8 +604,9 @@ static PyObject *walk(PyObject *self, PyObject *args)
 		visited[nvisited++] = node;   /* our reference, dropped at the end */
 		if (np_py_type(node) == accumulate_grad_type)
 			continue;
-		PyObject *h = is_mover(node) ? NULL
-			: np_py.Object_CallMethodObjArgs(node, np_n.register_hook, post_hook_fn, NULL);
+		PyObject *hook = node_hook_for(node);
+		PyObject *h = hook ? np_py.Object_CallMethodObjArgs(node, np_n.register_hook, hook, NULL)
+				   : NULL;
 		if (h)
 			np_py.DecRef(h);
 		else if (np_py.Err_Occurred())
@@ -893,7 +932,6 @@ static PyObject *counters(PyObject *self, PyObject *args)
 
 static struct np_py_methoddef defs[] = {
 	{ "nanprof_forward_hook", fwd_hook, NP_METH_VARARGS, NULL },
-	{ "nanprof_node_hook", node_hook, NP_METH_VARARGS, NULL },
 	{ "nanprof_walk", walk, NP_METH_VARARGS, NULL },
 	{ "nanprof_opt_pre", opt_pre, NP_METH_VARARGS, NULL },
 	{ "nanprof_opt_post", opt_post_hook, NP_METH_VARARGS, NULL },
@@ -917,7 +955,7 @@ int np_hooks_init(void)
 	if (!ag)
 		np_py.Err_Clear();   /* then AccumulateGrad nodes get a hook too */
 	accumulate_grad_type = ag;
-	post_hook_fn = np_py.CFunction_NewEx(&defs[1], NULL, NULL);
+	post_hook_fn = np_py.CFunction_NewEx(&node_hook_def, NULL, NULL);
 	return post_hook_fn ? 0 : -1;
 }
 

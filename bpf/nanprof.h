@@ -81,11 +81,14 @@ _Static_assert(sizeof(struct np_py_offsets) == 32, "np_py_offsets ABI");
  * updates all the time). */
 struct np_torch_offsets {
 	__u32 node_seq_nr;       /* offset of Node::sequence_nr_ (userspace/insn.h) */
-	__u32 pad;
+	__u32 pynode_obj;        /* offset of a PyNode's Python object: found by
+				  * userspace on a live node (0: not yet) */
 	__u64 tls_module;        /* TLS module id of libtorch_cpu (0: unknown) */
 	__u64 tls_offset;        /* at::sequence_number's counter in its TLS block */
+	__u64 pynode_vtable;     /* torch::autograd::PyNode's vtable, as its objects
+				  * point to it (0: unknown) */
 };
-_Static_assert(sizeof(struct np_torch_offsets) == 24, "np_torch_offsets ABI");
+_Static_assert(sizeof(struct np_torch_offsets) == 32, "np_torch_offsets ABI");
 
 #define NP_SEQ_UNKNOWN (~0ULL)
 
@@ -130,7 +133,9 @@ struct np_event {
 	__u32 pad;
 	__u64 a;           /* MOD_*: module object; NODE_*: Node*; TYPE_NAME, OPT_ENTER: type */
 	__u64 b;           /* MOD_ENTER: its type; NODE_*: vtable; OPT_ENTER: optimizer */
-	__u64 c;           /* MOD_ENTER: parent module (0 at root) */
+	__u64 c;           /* MOD_ENTER: parent module (0 at root); NODE_ENTER:
+			    * a Python Function's node: its class (Py_TYPE of
+			    * its object), else 0 */
 	__u64 d;           /* MOD_*: the thread's next autograd sequence number
 			    * (NP_SEQ_UNKNOWN if unreadable); NODE_ENTER: the
 			    * node's sequence_nr */

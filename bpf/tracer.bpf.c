@@ -602,6 +602,12 @@ int BPF_KPROBE(np_node_entry)
 		e->a = node;
 		e->b = read_ptr(node);
 		e->d = node_seq(node, to);
+		/* one C++ class for every Python autograd.Function: its
+		 * Python object's class names it */
+		if (to && to->pynode_obj && e->b && e->b == to->pynode_vtable) {
+			__u64 obj = read_ptr(node + to->pynode_obj);
+			e->c = obj ? read_ptr(obj + p->py.obj_type) : 0;
+		}
 		event_send(e);
 	}
 	return 0;

@@ -354,15 +354,29 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 	return (uint32_t)id;
 }
 
-/* autograd node class from its vtable, e.g. "AddmmBackward0" */
-uint32_t np_node_type_name(struct np_collector *c, struct np_proc_state *p, uint64_t vtable)
+/* autograd node class from its vtable, e.g. "AddmmBackward0"; a Python
+ * Function's from its Python class, e.g. "FlashAttnFuncBackward" */
+uint32_t np_node_type_name(struct np_collector *c, struct np_proc_state *p, uint64_t vtable,
+			   uint64_t pyclass)
 {
 	uint64_t id;
+	if (pyclass) {   /* type objects and vtables never share an address */
+		char text[128];
+		if (np_map_get(&c->node_types, (uint64_t)p->pid, pyclass, &id) == 0)
+			return (uint32_t)id;
+		if (p->mem.v && np_py_type_name(&p->mem, pyclass, text, sizeof(text)) == 0) {
+			id = np_intern(c, text);
+			np_map_put(&c->node_types, (uint64_t)p->pid, pyclass, id);
+			return (uint32_t)id;
+		}
+	}
 	if (np_map_get(&c->node_types, (uint64_t)p->pid, vtable, &id) == 0)
 		return (uint32_t)id;
 	/* the probes' index of libtorch's symbols: building one here, in the
 	 * middle of draining, would let short ranks exit unnamed */
 	char name[128] = "Node";
+	if (vtable && vtable == p->info.pynode_vtable)   /* libtorch_python's */
+		snprintf(name, sizeof(name), "PyNode");
 	const char *sym = p->info.torch_elf && vtable > p->info.torch_base
 		? np_elf_sym_at(p->info.torch_elf, vtable - p->info.torch_base, "_ZTV") : NULL;
 	if (sym) {
@@ -477,6 +491,34 @@ static int module_of_seq(const struct np_proc_state *p, uint64_t seq, uint32_t *
 	return -ENOENT;
 }
 
+/* How many Python Function nodes are searched for their Python object
+ * before giving up (each may be gone by the time its event is read) */
+#define PYNODE_TRIES 64
+
+/* A Python Function's node: its class.  BPF reads it at the node's entry
+ * once it knows where PyNode keeps its object; until then that place is
+ * searched for here, on a node that may still be alive, and handed to
+ * BPF (np_session_tick). */
+static uint64_t pynode_class(struct np_proc_state *p, const struct np_event *e)
+{
+	if (!p->info.pynode_vtable || e->b != p->info.pynode_vtable)
+		return 0;
+	if (e->c || !p->mem.v)
+		return e->c;
+	uint32_t off;
+	uint64_t pyclass, obj;
+	if (p->info.pynode_obj)   /* BPF did not know yet, or could not read it */
+		return p->mem.read(p->mem.ctx, e->a + p->info.pynode_obj, &obj, sizeof(obj)) == 0
+			? np_py_function_class(&p->mem, obj) : 0;
+	if (p->pynode_tries >= PYNODE_TRIES)
+		return 0;
+	p->pynode_tries++;
+	if (np_py_find_function_obj(&p->mem, e->a, 1024, &off, &pyclass))
+		return 0;
+	p->info.pynode_obj = off;
+	return pyclass;
+}
+
 /* A node ends where the next one on its thread begins, or at the end of
  * the backward pass: the probe sees node entries only. */
 static void close_node(struct np_collector *c, struct np_proc_state *p,
@@ -488,7 +530,8 @@ static void close_node(struct np_collector *c, struct np_proc_state *p,
 	t->group_t1 = ts;
 	struct np_rec r = { .kind = NP_REC_NODE, .phase = NP_PHASE_BACKWARD, .tid = t->tid,
 			    .batch = p->batch, .name = t->node_name,
-			    .type = np_node_type_name(c, p, t->node_vt), .module_type = t->node_module_type,
+			    .type = np_node_type_name(c, p, t->node_vt, t->node_pyclass),
+			    .module_type = t->node_module_type,
 			    .step = p->cur.step,
 			    .t0 = t->node_t0, .t1 = ts, .seq = t->node_seq };
 	add_rec(c, p, &r);
@@ -517,6 +560,7 @@ static void on_node(struct np_collector *c, struct np_proc_state *p,
 	t->node_module_type = known ? type : 0;
 	t->node_seq = e->d;
 	t->node_vt = e->b;
+	t->node_pyclass = pynode_class(p, e);
 	np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_BACKWARD, t->node_name,
 		       t->node_module_type);
 }

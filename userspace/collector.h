@@ -52,8 +52,10 @@ void np_collector_event(struct np_collector *c, const struct np_event *e);
 /* Close whatever is still open (at the end of tracing). */
 void np_collector_finish(struct np_collector *c);
 
-/* Class name of an autograd node of process p, from its vtable. */
-uint32_t np_node_type_name(struct np_collector *c, struct np_proc_state *p, uint64_t vtable);
+/* Class name of an autograd node of process p, from its vtable, or, for a
+ * Python Function's node (pyclass not 0), from its Python class. */
+uint32_t np_node_type_name(struct np_collector *c, struct np_proc_state *p, uint64_t vtable,
+			   uint64_t pyclass);
 
 /* Interned string by id ("" for an invalid id). */
 const char *np_name(const struct np_collector *c, uint32_t id);

@@ -133,8 +133,12 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 		if (t && t->in_node) {
 			f->module = t->node_name;
 			f->module_type = t->node_module_type;
-			f->op = np_node_type_name(c, p, t->node_vt);
+			f->op = np_node_type_name(c, p, t->node_vt, t->node_pyclass);
 		}
+		/* a Python Function's node the probes could not name by its
+		 * class: the agent's hook was bound to it (cut to 23 bytes) */
+		if (what[0] && !(t && t->in_node && t->node_pyclass))
+			f->op = np_intern(c, what);
 	} else {
 		module_names(c, p, r->module, &f->module, &f->module_type);
 		if (r->role == NP_ROLE_PARAM || r->role == NP_ROLE_PARAM_GRAD)

@@ -55,3 +55,39 @@ int np_seq_offset_decode(const uint8_t *code, size_t len)
 		return -ENOEXEC;
 	return (int8_t)code[7] >= 0 ? (int8_t)code[7] : -ENOEXEC;
 }
+
+int np_pynode_obj_decode(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t *str)
+{
+	for (size_t i = 0; i + 3 < len; i++) {
+		/* REX.W (base r8-r15: REX.B too) 8b, ModRM: reg = rdi, no SIB */
+		if ((code[i] != 0x48 && code[i] != 0x49) || code[i + 1] != 0x8b)
+			continue;
+		uint8_t modrm = code[i + 2];
+		if ((modrm & 0x38) != 0x38 || (modrm & 7) == 4)
+			continue;
+		int64_t off;
+		size_t next;
+		if ((modrm >> 6) == 1) {
+			off = (int8_t)code[i + 3];
+			next = i + 4;
+		} else if ((modrm >> 6) == 2 && i + 7 <= len) {
+			int32_t d;
+			memcpy(&d, code + i + 3, 4);
+			off = d;
+			next = i + 7;
+		} else {
+			continue;
+		}
+		/* 48 8d 35 disp32: lea disp32(%rip),%rsi; then e8: call */
+		if (next + 8 > len || code[next] != 0x48 || code[next + 1] != 0x8d ||
+		    code[next + 2] != 0x35 || code[next + 7] != 0xe8)
+			continue;
+		if (off <= 0 || off > 4096 || (off & 7))
+			return -ENOEXEC;
+		int32_t rel;
+		memcpy(&rel, code + next + 3, 4);
+		*str = vaddr + next + 7 + (int64_t)rel;
+		return (int)off;
+	}
+	return -ENOEXEC;
+}

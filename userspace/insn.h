@@ -38,4 +38,15 @@ int np_tls_decode(const uint8_t *code, size_t len, uint64_t vaddr, struct np_tls
  * Returns OFF, or -ENOEXEC when the code has another shape. */
 int np_seq_offset_decode(const uint8_t *code, size_t len);
 
+/* 3. Where a torch::autograd::PyNode (the node of a Python
+ * autograd.Function) keeps its Python object, from libtorch_python's
+ * PyNode::is_traceable(), which begins (after taking the GIL) with
+ * PyObject_GetAttrString(obj, "_forward_cls"):
+ *     mov OFF(%reg),%rdi      this->obj (disp8 or disp32)
+ *     lea STR(%rip),%rsi      "_forward_cls"
+ *     call PyObject_GetAttrString
+ * The first such sequence in code (at vaddr) gives OFF, and *str the
+ * vaddr of the string, for the caller to check.  -ENOEXEC if none. */
+int np_pynode_obj_decode(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t *str);
+
 #endif

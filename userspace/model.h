@@ -92,6 +92,7 @@ struct np_thread_state {
 	uint32_t depth;
 	/* backward */
 	uint64_t node_t0, node_vt, node_seq;
+	uint64_t node_pyclass;     /* a Python Function's node: its class */
 	uint32_t node_name, node_module_type;
 	bool in_node;
 	bool group_open;
@@ -287,6 +288,7 @@ struct np_proc_state {
 	struct np_pymem mem;
 	bool exited;
 	bool agent;                  /* run: its agent reports when torch is loaded */
+	uint32_t pynode_tries;       /* Python Function nodes searched for their object */
 	int agent_fd;                /* connection that keeps its checks on (0: none) */
 	uint8_t checks;              /* enum np_checks_state */
 	struct np_agent_state ag;

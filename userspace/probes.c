@@ -28,6 +28,8 @@
 #define SYM_EVAL_FN     "_ZN5torch8autograd6Engine17evaluate_functionE"
 #define SYM_SEQ_PEEK    "_ZN2at15sequence_number4peekEv"
 #define SYM_PY_SEQ_NR   "_ZN5torch8autograd26THPCppFunction_sequence_nrEP7_objectS2_"
+#define SYM_PYNODE_VTABLE "_ZTVN5torch8autograd6PyNodeE"
+#define SYM_PYNODE_TRACEABLE "_ZN5torch8autograd6PyNode12is_traceableEv"
 
 #define MAX_LINKS 12
 #define NP_MAX_TORCH_LIBS 8
@@ -50,6 +52,9 @@ struct torch_syms {
 	int seq_err;
 	char py_path[512];         /* libtorch_python, for Node::sequence_nr_ */
 	int node_seq_off;
+	uint64_t py_bias;          /* libtorch_python's load bias */
+	uint64_t pynode_vt;        /* its PyNode vtable's vaddr (0: none) */
+	uint32_t pynode_obj_off;   /* PyNode's Python object (0: not read from the code) */
 };
 
 struct np_probes {
@@ -316,6 +321,23 @@ static void torch_version_of(pid_t pid, const char *lib, char *buf, size_t len)
 	snprintf(buf, len, "%s", so ? so + 4 : "unknown");
 }
 
+/* Where a PyNode keeps its Python object, read out of is_traceable()
+ * and believed only if the string it looks up is "_forward_cls"; 0 if
+ * not (the collector then finds it on a live node). */
+static uint32_t pynode_obj_offset(const struct np_elf *e)
+{
+	static const char want[] = "_forward_cls";
+	uint64_t fn = e ? np_elf_sym_addr(e, SYM_PYNODE_TRACEABLE, 0) : 0, str;
+	uint8_t code[128];
+	char text[sizeof(want)];
+	if (!fn || np_elf_read(e, fn, code, sizeof(code)))
+		return 0;
+	int off = np_pynode_obj_decode(code, sizeof(code), fn, &str);
+	if (off <= 0 || np_elf_read(e, str, text, sizeof(text)) || memcmp(text, want, sizeof(want)))
+		return 0;
+	return (uint32_t)off;
+}
+
 /* Node::sequence_nr_ is at +24 up to torch 1.x (verified on 1.13) and
  * moved with Node's base class later (+16 in 2.13): read it out of
  * libtorch_python's accessor when it has one. */
@@ -327,6 +349,9 @@ static uint32_t node_seq_offset(struct torch_syms *ts, const struct np_mapping *
 		ts->node_seq_off = 24;
 		struct np_elf *e = np_elf_open(m.path);
 		uint64_t fn = e ? np_elf_sym_addr(e, SYM_PY_SEQ_NR, 0) : 0;
+		ts->py_bias = e ? np_elf_load_bias(e) : 0;
+		ts->pynode_vt = e ? np_elf_sym_addr(e, SYM_PYNODE_VTABLE, 0) : 0;
+		ts->pynode_obj_off = pynode_obj_offset(e);
 		uint8_t code[16];
 		if (fn && np_elf_read(e, fn, code, sizeof(code)) == 0) {
 			int off = np_seq_offset_decode(code, sizeof(code));
@@ -348,7 +373,9 @@ static uint32_t node_seq_offset(struct torch_syms *ts, const struct np_mapping *
 static void torch_seq_locate(struct np_probes *p, pid_t pid, struct np_proc_info *info,
 			     const struct torch_syms *ts, uint32_t node_seq_off)
 {
-	struct np_torch_offsets to = { .node_seq_nr = node_seq_off };
+	struct np_torch_offsets to = { .node_seq_nr = node_seq_off,
+				       .pynode_vtable = info->pynode_vtable,
+				       .pynode_obj = info->pynode_obj };
 	uint64_t ti[2];   /* {ti_module, ti_offset} */
 	if (!ts->seq_err &&
 	    np_pymem_read_pid((void *)(intptr_t)pid, info->torch_base + ts->seq.tls_index_vaddr,
@@ -426,7 +453,13 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	info->torch_elf = ts->elf;
 	info->torch_base = m.start - ts->bias;
 	uint64_t exec_off = ts->exec_off, evfn_off = ts->evfn_off;
-	torch_seq_locate(p, pid, info, ts, node_seq_offset(ts, &pym));
+	uint32_t seq_off = node_seq_offset(ts, &pym);
+	/* objects point 16 bytes into the vtable symbol, past the offset to
+	 * top and the type info */
+	info->pynode_vtable = ts->pynode_vt ? pym.start - ts->py_bias + ts->pynode_vt + 16 : 0;
+	info->pynode_obj = ts->pynode_obj_off;
+	info->pynode_obj_sent = info->pynode_obj != 0;   /* with the rest, below */
+	torch_seq_locate(p, pid, info, ts, seq_off);
 	struct tracer_bpf *s = p->skel;
 	int err = 0;
 	size_t used = strlen(info->probes);
@@ -445,6 +478,19 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 		np_warn("%s lacks some autograd symbols: backward attribution is partial", m.path);
 	info->torch_attached = true;
 	return 1;
+}
+
+int np_probes_set_pynode_obj(struct np_probes *p, pid_t pid, const struct np_proc_info *info)
+{
+	struct np_torch_offsets to;
+	__u32 key = (__u32)pid;
+	if (bpf_map__lookup_elem(p->skel->maps.torch, &key, sizeof(key), &to, sizeof(to), 0))
+		return -errno;
+	to.pynode_obj = info->pynode_obj;
+	if (bpf_map__update_elem(p->skel->maps.torch, &key, sizeof(key), &to, sizeof(to),
+				 BPF_EXIST))
+		return -errno;
+	return 0;
 }
 
 int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info)

@@ -43,6 +43,9 @@ struct np_proc_info {
 	uint32_t torch_seq_off;    /* Node::sequence_nr_ offset in use */
 	uint64_t torch_base;       /* runtime address of libtorch_cpu's vaddr 0 */
 	const struct np_elf *torch_elf;  /* its symbols; owned by the probes */
+	uint64_t pynode_vtable;    /* PyNode's vtable: a Python autograd.Function's node */
+	uint32_t pynode_obj;       /* offset of its Python object, once found (collector) */
+	bool pynode_obj_sent;      /* ... and handed to BPF */
 	char probes[256];          /* names of the probes attached, for the session event */
 	bool agent_attached;       /* the agent's report function is probed */
 	char agent[512];           /* its path */
@@ -64,6 +67,10 @@ int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info);
  * yet attached, or retries locating its sequence counter if that is still
  * pending.  1 if attached now, 0 if nothing to do, -errno. */
 int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info);
+
+/* Hands BPF the offset of a PyNode's Python object, found by the
+ * collector on a live node (info->pynode_obj).  0 or -errno. */
+int np_probes_set_pynode_obj(struct np_probes *p, pid_t pid, const struct np_proc_info *info);
 
 /* Attaches the probe on the agent's report function, if the process maps
  * libnanprof_agent.so.  0, -ENOENT (no agent) or -errno. */

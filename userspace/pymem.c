@@ -268,3 +268,59 @@ int np_py_module_path(const struct np_pymem *m, uint64_t parent, uint64_t child,
 	buf[0] = 0;
 	return -ENOENT;
 }
+
+int np_py_type_name(const struct np_pymem *m, uint64_t type, char *buf, size_t len)
+{
+	uint64_t name;
+	int err;
+	if (len == 0)
+		return -EINVAL;
+	if ((err = rd64(m, type + m->v->bpf.type_name, &name)))
+		return err;
+	/* a C string of unknown length: read what fits, in one go or, near
+	 * the end of a mapping, a byte at a time */
+	if (m->read(m->ctx, name, buf, len - 1) != 0) {
+		size_t i = 0;
+		for (; i + 1 < len && rd(m, name + i, &buf[i], 1) == 0 && buf[i]; i++)
+			;
+		if (i == 0)
+			return -EFAULT;
+		buf[i] = 0;
+		return 0;
+	}
+	buf[len - 1] = 0;
+	return buf[0] ? 0 : -EINVAL;
+}
+
+uint64_t np_py_function_class(const struct np_pymem *m, uint64_t obj)
+{
+	static const char want[] = "BackwardCFunction";
+	uint64_t type, base;
+	char name[sizeof(want) + 1];
+	if (rd64(m, obj + m->v->bpf.obj_type, &type) || !type ||
+	    rd64(m, type + m->v->bpf.type_base, &base) || !base ||
+	    np_py_type_name(m, base, name, sizeof(name)))
+		return 0;
+	return strcmp(name, want) == 0 ? type : 0;
+}
+
+int np_py_find_function_obj(const struct np_pymem *m, uint64_t node, size_t span,
+			    uint32_t *off, uint64_t *type)
+{
+	uint64_t words[128];
+	size_t n = span / 8 < 128 ? span / 8 : 128;
+	int err = rd(m, node, words, n * 8);
+	if (err)
+		return err;
+	for (size_t i = 1; i < n; i++) {   /* word 0: the vtable */
+		if (words[i] < 0x10000 || (words[i] & 7))
+			continue;
+		uint64_t t = np_py_function_class(m, words[i]);
+		if (t) {
+			*off = (uint32_t)(i * 8);
+			*type = t;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

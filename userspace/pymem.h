@@ -48,4 +48,21 @@ int np_py_instance_dict(const struct np_pymem *m, uint64_t obj, uint64_t *dict);
 int np_py_module_path(const struct np_pymem *m, uint64_t parent, uint64_t child,
 		      int max_depth, char *buf, size_t len);
 
+/* The tp_name of a type object (a C string).  0 or -errno. */
+int np_py_type_name(const struct np_pymem *m, uint64_t type, char *buf, size_t len);
+
+/* The class of obj if it derives directly from
+ * torch.autograd.function.BackwardCFunction, as every Python
+ * autograd.Function's backward class ("HandSqrtBackward") does; else 0. */
+uint64_t np_py_function_class(const struct np_pymem *m, uint64_t obj);
+
+/* Where a torch::autograd::PyNode, the one C++ class behind every Python
+ * autograd.Function's backward, keeps its Python object: the first of the
+ * span bytes at node (at most 1024) that points to an instance of a class
+ * derived from BackwardCFunction.  Its offset and that class
+ * ("HandSqrtBackward"), or -ENOENT.  The offset depends on the torch
+ * build (+112 in 2.13, +392 in 1.13), so it is found on a live node. */
+int np_py_find_function_obj(const struct np_pymem *m, uint64_t node, size_t span,
+			    uint32_t *off, uint64_t *type);
+
 #endif

@@ -169,6 +169,21 @@ void np_session_check_torch(struct np_session *s, pid_t pid)
 void np_session_tick(struct np_session *s)
 {
 	np_probes_poll(s->probes);
+	/* where a Python Function's node keeps its object: found by the
+	 * collector, read by BPF from then on */
+	for (uint32_t i = 0; i < s->col.nprocs; i++) {
+		struct np_proc_state *p = &s->col.procs[i];
+		if (p->info.pynode_obj && !p->info.pynode_obj_sent && !p->exited) {
+			p->info.pynode_obj_sent = true;
+			int err = np_probes_set_pynode_obj(s->probes, p->pid, &p->info);
+			if (err)
+				np_debug("pid %d: PyNode's object offset not handed to BPF: %s",
+					 p->pid, strerror(-err));
+			else
+				np_debug("pid %d: a Python Function node's object at +%u", p->pid,
+					 p->info.pynode_obj);
+		}
+	}
 	/* torch imported after we attached: look twice a second */
 	uint64_t now = np_now_ns();
 	if (now - s->last_torch_check_ns < 500000000ULL)

@@ -12,6 +12,9 @@ tests can assert nanprof's origin exactly (step, phase, module):
               strided elementwise kernel (the scale has stride 0)
   backward    blocks.0.root: sqrt() at exactly 0; the forward stays finite,
               its backward is +inf
+  custom      the same in a Python autograd.Function (HandSqrt, as fused
+              kernels' and flash attention's wrappers are): its backward,
+              HandSqrtBackward, is +inf
   functional  blocks.1.attn (nn.MultiheadAttention): out_proj's weights
               are set to +-3e38, and MHA uses them functionally (out_proj's
               own hooks never run): the attention output overflows
@@ -76,6 +79,20 @@ class Gate(nn.Module):
             if self.boost == 1.0 else x * torch.sigmoid(self.proj(x)) + torch.exp(x * self.boost)
 
 
+class HandSqrt(torch.autograd.Function):
+    """sqrt with a hand-written backward: g / (2 sqrt(x))."""
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.sqrt(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g / (2 * y)
+
+
 class Root(nn.Module):
     """sqrt(x^2 + eps): smooth |x|.  With eps = 0 and x scaled by 0 the
     forward is sqrt(0) = 0 (finite) and its gradient 1/(2*0) = inf."""
@@ -83,9 +100,11 @@ class Root(nn.Module):
         super().__init__()
         self.eps = 1e-6
         self.scale = 1.0
+        self.custom = False         # --fault custom: HandSqrt instead of torch.sqrt
 
     def forward(self, x):
-        return torch.sqrt((x * self.scale) ** 2 + self.eps)
+        sq = (x * self.scale) ** 2 + self.eps
+        return HandSqrt.apply(sq) if self.custom else torch.sqrt(sq)
 
 
 class Block(nn.Module):
@@ -143,7 +162,8 @@ class SleepySGD(torch.optim.SGD):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fault", default="none",
-                    choices=["none", "forward", "reduction", "broadcast", "backward", "functional",
+                    choices=["none", "forward", "reduction", "broadcast", "backward", "custom",
+                             "functional",
                              "optimizer", "input", "loss", "ignored", "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
@@ -235,9 +255,10 @@ def main():
             model.blocks[1].gate.pool = 3e38
         if at and args.fault == "broadcast":
             model.blocks[1].gate.chan = torch.full((32,), 3e38, device=dev)
-        if at and args.fault == "backward":
+        if at and args.fault in ("backward", "custom"):
             model.blocks[0].root.eps = 0.0
             model.blocks[0].root.scale = 0.0
+            model.blocks[0].root.custom = args.fault == "custom"
         if at and args.fault == "functional":
             with torch.no_grad():
                 w = model.blocks[1].attn.out_proj.weight
@@ -283,6 +304,7 @@ def main():
         # undo the fault's switch (not its damage)
         model.blocks[1].gate.boost = 1.0
         model.blocks[0].root.eps, model.blocks[0].root.scale = 1e-6, 1.0
+        model.blocks[0].root.custom = False
         sys.stdout.write("%sstep %d loss %r%s\n" % ("rank %d " % rank if world > 1 else "",
                                                    step, loss.item(),
                                                    " scale %g" % scaler.get_scale() if scaler else ""))

@@ -53,6 +53,8 @@ for PY in python3 /usr/bin/python3; do
 		--origin forward blocks.1.gate output --op mul --step 6
 	fault "backward-only fault: sqrt(0) in blocks.0.root" backward \
 		--origin backward blocks.0.root grad --op SqrtBackward0 --step 6
+	fault "backward-only fault in a Python autograd.Function: named by its class" custom \
+		--origin backward blocks.0.root grad --op HandSqrtBackward --step 6
 	fault "fault through MHA's functional out_proj: blocks.1.attn" functional \
 		--origin forward blocks.1.attn output --step 6
 	fault "optimizer fault: head.weight" optimizer \

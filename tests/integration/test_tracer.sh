@@ -48,7 +48,7 @@ for PY in python3 /usr/bin/python3; do
 		--backward-module layers.1.fc --backward-module inp > "$T/chk" 2>&1 &&
 	   $PY $IT/check_trace.py "$out/trace.json" --require-name layers.1.norm \
 		--require-name "layers.0.fc (backward)" --require-name "AddmmBackward0" \
-		--require-cat step --require-cat phase --require-cat autograd >> "$T/chk" 2>&1; then
+		--require-name "ClipBackward" --require-cat step --require-cat phase --require-cat autograd >> "$T/chk" 2>&1; then
 		ok "run $tag: steps, modules, phases, backward, trace"
 	else
 		cat "$T/np.err" >> "$T/chk"; bad "run $tag" "$T/chk"
@@ -100,7 +100,8 @@ for PY in python3 /usr/bin/python3; do
 	if [ $rc -eq 0 ] && [ $jrc -eq 0 ] && grep -q "finished 150 steps" "$T/live.out" &&
 	   $PY $IT/check_events.py "$out/events.jsonl" --mode attach --min-steps 10 --batches 1 \
 		--module layers.1.norm --module head --backward-module layers.0.fc > "$T/chk" 2>&1 &&
-	   $PY $IT/check_trace.py "$out/trace.json" --require-name layers.1.norm >> "$T/chk" 2>&1; then
+	   $PY $IT/check_trace.py "$out/trace.json" --require-name layers.1.norm \
+		--require-name ClipBackward >> "$T/chk" 2>&1; then
 		ok "attach $tag: live job traced, then runs on to the end"
 	else
 		echo "nanprof rc=$rc job rc=$jrc" >> "$T/chk"; cat "$T/np.err" "$T/live.out" >> "$T/chk"

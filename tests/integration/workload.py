@@ -1,6 +1,7 @@
 """A small real training job for the integration tests.
 
-Nested modules (a ModuleList of blocks with their own children), an
+Nested modules (a ModuleList of blocks with their own children, a
+Python autograd.Function inside them), an
 optional gradient accumulation, an optional sleep per step (so a test can
 attach to it live).  Runs on torch 1.13 and 2.x.
 """
@@ -13,6 +14,19 @@ import torch
 import torch.nn as nn
 
 
+class Clip(torch.autograd.Function):
+    """A Python autograd.Function (straight-through clamp to +-1e4, which
+    these values never reach): its backward nodes are torch's one C++
+    PyNode class, and nanprof must still name them ClipBackward."""
+    @staticmethod
+    def forward(ctx, x):
+        return x.clamp(-1e4, 1e4)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
 class Block(nn.Module):
     def __init__(self, d):
         super().__init__()
@@ -20,7 +34,7 @@ class Block(nn.Module):
         self.norm = nn.LayerNorm(d)
 
     def forward(self, x):
-        return self.norm(torch.relu(self.fc(x)) + x)
+        return self.norm(Clip.apply(torch.relu(self.fc(x))) + x)
 
 
 class Net(nn.Module):

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collector.h"
 
@@ -1002,4 +1003,95 @@ Test(collector, intern_and_name)
 	cr_expect_eq(np_intern(&col, "encoder.layers.1"), a);
 	cr_expect_str_eq(np_name(&col, a), "encoder.layers.1");
 	cr_expect_str_eq(np_name(&col, 0xfffffff), "");
+}
+
+/* ---- Python autograd.Function nodes ----
+ *
+ * Their objects are built in this process's own memory, and the process
+ * state reads this pid (process_vm_readv of itself), as it would the
+ * traced job's: a CPython 3.11 type is tp_name at +24, tp_base at +256,
+ * an object's type at +8. */
+
+struct fake_type {
+	uint64_t head[3];
+	const char *tp_name;
+	uint64_t pad[28];
+	const struct fake_type *tp_base;
+};
+struct fake_obj {
+	uint64_t refcnt;
+	const struct fake_type *type;
+};
+_Static_assert(__builtin_offsetof(struct fake_type, tp_base) == 256, "tp_base at +256");
+
+#define VT_PYNODE 0xdef0ULL
+
+static struct fake_type t_cfn = { .tp_name = "BackwardCFunction" };
+static struct fake_type t_hand = { .tp_name = "HandSqrtBackward", .tp_base = &t_cfn };
+static struct fake_obj o_hand = { 1, &t_hand };
+
+static void pynode(struct sim *s, uint64_t ts, const uint64_t *node, const struct fake_type *cls)
+{
+	struct np_event e = ev(s, NP_EV_NODE_ENTER, ts);
+	e.a = (uint64_t)(uintptr_t)node;
+	e.b = VT_PYNODE;
+	e.c = (uint64_t)(uintptr_t)cls;   /* what BPF sends once it knows the offset */
+	e.d = NP_SEQ_UNKNOWN;
+	send(&e);
+}
+
+static const char *node_type_at(const struct np_proc_state *p, unsigned nth)
+{
+	const struct np_bucket *b = np_bucket_at(&col, p, 0);
+	for (unsigned i = 0, k = 0; i < b->len; i++)
+		if (b->recs[i].kind == NP_REC_NODE && k++ == nth)
+			return np_name(&col, b->recs[i].type);
+	return "(none)";
+}
+
+Test(collector, python_function_nodes_named_by_their_class)
+{
+	struct np_proc_state *p = start_default();
+	p->mem.ctx = (void *)(intptr_t)getpid();
+	p->info.pynode_vtable = VT_PYNODE;
+	/* torch 2.13's layout: the object at +112 of the node, after a
+	 * pointer to an object of another class */
+	static uint64_t pynode_obj[58];
+	struct fake_type t_other = { .tp_name = "Other" };
+	struct fake_obj o_other = { 1, &t_other };
+	pynode_obj[0] = VT_PYNODE;
+	pynode_obj[3] = (uint64_t)(uintptr_t)&o_other;
+	pynode_obj[14] = (uint64_t)(uintptr_t)&o_hand;
+
+	bwd_enter(&sim, 1000);
+	pynode(&sim, 1010, pynode_obj, NULL);     /* BPF does not know where: searched */
+	cr_expect_eq(p->info.pynode_obj, 112, "offset found: %u", p->info.pynode_obj);
+	pynode(&sim, 1020, pynode_obj, NULL);     /* known here, not yet in BPF: read */
+	pynode(&sim, 1030, pynode_obj, &t_hand);  /* BPF's */
+	node(&sim, 1040, 5);                      /* a C++ node: its vtable's name */
+	struct fake_type t_gone = { .tp_name = NULL };
+	pynode(&sim, 1050, pynode_obj, &t_gone);  /* a class whose name cannot be read */
+	bwd_exit(&sim, 2000);
+
+	cr_expect_str_eq(node_type_at(p, 0), "HandSqrtBackward");
+	cr_expect_str_eq(node_type_at(p, 1), "HandSqrtBackward");
+	cr_expect_str_eq(node_type_at(p, 2), "HandSqrtBackward");
+	cr_expect_str_eq(node_type_at(p, 3), "Node");
+	cr_expect_str_eq(node_type_at(p, 4), "PyNode");
+}
+
+Test(collector, python_function_node_search_is_bounded)
+{
+	struct np_proc_state *p = start_default();
+	p->mem.ctx = (void *)(intptr_t)getpid();
+	p->info.pynode_vtable = VT_PYNODE;
+	static uint64_t plain[128];   /* no Python object anywhere in it */
+	plain[0] = VT_PYNODE;
+	bwd_enter(&sim, 1000);
+	for (unsigned i = 0; i < 100; i++)
+		pynode(&sim, 1010 + i, plain, NULL);
+	bwd_exit(&sim, 2000);
+	cr_expect_eq(p->info.pynode_obj, 0);
+	cr_expect_eq(p->pynode_tries, 64, "searched %u nodes", p->pynode_tries);
+	cr_expect_str_eq(node_type_at(p, 99), "PyNode");
 }

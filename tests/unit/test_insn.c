@@ -82,3 +82,54 @@ Test(insn, sequence_nr_offset_rejects_other_shapes)
 	cr_assert_eq(np_seq_offset_decode(code2, sizeof(code2)), -ENOEXEC); /* disp32 form */
 	cr_assert_eq(np_seq_offset_decode(code, 4), -ENOEXEC);
 }
+
+/* The start of PyNode::is_traceable() in pip torch 2.13's libtorch_python
+ * (at 0x811750): obj at +0x70 */
+static const uint8_t traceable_213[] = {
+	0x55, 0x53, 0x48, 0x89, 0xfb, 0x48, 0x83, 0xec, 0x28, 0x48, 0x8d, 0x6c, 0x24, 0x10,
+	0x48, 0x89, 0xef, 0xe8, 0x7a, 0x53, 0xbb, 0xff,   /* call gil_scoped_acquire */
+	0x48, 0x8b, 0x7b, 0x70,                           /* mov 0x70(%rbx),%rdi */
+	0x48, 0x8d, 0x35, 0xd0, 0xd9, 0x9b, 0x00,         /* lea 0x9bd9d0(%rip),%rsi */
+	0xe8, 0x5a, 0x6e, 0x98, 0xff,                     /* call PyObject_GetAttrString */
+};
+
+/* ... and in Debian's torch 1.13 (at 0x5dbfb0): obj at +0x188, disp32 */
+static const uint8_t traceable_113[] = {
+	0x55, 0x53, 0x48, 0x89, 0xfb, 0x48, 0x83, 0xec, 0x38,
+	0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0x00, 0x00, 0x00,   /* mov %fs:0x28,%rax */
+	0x48, 0x89, 0x44, 0x24, 0x28, 0x31, 0xc0, 0x48, 0x8d, 0x6c, 0x24, 0x10,
+	0x48, 0x89, 0xef, 0xe8, 0x0a, 0x60, 0xd2, 0xff,
+	0x48, 0x8b, 0xbb, 0x88, 0x01, 0x00, 0x00,               /* mov 0x188(%rbx),%rdi */
+	0x48, 0x8d, 0x35, 0x28, 0x96, 0x46, 0x00,               /* lea 0x469628(%rip),%rsi */
+	0xe8, 0x17, 0x7f, 0xbd, 0xff,
+};
+
+Test(insn, pynode_obj_offset_of_torch_2_13_and_1_13)
+{
+	uint64_t str = 0;
+	cr_assert_eq(np_pynode_obj_decode(traceable_213, sizeof(traceable_213), 0x811750, &str),
+		     0x70);
+	cr_assert_eq(str, 0x11cf141, "the lea's target, as objdump gives it");
+	cr_assert_eq(np_pynode_obj_decode(traceable_113, sizeof(traceable_113), 0x5dbfb0, &str),
+		     0x188);
+	cr_assert_eq(str, 0xa4560c);
+}
+
+Test(insn, pynode_obj_offset_rejects_other_shapes)
+{
+	uint64_t str = 0;
+	uint8_t code[sizeof(traceable_213)];
+	memcpy(code, traceable_213, sizeof(code));
+	code[sizeof(code) - 5] = 0xe9;   /* a jmp, not a call, after the lea */
+	cr_assert_eq(np_pynode_obj_decode(code, sizeof(code), 0, &str), -ENOEXEC);
+	memcpy(code, traceable_213, sizeof(code));
+	code[24] = 0x7c;                 /* ModRM rm = 100: a SIB byte would follow */
+	cr_assert_eq(np_pynode_obj_decode(code, sizeof(code), 0, &str), -ENOEXEC);
+	memcpy(code, traceable_213, sizeof(code));
+	code[24] = 0x73;                 /* mov into %rsi, not %rdi */
+	cr_assert_eq(np_pynode_obj_decode(code, sizeof(code), 0, &str), -ENOEXEC);
+	memcpy(code, traceable_213, sizeof(code));
+	code[25] = 0x74;                 /* an offset no pointer field has */
+	cr_assert_eq(np_pynode_obj_decode(code, sizeof(code), 0, &str), -ENOEXEC);
+	cr_assert_eq(np_pynode_obj_decode(traceable_213, 30, 0, &str), -ENOEXEC);   /* cut short */
+}

@@ -812,3 +812,66 @@ Test(pymem, v310_dictoffset)
 	put64(type + 288, 0);
 	cr_expect_eq(np_py_instance_dict(&mem, obj, &got), -ENOENT);
 }
+
+/* ---- Python autograd.Function nodes ---- */
+
+/* a type object: tp_name a C string, tp_base as given */
+static uint64_t type_obj(const char *name, uint64_t base)
+{
+	uint64_t t = alloc(416), text = alloc(strlen(name) + 1);
+	memcpy(heap + (text - HEAP_BASE), name, strlen(name) + 1);
+	put64(t + mem.v->bpf.type_name, text);
+	put64(t + mem.v->bpf.type_base, base);
+	return t;
+}
+
+static uint64_t instance_of(uint64_t type)
+{
+	uint64_t o = alloc(64);
+	put64(o + 0, 1);   /* ob_refcnt */
+	put64(o + mem.v->bpf.obj_type, type);
+	return o;
+}
+
+Test(pymem, type_name_is_tp_name)
+{
+	char buf[64];
+	uint64_t t = type_obj("HandSqrtBackward", 0);
+	cr_assert_eq(np_py_type_name(&mem, t, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "HandSqrtBackward");
+	char small[5];
+	cr_assert_eq(np_py_type_name(&mem, t, small, sizeof(small)), 0);
+	cr_assert_str_eq(small, "Hand", "cut to the buffer, terminated");
+	cr_assert_neq(np_py_type_name(&mem, 0x1000, buf, sizeof(buf)), 0, "unreadable type");
+}
+
+/* A PyNode as torch 2.13 lays it out: vtable, Node's fields (pointers to
+ * other objects among them), the Python object at +112. */
+Test(pymem, function_node_object_found_past_decoys)
+{
+	uint64_t module = type_obj("Module", 0);
+	uint64_t cfn = type_obj("BackwardCFunction", module);
+	uint64_t hand = type_obj("HandSqrtBackward", cfn);
+	uint64_t other = type_obj("AddmmBackward0", type_obj("CppFunction", 0));
+	uint64_t node = alloc(464);
+	put64(node, 0x7f0000145d5f0ULL);                /* vtable: not readable here */
+	put64(node + 8, HEAP_BASE + 8);                 /* into the heap, no object */
+	put64(node + 16, 3);                            /* sequence_nr: small */
+	put64(node + 40, instance_of(other));           /* a C++ node's wrapper */
+	put64(node + 48, instance_of(module) | 4);      /* misaligned: not an object */
+	put64(node + 56, instance_of(module));          /* a class not derived from it */
+	uint64_t obj = instance_of(hand);
+	put64(node + 112, obj);
+	uint32_t off = 0;
+	uint64_t cls = 0;
+	cr_assert_eq(np_py_find_function_obj(&mem, node, 464, &off, &cls), 0);
+	cr_assert_eq(off, 112);
+	cr_assert_eq(cls, hand);
+	cr_assert_eq(np_py_function_class(&mem, obj), hand);
+	cr_assert_eq(np_py_function_class(&mem, node + 40), 0, "not an instance");
+	/* past the span searched, or no such object at all */
+	cr_assert_eq(np_py_find_function_obj(&mem, node, 112, &off, &cls), -ENOENT);
+	put64(node + 112, instance_of(cfn));   /* BackwardCFunction itself: no Function's */
+	cr_assert_eq(np_py_find_function_obj(&mem, node, 464, &off, &cls), -ENOENT);
+	cr_assert_neq(np_py_find_function_obj(&mem, 0x1000, 464, &off, &cls), 0, "unreadable node");
+}
