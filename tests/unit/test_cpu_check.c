@@ -148,6 +148,49 @@ Test(cpu_check, random_against_scalar)
 	}
 }
 
+/* Mostly non-finite data (a job after its first NaN): every vector has
+ * bad lanes, of every class, next to finite ones whose max must still
+ * come out; the vector path classifies them itself. */
+Test(cpu_check, mostly_nonfinite_against_scalar)
+{
+	srand(11);
+	for (int round = 0; round < 60; round++) {
+		size_t n = (size_t)(rand() % 3000);
+		enum np_dtype t = (enum np_dtype)(round % NP_DT_MAX);
+		unsigned sz = np_dtype_size(t);
+		size_t bytes = n * sz + 8;
+		uint8_t *buf = malloc(bytes);
+		for (size_t i = 0; i < bytes; i++)
+			buf[i] = (uint8_t)rand();
+		uint64_t inf = np_nonfinite_min(t);
+		for (size_t i = 0; i < n; i++) {
+			uint8_t *e = buf + 1 + i * sz;
+			uint64_t b = 0;
+			memcpy(&b, e, sz);
+			uint64_t sign = b & np_sign_bit(t);
+			switch (rand() % 4) {
+			case 0: b = sign | inf; break;                          /* +-Inf (E4M3: NaN) */
+			case 1: b = sign | (np_sign_bit(t) - 1); break;         /* NaN, all ones */
+			case 2: b = sign | inf | (1 + (uint64_t)rand() % 3);    /* NaN payloads */
+				b &= np_sign_bit(t) | (np_sign_bit(t) - 1); break;
+			default: e[sz - 1] &= 0x3f; continue;                   /* finite */
+			}
+			memcpy(e, &b, sz);
+		}
+		struct np_check_result r, s;
+		np_cpu_check(t, buf + 1, n, &r);
+		np_cpu_check_scalar(t, buf + 1, n, &s);
+		cr_assert_eq(memcmp(&r, &s, sizeof(r)), 0,
+			     "round %d dtype %d n %zu: nan %lu/%lu +inf %lu/%lu -inf %lu/%lu first %ld/%ld "
+			     "max %g/%g", round, t, n, (unsigned long)r.nan, (unsigned long)s.nan,
+			     (unsigned long)r.posinf, (unsigned long)s.posinf, (unsigned long)r.neginf,
+			     (unsigned long)s.neginf, (long)r.first_bad, (long)s.first_bad, r.max_abs,
+			     s.max_abs);
+		cr_assert(n < 64 || s.nan + s.posinf + s.neginf > n / 2, "the data is mostly bad");
+		free(buf);
+	}
+}
+
 Test(cpu_check, uses_avx2_where_the_cpu_has_it)
 {
 	__builtin_cpu_init();
