@@ -349,7 +349,7 @@ static float (*heat_column(struct np_heat *h, uint64_t step, float (**grad)[NP_H
 }
 
 static void heat_put(struct np_heat *h, float (*out)[NP_HEAT_MODS], float (*grad)[NP_HEAT_MODS],
-		     const struct np_modstat *m, uint32_t name)
+		     const struct np_modstat *m, uint32_t name, uint32_t type)
 {
 	uint32_t k = 0;
 	while (k < h->nmods && h->mod_addr[k] != m->addr)
@@ -360,6 +360,7 @@ static void heat_put(struct np_heat *h, float (*out)[NP_HEAT_MODS], float (*grad
 			return;
 		}
 		h->mod_addr[h->nmods] = m->addr;
+		h->mod_type[h->nmods] = type;
 		h->mod_name[h->nmods++] = name;
 	}
 	(*out)[k] = m->out_max;
@@ -538,7 +539,7 @@ void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 		uint32_t name = 0, type = 0;
 		module_names(c, p, m->addr, &name, &type);
 		if (hout)
-			heat_put(a->heat, hout, hgrad, m, name);
+			heat_put(a->heat, hout, hgrad, m, name, type);
 		if (m->grad_sumsq > 0 || !isfinite(m->grad_sumsq)) {
 			double g = sqrt(m->grad_sumsq);
 			if ((r = np_series_push(&m->s[NP_METRIC_GRAD_NORM], g, step, true)) > 0)

@@ -167,6 +167,7 @@ struct np_heat {
 	uint32_t nmods;
 	uint64_t mod_addr[NP_HEAT_MODS];
 	uint32_t mod_name[NP_HEAT_MODS];
+	uint32_t mod_type[NP_HEAT_MODS];        /* its class: names outermost ones ("") */
 	uint32_t len, start;                    /* ring of steps */
 	uint64_t step[NP_HEAT_STEPS];
 	float out[NP_HEAT_STEPS][NP_HEAT_MODS]; /* largest |output|; NAN: not measured */

@@ -132,6 +132,12 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		for (uint32_t k = 0; k < h->nmods; k++)
 			np_jsonw_string(w, np_name(c, h->mod_name[k]));
 		np_jsonw_end_array(w);
+		/* outermost modules are all named "": the model, a loss module */
+		np_jsonw_name(w, "types");
+		np_jsonw_start_array(w);
+		for (uint32_t k = 0; k < h->nmods; k++)
+			np_jsonw_string(w, np_name(c, h->mod_type[k]));
+		np_jsonw_end_array(w);
 		np_jsonw_name(w, "steps");
 		np_jsonw_start_array(w);
 		for (uint32_t i = 0; i < h->len; i++)
