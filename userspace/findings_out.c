@@ -56,6 +56,10 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 			*op ? ", made by " : "", op);
 	else if (!*mod && !*type && !o->context_unknown)
 		fprintf(f, "  where:  outside any module (between module calls)\n");
+	else if (o->phase == NP_PHASE_BACKWARD && strcmp(mod, "<none>") == 0)
+		/* the collector's name for a node of no forward module call */
+		fprintf(f, "  where:  outside any module: the backward of an op the training "
+			"loop ran between module calls (the loss), or of an earlier step's graph\n");
 	else
 		fprintf(f, "  module: %s%s%s%s\n", *mod ? mod : "(the model itself)",
 			*type ? " (" : "", type, *type ? ")" : "");

@@ -23,6 +23,8 @@ tests can assert nanprof's origin exactly (step, phase, module):
   input       a NaN in the batch: it comes into the model from outside
               (with --noise-kw as a keyword argument: net(tokens, noise=x))
   loss        log(0) in the loss, outside any module
+  loss-grad   sqrt(0) in the loss, outside any module: the forward is
+              finite, its backward (SqrtBackward0, of no module) is +inf
   ignored     a cross-entropy term whose targets are all ignore_index: the
               mean over no targets is 0/0 = NaN, outside any module (on
               CUDA in nll_loss's kernel); the term is there every step
@@ -164,7 +166,8 @@ def main():
     ap.add_argument("--fault", default="none",
                     choices=["none", "forward", "reduction", "broadcast", "backward", "custom",
                              "functional",
-                             "optimizer", "input", "loss", "ignored", "explode"])
+                             "optimizer", "input", "loss", "loss-grad", "ignored",
+                             "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
@@ -276,6 +279,8 @@ def main():
             loss = F.mse_loss(out, target)
             if at and args.fault == "loss":
                 loss = loss + torch.log(torch.zeros((), device=loss.device))
+            if at and args.fault == "loss-grad":
+                loss = loss + torch.sqrt((out * 0).pow(2).sum())
             if args.fault == "ignored":
                 # is each output above its target?  A class per sample, all
                 # of them ignore_index (-100) at the fault's step

@@ -72,6 +72,11 @@ for PY in python3 /usr/bin/python3; do
 			"torch 1.13's global forward hooks get no keyword arguments"
 	fi
 	fault "loss computed outside modules" loss --outside --step 6
+	fault "loss finite, its backward not: SqrtBackward0 of no module" loss-grad \
+		--origin backward "<none>" grad --op SqrtBackward0 --step 6
+	if grep -q "where:  outside any module: the backward of an op the training loop ran" "$T/np.err"
+	then ok "$tag a backward node of no module is said to be outside any module"
+	else bad "$tag backward node of no module on stderr" "$T/np.err"; fi
 	fault "cross-entropy over targets all ignored: 0/0 outside modules" ignored --outside --step 6
 	FARGS="--steps 40 --at 8"
 	fault "exploding gradients warn before the first Inf" explode --warning-before-origin
