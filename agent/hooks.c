@@ -16,6 +16,7 @@
  * Tables are fixed-size; what does not fit is counted and reported.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,6 +133,8 @@ static struct param_slot *param_get(uint64_t key, int create)
 }
 
 struct np_tensor_check;
+static void output_op(PyObject *t, char *buf, size_t len);
+
 static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t module,
 		       const struct np_tensor_check *c, const char *what);
 static inline int bad(const struct np_tensor_check *c);
@@ -419,7 +422,7 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 	if (s.dirty) {
 		uint8_t flags = any_dirty(in) || kw_dirty(in_kw) ? NP_AF_SOURCE_DIRTY : 0;
 		char op[64];   /* the record keeps 23: copy_what() */
-		np_tensor_grad_fn_name(s.first_obj, op, sizeof(op));
+		output_op(s.first_obj, op, sizeof(op));
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,
 			   &s.first, op);
 	}
@@ -526,6 +529,55 @@ static PyObject *node_hook_for(PyObject *node)
 	return type_cache[h].hook ? type_cache[h].hook : post_hook_fn;
 }
 
+/* node's one input node (a new reference), or NULL when it has none or
+ * several */
+static PyObject *only_input(PyObject *node)
+{
+	PyObject *next = np_py.Object_GetAttr(node, np_n.next_functions), *one = NULL;
+	ptrdiff_t n = next ? np_py.Tuple_Size(next) : 0;
+	int count = 0;
+	for (ptrdiff_t i = 0; i < n; i++) {
+		PyObject *pair = np_py.Tuple_GetItem(next, i);
+		PyObject *fn = pair ? np_py.Tuple_GetItem(pair, 0) : NULL;
+		if (fn && fn != np_py.None) {
+			one = fn;
+			count++;
+		}
+	}
+	if (count == 1)
+		np_py.IncRef(one);
+	np_py_xdecref(next);
+	return count == 1 ? one : NULL;
+}
+
+/* The op that made an output, for the report: its autograd node's name,
+ * past nodes with one input that only move values (a view, a transpose:
+ * they cannot make a non-finite value).  MHA's output is a transpose of
+ * its out-projection: the out-projection's addmm is named.  Runs only
+ * for a non-finite output. */
+static void output_op(PyObject *t, char *buf, size_t len)
+{
+	buf[0] = 0;
+	PyObject *node = np_py.Object_GetAttr(t, np_n.grad_fn);
+	for (int hops = 0; node && node != np_py.None && hops < 8 &&
+			   type_cache[type_entry(node)].skip; hops++) {
+		PyObject *in = only_input(node);
+		if (!in)
+			break;
+		np_py.DecRef(node);
+		node = in;
+	}
+	PyObject *nm = node && node != np_py.None
+		? np_py.Object_CallMethodObjArgs(node, np_n.name, NULL) : NULL;
+	const char *text = nm ? np_py.Unicode_AsUTF8(nm) : NULL;
+	if (text)
+		snprintf(buf, len, "%s", text);
+	np_py_xdecref(nm);
+	np_py_xdecref(node);
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+}
+
 static int node_seen(uint64_t key)
 {
 	uint32_t h = (uint32_t)mix(key) & (NODE_SLOTS - 1);
@@ -552,7 +604,7 @@ static void check_root(PyObject *root)
 	struct np_tensor_check c;
 	if (np_tensor_check(root, &c) == 1 && bad(&c)) {
 		char op[64];   /* the record keeps 23: copy_what() */
-		np_tensor_grad_fn_name(root, op, sizeof(op));
+		output_op(root, op, sizeof(op));
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
 			   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0, 0, &c, op);
 	}

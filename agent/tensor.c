@@ -229,20 +229,3 @@ void np_tensor_visit(PyObject *o, np_tensor_fn fn, void *arg)
 	int budget = VISIT_MAX_ITEMS;
 	visit(o, fn, arg, 0, &budget);
 }
-
-void np_tensor_grad_fn_name(PyObject *t, char *buf, size_t len)
-{
-	buf[0] = 0;
-	PyObject *gf = np_py.Object_GetAttr(t, np_n.grad_fn);
-	PyObject *nm = gf && gf != np_py.None ? np_py.Object_CallMethodObjArgs(gf, np_n.name, NULL)
-					      : NULL;
-	const char *s = nm ? np_py.Unicode_AsUTF8(nm) : NULL;
-	if (s) {
-		strncpy(buf, s, len - 1);
-		buf[len - 1] = 0;
-	}
-	np_py_xdecref(nm);
-	np_py_xdecref(gf);
-	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
-}

@@ -51,9 +51,6 @@ int np_tensor_check(PyObject *t, struct np_tensor_check *c);
 typedef void (*np_tensor_fn)(PyObject *t, void *arg);
 void np_tensor_visit(PyObject *o, np_tensor_fn fn, void *arg);
 
-/* The name of the autograd node that made t ("" if none), into buf. */
-void np_tensor_grad_fn_name(PyObject *t, char *buf, size_t len);
-
 struct np_tensor_stats {
 	uint64_t checked, bytes, skipped;
 };

@@ -55,8 +55,10 @@ for PY in python3 /usr/bin/python3; do
 		--origin backward blocks.0.root grad --op SqrtBackward0 --step 6
 	fault "backward-only fault in a Python autograd.Function: named by its class" custom \
 		--origin backward blocks.0.root grad --op HandSqrtBackward --step 6
-	fault "fault through MHA's functional out_proj: blocks.1.attn" functional \
-		--origin forward blocks.1.attn output --step 6
+	# MHA's output is a transpose of its out-projection: the op named is
+	# the projection's addmm, past the transpose and view that cannot overflow
+	fault "fault through MHA's functional out_proj: blocks.1.attn, op addmm" functional \
+		--origin forward blocks.1.attn output --op addmm --step 6
 	fault "optimizer fault: head.weight" optimizer \
 		--origin optimizer head param --param weight --step 6
 	fault "non-finite input comes from outside the model" input --origin forward "" input --step 6
