@@ -316,7 +316,7 @@ double np_series_push(struct np_series *s, double x, uint64_t step, bool absolut
 }
 
 static void warn(struct np_collector *c, struct np_proc_state *p, uint64_t step,
-		 uint32_t module, uint8_t metric, double value, double ratio)
+		 uint32_t module, uint32_t type, uint8_t metric, double value, double ratio)
 {
 	struct np_agent_state *a = &p->ag;
 	if (a->found || a->received)
@@ -326,7 +326,8 @@ static void warn(struct np_collector *c, struct np_proc_state *p, uint64_t step,
 		return;
 	}
 	a->warnings[a->nwarnings++] = (struct np_explosion_warning){
-		.step = step, .module = module, .metric = metric, .value = value, .ratio = ratio };
+		.step = step, .module = module, .module_type = type, .metric = metric,
+		.value = value, .ratio = ratio };
 	if (c->on_finding)
 		c->on_finding(c, p, NP_FIND_WARNING);
 }
@@ -389,7 +390,7 @@ static void total_push(struct np_collector *c, struct np_proc_state *p, uint64_t
 	double total = isfinite(sumsq) ? sqrt(sumsq) : INFINITY;
 	double r = np_series_push(&p->ag.total, total, step, true);
 	if (r > 0)
-		warn(c, p, step, 0, NP_METRIC_GRAD_NORM, total, r);
+		warn(c, p, step, 0, 0, NP_METRIC_GRAD_NORM, total, r);
 }
 
 static void cpu_total_flush(struct np_collector *c, struct np_proc_state *p)
@@ -450,7 +451,7 @@ static void late_flush(struct np_collector *c, struct np_proc_state *p)
 			if (a->heat->mod_addr[k] == m->addr)
 				a->heat->grad[col][k] = isfinite(g) ? (float)g : INFINITY;
 		if ((r = np_series_push(&m->s[NP_METRIC_GRAD_NORM], g, step, true)) > 0)
-			warn(c, p, step, name, NP_METRIC_GRAD_NORM, g, r);
+			warn(c, p, step, name, type, NP_METRIC_GRAD_NORM, g, r);
 		m->late_sumsq = 0;
 	}
 }
@@ -477,7 +478,7 @@ static void late_out(struct np_collector *c, struct np_proc_state *p, uint64_t s
 	if (r > 0) {
 		uint32_t name = 0, type = 0;
 		module_names(c, p, m->addr, &name, &type);
-		warn(c, p, step, name, NP_METRIC_OUT_MAX, st->out_max, r);
+		warn(c, p, step, name, type, NP_METRIC_OUT_MAX, st->out_max, r);
 	}
 }
 
@@ -543,10 +544,10 @@ void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 		if (m->grad_sumsq > 0 || !isfinite(m->grad_sumsq)) {
 			double g = sqrt(m->grad_sumsq);
 			if ((r = np_series_push(&m->s[NP_METRIC_GRAD_NORM], g, step, true)) > 0)
-				warn(c, p, step, name, NP_METRIC_GRAD_NORM, g, r);
+				warn(c, p, step, name, type, NP_METRIC_GRAD_NORM, g, r);
 		}
 		if ((r = np_series_push(&m->s[NP_METRIC_OUT_MAX], m->out_max, step, false)) > 0)
-			warn(c, p, step, name, NP_METRIC_OUT_MAX, m->out_max, r);
+			warn(c, p, step, name, type, NP_METRIC_OUT_MAX, m->out_max, r);
 	}
 }
 

@@ -211,12 +211,19 @@ void np_print_warning(FILE *f, const struct np_collector *c, const struct np_pro
 	char rank[32] = "";
 	if (p->rank >= 0)
 		snprintf(rank, sizeof(rank), " rank %d", p->rank);
-	const char *mod = np_name(c, w->module);
+	const char *mod = np_name(c, w->module), *type = np_name(c, w->module_type);
 	bool grad = w->metric == NP_METRIC_GRAD_NORM;
+	char who[160];
+	if (*mod)
+		snprintf(who, sizeof(who), "%s", mod);
+	else if (*type)   /* named "" as the model is: a loss module beside it */
+		snprintf(who, sizeof(who), "the outermost module %s%s", type,
+			 grad ? "'s own parameters" : "");
+	else
+		snprintf(who, sizeof(who), "the whole model");
 	fprintf(f, "nanprof: warning: step %llu%s: %s of %s is %.3g, %.0fx its recent median "
 		"and growing: %s may be exploding\n", (unsigned long long)w->step, rank,
-		grad ? "gradient norm" : "largest |output|",
-		*mod ? mod : grad ? "the whole model" : "the model", w->value, w->ratio,
+		grad ? "gradient norm" : "largest |output|", who, w->value, w->ratio,
 		grad ? "gradients" : "activations");
 }
 
@@ -452,6 +459,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "type", "explosion_warning");
 		np_jsonw_uint_field(w, "step", x->step);
 		np_jsonw_string_field(w, "module", np_name(c, x->module));
+		np_jsonw_string_field(w, "module_type", np_name(c, x->module_type));
 		np_jsonw_string_field(w, "metric", np_metric_name(x->metric));
 		np_jsonw_double_field(w, "value", x->value);
 		np_jsonw_double_field(w, "ratio", x->ratio);
@@ -522,11 +530,12 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 				ts = p->steps[k].t1;
 		struct np_trace_arg args[] = {
 			{ .key = "module", .kind = NP_ARG_STR, .s = np_name(c, x->module) },
+			{ .key = "module_type", .kind = NP_ARG_STR, .s = np_name(c, x->module_type) },
 			{ .key = "metric", .kind = NP_ARG_STR, .s = np_metric_name(x->metric) },
 			{ .key = "value", .kind = NP_ARG_DOUBLE, .d = x->value },
 			{ .key = "ratio", .kind = NP_ARG_DOUBLE, .d = x->ratio },
 		};
 		np_trace_instant(t, (uint32_t)p->pid, steps_tid, "explosion_warning", "nanprof",
-				 us_of(ts, start_ns), 't', args, 4);
+				 us_of(ts, start_ns), 't', args, 5);
 	}
 }

@@ -134,7 +134,8 @@ struct np_finding {
 
 struct np_explosion_warning {
 	uint64_t step;
-	uint32_t module;          /* name id; "" = the whole model */
+	uint32_t module;          /* name id; "" = the whole model, or an outermost module */
+	uint32_t module_type;     /* its class; "" (id 0) for the whole model */
 	uint8_t metric;           /* enum np_metric */
 	double value, ratio;
 };

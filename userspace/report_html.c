@@ -201,6 +201,7 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_start_object(w);
 		np_jsonw_uint_field(w, "step", x->step);
 		np_jsonw_string_field(w, "module", np_name(c, x->module));
+		np_jsonw_string_field(w, "module_type", np_name(c, x->module_type));
 		np_jsonw_string_field(w, "metric", np_metric_name(x->metric));
 		np_jsonw_double_field(w, "value", x->value);
 		np_jsonw_double_field(w, "ratio", x->ratio);

@@ -90,7 +90,7 @@ static const char np_report_script[] =
 "    chart(root,'Total gradient norm per step (triangles: explosion warnings)',xs,[{name:'gradient norm',color:'#1f5fbf',ys:P.steps.map(s=>s.grad_norm)}],{log:true,id:'gradnorm',marks:marks});\n"
 "    chart(root,'Step time (ms)',xs,[{name:'step',color:'#333',ys:P.steps.map(s=>s.ms)}],{log:false,cap:true,id:'steptime',marks:o?[{x:o.step,line:true,color:'#ff00ff'}]:[]});\n"
 "    if(D.warnings&&D.warnings.length){const t=el('table');t.id='warnings';t.appendChild(el('tr'));['step','module','metric','value','x median'].forEach(h=>t.lastChild.appendChild(el('th',h)));\n"
-"      D.warnings.forEach(w=>{const r=el('tr');[w.step,w.module===''?'(model)':w.module,w.metric,fmt(w.value),fmt(w.ratio)].forEach(v=>r.appendChild(el('td',String(v))));t.appendChild(r);});root.appendChild(el('h2','Explosion warnings'));root.appendChild(t);}\n"
+"      D.warnings.forEach(w=>{const r=el('tr');[w.step,w.module!==''?w.module:w.module_type?'('+w.module_type+')':'(whole model)',w.metric,fmt(w.value),fmt(w.ratio)].forEach(v=>r.appendChild(el('td',String(v))));t.appendChild(r);});root.appendChild(el('h2','Explosion warnings'));root.appendChild(t);}\n"
 "  }\n"
 "  if(D.compare){root.appendChild(el('h2','Compared with anomaly mode (nanprof compare)'));const t=el('table');t.id='compare';\n"
 "    const hr=el('tr');['run','median step ms','p90 ms','x plain','first non-finite reported at'].forEach(h=>hr.appendChild(el('th',h)));t.appendChild(hr);\n"

@@ -354,6 +354,29 @@ Test(findings, growing_gradients_warn_before_the_first_nonfinite)
 	cr_assert_leq(whole, 8);
 }
 
+/* The outermost module is named "" as the whole model's total is: its
+ * own parameters' growing norm must say which it is, by its class. */
+Test(findings, an_outermost_modules_warning_carries_its_class)
+{
+	double x = 2.0;
+	for (unsigned k = 0; k < 20; k++, x *= k >= 8 ? 4.0 : 1.0) {
+		uint64_t t = forward_to_step(k);
+		stats(t + 110, M_LIN, 1.5f, 4.0);          /* stable */
+		stats(t + 115, M_NET, 1.5f, x * x);        /* Net's own parameters grow */
+		opt_exit(&sim, t + 200);
+	}
+	uint32_t net = 0, whole = 0;
+	for (uint32_t i = 0; i < proc->ag.nwarnings; i++) {
+		const struct np_explosion_warning *w = &proc->ag.warnings[i];
+		cr_assert_str_eq(np_name(&col, w->module), "", "only Net and the total grow");
+		const char *type = np_name(&col, w->module_type);
+		net += strcmp(type, "Net") == 0;
+		whole += type[0] == 0;
+	}
+	cr_assert_gt(net, 0, "Net's warning names its class");
+	cr_assert_gt(whole, 0, "the total's warning has none");
+}
+
 /* A model on the GPU: its .grads' norms come a step late (lag 1), its
  * step's own statistics with none.  The warnings must be those of the
  * same norms sent in their own step: same steps, modules and values. */
