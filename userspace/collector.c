@@ -324,8 +324,13 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 			    uint32_t type)
 {
 	uint64_t id;
+	/* The outermost module is "", unless this module was seen called
+	 * inside another under a name of its own: then it is a submodule
+	 * called from outside its parent's forward, e.g. recomputed by
+	 * reentrant checkpointing in backward, or called by the loop itself */
 	if (!parent)
-		return 0;   /* the outermost module is "" */
+		return np_map_get(&c->module_addrs, (uint64_t)p->pid, self, &id) == 0 &&
+		       (uint32_t)(id >> 32) == type ? (uint32_t)id : 0;
 	uint64_t key2 = parent * 31 + self;
 	if (np_map_get(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, &id) == 0)
 		return (uint32_t)id;

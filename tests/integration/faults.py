@@ -12,6 +12,8 @@ tests can assert nanprof's origin exactly (step, phase, module):
               strided elementwise kernel (the scale has stride 0)
   backward    blocks.0.root: sqrt() at exactly 0; the forward stays finite,
               its backward is +inf
+  block-backward  blocks.0 itself, not a child: sqrt(0) in its own forward
+              code, added to its output (+0); its backward is +inf
   custom      the same in a Python autograd.Function (HandSqrt, as fused
               kernels' and flash attention's wrappers are): its backward,
               HandSqrtBackward, is +inf
@@ -40,6 +42,10 @@ iterations overflow in backward and are skipped, as mixed-precision
 training's are; --persist keeps the fault switched on from --at on, so
 that every later iteration is non-finite at any scale.
 
+With --checkpoint every block runs under reentrant activation
+checkpointing: its forward runs again inside backward, called by torch's
+checkpoint code, and a fault there must still be named in its block.
+
 With --device cuda the model and every batch go to the GPU; the batches
 are still drawn on the CPU generator and moved with .to(), so both
 devices train on the same data (tests/gpu/, scripts/gpu_check.sh).
@@ -60,6 +66,7 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 
 class Gate(nn.Module):
@@ -120,6 +127,7 @@ class Block(nn.Module):
         self.root = Root()
 
     nap = 0.0                       # --sleep-at module: seconds asleep in here
+    own_sqrt = False                # --fault block-backward: sqrt(0) in this forward itself
 
     def forward(self, x, mask):
         if self.nap:
@@ -127,7 +135,10 @@ class Block(nn.Module):
         a, _ = self.attn(x, x, x, attn_mask=mask, need_weights=False)
         x = self.norm1(x + a)
         x = self.norm2(x + self.ff(x))
-        return self.gate(x) + 0.1 * self.root(x)
+        out = self.gate(x) + 0.1 * self.root(x)
+        if self.own_sqrt:
+            out = out + torch.sqrt((out * 0) ** 2)   # + 0; its backward is +inf
+        return out
 
 
 class Model(nn.Module):
@@ -137,6 +148,7 @@ class Model(nn.Module):
         self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
         self.head = nn.Linear(d, 1)
         self.mask_device = None     # None: the model's device
+        self.checkpoint = False     # --checkpoint
 
     def forward(self, tokens, noise):
         x = self.embed(tokens) + noise
@@ -147,7 +159,9 @@ class Model(nn.Module):
         where = x.device if self.mask_device is None else self.mask_device
         mask = torch.triu(torch.full((t, t), float("-inf"), device=where), diagonal=1).to(x.device)
         for b in self.blocks:
-            x = b(x, mask)
+            # reentrant checkpointing runs each block again inside backward,
+            # called by torch's checkpoint code, not by this forward
+            x = checkpoint(b, x, mask, use_reentrant=True) if self.checkpoint else b(x, mask)
         return self.head(x).mean(dim=1).squeeze(-1)
 
 
@@ -164,7 +178,7 @@ class SleepySGD(torch.optim.SGD):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fault", default="none",
-                    choices=["none", "forward", "reduction", "broadcast", "backward", "custom",
+                    choices=["none", "forward", "reduction", "broadcast", "backward", "block-backward", "custom",
                              "functional",
                              "optimizer", "input", "loss", "loss-grad", "ignored",
                              "explode"])
@@ -185,6 +199,9 @@ def main():
     ap.add_argument("--report-hooks", action="store_true",
                     help="at the end, say whether anything of nanprof's is left in torch")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--checkpoint", action="store_true",
+                    help="run each block under reentrant activation checkpointing "
+                         "(torch.utils.checkpoint, use_reentrant=True)")
     ap.add_argument("--noise-kw", action="store_true",
                     help="pass the noise as a keyword argument: net(tokens, noise=noise)")
     ap.add_argument("--mask-from", choices=["device", "host"], default="device",
@@ -219,6 +236,7 @@ def main():
         dist.init_process_group("gloo")
         rank, world = dist.get_rank(), dist.get_world_size()
     model = Model().to(dev)
+    model.checkpoint = args.checkpoint
     if args.mask_from == "host":
         model.mask_device = torch.device("cpu")
     net = model
@@ -262,6 +280,7 @@ def main():
             model.blocks[0].root.eps = 0.0
             model.blocks[0].root.scale = 0.0
             model.blocks[0].root.custom = args.fault == "custom"
+        model.blocks[0].own_sqrt = bool(at) and args.fault == "block-backward"
         if at and args.fault == "functional":
             with torch.no_grad():
                 w = model.blocks[1].attn.out_proj.weight

@@ -55,6 +55,12 @@ for PY in python3 /usr/bin/python3; do
 		--origin backward blocks.0.root grad --op SqrtBackward0 --step 6
 	fault "backward-only fault in a Python autograd.Function: named by its class" custom \
 		--origin backward blocks.0.root grad --op HandSqrtBackward --step 6
+	# reentrant checkpointing runs blocks.0 again in backward, called by
+	# torch's checkpoint code: it is still blocks.0, not the outermost module
+	FARGS="--steps 10 --at 6 --checkpoint"
+	fault "backward fault in a block recomputed by reentrant checkpointing: blocks.0" \
+		block-backward --origin backward blocks.0 grad --op SqrtBackward0 --step 6
+	FARGS="--steps 10 --at 6"
 	# MHA's output is a transpose of its out-projection: the op named is
 	# the projection's addmm, past the transpose and view that cannot overflow
 	fault "fault through MHA's functional out_proj: blocks.1.attn, op addmm" functional \

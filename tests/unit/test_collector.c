@@ -1095,3 +1095,33 @@ Test(collector, python_function_node_search_is_bounded)
 	cr_expect_eq(p->pynode_tries, 64, "searched %u nodes", p->pynode_tries);
 	cr_expect_str_eq(node_type_at(p, 99), "PyNode");
 }
+
+/* A submodule called with no module on the stack (reentrant checkpointing
+ * recomputes a block inside backward; a loop calls model.encoder itself)
+ * keeps the name it had under its parent; a module never seen inside
+ * another stays the outermost "". */
+Test(collector, submodule_called_from_outside_keeps_its_name)
+{
+	struct np_proc_state *p = start_default();
+	names(&sim, 10);
+	mod_enter(&sim, 100, M_NET, T_NET, 100);
+	mod_enter(&sim, 110, M_LIN, T_LIN, 100);
+	mod_exit(&sim, 120, 101);
+	mod_exit(&sim, 130, 102);
+	mod_enter(&sim, 200, M_LIN, T_LIN, 102);    /* Linear, no caller */
+	mod_exit(&sim, 210, 103);
+	mod_enter(&sim, 300, M_HEAD, T_HEAD, 103);  /* never seen inside Net */
+	mod_exit(&sim, 310, 104);
+	const struct np_bucket *b = np_bucket_at(&col, p, 0);
+	const char *want[] = { "<Linear>", "", "<Linear>", "" };
+	unsigned k = 0;
+	for (unsigned i = 0; i < b->len; i++) {
+		if (b->recs[i].kind != NP_REC_MODULE)
+			continue;
+		cr_assert_lt(k, 4);
+		cr_expect_str_eq(np_name(&col, b->recs[i].name), want[k], "call %u: \"%s\"", k,
+				 np_name(&col, b->recs[i].name));
+		k++;
+	}
+	cr_expect_eq(k, 4);
+}
