@@ -60,9 +60,11 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		/* the collector's name for a node of no forward module call */
 		fprintf(f, "  where:  outside any module: the backward of an op the training "
 			"loop ran between module calls (the loss), or of an earlier step's graph\n");
+	else if (!*mod)   /* the model, or a module (a loss) the loop called itself */
+		fprintf(f, "  module: %s, an outermost call (no module around it)\n",
+			*type ? type : "(unknown class)");
 	else
-		fprintf(f, "  module: %s%s%s%s\n", *mod ? mod : "(the model itself)",
-			*type ? " (" : "", type, *type ? ")" : "");
+		fprintf(f, "  module: %s%s%s%s\n", mod, *type ? " (" : "", type, *type ? ")" : "");
 	if (strcmp(type, "OptimizedModule") == 0)
 		fprintf(f, "  (a torch.compile'd region: its modules run inside compiled code, "
 			"where no hook runs; TORCH_COMPILE_DISABLE=1 in the job's environment "
