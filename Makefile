@@ -33,7 +33,7 @@ LIB_SRCS  := $(filter-out userspace/main.c,$(USER_SRCS))
 LIB_OBJS  := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 MAIN_OBJ  := $(OUTPUT)/userspace/main.o
 # the agent's checks: built into the agent, and unit-tested like the rest
-AGENT_LIB_SRCS := agent/cpu_check.c
+AGENT_LIB_SRCS := agent/cpu_check.c agent/bad_spread.c
 # the GPU agent's logic that needs no GPU: kernel-argument decoding, the
 # allocation map, clean->dirty tracking (cupti/README.md)
 AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat.c \
@@ -142,16 +142,18 @@ unit: $(UNIT_BINS)
 	$(Q)bash tests/run_unit.sh $(UNIT_BINS)
 
 # The agent's GPU-side logic runs inside the training job on every
-# launch: its tests again under ASan and UBSan (any report aborts the
-# test), the decoders' fuzz test among them.  Skipped, visibly, where the
+# launch, and its tensor walks on the job's memory: their tests again
+# under ASan and UBSan (any report aborts the test), the decoders' fuzz
+# test among them.  Skipped, visibly, where the
 # compiler cannot link a sanitized program.
 SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
 	     kdecode_memeff kdecode_mta kdecode_norm kdecode_norm_cleanup kdecode_reduce generic \
-	     intervals dirty inflight writers kfunc outmax gemm gotpatch triton dnn dnn_graph
+	     intervals dirty inflight writers kfunc outmax gemm gotpatch triton dnn dnn_graph \
+	     bad_spread
 SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer
-SAN_AGENT_SRCS := $(filter cupti/%,$(AGENT_LIB_SRCS))
+SAN_AGENT_SRCS := $(filter cupti/% agent/%,$(AGENT_LIB_SRCS))
 
 $(OUTPUT)/san/test_%: tests/unit/test_%.c $(SAN_AGENT_SRCS) $(wildcard cupti/*.h tests/unit/*.h)
 	$(call msg,SAN-CC,$@)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define NP_AGENT_REC_SIZE 96
+#define NP_SPREAD_DIMS 6          /* dimensions a SPREAD record describes */
 #define NP_AGENT_REPORT_FN "np_agent_report"
 /* np_agent_report_bulk(const struct np_arec_stat *st, uint32_t bytes):
  * a step's statistics, up to NP_AGENT_BULK_STATS entries in one trap */
@@ -27,6 +28,9 @@ enum np_arec_kind {
 	NP_AREC_STATUS = 3,  /* the agent installed, failed, detached */
 	NP_AREC_GPU_CHECK = 4, /* a CUDA kernel's output that holds non-finite values */
 	NP_AREC_GPU_NAME = 5,  /* a CUDA kernel's name, once per kernel reported */
+	NP_AREC_SPREAD = 6,    /* where the non-finite values of the CHECK record
+				* that follows it (seq + 1, same thread) lie in
+				* its tensor: births only (agent/bad_spread.h) */
 	/* (2 was one record per 3 modules' statistics: now np_agent_report_bulk) */
 };
 
@@ -52,6 +56,7 @@ enum np_arec_flags {
 	NP_AF_PREEXISTING = 4,   /* already non-finite when the agent first saw it */
 	NP_AF_GRAPH = 8,         /* GPU: the check ran inside a replayed CUDA graph */
 	NP_AF_LAST = 16,         /* GPU_NAME: the name's last piece */
+	NP_AF_PARTIAL = 32,      /* SPREAD: counted over part of the tensor */
 };
 
 enum np_arec_status {
@@ -96,7 +101,7 @@ struct np_agent_rec {
 	uint8_t phase;           /* enum np_arec_phase */
 	uint8_t flags;           /* enum np_arec_flags */
 	uint8_t dtype;           /* enum np_dtype (kernels/finite.h) */
-	uint8_t pad0;
+	uint8_t ndim;            /* SPREAD: dimensions in spread */
 	uint16_t status;         /* STATUS: enum np_arec_status */
 	uint32_t pad;
 	uint64_t module;         /* CHECK: the module (forward, parameters); 0 if none */
@@ -122,6 +127,14 @@ struct np_agent_rec {
 						  * non-finite: its own for a birth, an
 						  * earlier one's when SOURCE_DIRTY */
 		} gpu;
+		/* SPREAD: per dimension (ndim of them), its size (clamped to
+		 * UINT32_MAX), how many indices along it hold a non-finite
+		 * value, and the first non-finite element's index */
+		struct {
+			uint32_t size[NP_SPREAD_DIMS];
+			uint32_t bad[NP_SPREAD_DIMS];
+			uint32_t first[NP_SPREAD_DIMS];
+		} spread;
 		/* GPU_NAME: piece `role` of kernel `module`'s name (NP_AF_LAST) */
 		struct {
 			char text[72];
