@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bad_spread.h"
 #include "gpu_norms.h"
 #include "hooks.h"
 #include "report.h"
@@ -41,6 +42,7 @@ struct mod_slot {
 	int cuda_out;                /* CUDA outputs too: out_max goes late, with
 				      * theirs (cupti/outmax.h) */
 	double grad_sumsq;
+	uint8_t spreads;             /* births of its output given a SPREAD record */
 };
 
 struct param_slot {
@@ -64,6 +66,7 @@ static uint32_t gen = 1;                 /* bumped at each optimizer step */
 static struct mod_slot *touched[MOD_SLOTS];   /* modules with statistics this step */
 static uint32_t ntouched;
 static uint32_t reports_this_step;
+static uint32_t spreads_this_step;       /* SPREAD records (bad_spread.h) */
 static int dirty_this_step;              /* anything non-finite seen this step */
 static int enabled;
 /* NANPROF_AGENT_SKIP=bodies (benchmarks only): every hook stays
@@ -136,8 +139,9 @@ struct np_tensor_check;
 static void output_op(PyObject *t, char *buf, size_t len);
 
 static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t module,
-		       const struct np_tensor_check *c, const char *what);
+		       const struct np_tensor_check *c, const char *what, PyObject *t);
 static inline int bad(const struct np_tensor_check *c);
+static void step_bounds_reset(void);
 
 static PyObject *as_dict(PyObject *module, PyObject *attr)
 {
@@ -174,7 +178,8 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
 		struct np_tensor_check c;
 		if (np_tensor_check(v, &c) == 1 && bad(&c))
 			send_check(NP_ROLE_PARAM, NP_APHASE_FORWARD,
-				   NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING, s->module, &c, s->name);
+				   NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING, s->module, &c, s->name,
+				   v);
 	}
 	np_py_xdecref(d);
 	if (depth < 8 && (d = as_dict(module, np_n._modules))) {
@@ -203,8 +208,43 @@ static void copy_what(char *dst, size_t len, const char *what)
 	dst[n] = 0;
 }
 
+/* Where a born value lies in its tensor (agent/bad_spread.h): a SPREAD
+ * record, sent just before the tensor's CHECK record.  Births only (a
+ * few per run), SPREADS_PER_STEP a step and SPREADS_PER_MODULE per
+ * module (fwd_hook). */
+#define SPREADS_PER_STEP 4
+#define SPREADS_PER_MODULE 2
+#define SPREAD_SCAN (4u << 20)   /* elements walked one by one: ~20 ms at most */
+
+static void send_spread(PyObject *t)
+{
+	struct np_tensor_view v;
+	struct np_spread_in in;
+	struct np_spread sp;
+	if (!t || spreads_this_step >= SPREADS_PER_STEP || np_tensor_view(t, &v) != 1 ||
+	    np_tensor_shape(t, &in.ndim, in.shape, in.stride, NP_SPREAD_DIMS))
+		return;
+	in.dtype = (enum np_dtype)v.dtype;
+	in.base = v.ptr;
+	in.numel = v.numel;
+	if (np_bad_spread(&in, SPREAD_SCAN, &sp))
+		return;
+	spreads_this_step++;
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_SPREAD;
+	r.ndim = sp.ndim;
+	r.flags = sp.partial ? NP_AF_PARTIAL : 0;
+	r.dtype = v.dtype;
+	memcpy(r.spread.size, sp.size, sizeof(r.spread.size));
+	memcpy(r.spread.bad, sp.bad, sizeof(r.spread.bad));
+	memcpy(r.spread.first, sp.first, sizeof(r.spread.first));
+	np_report_send(&r);
+}
+
+/* t: the tensor itself when the hook has it, for where a birth lies */
 static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t module,
-		       const struct np_tensor_check *c, const char *what)
+		       const struct np_tensor_check *c, const char *what, PyObject *t)
 {
 	dirty_this_step = 1;
 	if (reports_this_step >= REPORTS_PER_STEP) {
@@ -212,6 +252,8 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 		return;
 	}
 	reports_this_step++;
+	if (!(flags & NP_AF_SOURCE_DIRTY))
+		send_spread(t);
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_CHECK;
@@ -229,6 +271,14 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 	if (what)
 		copy_what(r.chk.what, sizeof(r.chk.what), what);
 	np_report_send(&r);
+}
+
+/* a step's bounds start again (and nothing is non-finite in it yet) */
+static void step_bounds_reset(void)
+{
+	reports_this_step = 0;
+	spreads_this_step = 0;
+	dirty_this_step = 0;
 }
 
 static inline int bad(const struct np_tensor_check *c)
@@ -423,8 +473,16 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		uint8_t flags = any_dirty(in) || kw_dirty(in_kw) ? NP_AF_SOURCE_DIRTY : 0;
 		char op[64];   /* the record keeps 23: copy_what() */
 		output_op(s.first_obj, op, sizeof(op));
+		/* a module's first SPREADS_PER_MODULE births say where: one
+		 * that makes a -inf mask every step is walked twice, not on
+		 * every call of the job */
+		PyObject *where = NULL;
+		if (!flags && m && m->spreads < SPREADS_PER_MODULE) {
+			m->spreads++;
+			where = s.first_obj;
+		}
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,
-			   &s.first, op);
+			   &s.first, op, where);
 	}
 out:
 	return hook_done();
@@ -457,7 +515,7 @@ static PyObject *node_hook(PyObject *self, PyObject *args)
 	if (s.dirty) {
 		uint8_t flags = any_dirty(np_py.Tuple_GetItem(args, 1)) ? NP_AF_SOURCE_DIRTY : 0;
 		send_check(NP_ROLE_GRAD, NP_APHASE_BACKWARD, flags, 0, &s.first,
-			   self ? type_name(self) : NULL);
+			   self ? type_name(self) : NULL, s.first_obj);
 	}
 out:
 	return hook_done();
@@ -606,7 +664,7 @@ static void check_root(PyObject *root)
 		char op[64];   /* the record keeps 23: copy_what() */
 		output_op(root, op, sizeof(op));
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
-			   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0, 0, &c, op);
+			   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0, 0, &c, op, root);
 	}
 }
 
@@ -743,7 +801,7 @@ static void grad_one(PyObject *p, void *arg)
 				flags |= NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING;
 			if (bad(&c))
 				send_check(NP_ROLE_PARAM_GRAD, NP_APHASE_OPTIMIZER, flags, module, &c,
-					   ps ? ps->name : NULL);
+					   ps ? ps->name : NULL, g);
 		}
 		if (m)
 			m->grad_sumsq += sq;   /* inf or nan stays so */
@@ -776,7 +834,7 @@ static void param_one(PyObject *p, void *arg)
 	if (bad(&c)) {
 		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
 		send_check(NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, flags, ps ? ps->module : 0, &c,
-			   ps ? ps->name : NULL);
+			   ps ? ps->name : NULL, p);
 	}
 }
 
@@ -859,8 +917,7 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 			gen = 1;
 		np_gpu_step(gen);
 		ntouched = 0;
-		reports_this_step = 0;
-		dirty_this_step = 0;
+		step_bounds_reset();
 		mid_step = 0;
 		static uint32_t steps;
 		if (++steps % 16 == 0)
@@ -906,7 +963,7 @@ static PyObject *collective(PyObject *self, PyObject *args)
 		coll_inputs_dirty = s.dirty > 0;
 	} else if (s.dirty) {
 		send_check(NP_ROLE_COLLECTIVE, NP_APHASE_BACKWARD,
-			   coll_inputs_dirty ? NP_AF_SOURCE_DIRTY : 0, 0, &s.first, name);
+			   coll_inputs_dirty ? NP_AF_SOURCE_DIRTY : 0, 0, &s.first, name, s.first_obj);
 	}
 out:
 	return hook_done();
@@ -960,8 +1017,7 @@ static PyObject *scaler(PyObject *self, PyObject *args)
 		/* an iteration ends here, also one whose step the scaler
 		 * skipped (no optimizer hook ends it): its overflow must not
 		 * use up the next one's reports, or mark it dirty */
-		reports_this_step = 0;
-		dirty_this_step = 0;
+		step_bounds_reset();
 	}
 out:
 	return hook_done();
@@ -1046,8 +1102,7 @@ void np_hooks_reset(void)
 	ntouched = 0;
 	memset(mods, 0, sizeof(mods));
 	memset(params, 0, sizeof(params));
-	reports_this_step = 0;
-	dirty_this_step = 0;
+	step_bounds_reset();
 }
 
 void np_hooks_send_counters(void)

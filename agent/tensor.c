@@ -107,6 +107,27 @@ static int dense_span(PyObject *t, uint64_t numel)
 	return dense;
 }
 
+int np_tensor_shape(PyObject *t, int *ndim, int64_t *shape, int64_t *stride, int max)
+{
+	PyObject *sh = np_py.Object_GetAttr(t, np_n.shape);
+	PyObject *st = sh ? np_py.Object_CallMethodObjArgs(t, np_n.stride, NULL) : NULL;
+	int r = -1;
+	ptrdiff_t nd = sh && st ? np_py.Tuple_Size(sh) : -1;
+	if (nd >= 1 && nd <= max && nd == np_py.Tuple_Size(st)) {
+		for (ptrdiff_t i = 0; i < nd; i++) {
+			shape[i] = np_py.Long_AsLongLong(np_py.Tuple_GetItem(sh, i));
+			stride[i] = np_py.Long_AsLongLong(np_py.Tuple_GetItem(st, i));
+		}
+		*ndim = (int)nd;
+		r = np_py.Err_Occurred() ? -1 : 0;
+	}
+	np_py_xdecref(sh);
+	np_py_xdecref(st);
+	if (np_py.Err_Occurred())
+		np_py.Err_Clear();
+	return r;
+}
+
 int np_tensor_cuda_stream(PyObject *t, uint64_t *stream)
 {
 	static PyObject *fn;

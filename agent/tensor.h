@@ -40,6 +40,9 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v);
  * hook, the stream that made t.  One Python call: asked only when a
  * module-level check is launched.  0, or -1 (Python error cleared). */
 int np_tensor_cuda_stream(PyObject *t, uint64_t *stream);
+/* t's sizes and strides (in elements), when it has 1..max dimensions:
+ * 0; else -1 (a Python error cleared). */
+int np_tensor_shape(PyObject *t, int *ndim, int64_t *shape, int64_t *stride, int max);
 /* Checks the elements of a view (counts into np_tensor_stats). */
 void np_tensor_check_view(const struct np_tensor_view *v, struct np_tensor_check *c);
 

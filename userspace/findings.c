@@ -122,6 +122,10 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 	f->first_bad = r->chk.first_bad;
 	f->max_abs = r->chk.max_abs;
 	f->depth = e->depth ? e->depth - 1u : 0;
+	/* the SPREAD record the agent sent just before this one */
+	if (p->ag.spread_pending && p->ag.spread_tid == e->tid && p->ag.spread_seq + 1 == r->seq)
+		f->spread = p->ag.spread;
+	p->ag.spread_pending = false;
 	char what[sizeof(r->chk.what) + 1];
 	memcpy(what, r->chk.what, sizeof(r->chk.what));
 	what[sizeof(r->chk.what)] = 0;
@@ -560,6 +564,22 @@ void np_findings_finish(struct np_collector *c, struct np_proc_state *p)
 
 /* ---- records ---- */
 
+static void spread_record(struct np_agent_state *a, uint32_t tid, const struct np_agent_rec *r)
+{
+	struct np_spread *s = &a->spread;
+	memset(s, 0, sizeof(*s));
+	a->spread_pending = r->ndim >= 1 && r->ndim <= NP_SPREAD_DIMS;
+	if (!a->spread_pending)
+		return;
+	a->spread_tid = tid;
+	a->spread_seq = r->seq;
+	s->ndim = r->ndim;
+	s->partial = (r->flags & NP_AF_PARTIAL) != 0;
+	memcpy(s->size, r->spread.size, sizeof(s->size));
+	memcpy(s->bad, r->spread.bad, sizeof(s->bad));
+	memcpy(s->first, r->spread.first, sizeof(s->first));
+}
+
 void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 			struct np_thread_state *t, const struct np_event *e)
 {
@@ -578,6 +598,9 @@ void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 	switch (r.kind) {
 	case NP_AREC_CHECK:
 		on_check(c, p, t, e, &r);
+		break;
+	case NP_AREC_SPREAD:
+		spread_record(&p->ag, e->tid, &r);
 		break;
 	case NP_AREC_STATUS:
 		if (r.status == NP_AST_SCALER_ON || r.status == NP_AST_SCALER_VERDICT) {

@@ -38,6 +38,41 @@ static const char *tensor_words(const struct np_finding *f)
 	}
 }
 
+/* "[4, 6, 32]" */
+static void dims_text(char *buf, size_t n, const uint32_t *v, int nd)
+{
+	size_t k = (size_t)snprintf(buf, n, "[");
+	for (int d = 0; d < nd && k < n; d++)
+		k += (size_t)snprintf(buf + k, n - k, "%s%u", d ? ", " : "", v[d]);
+	if (k < n)
+		snprintf(buf + k, n - k, "]");
+}
+
+/* "1 of 4 along dim 0 (only index 2), all 32 along dim 2": how many
+ * indices along each dimension of more than one hold a non-finite
+ * value; "" when every dimension has size 1 */
+void np_spread_text(char *buf, size_t n, const struct np_spread *s)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	for (int d = 0; d < s->ndim && k < n; d++) {
+		if (s->size[d] <= 1)
+			continue;
+		const char *sep = k ? ", " : "";
+		if (s->bad[d] >= s->size[d])
+			k += (size_t)snprintf(buf + k, n - k, "%sall %u along dim %d", sep,
+					      s->size[d], d);
+		else if (s->bad[d] == 1)
+			k += (size_t)snprintf(buf + k, n - k, "%s1 of %u along dim %d (only index %u)",
+					      sep, s->size[d], d, s->first[d]);
+		else
+			k += (size_t)snprintf(buf + k, n - k, "%s%u of %u along dim %d", sep,
+					      s->bad[d], s->size[d], d);
+	}
+	if (k && k < n && s->partial)
+		snprintf(buf + k, n - k, " (at least: counted over part of the tensor)");
+}
+
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
 {
 	const struct np_finding *o = &p->ag.origin;
@@ -79,11 +114,21 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 			"step and phase are not known)\n");
 	if (*param)
 		fprintf(f, "  param:  %s\n", param);
-	fprintf(f, "  tensor: %s, %s, %llu elements: %llu nan, %llu +inf, %llu -inf; first at "
-		"index %lld\n", tensor_words(o), np_dtype_name(o->dtype),
+	char shape[128] = "", first[128], spread[512] = "";
+	if (o->spread.ndim) {
+		shape[0] = ' ';
+		dims_text(shape + 1, sizeof(shape) - 1, o->spread.size, o->spread.ndim);
+		dims_text(first, sizeof(first), o->spread.first, o->spread.ndim);
+		np_spread_text(spread, sizeof(spread), &o->spread);
+	} else {
+		snprintf(first, sizeof(first), "index %lld", (long long)o->first_bad);
+	}
+	fprintf(f, "  tensor: %s, %s%s, %llu elements: %llu nan, %llu +inf, %llu -inf; first at "
+		"%s\n", tensor_words(o), np_dtype_name(o->dtype), shape,
 		(unsigned long long)o->numel, (unsigned long long)o->nan,
-		(unsigned long long)o->posinf, (unsigned long long)o->neginf,
-		(long long)o->first_bad);
+		(unsigned long long)o->posinf, (unsigned long long)o->neginf, first);
+	if (spread[0])
+		fprintf(f, "  spread: %s\n", spread);
 	if (o->scaler_run)
 		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on, down to "
 			"a loss scale of 1: the gradients are non-finite unscaled, no scale "
@@ -339,11 +384,22 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 			"overflows", (unsigned long long)a->lost, (unsigned long long)a->dropped,
 			(unsigned long long)a->overflow);
 	fputc('\n', f);
-	if (a->found)
-		fprintf(f, "    first non-finite: step %llu, %s, %s; %llu later reports are "
-			"propagation\n", (unsigned long long)a->origin.step,
-			np_phase_name(a->origin.phase), "see above",
-			(unsigned long long)a->propagation);
+	if (a->found) {
+		/* self-contained: summary.txt has no origin paragraph above it */
+		const struct np_finding *o = &a->origin;
+		const char *mod = np_name(c, o->module), *type = np_name(c, o->module_type);
+		const char *op = np_name(c, o->op);
+		fprintf(f, "    first non-finite: step %llu, %s, in ", (unsigned long long)o->step,
+			np_phase_name(o->phase));
+		if (o->outside || !strcmp(mod, "<none>"))
+			fprintf(f, "code outside any module");
+		else if (!*mod)
+			fprintf(f, "the outermost %s", *type ? type : "module");
+		else
+			fprintf(f, "%s%s%s%s", mod, *type ? " (" : "", type, *type ? ")" : "");
+		fprintf(f, "%s%s, %s; %llu later reports are propagation\n", *op ? ", op " : "", op,
+			tensor_words(o), (unsigned long long)a->propagation);
+	}
 	else if (a->received)
 		fprintf(f, "    first non-finite: received through %s at step %llu (born on "
 			"another rank)\n", np_name(c, a->recv.op), (unsigned long long)a->recv.step);
@@ -355,6 +411,25 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 	if (a->nwarnings)
 		fprintf(f, "    explosion warnings: %u%s\n", a->nwarnings,
 			a->warnings_dropped ? " (more dropped)" : "");
+}
+
+static void uint_array(struct np_jsonw *w, const char *name, const uint32_t *v, int n)
+{
+	np_jsonw_name(w, name);
+	np_jsonw_start_array(w);
+	for (int i = 0; i < n; i++)
+		np_jsonw_uint(w, v[i]);
+	np_jsonw_end_array(w);
+}
+
+/* where in the tensor: its shape, the first non-finite element's index,
+ * and how many indices along each dimension hold one */
+static void spread_json(struct np_jsonw *w, const struct np_spread *s)
+{
+	uint_array(w, "shape", s->size, s->ndim);
+	uint_array(w, "first_at", s->first, s->ndim);
+	uint_array(w, "nonfinite_along", s->bad, s->ndim);
+	np_jsonw_bool_field(w, "spread_partial", s->partial);
 }
 
 static void finding_json(struct np_jsonw *w, const struct np_collector *c,
@@ -377,6 +452,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_uint_field(w, "posinf", o->posinf);
 	np_jsonw_uint_field(w, "neginf", o->neginf);
 	np_jsonw_int_field(w, "first_index", o->first_bad);
+	if (o->spread.ndim)
+		spread_json(w, &o->spread);
 	np_jsonw_bool_field(w, "inputs_finite", o->inputs_finite);
 	np_jsonw_bool_field(w, "outside_modules", o->outside);
 	np_jsonw_bool_field(w, "before_attach", o->preexisting);
@@ -500,6 +577,10 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 	}
 	if (a->found) {
 		const struct np_finding *o = &a->origin;
+		char shape[128], first[128], spread[512];
+		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
+		dims_text(first, sizeof(first), o->spread.first, o->spread.ndim);
+		np_spread_text(spread, sizeof(spread), &o->spread);
 		struct np_trace_arg args[] = {
 			{ .key = "step", .kind = NP_ARG_UINT, .u = o->step },
 			{ .key = "phase", .kind = NP_ARG_STR, .s = np_phase_name(o->phase) },
@@ -509,9 +590,12 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
 			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
 			{ .key = "neginf", .kind = NP_ARG_UINT, .u = o->neginf },
+			{ .key = "shape", .kind = NP_ARG_STR, .s = shape },
+			{ .key = "first_at", .kind = NP_ARG_STR, .s = first },
+			{ .key = "spread", .kind = NP_ARG_STR, .s = spread },
 		};
 		np_trace_instant(t, (uint32_t)p->pid, o->tid, "nan_origin", "nanprof",
-				 us_of(o->ts, start_ns), 't', args, 8);
+				 us_of(o->ts, start_ns), 't', args, o->spread.ndim ? 11 : 8);
 	}
 	if (a->scaler.first_has) {   /* where the loss scale first overflowed */
 		const struct np_finding *o = &a->scaler.first;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "../agent/bad_spread.h"
 #include "ctxhist.h"
 #include "hashmap.h"
 #include "probes.h"
@@ -126,6 +127,7 @@ struct np_finding {
 	bool context_unknown;     /* GPU: the launch is older than the context history */
 	uint32_t scaler_run;      /* the GradScaler skipped this many iterations in a
 				   * row from here (userspace/scaler.h); 0: none */
+	struct np_spread spread;  /* where in the tensor (ndim 0: not known) */
 };
 
 #define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */
@@ -206,6 +208,10 @@ struct np_scaler_state {
 struct np_agent_state {
 	char torch[32];           /* version the agent found, or why it failed */
 	uint64_t records, lost, last_seq;
+	/* a SPREAD record, for the CHECK record after it (seq + 1, same thread) */
+	bool spread_pending;
+	uint32_t spread_tid, spread_seq;
+	struct np_spread spread;
 	uint64_t checked, bytes, skipped, dropped, overflow;   /* its counters */
 	/* origin */
 	bool found;

@@ -75,6 +75,21 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "posinf", o->posinf);
 		np_jsonw_uint_field(w, "neginf", o->neginf);
 		np_jsonw_uint_field(w, "numel", o->numel);
+		if (o->spread.ndim) {
+			char spread[512];
+			np_spread_text(spread, sizeof(spread), &o->spread);
+			np_jsonw_name(w, "shape");
+			np_jsonw_start_array(w);
+			for (int d = 0; d < o->spread.ndim; d++)
+				np_jsonw_uint(w, o->spread.size[d]);
+			np_jsonw_end_array(w);
+			np_jsonw_name(w, "first_at");
+			np_jsonw_start_array(w);
+			for (int d = 0; d < o->spread.ndim; d++)
+				np_jsonw_uint(w, o->spread.first[d]);
+			np_jsonw_end_array(w);
+			np_jsonw_string_field(w, "spread", spread[0] ? spread : NULL);
+		}
 		np_jsonw_end_object(w);
 	} else {
 		np_jsonw_null(w);

@@ -74,6 +74,7 @@ static const char np_report_script[] =
 "  const head=el('div','',o?'origin':'ok');head.id='origin';\n"
 "  head.textContent=o?('First non-finite value born at step '+o.step+', '+o.phase+' pass, in '+(o.module===null?'code outside any module':o.module==='<none>'?'an op outside any module':(o.module===''?'the outermost module':o.module))+(o.module_type?' ('+o.module_type+')':'')+(o.op?', op '+o.op:'')+', tensor '+o.tensor+(o.rank>=0?', rank '+o.rank:'')+' (pid '+o.pid+'): '+o.nan+' NaN, '+o.posinf+' +Inf, '+o.neginf+' -Inf of '+o.numel+'.'):'No non-finite value left any module while nanprof watched.';\n"
 "  root.appendChild(head);\n"
+"  if(o&&o.shape){const p=el('p','');p.id='spread';p.textContent='Where in the tensor (shape ['+o.shape.join(', ')+']): the first non-finite element is at ['+o.first_at.join(', ')+']'+(o.spread?'; non-finite values in '+o.spread:'')+'.';root.appendChild(p);}\n"
 "  if(D.verdict&&D.verdict.received&&D.verdict.received.length){const p=el('p','');p.id='verdict';p.textContent='Across ranks: born on rank '+D.verdict.origin_rank+'; '+D.verdict.received.map(r=>'rank '+r.rank+' received it through '+r.via).join('; ')+'.';root.appendChild(p);}\n"
 "  const S=D.scaler;\n"
 "  if(S){const p=el('p','');p.id='scaler';p.textContent='Loss scaling: the GradScaler skipped '+S.skipped+' of '+S.iterations+' iterations for inf/NaN gradients'+(S.first?' (loss-scale overflows, expected; the first at step '+S.first.step+' in '+(S.first.module||'the outermost module')+(S.first.op?', op '+S.first.op:'')+')':'')+'.';root.appendChild(p);}\n"

@@ -1,10 +1,14 @@
 """Checks what nanprof found in one events.jsonl.
 
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
-                  [--param P] [--module-type CLASS]
+                  [--param P] [--module-type CLASS] [--only-index DIM K]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
-Always: the process's checks were on (or detached) and checked tensors.
+Always: the process's checks were on (or detached) and checked tensors;
+a CPU tensor born non-finite (finite inputs, after the attach, more than
+one element) says where in it the values lie: its shape (whose product
+is its numel), the first one's index and a count per dimension, each
+within the shape.  --only-index DIM K: along DIM only index K holds one.
 TENSOR '*' accepts any tensor.  With --cuda (tests/gpu/, scripts/gpu_check.sh):
 the GPU checks were on, kernels checked count as tensors checked, and the
 origin is on the GPU (its op is then the kernel's name); --graph: the
@@ -14,6 +18,25 @@ Prints what it found, exits 1 on any mismatch.
 import argparse
 import json
 import sys
+
+
+def spread_errors(o):
+    """Where in its tensor an origin's values lie: present for a CPU
+    birth of more than one element, and consistent."""
+    birth = o["device"] == "cpu" and o["inputs_finite"] and not o["before_attach"] \
+        and o["numel"] > 1
+    if "shape" not in o:
+        return ["origin born on the CPU says nothing of where: %s" % o] if birth else []
+    shape, first, along = o["shape"], o["first_at"], o["nonfinite_along"]
+    numel = 1
+    for n in shape:
+        numel *= n
+    if not (len(shape) == len(first) == len(along) and numel == o["numel"] and
+            all(0 <= i < n for i, n in zip(first, shape)) and
+            all(1 <= c <= n for c, n in zip(along, shape))):
+        return ["origin's spread inconsistent: shape %s first_at %s nonfinite_along %s "
+                "numel %d" % (shape, first, along, o["numel"])]
+    return []
 
 
 def main():
@@ -27,6 +50,8 @@ def main():
     ap.add_argument("--param")
     ap.add_argument("--module-type", help="the origin module's class (OptimizedModule)")
     ap.add_argument("--step", type=int)
+    ap.add_argument("--only-index", nargs=2, type=int, metavar=("DIM", "K"),
+                    help="the origin's non-finite values lie at index K of DIM only")
     ap.add_argument("--outside", action="store_true", help="origin outside any module")
     ap.add_argument("--before-attach", action="store_true",
                     help="origin: a parameter or .grad already non-finite before the attach")
@@ -81,6 +106,15 @@ def main():
                 errors.append("origin %s: got %r, want %r" % (k, o.get(k), v))
         if not (o["nan"] + o["posinf"] + o["neginf"] > 0 and 0 <= o["first_index"] < o["numel"]):
             errors.append("origin counts: %s" % o)
+    for o in origins:
+        errors.extend(spread_errors(o))
+    if a.only_index and len(origins) == 1:
+        d, k = a.only_index
+        o = origins[0]
+        along, first = o.get("nonfinite_along") or [], o.get("first_at") or []
+        if not (len(along) > d and along[d] == 1 and first[d] == k):
+            errors.append("origin not only at index %d of dim %d: nonfinite_along %s, "
+                          "first_at %s" % (k, d, along, first))
     if a.op_kernel and len(origins) == 1:
         op = origins[0].get("op") or ""
         if a.op_kernel not in op or op.startswith("nanprof module-level check"):

@@ -5,6 +5,9 @@ tests can assert nanprof's origin exactly (step, phase, module):
 
   none        clean training (no origin, no explosion warning)
   forward     blocks.1.gate: exp() of a boosted input overflows to +inf
+  sample      blocks.1.gate: exp() overflows in one sample of the batch
+              only, sample 5 of 8 (as a fully padded sequence or a corrupt
+              record does): its output is non-finite along dim 0 at index 5
   reduction   blocks.1.gate: a sum of finite terms (each at most 3e38)
               overflows to +inf; on CUDA inside torch's reduce_kernel
   broadcast   blocks.1.gate: its output times a per-channel scale of 3e38,
@@ -76,8 +79,11 @@ class Gate(nn.Module):
         self.boost = 1.0            # plain attribute: the fault sets it
         self.pool = 0.0             # --fault reduction sets it to 3e38
         self.chan = None            # --fault broadcast: a per-channel scale
+        self.row_boost = None       # --fault sample: a boost per sample of the batch
 
     def forward(self, x):
+        if self.row_boost is not None:
+            return x * torch.sigmoid(self.proj(x)) + torch.exp(x * self.row_boost)
         if self.chan is not None:
             return (x * torch.sigmoid(self.proj(x))) * self.chan
         if self.pool:
@@ -178,7 +184,7 @@ class SleepySGD(torch.optim.SGD):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fault", default="none",
-                    choices=["none", "forward", "reduction", "broadcast", "backward", "block-backward", "custom",
+                    choices=["none", "forward", "sample", "reduction", "broadcast", "backward", "block-backward", "custom",
                              "functional",
                              "optimizer", "input", "loss", "loss-grad", "ignored",
                              "explode"])
@@ -272,6 +278,10 @@ def main():
             rank == args.fault_rank
         if at and args.fault == "forward":
             model.blocks[1].gate.boost = 1e4
+        if at and args.fault == "sample":
+            boost = torch.ones(tokens.shape[0], 1, 1)
+            boost[5] = 1e4
+            model.blocks[1].gate.row_boost = boost.to(dev)
         if at and args.fault == "reduction":
             model.blocks[1].gate.pool = 3e38
         if at and args.fault == "broadcast":
@@ -327,6 +337,7 @@ def main():
             opt.param_groups[1]["lr"] = args.lr
         # undo the fault's switch (not its damage)
         model.blocks[1].gate.boost = 1.0
+        model.blocks[1].gate.row_boost = None
         model.blocks[0].root.eps, model.blocks[0].root.scale = 1e-6, 1.0
         model.blocks[0].root.custom = False
         sys.stdout.write("%sstep %d loss %r%s\n" % ("rank %d " % rank if world > 1 else "",

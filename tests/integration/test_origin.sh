@@ -45,6 +45,12 @@ for PY in python3 /usr/bin/python3; do
 	else
 		bad "$tag trace.json with findings" "$T/chk"
 	fi
+	# where in the tensor: one sample of the batch of 8 overflows
+	fault "one sample of the batch overflows: only index 5 along dim 0" sample \
+		--origin forward blocks.1.gate output --step 6 --only-index 0 5
+	if grep -q "spread: 1 of 8 along dim 0 (only index 5)" "$T/np.err"
+	then ok "$tag stderr says the values lie in sample 5 of 8 only"
+	else bad "$tag stderr's spread line" "$T/np.err"; fi
 	# the GPU check's reduction and broadcast faults (a sum's kernel and a
 	# strided elementwise one on CUDA): on the CPU, the gate's output
 	fault "reduction fault: a sum of finite terms overflows in blocks.1.gate" reduction \

@@ -11,6 +11,7 @@
 
 #include "../../agent/agent_report.h"
 #include "findings.h"
+#include "findings_out.h"
 
 #define PID  0x7ffffff0u   /* never a live process */
 #define TID  PID
@@ -589,4 +590,60 @@ Test(findings, collective_output_is_received_not_an_origin)
 	check(220, NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, M_LIN, false, "weight");
 	cr_assert_eq(origins, 0, "what follows a received value is propagation");
 	cr_assert_eq(proc->ag.propagation, 1);
+}
+
+/* The agent's SPREAD record, sent just before the CHECK record it is about. */
+static void spread(uint64_t ts, uint8_t ndim, const uint32_t *size, const uint32_t *bad,
+		   const uint32_t *first, bool partial)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_SPREAD;
+	r.ndim = ndim;
+	r.flags = partial ? NP_AF_PARTIAL : 0;
+	memcpy(r.spread.size, size, ndim * sizeof(uint32_t));
+	memcpy(r.spread.bad, bad, ndim * sizeof(uint32_t));
+	memcpy(r.spread.first, first, ndim * sizeof(uint32_t));
+	agent(ts, &r);
+}
+
+Test(findings, the_origin_says_where_in_its_tensor)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	spread(114, 3, (uint32_t[]){ 8, 12, 32 }, (uint32_t[]){ 1, 12, 31 },
+	       (uint32_t[]){ 5, 0, 0 }, false);
+	check(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, false, "AddBackward0");
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	const struct np_spread *s = &proc->ag.origin.spread;
+	cr_assert_eq(s->ndim, 3);
+	cr_assert_eq(s->size[0], 8);
+	cr_assert_eq(s->bad[0], 1);
+	cr_assert_eq(s->first[0], 5);
+	char text[256];
+	np_spread_text(text, sizeof(text), s);
+	cr_assert_str_eq(text, "1 of 8 along dim 0 (only index 5), all 12 along dim 1, "
+			       "31 of 32 along dim 2");
+	struct np_spread one = { .ndim = 2, .partial = 1, .size = { 1, 100 }, .bad = { 1, 7 } };
+	np_spread_text(text, sizeof(text), &one);
+	cr_assert_str_eq(text, "7 of 100 along dim 1 (at least: counted over part of the tensor)",
+			 "a dimension of size 1 says nothing");
+}
+
+/* A SPREAD record is about the CHECK record numbered right after it: with
+ * a record lost between them, or another record first, it is dropped. */
+Test(findings, a_spread_is_only_for_the_record_right_after_it)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	spread(114, 1, (uint32_t[]){ 16 }, (uint32_t[]){ 4 }, (uint32_t[]){ 5 }, false);
+	seq++;   /* the CHECK it was for is lost */
+	check(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, false, "AddBackward0");
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	spread(121, 1, (uint32_t[]){ 16 }, (uint32_t[]){ 4 }, (uint32_t[]){ 5 }, false);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.spread.ndim, 0, "the origin's record had no spread of its own");
 }
