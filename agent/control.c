@@ -71,7 +71,7 @@ static void install(void)
 	np_py_xdecref(ready);
 	if (!ok) {
 		if (np_py.Err_Occurred())
-			np_py.Err_Clear();
+			np_py_err_clear();
 		return;
 	}   /* torch is not (fully) imported yet: asked again later */
 	np_alog("installing");
@@ -91,7 +91,7 @@ static void install(void)
 	PyObject *set = tp && td ? ns_call("_nanprof_set_triton", tp, td, NULL, NULL, NULL, NULL,
 					   NULL, NULL) : NULL;
 	if (!set && np_py.Err_Occurred())
-		np_py.Err_Clear();   /* the rest of the checks go on without it */
+		np_py_err_clear();   /* the rest of the checks go on without it */
 	np_py_xdecref(set);
 	np_py_xdecref(tp);
 	np_py_xdecref(td);
@@ -171,7 +171,7 @@ static void step_state(void)
 		compare_install();
 	if (state == WANT_ON) {
 		if (!ns && load_bootstrap()) {
-			np_py.Err_Clear();
+			np_py_err_clear();
 			np_alog("cannot load the bootstrap");
 			state = IDLE;
 		} else {
@@ -181,7 +181,7 @@ static void step_state(void)
 		uninstall();
 	}
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 }
 
 /* ---- the control thread ---- */

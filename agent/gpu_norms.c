@@ -99,11 +99,11 @@ void np_gpu_norms_add(PyObject *grad, uint64_t module)
 		return;
 	}
 	if (!grads && !(grads = np_py.List_New(0))) {
-		np_py.Err_Clear();
+		np_py_err_clear();
 		return;
 	}
 	if (np_py.List_Append(grads, grad)) {
-		np_py.Err_Clear();
+		np_py_err_clear();
 		return;
 	}
 	keys[ngrads++] = module;
@@ -127,7 +127,7 @@ void np_gpu_norms_start(void)
 	PyObject *obj = np_py.Object_CallFunctionObjArgs(start_fn, grads, NULL);
 	np_gpu_own(0);
 	if (!obj) {
-		np_py.Err_Clear();
+		np_py_err_clear();
 		np_gpu_norms_dropped++;
 	} else if (obj == np_py.None) {   /* capturing a graph: no norms this step */
 		np_py.DecRef(obj);
@@ -166,7 +166,7 @@ static void send(const struct pending *p, PyObject *vals, uint32_t lag)
 						 .grad_sumsq = x * x };
 	}
 	np_report_stats(st, n);
-	np_py.Err_Clear();
+	np_py_err_clear();
 }
 
 void np_gpu_norms_poll(void)
@@ -175,7 +175,7 @@ void np_gpu_norms_poll(void)
 		struct pending *p = &pend[head];
 		PyObject *vals = np_py.Object_CallFunctionObjArgs(ready_fn, p->obj, NULL);
 		if (!vals) {
-			np_py.Err_Clear();
+			np_py_err_clear();
 			np_gpu_norms_dropped++;
 		} else if (vals == np_py.None) {
 			np_py.DecRef(vals);

@@ -151,7 +151,7 @@ static PyObject *as_dict(PyObject *module, PyObject *attr)
 		d = NULL;
 	}
 	if (!d)
-		np_py.Err_Clear();
+		np_py_err_clear();
 	return d;
 }
 
@@ -190,7 +190,7 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
 		np_py.DecRef(d);
 	}
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 }
 
 /* An autograd node's name too long for the record ("CompiledFunction-
@@ -289,19 +289,25 @@ static inline int bad(const struct np_tensor_check *c)
 /* Every hook returns through here: None, with no Python error left for
  * torch to see.  An error that got this far is unexpected; after
  * HOOK_ERRORS of them the agent switches itself off (and says so): a
- * broken agent costs its checks, never the job. */
+ * broken agent costs its checks, never the job.  A KeyboardInterrupt
+ * or SystemExit that a signal's handler raised while the hook ran
+ * Python code is the job's, not an error: it is raised again, from the
+ * hook, so that Ctrl-C (or --on-nan signal:INT) stops the job. */
 #define HOOK_ERRORS 100
 static unsigned hook_errors;
 
 static PyObject *hook_done(void)
 {
 	if (np_py.Err_Occurred()) {
-		np_py.Err_Clear();
-		if (++hook_errors == HOOK_ERRORS && enabled) {
+		int own = np_py.Err_ExceptionMatches(*np_py.Exc_Exception);
+		np_py_err_clear();
+		if (own && ++hook_errors == HOOK_ERRORS && enabled) {
 			enabled = 0;
 			np_report_status(NP_AST_DISABLED, "too many errors in the hooks");
 		}
 	}
+	if (np_py_reraise())
+		return NULL;
 	np_py.IncRef(np_py.None);
 	return np_py.None;
 }
@@ -572,7 +578,7 @@ static int type_entry(PyObject *node)
 	if (is_python_function(type))
 		type_cache[h].hook = np_py.CFunction_NewEx(&node_hook_def, type, NULL);
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 	type_cache[h].type = type;   /* node types live as long as torch */
 	type_cache[h].skip = skip;
 	return (int)h;
@@ -633,7 +639,7 @@ static void output_op(PyObject *t, char *buf, size_t len)
 	np_py_xdecref(nm);
 	np_py_xdecref(node);
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 }
 
 static int node_seen(uint64_t key)
@@ -720,7 +726,7 @@ static PyObject *walk(PyObject *self, PyObject *args)
 		if (h)
 			np_py.DecRef(h);
 		else if (np_py.Err_Occurred())
-			np_py.Err_Clear();
+			np_py_err_clear();
 		PyObject *next = np_py.Object_GetAttr(node, np_n.next_functions);
 		ptrdiff_t n = next ? np_py.Tuple_Size(next) : 0;
 		for (ptrdiff_t i = 0; i < n; i++) {
@@ -737,7 +743,7 @@ static PyObject *walk(PyObject *self, PyObject *args)
 		}
 		np_py_xdecref(next);
 		if (np_py.Err_Occurred())
-			np_py.Err_Clear();
+			np_py_err_clear();
 	}
 	for (uint32_t i = 0; i < nvisited; i++)
 		np_py.DecRef(visited[i]);
@@ -764,7 +770,7 @@ static void each_param(PyObject *opt, param_fn fn, void *arg)
 	}
 	np_py_xdecref(groups);
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 }
 
 /* A parameter's .grad before the update: its sum of squares (the norms)
@@ -808,7 +814,7 @@ static void grad_one(PyObject *p, void *arg)
 	}
 	np_py_xdecref(g);
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 }
 
 static void param_one(PyObject *p, void *arg)
@@ -821,7 +827,7 @@ static void param_one(PyObject *p, void *arg)
 		/* made from itself and its .grad */
 		PyObject *g = np_py.Object_GetAttr(p, np_n.grad);
 		if (np_py.Err_Occurred())
-			np_py.Err_Clear();
+			np_py_err_clear();
 		struct gpu_site site = { .what = NP_GPU_WHAT_PARAM,
 					 .from = g && g != np_py.None ? g : NULL };
 		gpu_check(p, &v, &site);
@@ -1002,7 +1008,7 @@ static PyObject *scaler(PyObject *self, PyObject *args)
 		goto out;
 	const char *what = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(args, 0));
 	if (!what) {
-		np_py.Err_Clear();
+		np_py_err_clear();
 		goto out;
 	}
 	if (what[0] == 's') {
@@ -1061,7 +1067,7 @@ int np_hooks_init(void)
 		"__import__('torch')._C._functions.AccumulateGrad", 258, np_py.Eval_GetBuiltins(),
 		NULL, NULL);
 	if (!ag)
-		np_py.Err_Clear();   /* then AccumulateGrad nodes get a hook too */
+		np_py_err_clear();   /* then AccumulateGrad nodes get a hook too */
 	accumulate_grad_type = ag;
 	post_hook_fn = np_py.CFunction_NewEx(&node_hook_def, NULL, NULL);
 	return post_hook_fn ? 0 : -1;

@@ -52,6 +52,10 @@ int np_pyapi_load(void)
 	NEED(Unicode_AsUTF8, "PyUnicode_AsUTF8");
 	NEED(Err_Occurred, "PyErr_Occurred");
 	NEED(Err_Clear, "PyErr_Clear");
+	NEED(Err_ExceptionMatches, "PyErr_ExceptionMatches");
+	NEED(Err_Fetch, "PyErr_Fetch");
+	NEED(Err_Restore, "PyErr_Restore");
+	NEED(Exc_Exception, "PyExc_Exception");
 	NEED(IncRef, "Py_IncRef");
 	NEED(None, "_Py_NoneStruct");
 	NEED(True, "_Py_TrueStruct");
@@ -60,6 +64,29 @@ int np_pyapi_load(void)
 	NEED(DictType, "PyDict_Type");
 	NEED(DecRef, "Py_DecRef");   /* last: it marks the table complete */
 	return 0;
+}
+
+/* the exception kept aside by np_py_err_clear(); the GIL guards it */
+static PyObject *kept_type, *kept_value, *kept_tb;
+
+void np_py_err_clear(void)
+{
+	if (!np_py.Err_Occurred())
+		return;
+	if (np_py.Err_ExceptionMatches(*np_py.Exc_Exception) || kept_type) {
+		np_py.Err_Clear();
+		return;
+	}
+	np_py.Err_Fetch(&kept_type, &kept_value, &kept_tb);
+}
+
+int np_py_reraise(void)
+{
+	if (!kept_type)
+		return 0;
+	np_py.Err_Restore(kept_type, kept_value, kept_tb);   /* steals them */
+	kept_type = kept_value = kept_tb = NULL;
+	return 1;
 }
 
 int np_py_helper(const char *src, const char *const names[], PyObject *fns[], int n)
@@ -74,7 +101,7 @@ int np_py_helper(const char *src, const char *const names[], PyObject *fns[], in
 			got++;
 	}
 	if (got < n) {
-		np_py.Err_Clear();
+		np_py_err_clear();
 		return -1;
 	}
 	for (int i = 0; i < n; i++)

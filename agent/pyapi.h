@@ -60,7 +60,11 @@ struct np_pyapi {
 	PyObject *(*Unicode_FromString)(const char *);
 	const char *(*Unicode_AsUTF8)(PyObject *);
 	PyObject *(*Err_Occurred)(void);
-	void (*Err_Clear)(void);
+	void (*Err_Clear)(void);     /* the agent calls np_py_err_clear() */
+	int (*Err_ExceptionMatches)(PyObject *);
+	void (*Err_Fetch)(PyObject **, PyObject **, PyObject **);
+	void (*Err_Restore)(PyObject *, PyObject *, PyObject *);
+	PyObject **Exc_Exception;    /* &PyExc_Exception */
 	void (*IncRef)(PyObject *);
 	void (*DecRef)(PyObject *);
 	PyObject *None;
@@ -84,6 +88,18 @@ static inline void np_py_xdecref(PyObject *o)
 	if (o)
 		np_py.DecRef(o);
 }
+
+/* Clears the current Python error, the agent's own failure: a check is
+ * lost, never the job.  All but one kind: an exception that is not an
+ * Exception (KeyboardInterrupt, SystemExit) is how Python stops a
+ * program, raised by a signal's handler (Ctrl-C) wherever bytecode runs
+ * next, which can be inside an agent hook (torch runs Python code to
+ * register a node's hook).  Swallowed, the job would not stop; it is
+ * kept aside, the first one, for np_py_reraise(). */
+void np_py_err_clear(void);
+/* Sets the exception kept aside, if any, as the current error again
+ * (a hook then returns NULL to hand it to the job): 1, else 0. */
+int np_py_reraise(void);
 
 /* Runs src, Python source, in a namespace of its own and gives the n
  * functions it defines under names[] (new references; the namespace

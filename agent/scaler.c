@@ -137,7 +137,7 @@ void np_scaler_update(PyObject *scaler)
 	np_gpu_own(0);
 	if (!obj || obj == np_py.None) {   /* a Python error, or nothing to say */
 		if (!obj) {
-			np_py.Err_Clear();
+			np_py_err_clear();
 			np_scaler_dropped++;
 		}
 		np_py_xdecref(obj);
@@ -164,7 +164,7 @@ uint32_t np_scaler_poll(void)
 		struct pending *p = &pend[head];
 		PyObject *v = np_py.Object_CallFunctionObjArgs(ready_fn, p->obj, NULL);
 		if (!v) {
-			np_py.Err_Clear();
+			np_py_err_clear();
 			np_scaler_dropped++;
 			send_verdict(p->iter, p->t_scale, p->t_update, 2, 0);
 		} else if (v == np_py.None) {
@@ -175,7 +175,7 @@ uint32_t np_scaler_poll(void)
 			double found = f ? np_py.Float_AsDouble(f) : NAN;
 			double scale = sc ? np_py.Float_AsDouble(sc) : 0;
 			np_py.DecRef(v);
-			np_py.Err_Clear();
+			np_py_err_clear();
 			send_verdict(p->iter, p->t_scale, p->t_update,
 				     found > 0 ? 1 : found == 0 ? 0 : 2, scale > 0 ? scale : 0);
 		}

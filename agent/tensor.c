@@ -38,12 +38,12 @@ int np_tensor_init(void)
 	for (int i = 0; i < NP_DT_MAX; i++) {
 		dtypes[i] = np_py.Object_GetAttrString(torch, names[i]);
 		if (!dtypes[i])
-			np_py.Err_Clear();   /* fp8 is new in torch 2.1 */
+			np_py_err_clear();   /* fp8 is new in torch 2.1 */
 	}
 	tensor_type = np_py.Object_GetAttrString(torch, "Tensor");
 	np_py.DecRef(torch);
 	if (!tensor_type) {
-		np_py.Err_Clear();
+		np_py_err_clear();
 		return -1;
 	}
 	return 0;
@@ -58,7 +58,7 @@ bool np_is_tensor(PyObject *o)
 		return true;
 	int r = np_py.Object_IsInstance(o, tensor_type);
 	if (r < 0)
-		np_py.Err_Clear();
+		np_py_err_clear();
 	return r > 0;
 }
 
@@ -124,7 +124,7 @@ int np_tensor_shape(PyObject *t, int *ndim, int64_t *shape, int64_t *stride, int
 	np_py_xdecref(sh);
 	np_py_xdecref(st);
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 	return r;
 }
 
@@ -143,7 +143,7 @@ int np_tensor_cuda_stream(PyObject *t, uint64_t *stream)
 	if (!np_py.Err_Occurred())
 		return 0;
 err:
-	np_py.Err_Clear();
+	np_py_err_clear();
 	return -1;
 }
 
@@ -191,7 +191,7 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 	v->dtype = (uint8_t)kind;
 	return cuda ? 2 : 1;
 err:
-	np_py.Err_Clear();
+	np_py_err_clear();
 	np_tensor_stats.skipped++;
 	return -1;
 }
@@ -242,7 +242,7 @@ static void visit(PyObject *o, np_tensor_fn fn, void *arg, int depth, int *budge
 			visit(v, fn, arg, depth + 1, budget);
 	}
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 }
 
 void np_tensor_visit(PyObject *o, np_tensor_fn fn, void *arg)

@@ -8,6 +8,8 @@
 
 static PyObject *none(void)
 {
+	if (np_py_reraise())   /* a KeyboardInterrupt met on the way (pyapi.h) */
+		return NULL;
 	np_py.IncRef(np_py.None);
 	return np_py.None;
 }
@@ -33,7 +35,7 @@ static PyObject *plan(PyObject *self, PyObject *args)
 		int dt = type ? np_triton_dtype(type) : -1;
 		if (np_py.Err_Occurred() || dt < 0 || role < 0 || role > NP_TRITON_UPDATED ||
 		    ptr == 0 || numel <= 0) {
-			np_py.Err_Clear();
+			np_py_err_clear();
 			continue;
 		}
 		a[k++] = (struct np_triton_arg){ .ptr = (uint64_t)ptr, .numel = (uint64_t)numel,
@@ -41,7 +43,7 @@ static PyObject *plan(PyObject *self, PyObject *args)
 						 .role = (enum np_triton_role)role };
 	}
 	if (np_py.Err_Occurred())
-		np_py.Err_Clear();
+		np_py_err_clear();
 	if (name && k)
 		np_triton_next(name, a, k);
 	return none();
