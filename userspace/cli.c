@@ -7,6 +7,7 @@
 #include "../agent/agent_proto.h"
 #include "cli.h"
 #include "log.h"
+#include "on_nan.h"
 
 static const char run_help[] =
 "usage: nanprof run [-o DIR] [options] -- CMD [ARGS...]\n"
@@ -47,6 +48,14 @@ static const char run_help[] =
 "                       your profiler): the CUDA tensors modules return, the\n"
 "                       gradients and the parameters; every+modules or\n"
 "                       sample:K+modules: both, all of those tensors\n"
+"      --on-nan ACTION  what to do once the first non-finite value is found:\n"
+"                       report (default: say where, let the job run on), or\n"
+"                       signal:NAME: send signal NAME, once, to every process\n"
+"                       traced, so that a job gone NaN stops using its\n"
+"                       machines: signal:INT stops it as Ctrl-C does (a\n"
+"                       KeyboardInterrupt: `except KeyboardInterrupt` can\n"
+"                       save a checkpoint), signal:TERM asks a launcher to\n"
+"                       stop its ranks, signal:USR1 runs a handler of yours\n"
 "  -v, --verbose        debug messages, libbpf's included\n"
 "  -q, --quiet          no summary on stderr\n"
 "  -h, --help           this help\n"
@@ -54,7 +63,8 @@ static const char run_help[] =
 "Examples:\n"
 "  nanprof run -- python3 train.py --epochs 1\n"
 "  nanprof run -o out/ --window 50 -- python3 examples/train_nan.py\n"
-"  RANK=0 nanprof run -- python3 launch.py   # a launcher and its ranks\n";
+"  RANK=0 nanprof run -- python3 launch.py   # a launcher and its ranks\n"
+"  nanprof run --on-nan signal:INT -- python3 train.py   # stop at the first NaN\n";
 
 static const char attach_help[] =
 "usage: nanprof attach [-o DIR] [--duration SEC] [options] PID...\n"
@@ -81,6 +91,9 @@ static const char attach_help[] =
 "      --gpu MODE       how CUDA work is checked: every, sample:K, modules,\n"
 "                       every+modules or sample:K+modules (see nanprof run\n"
 "                       --help); default: the process's NANPROF_GPU_MODE\n"
+"      --on-nan ACTION  report (default), or signal:NAME: sent once to every\n"
+"                       traced process at the first non-finite value\n"
+"                       (signal:INT: as Ctrl-C; see nanprof run --help)\n"
 "  -v, --verbose        more messages\n"
 "  -q, --quiet          no summary on stderr\n"
 "  -h, --help           this help\n"
@@ -139,7 +152,7 @@ static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max
 }
 
 enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION, OPT_PYTHON_PROBE,
-       OPT_CHILDREN, OPT_NO_CHECKS, OPT_GPU };
+       OPT_CHILDREN, OPT_NO_CHECKS, OPT_GPU, OPT_ON_NAN };
 
 /* every | sample | sample:K | modules, the first three maybe +modules:
  * what the agent's np_gpu_config_from_env() reads (cupti/gpu.h) */
@@ -178,6 +191,7 @@ static const struct option long_opts[] = {
 	{ "children", required_argument, NULL, OPT_CHILDREN },
 	{ "no-checks", no_argument, NULL, OPT_NO_CHECKS },
 	{ "gpu", required_argument, NULL, OPT_GPU },
+	{ "on-nan", required_argument, NULL, OPT_ON_NAN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -262,6 +276,10 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 				return -EINVAL;
 			}
 			o->gpu_mode = optarg;
+			break;
+		case OPT_ON_NAN:
+			if (np_on_nan_parse(optarg, &o->on_nan_signal))
+				return -EINVAL;
 			break;
 		case OPT_PYTHON_PROBE:
 			if (!strcmp(optarg, "auto"))

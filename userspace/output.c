@@ -4,6 +4,7 @@
 #include "chrome_trace.h"
 #include "findings_out.h"
 #include "jsonw.h"
+#include "on_nan.h"
 #include "output.h"
 
 #define NANPROF_VERSION "0.1.0"
@@ -47,7 +48,23 @@ static void write_session(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_uint_field(w, "end_ns", s->end_ns);
 	np_jsonw_uint_field(w, "window_steps", s->window);
 	np_jsonw_uint_field(w, "processes", c->nprocs);
+	const struct np_on_nan *a = s->on_nan;
+	np_jsonw_string_field(w, "on_nan", a && a->signo ? np_signal_name(a->signo) : "report");
 	np_jsonw_end_object(w);
+	if (a && a->fired) {   /* what --on-nan did */
+		np_jsonw_start_object(w);
+		np_jsonw_string_field(w, "type", "on_nan_action");
+		np_jsonw_string_field(w, "signal", np_signal_name(a->signo));
+		np_jsonw_uint_field(w, "ts_ns", a->ts_ns);
+		np_jsonw_uint_field(w, "processes_signalled", a->nsent);
+		np_jsonw_uint_field(w, "processes_refused", a->nfailed);
+		np_jsonw_name(w, "pids");
+		np_jsonw_start_array(w);
+		for (unsigned i = 0; i < a->nsent && i < NP_ON_NAN_PIDS; i++)
+			np_jsonw_uint(w, (uint64_t)a->pids[i]);
+		np_jsonw_end_array(w);
+		np_jsonw_end_object(w);
+	}
 	for (uint32_t i = 0; i < c->nprocs; i++) {
 		const struct np_proc_state *p = &c->procs[i];
 		char py[16];

@@ -7,6 +7,8 @@
 #include "collector.h"
 
 /* What the session was, for the "session" event and the summary. */
+struct np_on_nan;
+
 struct np_session_info {
 	const char *mode;          /* "run" or "attach" */
 	const char *command;       /* the command line, or the pid attached to */
@@ -16,6 +18,7 @@ struct np_session_info {
 	uint64_t counters[NP_CNT_MAX];
 	int exit_status;           /* of the command (run), -1 if none */
 	unsigned window;
+	const struct np_on_nan *on_nan;   /* --on-nan, and what it did; NULL: none */
 };
 
 /* Each returns 0 or -errno; files are complete or reported failed. */

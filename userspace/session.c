@@ -25,12 +25,32 @@ static void on_event(const struct np_event *e, void *ctx)
 	np_collector_event(ctx, e);
 }
 
+/* --on-nan signal:NAME: to every traced process still running, once */
+static void act_on_nan(struct np_collector *c, struct np_session *s)
+{
+	if (!s || !s->on_nan.signo || s->on_nan.fired)
+		return;
+	pid_t pids[256];
+	unsigned n = 0;
+	for (uint32_t i = 0; i < c->nprocs && n < sizeof(pids) / sizeof(pids[0]); i++)
+		if (!c->procs[i].exited)
+			pids[n++] = c->procs[i].pid;
+	unsigned sent = np_on_nan_fire(&s->on_nan, pids, n, np_now_ns());
+	fprintf(stderr, "nanprof: --on-nan: sent %s to %u process%s", np_signal_name(s->on_nan.signo),
+		sent, sent == 1 ? "" : "es");
+	for (unsigned i = 0; i < sent && i < NP_ON_NAN_PIDS; i++)
+		fprintf(stderr, "%s%d", i ? ", " : " (pid ", s->on_nan.pids[i]);
+	fprintf(stderr, "%s%s\n", sent ? (sent > NP_ON_NAN_PIDS ? ", ...)" : ")") : "",
+		s->on_nan.nfailed ? "; some refused it (gone already?)" : "");
+}
+
 /* Findings go to stderr the moment they are known: the job may run
  * (or hang) for hours after its first NaN. */
 static void on_finding(struct np_collector *c, struct np_proc_state *p, int kind)
 {
 	if (kind == NP_FIND_ORIGIN) {
 		np_print_origin(stderr, c, p);
+		act_on_nan(c, c->finding_ctx);
 	} else if (kind == NP_FIND_WARNING) {
 		/* stderr gets the whole model's gradient norm and the first
 		 * module that warned; events.jsonl has every warning */
@@ -46,6 +66,7 @@ static void on_finding(struct np_collector *c, struct np_proc_state *p, int kind
 		}
 	} else if (kind == NP_FIND_RECEIVED) {
 		np_print_received(stderr, c, p);
+		act_on_nan(c, c->finding_ctx);   /* born on a rank not traced */
 	} else if (kind == NP_FIND_CHECKS) {
 		if (p->checks == NP_CHECKS_ON)
 			np_debug("pid %d: checks on (torch %s)", p->pid, p->ag.torch);
@@ -69,6 +90,8 @@ int np_session_open(struct np_session *s, const struct np_opts *o, const char *m
 	}
 	s->col.attach_mode = strcmp(mode, "attach") == 0;
 	s->col.on_finding = on_finding;
+	s->col.finding_ctx = s;
+	s->on_nan.signo = o->on_nan_signal;
 	struct np_probes_opts po = { .py_probe = (enum np_py_probe)o->python_probe,
 				     .ring_mb = o->ring_mb, .no_session = o->no_session,
 				     .on_event = on_event, .ctx = &s->col };
@@ -84,6 +107,7 @@ int np_session_open(struct np_session *s, const struct np_opts *o, const char *m
 	s->info.start_unix_ns = (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
 	s->info.window = o->window;
 	s->info.exit_status = -1;
+	s->info.on_nan = &s->on_nan;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include "cli.h"
 #include "collector.h"
+#include "on_nan.h"
 #include "output.h"
 #include "probes.h"
 
@@ -14,6 +15,7 @@ struct np_session {
 	struct np_probes *probes;
 	struct np_collector col;
 	struct np_session_info info;
+	struct np_on_nan on_nan;
 	char out_dir[PATH_MAX];
 	char command[1024];
 	uint64_t last_torch_check_ns;

@@ -98,6 +98,34 @@ for PY in python3 /usr/bin/python3; do
 	fault "stable training: no origin, no warning (with a -inf attention mask)" none \
 		--no-origin --no-warnings
 
+	# --on-nan signal:INT: the job stops at its first NaN, as on Ctrl-C,
+	# and everything is still written
+	out=$T/$tag-onnan
+	$NP run -q --on-nan signal:INT -o "$out" -- $PY $IT/faults.py --fault forward --steps 60 \
+		--at 6 --sleep 0.05 > "$T/job.out" 2> "$T/np.err"
+	rc=$?
+	last=$(awk '/^step /{n=$2} END{print n+0}' "$T/job.out")
+	if [ $rc -eq 130 ] && [ "$last" -ge 5 ] && [ "$last" -le 20 ] &&
+	   grep -q -- "--on-nan: sent SIGINT to 1 process (pid" "$T/np.err" &&
+	   grep -q '"type":"on_nan_action","signal":"SIGINT"' "$out/events.jsonl" &&
+	   $PY $IT/check_origin.py "$out/events.jsonl" --origin forward blocks.1.gate output \
+		--step 6 > "$T/chk" 2>&1; then
+		ok "$tag --on-nan signal:INT stops the job after step $last of 60 (exit 130), outputs written"
+	else
+		echo "exit $rc, last step $last" >> "$T/chk"; cat "$T/np.err" >> "$T/chk"
+		bad "$tag --on-nan signal:INT" "$T/chk"
+	fi
+	# Ctrl-C landing while the agent's hook runs Python code (torch
+	# registers a node hook through it) is the job's, not swallowed
+	$NP run -q -o "$T/ij" -- $PY $IT/interrupt_job.py > "$T/job.out" 2> "$T/np.err"
+	rc=$?
+	if [ $rc -eq 3 ] && grep -q "^interrupted at step 3$" "$T/job.out"; then
+		ok "$tag a KeyboardInterrupt raised inside an agent hook reaches the job"
+	else
+		echo "exit $rc" | cat - "$T/job.out" "$T/np.err" > "$T/chk"
+		bad "$tag KeyboardInterrupt inside an agent hook" "$T/chk"
+	fi
+
 	# the job's numbers are nanprof's business only to read: bit for bit
 	$PY $IT/faults.py --steps 12 > "$T/plain.out" 2>&1
 	if $NP run -q -o "$T/bit" -- $PY $IT/faults.py --steps 12 > "$T/np.out" 2> "$T/np.err" &&

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <signal.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -114,7 +115,23 @@ Test(cli_run, defaults)
 	cr_expect_eq(o.verbose, 0);
 	cr_expect_eq(o.quiet, false);
 	cr_expect_eq(o.pid, 0);
+	cr_expect_eq(o.on_nan_signal, 0, "--on-nan report by default");
 	expect_cmd(&o, (const char *[]){ "python3", "train.py" }, 2);
+}
+
+Test(cli_run, on_nan_signal)
+{
+	struct np_opts o;
+
+	cr_assert_eq(RUN(&o, "run", "--on-nan", "signal:INT", "--", "python3", "t.py"), 0);
+	cr_expect_eq(o.on_nan_signal, SIGINT);
+	expect_cmd(&o, (const char *[]){ "python3", "t.py" }, 2);
+	cr_assert_eq(ATTACH(&o, "attach", "--on-nan=signal:TERM", "1234"), 0);
+	cr_expect_eq(o.on_nan_signal, SIGTERM);
+	cr_expect_eq(RUN(&o, "run", "--on-nan", "signal:STOP", "--", "x"), -EINVAL);
+	expect_error("invalid --on-nan", "freeze the job");
+	cr_expect_eq(RUN(&o, "run", "--on-nan", "stop", "--", "x"), -EINVAL);
+	expect_error("invalid --on-nan", "signal:NAME");
 }
 
 Test(cli_run, output_short_and_long)

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <signal.h>
 
 #include <errno.h>
 #include <stdbool.h>
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "on_nan.h"
 #include "output.h"
 
 /* Bit 30 clear, so the "steps and phases" track id (0x40000000 | pid)
@@ -359,6 +361,26 @@ Test(output, events_record_order)
 	cr_expect_str_eq(type, "end");
 }
 
+/* --on-nan: the session says which signal; what it did follows it */
+Test(output, events_on_nan_action_after_the_session)
+{
+	session(8, 1000, false);
+	struct np_on_nan act = { .signo = SIGINT, .fired = true, .ts_ns = 777, .nsent = 2,
+				 .pids = { 11, 12 } };
+	info.on_nan = &act;
+	cr_assert_eq(np_write_events(&col, &info, events_path), 0);
+	slurp(events_path, true);
+	cr_assert_geq(nlines, 3);
+	expect_has(lines[0], "\"processes\":2,\"on_nan\":\"SIGINT\"}");
+	cr_expect_str_eq(lines[1],
+		"{\"type\":\"on_nan_action\",\"signal\":\"SIGINT\",\"ts_ns\":777,"
+		"\"processes_signalled\":2,\"processes_refused\":0,\"pids\":[11,12]}");
+	char type[32];
+	type_of(lines[2], type, sizeof(type));
+	cr_expect_str_eq(type, "process");
+	info.on_nan = NULL;
+}
+
 Test(output, events_session_and_process_fields)
 {
 	session(8, 1000, false);
@@ -370,7 +392,7 @@ Test(output, events_session_and_process_fields)
 		"{\"type\":\"session\",\"version\":\"0.1.0\",\"mode\":\"run\","
 		"\"command\":\"python3 train.py --tag \\\"a b\\\"\",\"probe_mode\":\"uprobe-session\","
 		"\"start_unix_ns\":1700000000123456789,\"start_ns\":500000,\"end_ns\":2500000000,"
-		"\"window_steps\":8,\"processes\":2}");
+		"\"window_steps\":8,\"processes\":2,\"on_nan\":\"report\"}");
 	cr_expect_str_eq(lines[1],
 		"{\"type\":\"process\",\"pid\":1073741808,\"rank\":0,\"python\":\"3.11\","
 		"\"python_binary\":\"/usr/bin/python3.11\",\"python_offsets_verified\":false,"
@@ -559,7 +581,7 @@ Test(output, full_disk_small_file_is_an_error)
 	cr_assert_eq(nlines, 2);
 	expect_has(lines[0], "\"mode\":\"attach\",\"command\":\"attach 1\","
 		   "\"probe_mode\":\"uprobe+uretprobe\",");
-	expect_has(lines[0], "\"processes\":0}");
+	expect_has(lines[0], "\"processes\":0,\"on_nan\":\"report\"}");
 	expect_has(lines[1], "{\"type\":\"end\",\"exit_status\":-1,\"events\":0,");
 	cr_assert_eq(np_write_trace(&col, &info, trace_path), 0);
 	const char *t = slurp(trace_path, false);
