@@ -309,6 +309,14 @@ int np_write_trace(const struct np_collector *c, const struct np_session_info *s
 	struct np_trace *t = np_trace_open(path);
 	if (!t)
 		return -errno;
+	if (s->on_nan && s->on_nan->fired) {   /* a line across the whole trace */
+		struct np_trace_arg a[] = {
+			{ .key = "signal", .kind = NP_ARG_STR, .s = np_signal_name(s->on_nan->signo) },
+			{ .key = "processes", .kind = NP_ARG_UINT, .u = s->on_nan->nsent },
+		};
+		np_trace_instant(t, c->nprocs ? (uint32_t)c->procs[0].pid : 0, 0, "on_nan_signal",
+				 "nanprof", (double)(s->on_nan->ts_ns - s->start_ns) / 1e3, 'g', a, 2);
+	}
 	for (uint32_t i = 0; i < c->nprocs; i++) {
 		const struct np_proc_state *p = &c->procs[i];
 		trace_proc(t, c, s, p);
@@ -396,6 +404,10 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 	}
 	print_idle(c, f);
 	np_print_verdict(f, c);
+	if (s->on_nan && s->on_nan->fired)
+		fprintf(f, "  --on-nan: sent %s to %u process%s at the first non-finite value\n",
+			np_signal_name(s->on_nan->signo), s->on_nan->nsent,
+			s->on_nan->nsent == 1 ? "" : "es");
 	if (c->nprocs == 0)
 		fprintf(f, "  warning: no python process was traced%s\n",
 			strcmp(s->mode, "run") == 0 ? " (does the command run python?)" : "");

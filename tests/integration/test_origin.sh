@@ -108,6 +108,9 @@ for PY in python3 /usr/bin/python3; do
 	if [ $rc -eq 130 ] && [ "$last" -ge 5 ] && [ "$last" -le 20 ] &&
 	   grep -q -- "--on-nan: sent SIGINT to 1 process (pid" "$T/np.err" &&
 	   grep -q '"type":"on_nan_action","signal":"SIGINT"' "$out/events.jsonl" &&
+	   grep -q -- "--on-nan: sent SIGINT to 1 process at the first non-finite" "$out/summary.txt" &&
+	   $PY $IT/check_trace.py "$out/trace.json" --require-instant on_nan_signal \
+		--require-instant nan_origin > /dev/null 2>&1 &&
 	   $PY $IT/check_origin.py "$out/events.jsonl" --origin forward blocks.1.gate output \
 		--step 6 > "$T/chk" 2>&1; then
 		ok "$tag --on-nan signal:INT stops the job after step $last of 60 (exit 130), outputs written"
