@@ -35,6 +35,27 @@ for PY in python3 /usr/bin/python3; do
 		cat "$T/np.err" >> "$T/chk"; bad "$tag manual all_reduce" "$T/chk"
 	fi
 
+	# --on-nan signal:TERM: the launcher and both ranks get it, once, at
+	# the first NaN (rank 1's), and none trains on to its end
+	$NP run -q --on-nan signal:TERM -o "$T/term" -- $PY $IT/dist_launcher.py 2 --dist manual \
+		--fault backward --fault-rank 1 --at 4 --steps 60 --sleep 0.05 \
+		> "$T/job.out" 2> "$T/np.err"
+	rc=$?
+	# the most steps a rank began (its stdout dies unflushed with it)
+	last=$($PY -c 'import json, sys, collections
+n = collections.Counter(e["pid"] for e in map(json.loads, open(sys.argv[1])) if e["type"] == "step")
+print(max(n.values()) if n else 0)' "$T/term/events.jsonl" 2>/dev/null)
+	if [ $rc -ne 0 ] && [ "${last:-99}" -ge 5 ] && [ "${last:-99}" -le 20 ] &&
+	   grep -q '"type":"on_nan_action","signal":"SIGTERM",.*"processes_signalled":3,' \
+		"$T/term/events.jsonl" &&
+	   grep -q -- "--on-nan: sent SIGTERM to 3 processes" "$T/np.err"; then
+		ok "$tag --on-nan signal:TERM stops the launcher and both ranks ($last steps of 60)"
+	else
+		echo "exit $rc, last step $last" | cat - "$T/np.err" > "$T/chk"
+		grep on_nan "$T/term/events.jsonl" >> "$T/chk" 2>/dev/null
+		bad "$tag --on-nan signal:TERM across ranks" "$T/chk"
+	fi
+
 	# DDP: its all-reduce runs in C++; the verdict still names rank 2
 	if $NP run -q -o "$T/ddp" -- $PY $IT/dist_launcher.py 3 --dist ddp --fault forward \
 		--fault-rank 2 --at 4 --steps 8 > "$T/job.out" 2> "$T/np.err" &&
