@@ -68,6 +68,24 @@ int np_on_nan_parse(const char *s, int *signo)
 	return 0;
 }
 
+int np_signal_ignored(pid_t pid, int signo)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int r = -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SigIgn:", 7)) {
+			unsigned long long mask = strtoull(line + 7, NULL, 16);
+			r = signo >= 1 && signo <= 64 && (mask >> (signo - 1) & 1);
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
 unsigned np_on_nan_fire(struct np_on_nan *a, const pid_t *pids, unsigned n, uint64_t now_ns)
 {
 	if (!a->signo || a->fired)
@@ -77,6 +95,7 @@ unsigned np_on_nan_fire(struct np_on_nan *a, const pid_t *pids, unsigned n, uint
 	for (unsigned i = 0; i < n; i++) {
 		if (pids[i] <= 0)
 			continue;
+		int ignoring = np_signal_ignored(pids[i], a->signo) == 1;
 		if (kill(pids[i], a->signo)) {
 			a->nfailed++;
 			continue;
@@ -84,6 +103,7 @@ unsigned np_on_nan_fire(struct np_on_nan *a, const pid_t *pids, unsigned n, uint
 		if (a->nsent < NP_ON_NAN_PIDS)
 			a->pids[a->nsent] = pids[i];
 		a->nsent++;
+		a->nignoring += (unsigned)ignoring;
 	}
 	return a->nsent;
 }

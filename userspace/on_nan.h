@@ -25,6 +25,9 @@ struct np_on_nan {
 	bool fired;
 	uint64_t ts_ns;           /* CLOCK_MONOTONIC when sent */
 	unsigned nsent, nfailed;  /* processes signalled, and those that refused */
+	unsigned nignoring;       /* of those signalled, how many ignore it (SigIgn):
+				   * a job a shell script started with `&` ignores
+				   * SIGINT, and signal:INT then does nothing */
 	pid_t pids[NP_ON_NAN_PIDS];
 };
 
@@ -36,6 +39,10 @@ int np_on_nan_parse(const char *s, int *signo);
 
 /* "SIGINT" for 2 (a static string, "signal N" for one not named). */
 const char *np_signal_name(int signo);
+
+/* 1 when process pid ignores signal signo (/proc/PID/status SigIgn),
+ * 0 when not, -1 when that cannot be read. */
+int np_signal_ignored(pid_t pid, int signo);
 
 /* Sends a->signo to pids[0..n) that are not 0, once (a->fired after);
  * returns how many took it. */

@@ -58,6 +58,7 @@ static void write_session(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "ts_ns", a->ts_ns);
 		np_jsonw_uint_field(w, "processes_signalled", a->nsent);
 		np_jsonw_uint_field(w, "processes_refused", a->nfailed);
+		np_jsonw_uint_field(w, "processes_ignoring", a->nignoring);
 		np_jsonw_name(w, "pids");
 		np_jsonw_start_array(w);
 		for (unsigned i = 0; i < a->nsent && i < NP_ON_NAN_PIDS; i++)

@@ -42,6 +42,11 @@ static void act_on_nan(struct np_collector *c, struct np_session *s)
 		fprintf(stderr, "%s%d", i ? ", " : " (pid ", s->on_nan.pids[i]);
 	fprintf(stderr, "%s%s\n", sent ? (sent > NP_ON_NAN_PIDS ? ", ...)" : ")") : "",
 		s->on_nan.nfailed ? "; some refused it (gone already?)" : "");
+	if (s->on_nan.nignoring)
+		np_warn("%u process%s ignore%s %s, so it does nothing there (a job a shell "
+			"script started with '&' ignores SIGINT): --on-nan signal:TERM ends it",
+			s->on_nan.nignoring, s->on_nan.nignoring == 1 ? "" : "es",
+			s->on_nan.nignoring == 1 ? "s" : "", np_signal_name(s->on_nan.signo));
 }
 
 /* Findings go to stderr the moment they are known: the job may run

@@ -162,6 +162,34 @@ for PY in python3 /usr/bin/python3; do
 		tail -3 "$T/live.out" >> "$T/chk"; bad "$tag attach" "$T/chk"
 	fi
 
+	# attach --on-nan: a job this script started with '&' ignores SIGINT,
+	# so signal:INT would do nothing (nanprof says so); signal:TERM ends it
+	for sig in INT TERM; do
+		rm -f "$T/ready"
+		$PY $IT/faults.py --fault forward --at 20 --steps 70 --sleep 0.04 \
+			--ready-file "$T/ready" > "$T/live.out" 2>&1 &
+		job=$!
+		for _ in $(seq 200); do [ -s "$T/ready" ] && break; sleep 0.05; done
+		$NP attach -q --on-nan signal:$sig -o "$T/att-$sig" --duration 8 $job 2> "$T/np-$sig.err"
+		rc=$?
+		wait $job
+		jrc=$?
+		steps=$(grep -c "^step " "$T/live.out")
+		if [ "$sig" = INT ] && [ $rc -eq 0 ] && [ $jrc -eq 0 ] && [ "$steps" -eq 70 ] &&
+		   grep -q "1 process ignores SIGINT, so it does nothing there" "$T/np-INT.err" &&
+		   grep -q '"processes_ignoring":1,' "$T/att-INT/events.jsonl"; then
+			ok "$tag attach --on-nan signal:INT to a job that ignores SIGINT: said so"
+		elif [ "$sig" = TERM ] && [ $rc -eq 0 ] && [ $jrc -eq 143 ] && [ "$steps" -lt 40 ] &&
+		     grep -q "sent SIGTERM to 1 process" "$T/np-TERM.err" &&
+		     $PY $IT/check_origin.py "$T/att-TERM/events.jsonl" --origin forward blocks.1.gate \
+			output > "$T/chk" 2>&1; then
+			ok "$tag attach --on-nan signal:TERM ends the job after $steps of 70 steps"
+		else
+			echo "signal $sig: nanprof rc=$rc job rc=$jrc steps=$steps" >> "$T/chk"
+			cat "$T/np-$sig.err" >> "$T/chk"; bad "$tag attach --on-nan signal:$sig" "$T/chk"
+		fi
+	done
+
 	# attach while the job is inside the model's forward (asleep in
 	# blocks.0): blocks.1 is then first seen as an outermost call, and the
 	# names of its children in that partial step must not stick: the

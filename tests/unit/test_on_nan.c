@@ -74,6 +74,23 @@ Test(on_nan, sends_its_signal_once_to_every_process)
 	struct np_on_nan again = { .signo = SIGUSR1 };
 	cr_assert_eq(np_on_nan_fire(&again, &c, 1, 44), 0);
 	cr_assert_eq(again.nfailed, 1);
+	/* one that ignores it takes it, and is counted */
+	pid_t e = fork();
+	if (e == 0) {
+		signal(SIGUSR2, SIG_IGN);
+		for (;;)
+			pause();
+	}
+	cr_assert_gt(e, 0);
+	for (int i = 0; i < 200 && np_signal_ignored(e, SIGUSR2) != 1; i++)
+		usleep(10000);   /* until the child has set it */
+	cr_assert_eq(np_signal_ignored(e, SIGUSR2), 1);
+	cr_assert_eq(np_signal_ignored(e, SIGUSR1), 0);
+	struct np_on_nan ign = { .signo = SIGUSR2 };
+	cr_assert_eq(np_on_nan_fire(&ign, &e, 1, 46), 1);
+	cr_assert_eq(ign.nignoring, 1);
+	kill(e, SIGKILL);
+	cr_assert_eq(signal_of_death(e), SIGKILL, "it ignored SIGUSR2 and lived on");
 	/* report only: nothing sent */
 	struct np_on_nan report = { 0 };
 	pid_t d = sleeper();

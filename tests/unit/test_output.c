@@ -374,7 +374,8 @@ Test(output, events_on_nan_action_after_the_session)
 	expect_has(lines[0], "\"processes\":2,\"on_nan\":\"SIGINT\"}");
 	cr_expect_str_eq(lines[1],
 		"{\"type\":\"on_nan_action\",\"signal\":\"SIGINT\",\"ts_ns\":777,"
-		"\"processes_signalled\":2,\"processes_refused\":0,\"pids\":[11,12]}");
+		"\"processes_signalled\":2,\"processes_refused\":0,\"processes_ignoring\":0,"
+		"\"pids\":[11,12]}");
 	char type[32];
 	type_of(lines[2], type, sizeof(type));
 	cr_expect_str_eq(type, "process");
