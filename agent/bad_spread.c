@@ -79,16 +79,6 @@ static int alloc_bits(struct walk *w)
 	return 0;
 }
 
-static uint64_t load_bits(enum np_dtype t, const uint8_t *p)
-{
-	switch (np_dtype_size(t)) {
-	case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-	default: return *p;
-	}
-}
-
 /* the odometer to the next element in memory */
 static inline void advance(const struct walk *w, uint64_t *idx)
 {
@@ -129,7 +119,7 @@ int np_bad_spread(const struct np_spread_in *in, uint64_t max_scan, struct np_sp
 		for (int k = 0; k < w.n; k++)
 			idx[k] = o / w.stride[k] % w.size[k];
 		for (; o < o0 + len; o++, advance(&w, idx)) {
-			if (np_classify(in->dtype, load_bits(in->dtype, base + o * esize)) == NP_FINITE)
+			if (np_classify(in->dtype, np_load_bits(in->dtype, base + o * esize)) == NP_FINITE)
 				continue;
 			found++;
 			uint64_t lin = 0;

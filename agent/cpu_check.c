@@ -18,16 +18,6 @@
 #define NP_HAVE_X86 1
 #endif
 
-static uint64_t load_bits(enum np_dtype t, const uint8_t *p)
-{
-	switch (np_dtype_size(t)) {
-	case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-	default: return *p;
-	}
-}
-
 /* Elements [from, to): counts, first bad index and the max finite
  * magnitude (as bits) folded into r / *max_mag. */
 static void scalar_range(enum np_dtype t, const uint8_t *p, size_t from, size_t to,
@@ -36,7 +26,7 @@ static void scalar_range(enum np_dtype t, const uint8_t *p, size_t from, size_t 
 	unsigned size = np_dtype_size(t);
 	uint64_t sign = np_sign_bit(t);
 	for (size_t i = from; i < to; i++) {
-		uint64_t b = load_bits(t, p + i * size);
+		uint64_t b = np_load_bits(t, p + i * size);
 		switch (np_classify(t, b)) {
 		case NP_FINITE:
 			if ((b & (sign - 1)) > *max_mag)
@@ -272,7 +262,7 @@ static size_t avx2_sumsq_f32(const float *p, size_t n, double *acc)
  * sum clean tensors only). */
 static double value_of(enum np_dtype t, const uint8_t *p)
 {
-	uint64_t b = load_bits(t, p);
+	uint64_t b = np_load_bits(t, p);
 	if (t == NP_DT_F32) {
 		float f;
 		memcpy(&f, &b, 4);

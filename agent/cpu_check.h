@@ -6,7 +6,19 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "../kernels/finite.h"
+
+/* One element's raw bits, zero-extended (any alignment). */
+static inline uint64_t np_load_bits(enum np_dtype t, const uint8_t *p)
+{
+	switch (np_dtype_size(t)) {
+	case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+	default: return *p;
+	}
+}
 
 struct np_check_result {
 	uint64_t nan, posinf, neginf;   /* counts */
