@@ -399,6 +399,11 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 			fprintf(f, "%s%s%s%s", mod, *type ? " (" : "", type, *type ? ")" : "");
 		fprintf(f, "%s%s, %s; %llu later reports are propagation\n", *op ? ", op " : "", op,
 			tensor_words(o), (unsigned long long)a->propagation);
+		char spread[512], shape[128];
+		np_spread_text(spread, sizeof(spread), &o->spread);
+		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
+		if (spread[0])
+			fprintf(f, "      where in it %s: %s\n", shape, spread);
 	}
 	else if (a->received)
 		fprintf(f, "    first non-finite: received through %s at step %llu (born on "

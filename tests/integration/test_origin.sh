@@ -48,9 +48,11 @@ for PY in python3 /usr/bin/python3; do
 	# where in the tensor: one sample of the batch of 8 overflows
 	fault "one sample of the batch overflows: only index 5 along dim 0" sample \
 		--origin forward blocks.1.gate output --step 6 --only-index 0 5
-	if grep -q "spread: 1 of 8 along dim 0 (only index 5)" "$T/np.err"
-	then ok "$tag stderr says the values lie in sample 5 of 8 only"
-	else bad "$tag stderr's spread line" "$T/np.err"; fi
+	if grep -q "spread: 1 of 8 along dim 0 (only index 5)" "$T/np.err" &&
+	   grep -q "where in it \[8, 12, 32\]: 1 of 8 along dim 0 (only index 5)" \
+		"$T/$tag-sample/summary.txt"
+	then ok "$tag stderr and summary.txt say the values lie in sample 5 of 8 only"
+	else cat "$T/$tag-sample/summary.txt" >> "$T/np.err"; bad "$tag spread lines" "$T/np.err"; fi
 	# the GPU check's reduction and broadcast faults (a sum's kernel and a
 	# strided elementwise one on CUDA): on the CPU, the gate's output
 	fault "reduction fault: a sum of finite terms overflows in blocks.1.gate" reduction \
