@@ -67,6 +67,7 @@ static struct mod_slot *touched[MOD_SLOTS];   /* modules with statistics this st
 static uint32_t ntouched;
 static uint32_t reports_this_step;
 static uint32_t spreads_this_step;       /* SPREAD records (bad_spread.h) */
+static int counters_this_step;           /* counters sent with a CHECK record */
 static int dirty_this_step;              /* anything non-finite seen this step */
 static int enabled;
 /* NANPROF_AGENT_SKIP=bodies (benchmarks only): every hook stays
@@ -271,6 +272,12 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 	if (what)
 		copy_what(r.chk.what, sizeof(r.chk.what), what);
 	np_report_send(&r);
+	/* and the counters, once a step: a job killed at its first NaN
+	 * (--on-nan signal:TERM) runs no atexit to send its last ones */
+	if (!counters_this_step) {
+		counters_this_step = 1;
+		np_hooks_send_counters();
+	}
 }
 
 /* a step's bounds start again (and nothing is non-finite in it yet) */
@@ -278,6 +285,7 @@ static void step_bounds_reset(void)
 {
 	reports_this_step = 0;
 	spreads_this_step = 0;
+	counters_this_step = 0;
 	dirty_this_step = 0;
 }
 
