@@ -104,6 +104,7 @@ static const char attach_help[] =
 "  nanprof attach 12345\n"
 "  nanprof attach --duration 30 -o /tmp/np $(pgrep -f train.py)\n"
 "  nanprof attach --children $(pgrep -f torchrun)   # every rank\n"
+"  nanprof attach --on-nan signal:TERM 12345   # end it at its first NaN\n"
 "\n"
 "CUDA work is checked as --gpu says, else as the process's own\n"
 "NANPROF_GPU_MODE says (default every; modes: see nanprof run --help).\n"
