@@ -57,6 +57,11 @@ enum np_arec_flags {
 	NP_AF_GRAPH = 8,         /* GPU: the check ran inside a replayed CUDA graph */
 	NP_AF_LAST = 16,         /* GPU_NAME: the name's last piece */
 	NP_AF_PARTIAL = 32,      /* SPREAD: counted over part of the tensor */
+	NP_AF_OP_INSIDE = 64,    /* CHECK OUTPUT: `what` is an op inside the module
+				  * (agent/birth_op.h), not the one that made
+				  * its output */
+	NP_AF_OP_READ_FINITE = 128, /* CHECK OUTPUT: what that op read was seen
+				  * finite: it made the value non-finite */
 };
 
 enum np_arec_status {

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "bad_spread.h"
+#include "birth_op.h"
 #include "gpu_norms.h"
 #include "hooks.h"
 #include "report.h"
@@ -42,7 +43,8 @@ struct mod_slot {
 	int cuda_out;                /* CUDA outputs too: out_max goes late, with
 				      * theirs (cupti/outmax.h) */
 	double grad_sumsq;
-	uint8_t spreads;             /* births of its output given a SPREAD record */
+	uint8_t spreads;             /* births of its output given a SPREAD record
+				      * and an op search (agent/birth_op.h) */
 };
 
 struct param_slot {
@@ -285,6 +287,7 @@ static void step_bounds_reset(void)
 {
 	reports_this_step = 0;
 	spreads_this_step = 0;
+	np_birth_op_step();
 	counters_this_step = 0;
 	dirty_this_step = 0;
 }
@@ -494,6 +497,8 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		if (!flags && m && m->spreads < SPREADS_PER_MODULE) {
 			m->spreads++;
 			where = s.first_obj;
+			/* and which op inside it made the value */
+			flags |= (uint8_t)np_birth_op(s.first_obj, in, in_kw, op, sizeof(op));
 		}
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,
 			   &s.first, op, where);
@@ -590,6 +595,11 @@ static int type_entry(PyObject *node)
 	type_cache[h].type = type;   /* node types live as long as torch */
 	type_cache[h].skip = skip;
 	return (int)h;
+}
+
+int np_node_moves_only(PyObject *node)
+{
+	return type_cache[type_entry(node)].skip;
 }
 
 /* The post-hook for node, or NULL when it needs none (a mover). */

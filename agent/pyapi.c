@@ -59,6 +59,7 @@ int np_pyapi_load(void)
 	NEED(IncRef, "Py_IncRef");
 	NEED(None, "_Py_NoneStruct");
 	NEED(True, "_Py_TrueStruct");
+	NEED(False, "_Py_FalseStruct");
 	NEED(TupleType, "PyTuple_Type");
 	NEED(ListType, "PyList_Type");
 	NEED(DictType, "PyDict_Type");

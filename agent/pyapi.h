@@ -69,6 +69,7 @@ struct np_pyapi {
 	void (*DecRef)(PyObject *);
 	PyObject *None;
 	PyObject *True;
+	PyObject *False;
 	PyObject *TupleType, *ListType, *DictType;
 };
 

@@ -1,0 +1,237 @@
+/* birth_op.c - the op inside a module that made a value non-finite, from
+ * the tensors its autograd graph saved for backward (birth_op.h). */
+#include <stdint.h>
+#include <stdio.h>
+#include "agent_report.h"
+#include "alog.h"
+#include "birth_op.h"
+#include "tensor.h"
+
+/* first_op(out, ins, kw, bad, moves, limit): (node name, inside,
+ * read_finite) or None.
+ *
+ * The walk: the module's autograd nodes, breadth first from its output,
+ * not past the nodes that made its inputs (their outputs are finite: the
+ * hook calls this only then), at most `limit` of them.  Evidence, per
+ * node output (node, output_nr): a saved tensor that bad() finds
+ * non-finite marks the node that made it dirty, a finite one clean; a
+ * parameter is its AccumulateGrad node's `variable`.  A node that only
+ * moves values (moves(): a view, a transpose) and holds a non-finite
+ * value got it from its one input.  The answer is the earliest dirty
+ * node by creation order (_sequence_nr): its inputs are older, none of
+ * them is seen dirty.  read_finite: every input it has was seen finite.
+ *
+ * Saved tensors behind saved-tensor hooks (checkpointing: unpacking
+ * would recompute the block) and lists of them are skipped, as is every
+ * error: what cannot be read is not evidence. */
+static const char helper_py[] =
+"import torch\n"
+"_ST = getattr(torch._C._autograd, 'SavedTensor', None)\n"
+"_T = torch.Tensor\n"
+"_usable = _ST is not None and hasattr(_ST, 'unpack_hook')\n"
+"_names = {}\n"
+"def _saved(tp):\n"
+"    n = _names.get(tp)\n"
+"    if n is None:\n"
+"        n = _names[tp] = tuple(a[11:] for a in dir(tp) if a.startswith('_raw_saved_'))\n"
+"    return n\n"
+"def _tensors(o, acc, depth):\n"
+"    if isinstance(o, _T):\n"
+"        acc.append(o)\n"
+"    elif depth < 3 and isinstance(o, (tuple, list)):\n"
+"        for x in o[:64]:\n"
+"            _tensors(x, acc, depth + 1)\n"
+"    elif depth < 3 and isinstance(o, dict):\n"
+"        for x in list(o.values())[:64]:\n"
+"            _tensors(x, acc, depth + 1)\n"
+"    return acc\n"
+"def _one_input(n):\n"
+"    ins = [f for f, _ in n.next_functions if f is not None]\n"
+"    return ins[0] if len(ins) == 1 else None\n"
+"def _output_nr(name):\n"
+"    d = name[6:]\n"
+"    return int(d) if d.isdigit() else 0\n"
+"def _seq(n):\n"
+"    try:\n"
+"        return n._sequence_nr()\n"
+"    except Exception:\n"
+"        return 1 << 62\n"
+"def first_op(out, ins, kw, bad, moves, limit):\n"
+"    root = getattr(out, 'grad_fn', None)\n"
+"    if not _usable or root is None:\n"
+"        return None\n"
+"    stop, finite = set(), set()\n"
+"    for t in _tensors((ins, kw), [], 0):\n"
+"        if t.grad_fn is not None:\n"
+"            stop.add(id(t.grad_fn))\n"
+"            finite.add((id(t.grad_fn), t.output_nr))\n"
+"    nodes, order, i = {id(root): root}, [root], 0\n"
+"    while i < len(order) and len(order) < limit:\n"
+"        n = order[i]\n"
+"        i += 1\n"
+"        if id(n) in stop:\n"
+"            continue\n"
+"        for f, _ in n.next_functions:\n"
+"            if f is not None and id(f) not in nodes and len(order) < limit:\n"
+"                nodes[id(f)] = f\n"
+"                order.append(f)\n"
+"    dirty = {id(root): root}\n"
+"    consts_ok, consts_bad = {}, set()\n"
+"    for n in order:\n"
+"        if id(n) in stop:\n"
+"            continue\n"
+"        var = getattr(n, 'variable', None)\n"
+"        if isinstance(var, _T):\n"
+"            v = bad(var)\n"
+"            if v is True:\n"
+"                return None\n"
+"            if v is False:\n"
+"                finite.add((id(n), 0))\n"
+"            continue\n"
+"        for name in _saved(type(n)):\n"
+"            try:\n"
+"                raw = getattr(n, '_raw_saved_' + name)\n"
+"                if not isinstance(raw, _ST) or raw.unpack_hook is not None:\n"
+"                    continue\n"
+"                t = getattr(n, '_saved_' + name)\n"
+"            except Exception:\n"
+"                continue\n"
+"            if not isinstance(t, _T):\n"
+"                continue\n"
+"            v = bad(t)\n"
+"            if v is None:\n"
+"                continue\n"
+"            if name.startswith('result'):\n"
+"                src, nr = n, _output_nr(name)\n"
+"            else:\n"
+"                src, nr = t.grad_fn, t.output_nr\n"
+"            if src is None:\n"
+"                if t.requires_grad:\n"
+"                    continue\n"
+"                if v:\n"
+"                    consts_bad.add(id(n))\n"
+"                else:\n"
+"                    consts_ok[id(n)] = consts_ok.get(id(n), 0) + 1\n"
+"            elif v:\n"
+"                dirty[id(src)] = src\n"
+"            else:\n"
+"                finite.add((id(src), nr))\n"
+"    work = [d for d in dirty.values() if moves(d)]\n"
+"    while work:\n"
+"        s = _one_input(work.pop())\n"
+"        if s is not None and id(s) in nodes and id(s) not in stop and id(s) not in dirty:\n"
+"            dirty[id(s)] = s\n"
+"            if moves(s):\n"
+"                work.append(s)\n"
+"    cands = [d for k, d in dirty.items() if k in nodes and k not in stop and not moves(d)]\n"
+"    if not cands:\n"
+"        return None\n"
+"    p = min(cands, key=_seq)\n"
+"    r = root\n"
+"    for _ in range(8):\n"
+"        s = _one_input(r) if moves(r) else None\n"
+"        if s is None:\n"
+"            break\n"
+"        r = s\n"
+"    ok, nconst = id(p) not in consts_bad, 0\n"
+"    for f, nr in p.next_functions:\n"
+"        if f is None:\n"
+"            nconst += 1\n"
+"        elif (id(f), nr) not in finite:\n"
+"            ok = False\n"
+"    ok = ok and nconst <= consts_ok.get(id(p), 0)\n"
+"    return (p.name(), p is not r, ok)\n";
+
+static PyObject *first_op_fn, *bad_fn, *moves_fn;
+static int broken;                /* the helper could not be made */
+static uint64_t elems_left;       /* this search's budget for bad() */
+static unsigned searches_this_step;
+
+/* bad(t): True when t holds a non-finite value, False when it is all
+ * finite, None when it cannot be checked here (not a CPU floating-point
+ * tensor, not dense, over the search's budget). */
+static PyObject *bad_py(PyObject *self, PyObject *args)
+{
+	(void)self;
+	PyObject *t = np_py.Tuple_Size(args) == 1 ? np_py.Tuple_GetItem(args, 0) : NULL;
+	PyObject *res = np_py.None;
+	struct np_tensor_view v;
+	if (t && np_is_tensor(t) && np_tensor_view(t, &v) == 1 && v.numel <= elems_left) {
+		struct np_tensor_check c;
+		elems_left -= v.numel;
+		np_tensor_check_view(&v, &c);
+		res = c.r.nan || c.r.posinf || c.r.neginf ? np_py.True : np_py.False;
+	}
+	if (np_py.Err_Occurred())
+		np_py_err_clear();
+	np_py.IncRef(res);
+	return res;
+}
+
+static PyObject *moves_py(PyObject *self, PyObject *args)
+{
+	(void)self;
+	PyObject *n = np_py.Tuple_Size(args) == 1 ? np_py.Tuple_GetItem(args, 0) : NULL;
+	PyObject *res = n && np_node_moves_only(n) ? np_py.True : np_py.False;
+	np_py.IncRef(res);
+	return res;
+}
+
+static struct np_py_methoddef bad_def = { "nanprof_bad", bad_py, NP_METH_VARARGS, NULL };
+static struct np_py_methoddef moves_def = { "nanprof_moves", moves_py, NP_METH_VARARGS, NULL };
+
+static int helper(void)
+{
+	if (first_op_fn)
+		return 0;
+	if (broken)
+		return -1;
+	static const char *const names[] = { "first_op" };
+	PyObject *fns[1];
+	if (np_py_helper(helper_py, names, fns, 1)) {
+		np_alog("birth op search off: helper failed");
+		broken = 1;
+		return -1;
+	}
+	bad_fn = np_py.CFunction_NewEx(&bad_def, NULL, NULL);
+	moves_fn = np_py.CFunction_NewEx(&moves_def, NULL, NULL);
+	if (!bad_fn || !moves_fn) {
+		np_py_err_clear();
+		np_py_xdecref(fns[0]);
+		broken = 1;
+		return -1;
+	}
+	first_op_fn = fns[0];
+	return 0;
+}
+
+unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len)
+{
+	if (searches_this_step >= NP_BIRTH_OP_PER_STEP || helper())
+		return 0;
+	searches_this_step++;
+	elems_left = NP_BIRTH_OP_ELEMS;
+	PyObject *limit = np_py.Long_FromVoidPtr((void *)(uintptr_t)NP_BIRTH_OP_NODES);
+	PyObject *res = limit ? np_py.Object_CallFunctionObjArgs(first_op_fn, out, in,
+				kw ? kw : np_py.None, bad_fn, moves_fn, limit, NULL) : NULL;
+	unsigned flags = 0;
+	const char *name = NULL;
+	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 3 &&
+	    (name = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(res, 0)))) {
+		snprintf(op, len, "%s", name);
+		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 1)) == 1)
+			flags |= NP_AF_OP_INSIDE;
+		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 2)) == 1)
+			flags |= NP_AF_OP_READ_FINITE;
+	}
+	np_py_xdecref(res);
+	np_py_xdecref(limit);
+	if (np_py.Err_Occurred())
+		np_py_err_clear();
+	return flags;
+}
+
+void np_birth_op_step(void)
+{
+	searches_this_step = 0;
+}

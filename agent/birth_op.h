@@ -1,0 +1,50 @@
+/* birth_op.h - which op inside a module made a non-finite value, when the
+ * module's inputs were finite and its output is not.
+ *
+ * The forward hook sees a module's inputs and outputs, not the ops in
+ * between: it names the op that made the output (hooks.c: output_op).
+ * For a module of several ops that may be the wrong one: SalienceGate's
+ * exp overflows, and the mul after it is what made the output.  The ops
+ * in between left traces in the autograd graph: the tensors each node
+ * saved for backward (a mul saves both factors, an exp its result).
+ * Walking the graph from the output back to the module's inputs and
+ * checking those saved tensors gives the earliest op whose output is
+ * seen non-finite, and whether what it read was seen finite.
+ *
+ * A saved tensor packed by saved-tensor hooks (activation checkpointing,
+ * save_on_cpu) is never unpacked: unpacking one runs the job's hook
+ * (checkpointing would recompute the block).  That needs torch's
+ * SavedTensor.unpack_hook (torch 2.13 has it, 1.13 not; it came with
+ * compiled autograd, around 2.5); on older torch nothing
+ * is walked and the op stays the output's.
+ *
+ * Called from the forward hook, under the GIL, for a module's first
+ * births only (a few walks a run).
+ */
+#ifndef NP_BIRTH_OP_H
+#define NP_BIRTH_OP_H
+
+#include <stddef.h>
+#include "pyapi.h"
+
+#define NP_BIRTH_OP_NODES 64          /* autograd nodes walked per search */
+#define NP_BIRTH_OP_ELEMS (16u << 20) /* saved elements checked per search */
+#define NP_BIRTH_OP_PER_STEP 4        /* searches per step */
+
+/* out: a non-finite output of a module whose inputs (in: the args tuple;
+ * kw: the kwargs dict or NULL) were finite.  When the walk finds an op
+ * to name, writes its autograd node's name ("ExpBackward0") to op and
+ * returns NP_AF_OP_INSIDE when it is not the op that made the output,
+ * plus NP_AF_OP_READ_FINITE when everything it read was seen finite;
+ * else returns 0 and leaves op alone.  Never leaves a Python error. */
+unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len);
+
+/* A new step: the per-step bound starts again. */
+void np_birth_op_step(void);
+
+/* Does this autograd node only move values (a view, a transpose, a
+ * cat)?  Such a node cannot make a non-finite value of finite ones
+ * (hooks.c keeps the list). */
+int np_node_moves_only(PyObject *node);
+
+#endif
