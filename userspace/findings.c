@@ -115,6 +115,10 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 	f->dtype = r->dtype;
 	f->inputs_finite = !(r->flags & NP_AF_SOURCE_DIRTY);
 	f->preexisting = r->flags & NP_AF_PREEXISTING;
+	if (r->role == NP_ROLE_OUTPUT) {
+		f->op_inside = r->flags & NP_AF_OP_INSIDE;
+		f->op_read_finite = r->flags & NP_AF_OP_READ_FINITE;
+	}
 	f->numel = r->chk.numel;
 	f->nan = r->chk.nan;
 	f->posinf = r->chk.posinf;

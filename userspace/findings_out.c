@@ -30,12 +30,24 @@ static const char *tensor_words(const struct np_finding *f)
 					"forward pass it did not see"
 				      : "a parameter of the module, when nanprof first saw it";
 	switch (f->role) {
-	case 1: return "its output";
+	case 1: return f->op_inside ? "the module's output" : "its output";   /* not the op's */
 	case 2: return "a gradient it produced";
 	case 3: return "a parameter after the update";
 	case 4: return "a parameter's .grad before the update";
 	default: return "its input";
 	}
+}
+
+const char *np_op_note(const struct np_finding *f)
+{
+	if (f->role != NP_ROLE_OUTPUT || f->gpu)
+		return "";
+	if (f->op_inside)
+		return f->op_read_finite
+			? "inside the module; it read only finite values"
+			: "inside the module: the first op seen non-finite; not all it read "
+			  "was seen";
+	return f->op_read_finite ? "it read only finite values" : "";
 }
 
 /* "[4, 6, 32]" */
@@ -108,7 +120,8 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		fprintf(f, "  kernel: %s%s\n", *op ? op : "(name not received)",
 			o->graph ? " (in a replayed CUDA graph)" : "");
 	else if (*op && !o->outside)
-		fprintf(f, "  op:     %s\n", op);
+		fprintf(f, "  op:     %s%s%s%s\n", op, *np_op_note(o) ? " (" : "", np_op_note(o),
+			*np_op_note(o) ? ")" : "");
 	if (o->context_unknown)
 		fprintf(f, "  (its launch is older than the context nanprof keeps: module, "
 			"step and phase are not known)\n");
@@ -397,8 +410,10 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 			fprintf(f, "the outermost %s", *type ? type : "module");
 		else
 			fprintf(f, "%s%s%s%s", mod, *type ? " (" : "", type, *type ? ")" : "");
-		fprintf(f, "%s%s, %s; %llu later reports are propagation\n", *op ? ", op " : "", op,
-			tensor_words(o), (unsigned long long)a->propagation);
+		const char *note = *op ? np_op_note(o) : "";
+		fprintf(f, "%s%s%s%s%s, %s; %llu later reports are propagation\n", *op ? ", op " : "",
+			op, *note ? " (" : "", note, *note ? ")" : "", tensor_words(o),
+			(unsigned long long)a->propagation);
 		char spread[512], shape[128];
 		np_spread_text(spread, sizeof(spread), &o->spread);
 		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
@@ -460,6 +475,10 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	if (o->spread.ndim)
 		spread_json(w, &o->spread);
 	np_jsonw_bool_field(w, "inputs_finite", o->inputs_finite);
+	if (!o->gpu && o->role == NP_ROLE_OUTPUT && *np_name(c, o->op)) {
+		np_jsonw_bool_field(w, "op_inside", o->op_inside);
+		np_jsonw_bool_field(w, "op_read_finite", o->op_read_finite);
+	}
 	np_jsonw_bool_field(w, "outside_modules", o->outside);
 	np_jsonw_bool_field(w, "before_attach", o->preexisting);
 	np_jsonw_string_field(w, "device", o->gpu ? "cuda" : "cpu");
@@ -591,6 +610,7 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "phase", .kind = NP_ARG_STR, .s = np_phase_name(o->phase) },
 			{ .key = "module", .kind = NP_ARG_STR, .s = np_name(c, o->module) },
 			{ .key = "op", .kind = NP_ARG_STR, .s = np_name(c, o->op) },
+			{ .key = "op_note", .kind = NP_ARG_STR, .s = np_op_note(o) },
 			{ .key = "tensor", .kind = NP_ARG_STR, .s = np_role_name(o->role) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
 			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
@@ -600,7 +620,7 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "spread", .kind = NP_ARG_STR, .s = spread },
 		};
 		np_trace_instant(t, (uint32_t)p->pid, o->tid, "nan_origin", "nanprof",
-				 us_of(o->ts, start_ns), 't', args, o->spread.ndim ? 11 : 8);
+				 us_of(o->ts, start_ns), 't', args, o->spread.ndim ? 12 : 9);
 	}
 	if (a->scaler.first_has) {   /* where the loss scale first overflowed */
 		const struct np_finding *o = &a->scaler.first;

@@ -12,6 +12,10 @@
 /* "1 of 4 along dim 0 (only index 2), all 32 along dim 2": where in its
  * tensor a finding's non-finite values lie ("" if nothing to say) */
 void np_spread_text(char *buf, size_t n, const struct np_spread *s);
+/* What is known of a forward origin's op (agent/birth_op.h): "inside the
+ * module; it read only finite values", ...; "" when nothing is (the op
+ * that made the module's output, its inputs not seen). */
+const char *np_op_note(const struct np_finding *f);
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
 void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
 		      const struct np_explosion_warning *w);

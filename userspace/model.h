@@ -117,6 +117,10 @@ struct np_finding {
 	bool inputs_finite;       /* what flowed in was finite */
 	bool outside;             /* forward: born outside any module */
 	bool preexisting;         /* already non-finite when first seen (before an attach) */
+	bool op_inside;           /* forward: op is one inside the module, found in the
+				   * tensors its graph saved (agent/birth_op.h), not
+				   * the one that made the output */
+	bool op_read_finite;      /* forward: what op read was seen finite */
 	uint32_t module, module_type, op, param;   /* name ids ("" if unknown) */
 	uint64_t numel, nan, posinf, neginf;
 	int64_t first_bad;

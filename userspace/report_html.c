@@ -68,6 +68,7 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "module", o->outside ? NULL : np_name(c, o->module));
 		np_jsonw_string_field(w, "module_type", np_name(c, o->module_type));
 		np_jsonw_string_field(w, "op", np_name(c, o->op));
+		np_jsonw_string_field(w, "op_note", *np_op_note(o) ? np_op_note(o) : NULL);
 		np_jsonw_string_field(w, "tensor", np_role_name(o->role));
 		np_jsonw_int_field(w, "rank", op->rank);
 		np_jsonw_uint_field(w, "pid", (uint64_t)op->pid);

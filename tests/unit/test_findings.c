@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../agent/agent_report.h"
@@ -646,4 +647,97 @@ Test(findings, a_spread_is_only_for_the_record_right_after_it)
 	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
 	cr_assert_eq(origins, 1);
 	cr_assert_eq(proc->ag.origin.spread.ndim, 0, "the origin's record had no spread of its own");
+}
+
+/* The agent's search for the op inside a module (agent/birth_op.h) says
+ * in the record's flags what it found; the paragraph on stderr and the
+ * origin carry it, and a module's output op keeps no note without it. */
+static char *origin_paragraph(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	np_print_origin(f, &col, proc);
+	fclose(f);
+	return buf;
+}
+
+static void op_check(uint8_t flags, const char *what)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = NP_ROLE_OUTPUT;
+	r.phase = NP_APHASE_FORWARD;
+	r.flags = flags;
+	r.module = M_NET;
+	r.chk.numel = 4;
+	r.chk.nan = 1;
+	strncpy(r.chk.what, what, sizeof(r.chk.what) - 1);
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	agent(105, &r);
+	mod_exit(&sim, 110, NP_SEQ_UNKNOWN);
+}
+
+Test(findings, an_op_found_inside_the_module_says_so)
+{
+	op_check(NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, "LogBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.op), "log");
+	cr_assert(proc->ag.origin.op_inside);
+	cr_assert(proc->ag.origin.op_read_finite);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  op:     log (inside the module; it read only finite values)\n"),
+		  "%s", text);
+	free(text);
+	/* summary.txt's line says it too */
+	size_t len = 0;
+	text = NULL;
+	FILE *f = open_memstream(&text, &len);
+	np_print_checks(f, &col, proc);
+	fclose(f);
+	cr_assert(strstr(text, ", op log (inside the module; it read only finite values), the module's output;"),
+		  "%s", text);
+	free(text);
+}
+
+Test(findings, an_op_inside_whose_inputs_were_not_seen_is_the_first_seen)
+{
+	op_check(NP_AF_OP_INSIDE, "ExpBackward0");
+	cr_assert(proc->ag.origin.op_inside);
+	cr_assert_not(proc->ag.origin.op_read_finite);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  op:     exp (inside the module: the first op seen non-finite; "
+			       "not all it read was seen)\n"), "%s", text);
+	free(text);
+}
+
+Test(findings, the_output_op_without_a_search_has_no_note)
+{
+	op_check(0, "MulBackward0");
+	cr_assert_not(proc->ag.origin.op_inside);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  op:     mul\n"), "%s", text);
+	free(text);
+}
+
+Test(findings, op_flags_mean_nothing_on_a_gradient)
+{
+	/* the flags' bits belong to forward outputs: a gradient's record
+	 * never sets them, and a stray bit must not make a note */
+	sim.step = 2;
+	bwd_enter(&sim, 100);
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = NP_ROLE_GRAD;
+	r.phase = NP_APHASE_BACKWARD;
+	r.flags = NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE;
+	r.chk.numel = 4;
+	r.chk.nan = 1;
+	agent(150, &r);
+	bwd_exit(&sim, 200);
+	cr_assert_eq(origins, 1);
+	cr_assert_not(proc->ag.origin.op_inside);
+	cr_assert_not(proc->ag.origin.op_read_finite);
 }
