@@ -2,6 +2,7 @@
 
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
                   [--param P] [--module-type CLASS] [--only-index DIM K]
+                  [--op-inside yes|no] [--op-read-finite yes|no]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors;
@@ -47,6 +48,11 @@ def main():
     ap.add_argument("--op-kernel", metavar="SUBSTR",
                     help="CUDA: a kernel's own check named the origin (not a module-level "
                          "check after it), and its name contains SUBSTR")
+    ap.add_argument("--op-inside", choices=["yes", "no"],
+                    help="the origin's op is one inside its module, found in the tensors "
+                         "its autograd graph saved, not the op that made the output")
+    ap.add_argument("--op-read-finite", choices=["yes", "no"],
+                    help="what the origin's op read was seen finite")
     ap.add_argument("--param")
     ap.add_argument("--module-type", help="the origin module's class (OptimizedModule)")
     ap.add_argument("--step", type=int)
@@ -95,6 +101,10 @@ def main():
             want["tensor"] = a.origin[2]
         if a.op:
             want["op"] = a.op
+        if a.op_inside:
+            want["op_inside"] = a.op_inside == "yes"
+        if a.op_read_finite:
+            want["op_read_finite"] = a.op_read_finite == "yes"
         if a.param:
             want["param"] = a.param
         if a.module_type:

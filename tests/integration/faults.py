@@ -20,6 +20,11 @@ tests can assert nanprof's origin exactly (step, phase, module):
   custom      the same in a Python autograd.Function (HandSqrt, as fused
               kernels' and flash attention's wrappers are): its backward,
               HandSqrtBackward, is +inf
+  inner       blocks.1.gate: log(0) = -inf inside the gate, before its
+              proj (a child Linear: not the origin, its input is non-finite)
+              and a residual add that makes the gate's output; the op
+              named is the log, on a torch whose autograd graph shows the
+              saved tensors (SavedTensor.unpack_hook: torch 2.13, not 1.13), else the gate's last op, add
   functional  blocks.1.attn (nn.MultiheadAttention): out_proj's weights
               are set to +-3e38, and MHA uses them functionally (out_proj's
               own hooks never run): the attention output overflows
@@ -48,6 +53,9 @@ that every later iteration is non-finite at any scale.
 With --checkpoint every block runs under reentrant activation
 checkpointing: its forward runs again inside backward, called by torch's
 checkpoint code, and a fault there must still be named in its block.
+With --checkpoint-mode nonreentrant the checkpointing is torch's other
+kind, by saved-tensor hooks: nanprof must not unpack those (unpacking
+recomputes the block).
 
 With --device cuda the model and every batch go to the GPU; the batches
 are still drawn on the CPU generator and moved with .to(), so both
@@ -80,8 +88,11 @@ class Gate(nn.Module):
         self.pool = 0.0             # --fault reduction sets it to 3e38
         self.chan = None            # --fault broadcast: a per-channel scale
         self.row_boost = None       # --fault sample: a boost per sample of the batch
+        self.log_zero = False       # --fault inner: log(0) before proj
 
     def forward(self, x):
+        if self.log_zero:
+            return x + self.proj(torch.log(x * x * 0.0))
         if self.row_boost is not None:
             return x * torch.sigmoid(self.proj(x)) + torch.exp(x * self.row_boost)
         if self.chan is not None:
@@ -155,6 +166,7 @@ class Model(nn.Module):
         self.head = nn.Linear(d, 1)
         self.mask_device = None     # None: the model's device
         self.checkpoint = False     # --checkpoint
+        self.reentrant = True       # --checkpoint-mode
 
     def forward(self, tokens, noise):
         x = self.embed(tokens) + noise
@@ -167,7 +179,8 @@ class Model(nn.Module):
         for b in self.blocks:
             # reentrant checkpointing runs each block again inside backward,
             # called by torch's checkpoint code, not by this forward
-            x = checkpoint(b, x, mask, use_reentrant=True) if self.checkpoint else b(x, mask)
+            x = checkpoint(b, x, mask, use_reentrant=self.reentrant) if self.checkpoint \
+                else b(x, mask)
         return self.head(x).mean(dim=1).squeeze(-1)
 
 
@@ -185,7 +198,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fault", default="none",
                     choices=["none", "forward", "sample", "reduction", "broadcast", "backward", "block-backward", "custom",
-                             "functional",
+                             "inner", "functional",
                              "optimizer", "input", "loss", "loss-grad", "ignored",
                              "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
@@ -208,6 +221,10 @@ def main():
     ap.add_argument("--checkpoint", action="store_true",
                     help="run each block under reentrant activation checkpointing "
                          "(torch.utils.checkpoint, use_reentrant=True)")
+    ap.add_argument("--checkpoint-mode", choices=["reentrant", "nonreentrant"],
+                    default="reentrant",
+                    help="with --checkpoint: torch's reentrant kind, or the one by "
+                         "saved-tensor hooks (use_reentrant=False)")
     ap.add_argument("--noise-kw", action="store_true",
                     help="pass the noise as a keyword argument: net(tokens, noise=noise)")
     ap.add_argument("--mask-from", choices=["device", "host"], default="device",
@@ -243,6 +260,7 @@ def main():
         rank, world = dist.get_rank(), dist.get_world_size()
     model = Model().to(dev)
     model.checkpoint = args.checkpoint
+    model.reentrant = args.checkpoint_mode == "reentrant"
     if args.mask_from == "host":
         model.mask_device = torch.device("cpu")
     net = model
@@ -282,6 +300,7 @@ def main():
             boost = torch.ones(tokens.shape[0], 1, 1)
             boost[5] = 1e4
             model.blocks[1].gate.row_boost = boost.to(dev)
+        model.blocks[1].gate.log_zero = bool(at) and args.fault == "inner"
         if at and args.fault == "reduction":
             model.blocks[1].gate.pool = 3e38
         if at and args.fault == "broadcast":

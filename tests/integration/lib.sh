@@ -22,3 +22,15 @@ finish() {
 py_tag() {
 	"$1" -c 'import sys, torch; print("python%d.%d-torch%s" % (sys.version_info[:2] + (torch.__version__,)))' 2>/dev/null
 }
+# gate_op PYTHON: check_origin.py's options for the op of faults.py's
+# forward fault (exp() overflows inside blocks.1.gate, before the add that
+# makes its output).  Where torch shows what autograd saved without
+# unpacking it (SavedTensor.unpack_hook: torch 2.13 has it, 1.13 not) the agent finds
+# the exp in the saved tensors (agent/birth_op.h); elsewhere it names the
+# add.  The exp's input (x * boost) is saved nowhere: not seen finite.
+gate_op() {
+	if "$1" -c 'import sys, torch; sys.exit(not hasattr(torch._C._autograd.SavedTensor, "unpack_hook"))' 2>/dev/null
+	then echo "--op exp --op-inside yes --op-read-finite no"
+	else echo "--op add --op-inside no"
+	fi
+}

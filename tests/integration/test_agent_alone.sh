@@ -31,11 +31,20 @@ one_python() {   # python
 	   grep -q '"status": "installed"' "$T/chk" &&
 	   $RR "$T/$tag-fwd.rec" --expect-cpu-check output >> "$T/chk" 2>&1 &&
 	   $RR "$T/$tag-fwd.rec" > "$T/recs.jsonl" &&
-	   grep -m1 '"kind": "check"' "$T/recs.jsonl" | grep -q '"flags": 0'; then
+	   grep -m1 '"kind": "check"' "$T/recs.jsonl" |
+		"$py" -c 'import json, sys; sys.exit(json.loads(sys.stdin.read())["flags"] & 1)'; then
 		ok "$tag: checks on alone; the forward fault's first record is an output born from finite inputs"
 	else
 		cat "$T/fwd.out" >> "$T/chk"
 		bad "$tag: agent alone on a forward fault" "$T/chk"
+	fi
+	# the op inside a module a birth is put on (agent/birth_op.h), case by case
+	rm -f "$T/$tag-ops.rec"
+	if LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$T/$tag-ops.rec" \
+		timeout 120 "$py" "$IT/birth_op_cases.py" "$T/$tag-ops.rec" > "$T/chk" 2>&1; then
+		ok "$tag: the op inside a module, from its saved tensors: $(tail -1 "$T/chk")"
+	else
+		bad "$tag: the op inside a module" "$T/chk"
 	fi
 	"$py" "$IT/faults.py" --fault none --steps 6 > "$T/plain.out" 2>&1
 	if alone "$T/$tag-none.rec" "$py" --fault none --steps 6 > "$T/alone.out" 2>&1 &&

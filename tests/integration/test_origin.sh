@@ -35,8 +35,31 @@ for PY in python3 /usr/bin/python3; do
 	fi
 	PY=$($PY -c 'import sys; print(sys.executable)')   # not a shim: attach needs the pid of python
 	tag=$(basename "$PY")-$($PY -c 'import torch;print(torch.__version__)')
+	# does the agent look inside modules, at what autograd saved? (lib.sh)
+	saved=0; [ "$(gate_op $PY | cut -d" " -f2)" = exp ] && saved=1
 	FARGS="--steps 10 --at 6"
-	fault "forward fault: blocks.1.gate" forward --origin forward blocks.1.gate output --op add --step 6
+	fault "forward fault: blocks.1.gate, $(gate_op $PY | cut -d" " -f2)" forward --origin forward blocks.1.gate output $(gate_op $PY) --step 6
+	# log(0) inside the gate, before its child proj and the add that makes
+	# its output: the log is named where torch shows the saved tensors,
+	# and it read x * x * 0, saved by the log itself: finite
+	if [ $saved = 1 ]
+	then inner="--op log --op-inside yes --op-read-finite yes"
+	else inner="--op add --op-inside no"
+	fi
+	fault "log(0) inside blocks.1.gate: $(echo $inner | cut -d" " -f2)" inner \
+		--origin forward blocks.1.gate output $inner --step 6
+	# the same under checkpointing by saved-tensor hooks: unpacking the
+	# gate's saved tensors would recompute the block (and find the log);
+	# the agent leaves them packed, names the add, and the losses are the
+	# job's own
+	FARGS="--steps 10 --at 6 --checkpoint --checkpoint-mode nonreentrant"
+	$PY $IT/faults.py --fault inner $FARGS > "$T/plain-ck.out" 2>&1
+	fault "log(0) in blocks.1.gate under non-reentrant checkpointing: add" inner \
+		--origin forward blocks.1.gate output --op add --op-inside no --step 6
+	if grep -q "step 9 loss nan" "$T/plain-ck.out" && cmp -s "$T/plain-ck.out" "$T/job.out"
+	then ok "$tag saved tensors behind checkpoint hooks left packed: losses bit-identical"
+	else diff "$T/plain-ck.out" "$T/job.out" > "$T/chk"; bad "$tag losses under checkpointing" "$T/chk"; fi
+	FARGS="--steps 10 --at 6"
 	# the trace carries the origin and the statistics, and Perfetto can read it
 	if $PY $IT/check_trace.py "$T/$tag-forward/trace.json" --require-instant nan_origin \
 		--require-counter "gradient norm" --require-counter "non-finite tensors" \
@@ -58,7 +81,7 @@ for PY in python3 /usr/bin/python3; do
 	fault "reduction fault: a sum of finite terms overflows in blocks.1.gate" reduction \
 		--origin forward blocks.1.gate output --step 6
 	fault "broadcast fault: a per-channel scale overflows blocks.1.gate's output" broadcast \
-		--origin forward blocks.1.gate output --op mul --step 6
+		--origin forward blocks.1.gate output --op mul --op-inside no --step 6
 	fault "backward-only fault: sqrt(0) in blocks.0.root" backward \
 		--origin backward blocks.0.root grad --op SqrtBackward0 --step 6
 	fault "backward-only fault in a Python autograd.Function: named by its class" custom \
@@ -70,9 +93,12 @@ for PY in python3 /usr/bin/python3; do
 		block-backward --origin backward blocks.0 grad --op SqrtBackward0 --step 6
 	FARGS="--steps 10 --at 6"
 	# MHA's output is a transpose of its out-projection: the op named is
-	# the projection's addmm, past the transpose and view that cannot overflow
+	# the projection's addmm, past the transpose and view that cannot
+	# overflow; what it read (saved: its input and weight; its bias, a
+	# parameter) was finite
 	fault "fault through MHA's functional out_proj: blocks.1.attn, op addmm" functional \
-		--origin forward blocks.1.attn output --op addmm --step 6
+		--origin forward blocks.1.attn output --op addmm --op-inside no \
+		$([ $saved = 1 ] && echo --op-read-finite yes) --step 6
 	fault "optimizer fault: head.weight" optimizer \
 		--origin optimizer head param --param weight --step 6
 	fault "non-finite input comes from outside the model" input --origin forward "" input --step 6
@@ -157,7 +183,7 @@ for PY in python3 /usr/bin/python3; do
 	   grep -q "nanprof hooks left: 0" "$T/live.out" &&
 	   grep -q "first non-finite value" "$T/np.err" &&
 	   $PY $IT/check_origin.py "$T/att/events.jsonl" --origin forward blocks.1.gate output \
-		--op add > "$T/chk" 2>&1; then
+		$(gate_op $PY) > "$T/chk" 2>&1; then
 		ok "$tag attach: a fault after attaching is found; detach leaves no hook"
 	else
 		echo "nanprof rc=$rc job rc=$jrc" >> "$T/chk"; cat "$T/np.err" >> "$T/chk"
@@ -205,7 +231,7 @@ for PY in python3 /usr/bin/python3; do
 	rc=$?
 	wait $job
 	if [ $rc -eq 0 ] && $PY $IT/check_origin.py "$T/mid/events.jsonl" --origin forward \
-		blocks.1.gate output --op add > "$T/chk" 2>&1; then
+		blocks.1.gate output $(gate_op $PY) > "$T/chk" 2>&1; then
 		ok "$tag attach mid-forward: the names of the first, partial step do not stick"
 	else
 		cat "$T/np.err" >> "$T/chk"; bad "$tag attach mid-forward" "$T/chk"

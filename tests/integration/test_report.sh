@@ -34,8 +34,13 @@ else
 			--v=0 --virtual-time-budget=5000 "$@" "$page"
 	}
 	run_chrome --dump-dom > "$T/dom.html" 2> "$T/console.log"
+	# the op and what is known of it (lib.sh: gate_op)
+	if [ "$(gate_op $PY | cut -d" " -f2)" = exp ]
+	then op="op exp (inside the module: the first op seen non-finite; not all it read was seen)"
+	else op="op add"
+	fi
 	if grep -q 'data-rendered="1"' "$T/dom.html" &&
-	   grep -q 'id="origin"[^>]*>First non-finite value born at step 10, forward pass, in blocks.1.gate' "$T/dom.html" &&
+	   grep -q 'id="origin"[^>]*>First non-finite value born at step 10, forward pass, in blocks.1.gate (Gate), '"$op"', tensor output' "$T/dom.html" &&
 	   grep -q 'id="spread"[^>]*>Where in the tensor (shape \[8, 12, 32\]): the first non-finite element is at \[[0-9]*, [0-9]*, [0-9]*\]; non-finite values in \(all 8\|[0-9]* of 8\) along dim 0' "$T/dom.html" &&
 	   grep -q '<div id="error"></div>' "$T/dom.html" &&
 	   ! grep -E "CONSOLE|Uncaught" "$T/console.log" > "$T/errs"; then

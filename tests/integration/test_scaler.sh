@@ -105,7 +105,7 @@ for PY in python3 /usr/bin/python3; do
 	# the forward is not scaled: its fault is found as without a scaler
 	$NP run -q -o "$T/$tag-fwd" -- $J --scaler 65536 --fault forward > /dev/null 2> "$T/$tag-fwd.err"
 	if $PY $IT/check_origin.py "$T/$tag-fwd/events.jsonl" --origin forward blocks.1.gate output \
-		--op add --step 6 > "$T/chk" 2>&1; then
+		$(gate_op $PY) --step 6 > "$T/chk" 2>&1; then
 		ok "$tag: a forward fault under a scaler: blocks.1.gate, step 6, at once"
 	else
 		cat "$T/$tag-fwd.err" >> "$T/chk"

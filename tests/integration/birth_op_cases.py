@@ -1,0 +1,188 @@
+"""Which op inside a module the agent names for a birth (agent/birth_op.h).
+
+Run with the agent preloaded alone:
+
+  LD_PRELOAD=libnanprof_agent.so NANPROF_AGENT_RECORDS=FILE python3 birth_op_cases.py FILE
+
+Each case is a module whose inputs are finite and whose output is not,
+called once in a step of its own (the agent searches 4 births a step).
+No backward runs: the graph is only looked at.  At the end the script
+reads the agent's records from FILE and checks, for every case, the op
+of the module's CHECK record and its two flags: OP_INSIDE (an op inside
+the module, not the output's own) and OP_READ_FINITE (all it read was
+seen finite).  Where torch cannot tell a saved tensor behind saved-tensor
+hooks from a plain one (no SavedTensor.unpack_hook: torch 1.13), the
+agent does not search: every case must then name the output's own op
+(past views) with neither flag.  Prints PASS/FAIL per case; exit 1 on
+any failure.
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import read_records  # noqa: E402
+
+F_OP_INSIDE, F_OP_READ_FINITE = 64, 128
+SEARCHES = hasattr(getattr(torch._C._autograd, "SavedTensor", None), "unpack_hook")
+
+
+class LogBeforeLinear(nn.Module):
+    """log(0) = -inf before a Linear, then a residual add.  The log saved
+    its input (x * x * 0, finite): it made the value."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return x + self.fc(torch.log(x * x * 0.0))
+
+
+class ExpUnseenInput(nn.Module):
+    """exp overflows; what it read (x * 1e4) is saved by no node."""
+    def forward(self, x):
+        return x * torch.exp(x * 1e4)
+
+
+class SingleOp(nn.Module):
+    """One op that matters: log(x * 0), the output's own op."""
+    def forward(self, x):
+        return torch.log(x * 0.0)
+
+
+class ThroughTranspose(nn.Module):
+    """The output is a transpose of the log's: the log is named."""
+    def forward(self, x):
+        return torch.log(x * 0.0).t()
+
+
+class ConstDivisor(nn.Module):
+    """x / 0 with the zeros a buffer (no gradient): div saved them."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("zeros", torch.zeros(8))
+
+    def forward(self, x):
+        return x / self.zeros
+
+
+class HugeWeight(nn.Module):
+    """A Linear whose weights are +-3e38: addmm overflows; it read x, the
+    weight (saved) and the bias (a parameter), all finite."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        with torch.no_grad():
+            self.fc.weight.copy_(torch.where(self.fc.weight >= 0, 3e38, -3e38))
+
+    def forward(self, x):
+        return self.fc(x * 100.0)
+
+
+class ModifiedInPlace(nn.Module):
+    """The exp's result, saved twice, is then changed in place: reading
+    it raises in torch; the agent must carry on."""
+    def forward(self, x):
+        h = torch.exp(x * 1e4)
+        out = x * h
+        h.mul_(1.0)
+        return out
+
+
+class Checkpointed(nn.Module):
+    """LogBeforeLinear under checkpointing by saved-tensor hooks: reading
+    a saved tensor there would recompute the block (counted in runs)."""
+    def __init__(self):
+        super().__init__()
+        self.inner = LogBeforeLinear()
+        self.runs = 0
+
+    def body(self, x):
+        self.runs += 1
+        return self.inner(x)
+
+    def forward(self, x):
+        return checkpoint(self.body, x, use_reentrant=False)
+
+
+# case: (module, op it is named by, OP_INSIDE, OP_READ_FINITE) where the
+# agent searches; (op without the search) where it cannot
+CASES = [
+    ("log before a Linear", LogBeforeLinear(), ("LogBackward0", True, True), "AddBackward0"),
+    ("exp of an input saved nowhere", ExpUnseenInput(), ("ExpBackward0", True, False),
+     "MulBackward0"),
+    ("the output's own op", SingleOp(), ("LogBackward0", False, True), "LogBackward0"),
+    ("past a transpose", ThroughTranspose(), ("LogBackward0", False, True), "LogBackward0"),
+    ("a constant divisor, saved", ConstDivisor(), ("DivBackward0", False, True), "DivBackward0"),
+    ("a Linear's weights and bias", HugeWeight(), ("AddmmBackward0", False, True),
+     "AddmmBackward0"),
+    ("saved tensors changed in place", ModifiedInPlace(), ("MulBackward0", False, False),
+     "MulBackward0"),
+    ("checkpointed: nothing unpacked, nothing recomputed", Checkpointed(),
+     ("AddBackward0", False, False), "AddBackward0"),
+]
+
+
+def wait_for_hooks():
+    """The agent installs its global forward hook from its own thread."""
+    hooks = torch.nn.modules.module._global_forward_hooks
+    for _ in range(200):
+        if len(hooks):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def main():
+    rec_path = sys.argv[1]
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    if not wait_for_hooks():
+        print("FAIL: the agent's forward hook never appeared")
+        return 1
+    dummy = nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([dummy], lr=0.1)
+    for _, mod, _, _ in CASES:
+        x = torch.randn(4, 8, requires_grad=True)
+        with torch.no_grad():
+            x[x == 0] = 1.0
+        out = mod(x)
+        assert not torch.isfinite(out).all(), "the case must make a non-finite value"
+        opt.step()   # a step each: the agent's per-step bounds start again
+    recs = read_records.read(rec_path)
+    outputs = {}
+    for r in recs:
+        if r["kind"] == "check" and r["role"] == "output":
+            outputs.setdefault(r["module"], []).append(r)
+    failed = 0
+    for name, mod, searched, plain in CASES:
+        got = outputs.get(id(mod), [])
+        if not got:
+            print("FAIL %s: no output record for the module" % name)
+            failed += 1
+            continue
+        r = got[0]
+        seen = (r["what"], bool(r["flags"] & F_OP_INSIDE), bool(r["flags"] & F_OP_READ_FINITE))
+        want = searched if SEARCHES else (plain, False, False)
+        ok = seen == want and r["flags"] & 1 == 0   # and born here: finite inputs
+        detail = "got %s, want %s (flags %d)" % (seen, want, r["flags"])
+        if isinstance(mod, Checkpointed):
+            # the block ran once (no recompute), and its inner module,
+            # born first, was named by its output's op too
+            inner = outputs.get(id(mod.inner), [])
+            iseen = inner and (inner[0]["what"], inner[0]["flags"])
+            ok = ok and mod.runs == 1 and iseen == ("AddBackward0", 0)
+            detail += "; block ran %d time(s); inner module: %s" % (mod.runs, iseen)
+        print("%s %s: %s" % ("PASS" if ok else "FAIL", name, detail))
+        failed += not ok
+    print("searches %s: %d case(s) failed" % ("on" if SEARCHES else "off (torch %s)" %
+                                              torch.__version__, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
