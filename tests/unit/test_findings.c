@@ -69,15 +69,15 @@ static void agent(uint64_t ts, struct np_agent_rec *r)
 	send(&e);
 }
 
-static void check(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module, bool src_dirty,
-		  const char *what)
+static void check_flags(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module,
+			uint8_t flags, const char *what)
 {
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_CHECK;
 	r.role = role;
 	r.phase = phase;
-	r.flags = src_dirty ? NP_AF_SOURCE_DIRTY : 0;
+	r.flags = flags;
 	r.module = module;
 	r.chk.numel = 16;
 	r.chk.posinf = 3;
@@ -86,6 +86,12 @@ static void check(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module, boo
 	if (what)
 		strncpy(r.chk.what, what, sizeof(r.chk.what) - 1);
 	agent(ts, &r);
+}
+
+static void check(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module, bool src_dirty,
+		  const char *what)
+{
+	check_flags(ts, role, phase, module, src_dirty ? NP_AF_SOURCE_DIRTY : 0, what);
 }
 
 static const char *origin_module(void)
@@ -664,18 +670,8 @@ static char *origin_paragraph(void)
 
 static void op_check(uint8_t flags, const char *what)
 {
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_CHECK;
-	r.role = NP_ROLE_OUTPUT;
-	r.phase = NP_APHASE_FORWARD;
-	r.flags = flags;
-	r.module = M_NET;
-	r.chk.numel = 4;
-	r.chk.nan = 1;
-	strncpy(r.chk.what, what, sizeof(r.chk.what) - 1);
 	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	agent(105, &r);
+	check_flags(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, flags, what);
 	mod_exit(&sim, 110, NP_SEQ_UNKNOWN);
 }
 
@@ -696,8 +692,8 @@ Test(findings, an_op_found_inside_the_module_says_so)
 	FILE *f = open_memstream(&text, &len);
 	np_print_checks(f, &col, proc);
 	fclose(f);
-	cr_assert(strstr(text, ", op log (inside the module; it read only finite values), the module's output;"),
-		  "%s", text);
+	cr_assert(strstr(text, ", op log (inside the module; it read only finite values), "
+			       "the module's output;"), "%s", text);
 	free(text);
 }
 
@@ -727,15 +723,8 @@ Test(findings, op_flags_mean_nothing_on_a_gradient)
 	 * never sets them, and a stray bit must not make a note */
 	sim.step = 2;
 	bwd_enter(&sim, 100);
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_CHECK;
-	r.role = NP_ROLE_GRAD;
-	r.phase = NP_APHASE_BACKWARD;
-	r.flags = NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE;
-	r.chk.numel = 4;
-	r.chk.nan = 1;
-	agent(150, &r);
+	check_flags(150, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0,
+		    NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, NULL);
 	bwd_exit(&sim, 200);
 	cr_assert_eq(origins, 1);
 	cr_assert_not(proc->ag.origin.op_inside);
