@@ -201,6 +201,11 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
  * from what comes before it. */
 static void copy_what(char *dst, size_t len, const char *what)
 {
+	/* "torch::autograd::CopySlices" (an in-place write into a slice):
+	 * the class, not its namespace, or 23 bytes hold only the latter */
+	const char *ns = strrchr(what, ':');
+	if (ns && ns[1])
+		what = ns + 1;
 	size_t n = strlen(what);
 	const char *tail = n >= len ? strstr(what, "Backward") : NULL;
 	if (tail)

@@ -79,9 +79,13 @@ static bool confirm_candidate(struct np_collector *c, struct np_proc_state *p)
 }
 
 /* "NativeLayerNormBackward0" -> "native_layer_norm": the forward op
- * whose autograd node made a tensor. */
+ * whose autograd node made a tensor ("CopySlices", an in-place write
+ * into a slice: "copy_slices"). */
 void np_forward_op_name(const char *node, char *buf, size_t len)
 {
+	const char *ns = strrchr(node, ':');   /* torch::autograd::CopySlices */
+	if (ns && ns[1])
+		node = ns + 1;
 	size_t n = 0, end = strlen(node);
 	const char *b = strstr(node, "Backward");
 	if (b)

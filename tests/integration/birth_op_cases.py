@@ -93,6 +93,15 @@ class ModifiedInPlace(nn.Module):
         return out
 
 
+class SliceWrite(nn.Module):
+    """log(0) written into a slice of a copy: the output's node is
+    CopySlices, in torch's namespace (named by its class)."""
+    def forward(self, x):
+        y = x.clone()
+        y[:, 0] = torch.log(x[:, 1] * 0.0)
+        return y
+
+
 class Checkpointed(nn.Module):
     """LogBeforeLinear under checkpointing by saved-tensor hooks: reading
     a saved tensor there would recompute the block (counted in runs)."""
@@ -122,6 +131,7 @@ CASES = [
      "AddmmBackward0"),
     ("saved tensors changed in place", ModifiedInPlace(), ("MulBackward0", False, False),
      "MulBackward0"),
+    ("an in-place write into a slice", SliceWrite(), ("CopySlices", False, False), "CopySlices"),
     ("checkpointed: nothing unpacked, nothing recomputed", Checkpointed(),
      ("AddBackward0", False, False), "AddBackward0"),
 ]

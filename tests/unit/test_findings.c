@@ -579,6 +579,10 @@ Test(findings, forward_op_names)
 	cr_assert_str_eq(b, "sqrt");
 	np_forward_op_name("CppFunction", b, sizeof(b));
 	cr_assert_str_eq(b, "cpp_function");
+	np_forward_op_name("torch::autograd::CopySlices", b, sizeof(b));
+	cr_assert_str_eq(b, "copy_slices", "the class, not its namespace");
+	np_forward_op_name("CopySlices", b, sizeof(b));
+	cr_assert_str_eq(b, "copy_slices");
 	np_forward_op_name("NativeLayerNormBackward0", b, 6);
 	cr_assert_str_eq(b, "nati");
 }
