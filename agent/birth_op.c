@@ -19,7 +19,10 @@
  * moves values (moves(): a view, a transpose) and holds a non-finite
  * value got it from its one input.  The answer is the earliest dirty
  * node by creation order (_sequence_nr): its inputs are older, none of
- * them is seen dirty.  read_finite: every input it has was seen finite.
+ * them is seen dirty.  read_finite: every input it has was seen finite;
+ * an input that needs no gradient (None in next_functions: a buffer, a
+ * mask) counts only when the node saved it and it was finite.  A
+ * non-finite parameter gives no answer: the parameter checks name it.
  *
  * Saved tensors behind saved-tensor hooks (checkpointing: unpacking
  * would recompute the block) and lists of them are skipped, as is every
