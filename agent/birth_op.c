@@ -5,6 +5,7 @@
 #include "agent_report.h"
 #include "alog.h"
 #include "birth_op.h"
+#include "hooks.h"
 #include "tensor.h"
 
 /* first_op(out, ins, kw, bad, moves, limit): (node name, inside,

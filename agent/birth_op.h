@@ -42,9 +42,4 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
 /* A new step: the per-step bound starts again. */
 void np_birth_op_step(void);
 
-/* Does this autograd node only move values (a view, a transpose, a
- * cat)?  Such a node cannot make a non-finite value of finite ones
- * (hooks.c keeps the list). */
-int np_node_moves_only(PyObject *node);
-
 #endif

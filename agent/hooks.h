@@ -26,6 +26,11 @@ void np_hooks_mid_step(void);
 /* Forget per-process tables (after detach, and in a forked child). */
 void np_hooks_reset(void);
 
+/* Does this autograd node only move values (a view, a transpose, a
+ * cat)?  Such a node cannot make a non-finite value of finite ones
+ * (the movers list; agent/birth_op.c asks too). */
+int np_node_moves_only(PyObject *node);
+
 /* Sends the counters as a STATUS record. */
 void np_hooks_send_counters(void);
 
