@@ -41,6 +41,9 @@ enum np_arec_role {
 	NP_ROLE_PARAM,       /* a parameter after optimizer.step() */
 	NP_ROLE_PARAM_GRAD,  /* a parameter's .grad before optimizer.step() */
 	NP_ROLE_COLLECTIVE,  /* a tensor a torch.distributed collective wrote */
+	NP_ROLE_INPUT,       /* a module's input, when it is the step's first
+			      * non-finite tensor: it came from outside every
+			      * checked tensor (the data, the loop's code) */
 };
 
 /* The agent's own view of the phase (same values as enum np_phase). */

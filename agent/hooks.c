@@ -439,9 +439,12 @@ static int any_dirty(PyObject *o)
 
 static void kw_one(PyObject *t, void *arg)
 {
+	struct scan *s = arg;
 	struct np_tensor_check c;
-	if (np_tensor_check(t, &c) == 1 && (c.r.nan || c.r.posinf))
-		*(int *)arg = 1;
+	if (np_tensor_check(t, &c) == 1 && (c.r.nan || c.r.posinf) && !s->dirty++) {
+		s->first = c;
+		s->first_obj = t;
+	}
 }
 
 /* Keyword arguments flowing into a module count as non-finite only for a
@@ -452,11 +455,17 @@ static void kw_one(PyObject *t, void *arg)
  * makes its module's output look propagated: docs/checks.md).  The GPU
  * side judges module-level checks on positional inputs only, for the
  * same reason: its known-dirty ranges hold the mask. */
-static int kw_dirty(PyObject *kwargs)
+static int kw_dirty(PyObject *kwargs, struct scan *s)
 {
-	int dirty = 0;
-	np_tensor_visit(kwargs, kw_one, &dirty);
-	return dirty;
+	np_tensor_visit(kwargs, kw_one, s);
+	return s->dirty > 0;
+}
+
+/* A module's first non-finite input, positional first (see kw_dirty). */
+static int inputs_dirty(PyObject *in, PyObject *in_kw, struct scan *s)
+{
+	np_tensor_visit(in, scan_one, s);
+	return s->dirty || (in_kw && kw_dirty(in_kw, s));
 }
 
 /* ---- forward ---- */
@@ -492,7 +501,17 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 			m->out_max = INFINITY;   /* non-finite: the heatmap shows it red */
 	}
 	if (s.dirty) {
-		uint8_t flags = any_dirty(in) || kw_dirty(in_kw) ? NP_AF_SOURCE_DIRTY : 0;
+		struct scan ins = { 0 };
+		uint8_t flags = inputs_dirty(in, in_kw, &ins) ? NP_AF_SOURCE_DIRTY : 0;
+		/* Non-finite in, and nothing non-finite seen before it this
+		 * step: it came from outside every checked tensor (the data,
+		 * the loop's code).  If the outermost call turns out to have
+		 * received it too, the origin describes this input (shape,
+		 * counts, which sample), not the module's output: findings.c.
+		 * At most one a step. */
+		if (flags && !dirty_this_step)
+			send_check(NP_ROLE_INPUT, NP_APHASE_FORWARD, 0, (uint64_t)(uintptr_t)module,
+				   &ins.first, "", ins.first_obj);
 		char op[64];   /* the record keeps 23: copy_what() */
 		output_op(s.first_obj, op, sizeof(op));
 		/* a module's first SPREADS_PER_MODULE births say where: one

@@ -165,14 +165,48 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 	}
 }
 
+/* The outermost call received non-finite values: the model got them
+ * from outside.  The origin is its input, described by the INPUT record
+ * the agent sent at the step's first non-finite sighting, on this
+ * thread: the tensor as the module that first received it saw it (the
+ * outermost call itself, or the first of its children that ran).
+ * Without one (a CUDA input, an older agent), the output's counts stay,
+ * named as the output's. */
+static void from_outside(struct np_proc_state *p, struct np_finding *f)
+{
+	struct np_agent_state *a = &p->ag;
+	f->op = 0;   /* the op that made the output says nothing here */
+	f->op_inside = f->op_read_finite = false;
+	if (!a->input_pending || a->input.step != f->step || a->input.tid != f->tid)
+		return;
+	a->input_pending = false;
+	const struct np_finding *in = &a->input;
+	f->role = 0;   /* "input" */
+	f->dtype = in->dtype;
+	f->numel = in->numel;
+	f->nan = in->nan;
+	f->posinf = in->posinf;
+	f->neginf = in->neginf;
+	f->first_bad = in->first_bad;
+	f->max_abs = in->max_abs;
+	f->spread = in->spread;
+	if (in->module != f->module || in->module_type != f->module_type)
+		f->received_by = in->module;
+}
+
 static void on_check(struct np_collector *c, struct np_proc_state *p,
 		     struct np_thread_state *t, const struct np_event *e,
 		     const struct np_agent_rec *r)
 {
 	struct np_finding f;
 	finding_from(c, p, t, e, r, &f);
-	p->cur.nonfinite++;
 	struct np_agent_state *a = &p->ag;
+	if (r->role == NP_ROLE_INPUT) {   /* kept for from_outside(), not a report */
+		a->input = f;
+		a->input_pending = true;
+		return;
+	}
+	p->cur.nonfinite++;
 	if (a->found || a->received) {
 		a->propagation++;
 		return;
@@ -199,8 +233,7 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 			if (confirm_candidate(c, p)) {
 				a->propagation++;
 			} else if (f.depth == 0) {
-				f.role = 0;   /* "input" */
-				f.op = 0;     /* the op that made the output says nothing here */
+				from_outside(p, &f);
 				np_findings_set_origin(c, p, &f);
 			}
 			return;

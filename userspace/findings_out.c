@@ -38,6 +38,19 @@ static const char *tensor_words(const struct np_finding *f)
 	}
 }
 
+/* tensor_words(), and which module received an input from outside
+ * the model first, when not the module named: "its input, as
+ * `encoder.embed` received it" */
+void np_tensor_words(char *buf, size_t n, const struct np_collector *c,
+		     const struct np_finding *f)
+{
+	const char *by = np_name(c, f->received_by);
+	if (*by)
+		snprintf(buf, n, "its input, as %s received it", by);
+	else
+		snprintf(buf, n, "%s", tensor_words(f));
+}
+
 const char *np_op_note(const struct np_finding *f)
 {
 	if (f->role != NP_ROLE_OUTPUT || f->gpu)
@@ -136,8 +149,10 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	} else {
 		snprintf(first, sizeof(first), "index %lld", (long long)o->first_bad);
 	}
+	char words[160];
+	np_tensor_words(words, sizeof(words), c, o);
 	fprintf(f, "  tensor: %s, %s%s, %llu elements: %llu nan, %llu +inf, %llu -inf; first at "
-		"%s\n", tensor_words(o), np_dtype_name(o->dtype), shape,
+		"%s\n", words, np_dtype_name(o->dtype), shape,
 		(unsigned long long)o->numel, (unsigned long long)o->nan,
 		(unsigned long long)o->posinf, (unsigned long long)o->neginf, first);
 	if (spread[0])
@@ -465,6 +480,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_string_field(w, type[4] == 'r' ? "via" : "op",
 			      *np_name(c, o->op) ? np_name(c, o->op) : NULL);
 	np_jsonw_string_field(w, "tensor", np_role_name(o->role));
+	if (*np_name(c, o->received_by))
+		np_jsonw_string_field(w, "received_by", np_name(c, o->received_by));
 	np_jsonw_string_field(w, "param", *np_name(c, o->param) ? np_name(c, o->param) : NULL);
 	np_jsonw_string_field(w, "dtype", np_dtype_name(o->dtype));
 	np_jsonw_uint_field(w, "numel", o->numel);

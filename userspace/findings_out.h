@@ -16,6 +16,11 @@ void np_spread_text(char *buf, size_t n, const struct np_spread *s);
  * module; it read only finite values", ...; "" when nothing is (the op
  * that made the module's output, its inputs not seen). */
 const char *np_op_note(const struct np_finding *f);
+/* The tensor in words: "its output", "a gradient it produced", "its
+ * input, as blocks.0.norm received it" (an input from outside the model,
+ * as the first module that saw it saw it). */
+void np_tensor_words(char *buf, size_t n, const struct np_collector *c,
+		     const struct np_finding *f);
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
 void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
 		      const struct np_explosion_warning *w);

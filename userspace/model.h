@@ -132,6 +132,8 @@ struct np_finding {
 	uint32_t scaler_run;      /* the GradScaler skipped this many iterations in a
 				   * row from here (userspace/scaler.h); 0: none */
 	struct np_spread spread;  /* where in the tensor (ndim 0: not known) */
+	uint32_t received_by;     /* input from outside the model: the module that
+				   * first received it, when not this one (name id) */
 };
 
 #define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */
@@ -225,6 +227,11 @@ struct np_agent_state {
 	struct np_finding recv;
 	bool candidate;
 	struct np_finding cand;
+	/* the step's first non-finite tensor when it was a module's input
+	 * (NP_ROLE_INPUT): what an outermost call that received
+	 * non-finite values is described by */
+	bool input_pending;
+	struct np_finding input;
 	uint64_t propagation;     /* non-finite reports after (or besides) the origin */
 	uint64_t contained;       /* candidates that stayed inside their module */
 	/* statistics */

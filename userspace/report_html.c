@@ -70,6 +70,8 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "op", np_name(c, o->op));
 		np_jsonw_string_field(w, "op_note", *np_op_note(o) ? np_op_note(o) : NULL);
 		np_jsonw_string_field(w, "tensor", np_role_name(o->role));
+		if (*np_name(c, o->received_by))
+			np_jsonw_string_field(w, "received_by", np_name(c, o->received_by));
 		np_jsonw_int_field(w, "rank", op->rank);
 		np_jsonw_uint_field(w, "pid", (uint64_t)op->pid);
 		np_jsonw_uint_field(w, "nan", o->nan);

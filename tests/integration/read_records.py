@@ -54,7 +54,7 @@ import sys
 
 REC = 96
 KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name"}
-ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective"}
+ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective", 6: "input"}
 STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
           6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches",
           10: "scaler_on", 11: "scaler_verdict", 12: "gpu_undecoded", 13: "gpu_tracker"}

@@ -155,6 +155,8 @@ Test(findings, nonfinite_inputs_pass_the_question_to_the_caller)
 	cr_assert_str_eq(np_name(&col, proc->ag.origin.op), "mul");
 }
 
+/* Without the INPUT record (a CUDA input, an older agent) the origin
+ * keeps the output's counts, and is named as what they are: its output. */
 Test(findings, nonfinite_model_input_comes_from_outside)
 {
 	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
@@ -163,10 +165,10 @@ Test(findings, nonfinite_model_input_comes_from_outside)
 	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
 	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, "SqueezeBackward0");
 	cr_assert_eq(origins, 1);
-	cr_assert_eq(proc->ag.origin.role, 0);
-	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "input");
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "output");
+	cr_assert_eq(proc->ag.origin.numel, 16, "the output's counts");
 	cr_assert_str_eq(origin_module(), "");
-	cr_assert_eq(proc->ag.origin.op, 0, "no op for an input");
+	cr_assert_eq(proc->ag.origin.op, 0, "the op that made the output says nothing here");
 	cr_assert_not(proc->ag.origin.inputs_finite);
 }
 
@@ -733,4 +735,105 @@ Test(findings, op_flags_mean_nothing_on_a_gradient)
 	cr_assert_eq(origins, 1);
 	cr_assert_not(proc->ag.origin.op_inside);
 	cr_assert_not(proc->ag.origin.op_read_finite);
+}
+
+/* ---- an input from outside the model ---- */
+
+/* The agent's INPUT record: the step's first non-finite tensor, as
+ * `module` received it (agent/hooks.c fwd_hook), after its spread. */
+static void input_record(uint64_t ts, uint64_t module, uint64_t numel, uint64_t posinf,
+			 int64_t first_bad)
+{
+	spread(ts, 2, (uint32_t[]){ 32, 96 }, (uint32_t[]){ 1, 1 }, (uint32_t[]){ 5, 26 }, false);
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = NP_ROLE_INPUT;
+	r.phase = NP_APHASE_FORWARD;
+	r.module = module;
+	r.chk.numel = numel;
+	r.chk.posinf = posinf;
+	r.chk.first_bad = first_bad;
+	agent(ts + 1, &r);
+}
+
+/* Linear got it first, inside Net; Net received it too: the origin is
+ * Net's input, with the counts and the place of the tensor Linear saw
+ * (which sample of the batch), not Net's output's. */
+Test(findings, an_input_from_outside_is_described_as_first_received)
+{
+	sim.step = 20;
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	input_record(114, M_LIN, 3072, 1, 506);
+	cr_assert_eq(proc->cur.nonfinite, 0, "a description, not a report");
+	check(116, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, true, "AddmmBackward0");
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, "AddmmBackward0");
+	cr_assert_eq(origins, 1);
+	const struct np_finding *o = &proc->ag.origin;
+	cr_assert_str_eq(np_role_name(o->role), "input");
+	cr_assert_eq(o->numel, 3072);
+	cr_assert_eq(o->posinf, 1);
+	cr_assert_eq(o->nan, 0);
+	cr_assert_eq(o->first_bad, 506);
+	cr_assert_eq(o->spread.ndim, 2);
+	cr_assert_eq(o->spread.first[0], 5);
+	cr_assert_str_eq(np_name(&col, o->received_by), "<Linear>");
+	cr_assert_eq(o->op, 0);
+	cr_assert_eq(proc->cur.nonfinite, 2);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  tensor: its input, as <Linear> received it, float32 [32, 96], "
+			       "3072 elements: 0 nan, 1 +inf, 0 -inf; first at [5, 26]\n"), "%s", text);
+	cr_assert(strstr(text, "  spread: 1 of 32 along dim 0 (only index 5), 1 of 96 along dim 1 "
+			       "(only index 26)\n"), "%s", text);
+	cr_assert(strstr(text, "came into the model from outside"), "%s", text);
+	free(text);
+}
+
+Test(findings, an_input_the_outermost_module_got_first_names_no_other)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	input_record(104, M_NET, 64, 2, 7);
+	check(106, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, "MulBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "input");
+	cr_assert_eq(proc->ag.origin.numel, 64);
+	cr_assert_eq(proc->ag.origin.received_by, 0);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  tensor: its input, float32 [32, 96], 64 elements"), "%s", text);
+	free(text);
+}
+
+/* An input made inside the model (between the children of Net, from
+ * finite inputs) is Net's own birth: the INPUT record describes nothing. */
+Test(findings, an_input_made_inside_the_model_is_a_birth_there)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	input_record(114, M_LIN, 3072, 1, 506);
+	check(116, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, true, NULL);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, false, "AddBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "output");
+	cr_assert_eq(proc->ag.origin.numel, 16);
+	cr_assert(proc->ag.origin.inputs_finite);
+}
+
+/* An INPUT record describes only its own step's outermost call. */
+Test(findings, an_input_record_of_another_step_describes_nothing)
+{
+	sim.step = 3;
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	input_record(114, M_LIN, 3072, 1, 506);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);   /* Linear masked it: finite out */
+	mod_exit(&sim, 130, NP_SEQ_UNKNOWN);
+	sim.step = 4;
+	mod_enter(&sim, 200, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check(206, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "output");
+	cr_assert_eq(proc->ag.origin.numel, 16);
 }
