@@ -3,6 +3,7 @@
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no]
+                  [--received-by MODULE] [--numel N]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors;
@@ -53,6 +54,10 @@ def main():
                          "its autograd graph saved, not the op that made the output")
     ap.add_argument("--op-read-finite", choices=["yes", "no"],
                     help="what the origin's op read was seen finite")
+    ap.add_argument("--received-by", metavar="MODULE",
+                    help="an input from outside the model: the module that first received "
+                         "it, whose view of it the origin describes")
+    ap.add_argument("--numel", type=int, help="the origin's tensor has N elements")
     ap.add_argument("--param")
     ap.add_argument("--module-type", help="the origin module's class (OptimizedModule)")
     ap.add_argument("--step", type=int)
@@ -105,6 +110,10 @@ def main():
             want["op_inside"] = a.op_inside == "yes"
         if a.op_read_finite:
             want["op_read_finite"] = a.op_read_finite == "yes"
+        if a.received_by is not None:
+            want["received_by"] = a.received_by
+        if a.numel is not None:
+            want["numel"] = a.numel
         if a.param:
             want["param"] = a.param
         if a.module_type:

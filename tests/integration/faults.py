@@ -30,7 +30,7 @@ tests can assert nanprof's origin exactly (step, phase, module):
               own hooks never run): the attention output overflows
   optimizer   the param group of `head` gets lr=inf: head.weight and
               head.bias become non-finite in the update
-  input       a NaN in the batch: it comes into the model from outside
+  input       a NaN in sample 2 of the batch: it comes into the model from outside
               (with --noise-kw as a keyword argument: net(tokens, noise=x))
   loss        log(0) in the loss, outside any module
   loss-grad   sqrt(0) in the loss, outside any module: the forward is
@@ -315,7 +315,7 @@ def main():
                 w = model.blocks[1].attn.out_proj.weight
                 w.copy_(torch.where(w >= 0, 3e38, -3e38))
         if at and args.fault == "input":
-            noise[0, 0, 0] = float("nan")
+            noise[2, 5, 7] = float("nan")   # sample 2 of the batch
         # the same numbers on either device (.to(cpu) is the tensor itself)
         tokens, noise, target = tokens.to(dev), noise.to(dev), target.to(dev)
         if args.fault == "explode" and step >= args.at:

@@ -101,13 +101,17 @@ for PY in python3 /usr/bin/python3; do
 		$([ $saved = 1 ] && echo --op-read-finite yes) --step 6
 	fault "optimizer fault: head.weight" optimizer \
 		--origin optimizer head param --param weight --step 6
-	fault "non-finite input comes from outside the model" input --origin forward "" input --step 6
+	# described as the first module to receive it saw it: noise + the
+	# embedding, [8, 12, 32], NaN in sample 2 only (not the model's output)
+	fault "non-finite input comes from outside the model: sample 2 of the input blocks.0.attn got" \
+		input --origin forward "" input --step 6 --received-by blocks.0.attn --numel 3072 \
+		--only-index 0 2
 	# the same input as a keyword argument: torch 2's global forward hook
 	# gets the kwargs too; torch 1.13's cannot (no with_kwargs)
 	if $PY -c 'import sys, torch; sys.exit(int(torch.__version__.split(".")[0]) < 2)'; then
 		FARGS="--steps 10 --at 6 --noise-kw"
 		fault "non-finite input passed as a keyword argument: still from outside" input \
-			--origin forward "" input --step 6
+			--origin forward "" input --step 6 --received-by blocks.0.attn --only-index 0 2
 		FARGS="--steps 10 --at 6"
 	else
 		skp "$tag non-finite input as a keyword argument" \
