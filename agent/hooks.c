@@ -196,6 +196,41 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
 		np_py_err_clear();
 }
 
+/* A non-finite parameter that `owner` reads (its own, or one of a
+ * child that never runs as a module: index_params), into *c and its name
+ * into name; NULL when all are finite.  Run at a module's births only:
+ * every parameter is checked after each optimizer.step(), so one found
+ * here was written by code outside the optimizer. */
+static PyObject *bad_param(PyObject *module, PyObject *owner, int depth,
+			   struct np_tensor_check *c, const char **name)
+{
+	PyObject *found = NULL, *k, *v, *d = as_dict(module, np_n._parameters);
+	ptrdiff_t pos = 0;
+	while (!found && d && np_py.Dict_Next(d, &pos, &k, &v)) {
+		if (!np_is_tensor(v))
+			continue;
+		struct param_slot *s = param_get((uint64_t)(uintptr_t)v, 0);
+		/* its own, even when another module claimed them first
+		 * (tied weights); a child's only when unclaimed by the child */
+		if (s && (!depth || s->module == (uint64_t)(uintptr_t)owner) &&
+		    np_tensor_check(v, c) == 1 && bad(c)) {
+			found = v;   /* borrowed: the module holds it */
+			*name = s->name;
+		}
+	}
+	np_py_xdecref(d);
+	if (!found && depth < 8 && (d = as_dict(module, np_n._modules))) {
+		pos = 0;
+		while (!found && np_py.Dict_Next(d, &pos, &k, &v))
+			if (v != np_py.None)
+				found = bad_param(v, owner, depth + 1, c, name);
+		np_py.DecRef(d);
+	}
+	if (np_py.Err_Occurred())
+		np_py_err_clear();
+	return found;
+}
+
 /* An autograd node's name too long for the record ("CompiledFunction-
  * Backward") loses its "Backward..." tail: nanprof names the forward op
  * from what comes before it. */
@@ -517,12 +552,22 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		/* a module's first SPREADS_PER_MODULE births say where: one
 		 * that makes a -inf mask every step is walked twice, not on
 		 * every call of the job */
-		PyObject *where = NULL;
+		PyObject *where = NULL, *param;
+		struct np_tensor_check pc;
+		const char *pname = NULL;
 		if (!flags && m && m->spreads < SPREADS_PER_MODULE) {
 			m->spreads++;
-			where = s.first_obj;
-			/* and which op inside it made the value */
-			flags |= (uint8_t)np_birth_op(s.first_obj, in, in_kw, op, sizeof(op));
+			if ((param = bad_param(module, module, 0, &pc, &pname))) {
+				/* it read a non-finite parameter: the parameter
+				 * is the origin, the output its propagation */
+				send_check(NP_ROLE_PARAM, NP_APHASE_FORWARD, 0,
+					   (uint64_t)(uintptr_t)module, &pc, pname, param);
+				flags = NP_AF_SOURCE_DIRTY;
+			} else {
+				where = s.first_obj;
+				/* and which op inside it made the value */
+				flags |= (uint8_t)np_birth_op(s.first_obj, in, in_kw, op, sizeof(op));
+			}
 		}
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,
 			   &s.first, op, where);

@@ -32,7 +32,8 @@ static const char *tensor_words(const struct np_finding *f)
 	switch (f->role) {
 	case 1: return f->op_inside ? "the module's output" : "its output";   /* not the op's */
 	case 2: return "a gradient it produced";
-	case 3: return "a parameter after the update";
+	case 3: return f->phase == NP_PHASE_FORWARD ? "a parameter of the module, as it ran"
+						    : "a parameter after the update";
 	case 4: return "a parameter's .grad before the update";
 	default: return "its input";
 	}
@@ -164,6 +165,13 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	if (o->preexisting)
 		fprintf(f, "  it was already non-finite when nanprof first saw it: it was born "
 			"before nanprof attached.\n");
+	else if (o->role == NP_ROLE_PARAM && o->phase == NP_PHASE_FORWARD)
+		/* agent/hooks.c bad_param(): every parameter is checked after
+		 * each optimizer.step() */
+		fprintf(f, "  the module's inputs were finite, and this parameter was not "
+			"non-finite after any optimizer.step(): code outside the optimizer "
+			"wrote it (load_state_dict, an in-place edit under torch.no_grad(), "
+			"an EMA or weight-averaging swap).\n");
 	else if (o->inputs_finite)
 		fprintf(f, "  what flowed in was finite: it was born here; every later "
 			"non-finite value is counted as propagation.\n");

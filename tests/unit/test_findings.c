@@ -837,3 +837,45 @@ Test(findings, an_input_record_of_another_step_describes_nothing)
 	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "output");
 	cr_assert_eq(proc->ag.origin.numel, 16);
 }
+
+/* ---- a parameter written outside the optimizer ---- */
+
+/* A module's birth from finite inputs, and one of its parameters is
+ * non-finite: every parameter is checked after each optimizer.step(), so
+ * code outside the optimizer wrote it (agent/hooks.c bad_param()). */
+Test(findings, a_parameter_written_outside_the_optimizer_is_named_as_read)
+{
+	sim.step = 6;
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	check(115, NP_ROLE_PARAM, NP_APHASE_FORWARD, M_LIN, false, "weight");
+	check(116, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, true, "AddmmBackward0");
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	cr_assert_eq(origins, 1);
+	const struct np_finding *o = &proc->ag.origin;
+	cr_assert_str_eq(np_role_name(o->role), "param");
+	cr_assert_str_eq(np_name(&col, o->param), "weight");
+	cr_assert_str_eq(origin_module(), "<Linear>");
+	cr_assert_eq(o->phase, NP_PHASE_FORWARD);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  tensor: a parameter of the module, as it ran, float32, 16 "
+			       "elements"), "%s", text);
+	cr_assert(strstr(text, "code outside the optimizer wrote it"), "%s", text);
+	cr_assert_null(strstr(text, "born here"), "%s", text);
+	free(text);
+}
+
+/* The same record at first sight (index_params: PREEXISTING) is a
+ * parameter born before the attach, not one written between steps. */
+Test(findings, a_parameter_bad_at_first_sight_was_born_before_the_attach)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_flags(105, NP_ROLE_PARAM, NP_APHASE_FORWARD, M_NET,
+		    NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING, "weight");
+	cr_assert_eq(origins, 1);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "a parameter of the module, when nanprof first saw it"), "%s", text);
+	cr_assert(strstr(text, "born before nanprof attached"), "%s", text);
+	cr_assert_null(strstr(text, "code outside the optimizer"), "%s", text);
+	free(text);
+}
