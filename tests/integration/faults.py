@@ -30,6 +30,9 @@ tests can assert nanprof's origin exactly (step, phase, module):
               own hooks never run): the attention output overflows
   optimizer   the param group of `head` gets lr=inf: head.weight and
               head.bias become non-finite in the update
+  param-edit  blocks.1.ff.2.weight[5, 17] = inf, written under no_grad
+              between steps (as load_state_dict or an EMA swap would),
+              not by the optimizer: output column 5 goes non-finite
   input       a NaN in sample 2 of the batch: it comes into the model from outside
               (with --noise-kw as a keyword argument: net(tokens, noise=x))
   loss        log(0) in the loss, outside any module
@@ -199,7 +202,7 @@ def main():
     ap.add_argument("--fault", default="none",
                     choices=["none", "forward", "sample", "reduction", "broadcast", "backward", "block-backward", "custom",
                              "inner", "functional",
-                             "optimizer", "input", "loss", "loss-grad", "ignored",
+                             "optimizer", "param-edit", "input", "loss", "loss-grad", "ignored",
                              "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
@@ -314,6 +317,9 @@ def main():
             with torch.no_grad():
                 w = model.blocks[1].attn.out_proj.weight
                 w.copy_(torch.where(w >= 0, 3e38, -3e38))
+        if at and args.fault == "param-edit":
+            with torch.no_grad():
+                model.blocks[1].ff[2].weight[5, 17] = float("inf")
         if at and args.fault == "input":
             noise[2, 5, 7] = float("nan")   # sample 2 of the batch
         # the same numbers on either device (.to(cpu) is the tensor itself)

@@ -101,6 +101,10 @@ for PY in python3 /usr/bin/python3; do
 		$([ $saved = 1 ] && echo --op-read-finite yes) --step 6
 	fault "optimizer fault: head.weight" optimizer \
 		--origin optimizer head param --param weight --step 6
+	# a weight written between steps, not by the optimizer: the weight
+	# is named (its row 5), not blocks.1.ff.2's output as a birth
+	fault "a weight set to inf outside the optimizer: blocks.1.ff.2.weight, row 5" param-edit \
+		--origin forward blocks.1.ff.2 param --param weight --only-index 0 5 --step 6
 	# described as the first module to receive it saw it: noise + the
 	# embedding, [8, 12, 32], NaN in sample 2 only (not the model's output)
 	fault "non-finite input comes from outside the model: sample 2 of the input blocks.0.attn got" \
