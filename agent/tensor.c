@@ -235,7 +235,10 @@ static void visit(PyObject *o, np_tensor_fn fn, void *arg, int depth, int *budge
 		ptrdiff_t n = np_py.List_Size(o);
 		for (ptrdiff_t i = 0; i < n && *budget > 0; i++)
 			visit(np_py.List_GetItem(o, i), fn, arg, depth + 1, budget);
-	} else if (type == np_py.DictType) {
+	} else if (type == np_py.DictType ||
+		   (type != np_py.ListType && np_py.Object_IsInstance(o, np_py.DictType) > 0)) {
+		/* and dict subclasses: an OrderedDict, Hugging Face's
+		 * ModelOutput (a model's whole output: logits, loss) */
 		ptrdiff_t pos = 0;
 		PyObject *k, *v;
 		while (*budget > 0 && np_py.Dict_Next(o, &pos, &k, &v))
