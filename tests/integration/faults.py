@@ -33,6 +33,10 @@ tests can assert nanprof's origin exactly (step, phase, module):
   param-edit  blocks.1.ff.2.weight[5, 17] = inf, written under no_grad
               between steps (as load_state_dict or an EMA swap would),
               not by the optimizer: output column 5 goes non-finite
+  model-code  the model's own forward multiplies the embedding by inf,
+              between its children: the outermost call is the origin
+              (with --output dict its output is a dict subclass, as
+              Hugging Face's ModelOutput is)
   input       a NaN in sample 2 of the batch: it comes into the model from outside
               (with --noise-kw as a keyword argument: net(tokens, noise=x))
   loss        log(0) in the loss, outside any module
@@ -76,6 +80,7 @@ import argparse
 import math
 import sys
 import time
+from collections import OrderedDict
 
 import torch
 import torch.nn as nn
@@ -161,6 +166,10 @@ class Block(nn.Module):
         return out
 
 
+class Out(OrderedDict):
+    """A model output as Hugging Face's ModelOutput is: a dict subclass."""
+
+
 class Model(nn.Module):
     def __init__(self, vocab=50, d=32, heads=2, layers=2):
         super().__init__()
@@ -170,9 +179,13 @@ class Model(nn.Module):
         self.mask_device = None     # None: the model's device
         self.checkpoint = False     # --checkpoint
         self.reentrant = True       # --checkpoint-mode
+        self.scale = 1.0            # --fault model-code sets it to inf
+        self.as_dict = False        # --output dict
 
     def forward(self, tokens, noise):
         x = self.embed(tokens) + noise
+        if self.scale != 1.0:
+            x = x * self.scale      # the model's own code, between its children
         t = tokens.shape[1]
         # a causal mask filled with -inf: non-finite inside attention every
         # step, by design, and never an origin.  Built where the model runs
@@ -184,7 +197,8 @@ class Model(nn.Module):
             # called by torch's checkpoint code, not by this forward
             x = checkpoint(b, x, mask, use_reentrant=self.reentrant) if self.checkpoint \
                 else b(x, mask)
-        return self.head(x).mean(dim=1).squeeze(-1)
+        pred = self.head(x).mean(dim=1).squeeze(-1)
+        return Out(pred=pred) if self.as_dict else pred
 
 
 class SleepySGD(torch.optim.SGD):
@@ -202,7 +216,7 @@ def main():
     ap.add_argument("--fault", default="none",
                     choices=["none", "forward", "sample", "reduction", "broadcast", "backward", "block-backward", "custom",
                              "inner", "functional",
-                             "optimizer", "param-edit", "input", "loss", "loss-grad", "ignored",
+                             "optimizer", "param-edit", "model-code", "input", "loss", "loss-grad", "ignored",
                              "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
@@ -228,6 +242,9 @@ def main():
                     default="reentrant",
                     help="with --checkpoint: torch's reentrant kind, or the one by "
                          "saved-tensor hooks (use_reentrant=False)")
+    ap.add_argument("--output", choices=["tensor", "dict"], default="tensor",
+                    help="dict: the model returns a dict subclass (Out), as Hugging Face "
+                         "models return their ModelOutput")
     ap.add_argument("--noise-kw", action="store_true",
                     help="pass the noise as a keyword argument: net(tokens, noise=noise)")
     ap.add_argument("--mask-from", choices=["device", "host"], default="device",
@@ -264,6 +281,7 @@ def main():
     model = Model().to(dev)
     model.checkpoint = args.checkpoint
     model.reentrant = args.checkpoint_mode == "reentrant"
+    model.as_dict = args.output == "dict"
     if args.mask_from == "host":
         model.mask_device = torch.device("cpu")
     net = model
@@ -317,6 +335,8 @@ def main():
             with torch.no_grad():
                 w = model.blocks[1].attn.out_proj.weight
                 w.copy_(torch.where(w >= 0, 3e38, -3e38))
+        if at and args.fault == "model-code":
+            model.scale = float("inf")
         if at and args.fault == "param-edit":
             with torch.no_grad():
                 model.blocks[1].ff[2].weight[5, 17] = float("inf")
@@ -330,6 +350,8 @@ def main():
         opt.zero_grad()
         for _ in range(args.accum):   # the same batch each time: it is the count that matters
             out = net(tokens, noise=noise) if args.noise_kw else net(tokens, noise)
+            if isinstance(out, dict):
+                out = out["pred"]
             loss = F.mse_loss(out, target)
             if at and args.fault == "loss":
                 loss = loss + torch.log(torch.zeros((), device=loss.device))

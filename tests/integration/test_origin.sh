@@ -105,6 +105,13 @@ for PY in python3 /usr/bin/python3; do
 	# is named (its row 5), not blocks.1.ff.2's output as a birth
 	fault "a weight set to inf outside the optimizer: blocks.1.ff.2.weight, row 5" param-edit \
 		--origin forward blocks.1.ff.2 param --param weight --only-index 0 5 --step 6
+	# the model's own code makes it, between its children, and the model
+	# returns a dict subclass (as Hugging Face's ModelOutput is): its
+	# output is checked, so the model is named, not the loss after it
+	FARGS="--steps 10 --at 6 --output dict"
+	fault "the model's own code, its output a dict subclass: the outermost Model" model-code \
+		--origin forward "" output --module-type Model --step 6
+	FARGS="--steps 10 --at 6"
 	# described as the first module to receive it saw it: noise + the
 	# embedding, [8, 12, 32], NaN in sample 2 only (not the model's output)
 	fault "non-finite input comes from outside the model: sample 2 of the input blocks.0.attn got" \
