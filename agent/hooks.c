@@ -982,15 +982,44 @@ static void send_late_out_max(void)
 		np_report_stats(b.st, b.n);
 }
 
+/* The .grad of every parameter (norms, checks) and the step's statistics:
+ * what the update is about to use. */
+static void before_update(PyObject *optimizer)
+{
+	np_gpu_norms_poll();   /* CUDA .grad norms of earlier steps, if back */
+	send_late_out_max();
+	each_param(optimizer, grad_one, NULL);
+	flush_stats();
+	np_gpu_norms_start();
+}
+
+/* optimizer.step(closure): the closure runs the forward and backward
+ * inside step() (LBFGS; Lightning steps every optimizer so), after the
+ * pre-hook.  Then the .grad and the statistics are taken in the
+ * post-hook, before the parameters: the update does not change .grad. */
+static int closure_step;
+
+static int has_closure(PyObject *args)
+{
+	PyObject *a = np_py.Tuple_Size(args) >= 2 ? np_py.Tuple_GetItem(args, 1) : NULL;
+	PyObject *k = np_py.Tuple_Size(args) >= 3 ? np_py.Tuple_GetItem(args, 2) : NULL;
+	PyObject *c = NULL;
+	if (a && np_py.Object_IsInstance(a, np_py.TupleType) > 0 && np_py.Tuple_Size(a) >= 1)
+		c = np_py.Tuple_GetItem(a, 0);
+	else if (k && np_py_type(k) == np_py.DictType)
+		c = np_py.Dict_GetItemString(k, "closure");
+	if (np_py.Err_Occurred())
+		np_py_err_clear();
+	return c && c != np_py.None;
+}
+
 static PyObject *opt_pre(PyObject *self, PyObject *args)
 {
 	(void)self;
 	if (enabled && !bodies_off && np_py.Tuple_Size(args) >= 1) {
-		np_gpu_norms_poll();   /* CUDA .grad norms of earlier steps, if back */
-		send_late_out_max();
-		each_param(np_py.Tuple_GetItem(args, 0), grad_one, NULL);
-		flush_stats();
-		np_gpu_norms_start();
+		closure_step = has_closure(args);
+		if (!closure_step)
+			before_update(np_py.Tuple_GetItem(args, 0));
 	}
 	return hook_done();
 }
@@ -1004,6 +1033,11 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 		 * hooks never saw may have been non-finite before this update */
 		if (mid_step)
 			flags |= NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING;
+		if (closure_step) {
+			before_update(np_py.Tuple_GetItem(args, 0));
+			closure_step = 0;
+			flags |= dirty_this_step ? NP_AF_SOURCE_DIRTY : 0;
+		}
 		each_param(np_py.Tuple_GetItem(args, 0), param_one, &flags);
 		/* the step is over: statistics and bounds start again */
 		if (++gen == 0)

@@ -172,14 +172,17 @@ static __always_inline struct np_thread *thread_get(__u32 tid, bool create)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
+/* Backward and module calls come first: optimizer.step(closure) runs the
+ * closure's forward and backward inside the step (LBFGS; Lightning steps
+ * every optimizer so), and they are still a forward and a backward. */
 static __always_inline __u16 phase_of(struct np_proc_entry *p, struct np_thread *t)
 {
-	if (p->ctx.opt_depth)
-		return NP_PHASE_OPTIMIZER;
 	if (p->ctx.bwd_depth)
 		return NP_PHASE_BACKWARD;
 	if (t && t->ctx.depth)
 		return NP_PHASE_FORWARD;
+	if (p->ctx.opt_depth)
+		return NP_PHASE_OPTIMIZER;
 	return NP_PHASE_NONE;
 }
 

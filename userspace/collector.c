@@ -626,6 +626,13 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 			phase_rec(c, p, e->tid, NP_PHASE_BACKWARD, p->bwd_t0, e->ts_ns);
 		for (uint32_t k = 0; k < p->nthreads; k++)
 			np_gpu_context(p, e->ts_ns, p->threads[k].tid, e->step, NP_PHASE_NONE, 0, 0);
+		if (p->opt_t0 && !p->bwd_depth) {
+			/* the backward of optimizer.step(closure)'s closure: the
+			 * optimizer's own part (the update) starts now, so that
+			 * the phases follow each other, not nest */
+			p->opt_t0 = e->ts_ns;
+			np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_OPTIMIZER, 0, 0);
+		}
 		break;
 	case NP_EV_NODE_ENTER:
 		on_node(c, p, t, e);
