@@ -245,6 +245,11 @@ def main():
     ap.add_argument("--output", choices=["tensor", "dict"], default="tensor",
                     help="dict: the model returns a dict subclass (Out), as Hugging Face "
                          "models return their ModelOutput")
+    ap.add_argument("--closure", action="store_true",
+                    help="opt.step(closure): forward and backward run inside step(), "
+                         "as with LBFGS and Lightning")
+    ap.add_argument("--print-grad-norm", action="store_true",
+                    help="print each step's gradient norm over all parameters")
     ap.add_argument("--noise-kw", action="store_true",
                     help="pass the noise as a keyword argument: net(tokens, noise=noise)")
     ap.add_argument("--mask-from", choices=["device", "host"], default="device",
@@ -347,39 +352,51 @@ def main():
         if args.fault == "explode" and step >= args.at:
             for g in opt.param_groups:
                 g["lr"] *= 1.6
-        opt.zero_grad()
-        for _ in range(args.accum):   # the same batch each time: it is the count that matters
-            out = net(tokens, noise=noise) if args.noise_kw else net(tokens, noise)
-            if isinstance(out, dict):
-                out = out["pred"]
-            loss = F.mse_loss(out, target)
-            if at and args.fault == "loss":
-                loss = loss + torch.log(torch.zeros((), device=loss.device))
-            if at and args.fault == "loss-grad":
-                loss = loss + torch.sqrt((out * 0).pow(2).sum())
-            if args.fault == "ignored":
-                # is each output above its target?  A class per sample, all
-                # of them ignore_index (-100) at the fault's step
-                labels = (out > target).long() if not at else \
-                    torch.full_like(target, -100, dtype=torch.long)
-                loss = loss + F.cross_entropy(torch.stack([-out, out], -1), labels)
-            if args.sleep and args.sleep_at == "backward":
-                time.sleep(args.sleep)
-            if scaler:
-                scaler.scale(loss).backward()
-            else:
-                loss.backward()
-        if args.dist == "manual":
-            for p in model.parameters():
-                dist.all_reduce(p.grad)
-                p.grad /= world
+        def forward_backward():
+            opt.zero_grad()
+            for _ in range(args.accum):   # the same batch each time: it is the count that matters
+                out = net(tokens, noise=noise) if args.noise_kw else net(tokens, noise)
+                if isinstance(out, dict):
+                    out = out["pred"]
+                loss = F.mse_loss(out, target)
+                if at and args.fault == "loss":
+                    loss = loss + torch.log(torch.zeros((), device=loss.device))
+                if at and args.fault == "loss-grad":
+                    loss = loss + torch.sqrt((out * 0).pow(2).sum())
+                if args.fault == "ignored":
+                    # is each output above its target?  A class per sample, all
+                    # of them ignore_index (-100) at the fault's step
+                    labels = (out > target).long() if not at else \
+                        torch.full_like(target, -100, dtype=torch.long)
+                    loss = loss + F.cross_entropy(torch.stack([-out, out], -1), labels)
+                if args.sleep and args.sleep_at == "backward":
+                    time.sleep(args.sleep)
+                if scaler:
+                    scaler.scale(loss).backward()
+                else:
+                    loss.backward()
+            if args.dist == "manual":
+                for p in model.parameters():
+                    dist.all_reduce(p.grad)
+                    p.grad /= world
+            return loss
+
         if at and args.fault == "optimizer":
             opt.param_groups[1]["lr"] = math.inf
-        if scaler:
-            scaler.step(opt)
-            scaler.update()
+        if args.closure:
+            # as LBFGS and Lightning do: step() runs forward and backward
+            loss = opt.step(forward_backward)
         else:
-            opt.step()
+            loss = forward_backward()
+            if scaler:
+                scaler.step(opt)
+                scaler.update()
+            else:
+                opt.step()
+        if args.print_grad_norm:
+            sq = sum(float(p.grad.double().pow(2).sum()) for p in model.parameters()
+                     if p.grad is not None)
+            print("step %d grad_norm %r" % (step, math.sqrt(sq)))
         if at and args.fault == "optimizer":
             opt.param_groups[1]["lr"] = args.lr
         # undo the fault's switch (not its damage)

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# optimizer.step(closure): the closure runs the forward and backward
+# inside step() (LBFGS; Lightning steps every optimizer this way).  On
+# both Pythons, faults.py --closure under `nanprof run`: each step's
+# records have a forward, a backward and an optimizer part one after the
+# other, module calls are in the forward phase, the largest outputs are
+# there, and each step's gradient norm is the one the job computes after
+# that step's backward, not the step before's; a forward and an optimizer
+# fault are found where they are without a closure.  The same checks on a
+# plain step() tell the checker is fair.
+# Needs root (BPF); skips visibly when something is missing.
+set -u
+. "$(dirname "$0")/lib.sh" closure
+
+if [ "$(id -u)" -ne 0 ]; then
+	skp "all closure tests" "need root for bpf"
+	finish
+	exit 0
+fi
+export OMP_NUM_THREADS=1
+
+steps_match() {   # name faults.py-args...
+	local name=$1
+	shift
+	if $NP run -q -o "$T/out" -- $PY $IT/faults.py --print-grad-norm --steps 8 "$@" \
+		> "$T/job.out" 2> "$T/np.err" &&
+	   python3 $IT/check_steps.py "$T/out/events.jsonl" "$T/job.out" > "$T/chk" 2>&1; then
+		ok "$tag $name"
+	else
+		cat "$T/np.err" >> "$T/chk"
+		bad "$tag $name" "$T/chk"
+	fi
+	rm -rf "$T/out"
+}
+
+origin() {   # name fault check_origin-args...
+	local name=$1 fault=$2
+	shift 2
+	if $NP run -q -o "$T/out" -- $PY $IT/faults.py --closure --fault "$fault" --steps 10 --at 6 \
+		> "$T/job.out" 2> "$T/np.err" &&
+	   python3 $IT/check_origin.py "$T/out/events.jsonl" "$@" > "$T/chk" 2>&1; then
+		ok "$tag $name"
+	else
+		cat "$T/np.err" >> "$T/chk"
+		bad "$tag $name" "$T/chk"
+	fi
+	rm -rf "$T/out"
+}
+
+for PY in python3 /usr/bin/python3; do
+	if ! $PY -c 'import torch' 2>/dev/null; then
+		skp "$PY" "no torch for $PY"
+		continue
+	fi
+	tag=$(basename "$PY")-$($PY -c 'import torch;print(torch.__version__)')
+	steps_match "step(): phases in order, statistics and gradient norms of their own step"
+	steps_match "step(closure): phases in order, statistics and gradient norms of their own step" \
+		--closure
+	origin "step(closure): forward fault in blocks.1.gate" forward \
+		--origin forward blocks.1.gate output $(gate_op $PY) --step 6
+	origin "step(closure): optimizer fault in head.weight" optimizer \
+		--origin optimizer head param --param weight --step 6
+done
+finish
