@@ -54,7 +54,7 @@ static int load_bootstrap(void)
 	if (!g)
 		return -1;
 	np_py.Dict_SetItemString(g, "__builtins__", np_py.Eval_GetBuiltins());
-	PyObject *r = np_py.Run_StringFlags(np_bootstrap_py, NP_PY_FILE_INPUT, g, g, NULL);
+	PyObject *r = np_py_run(np_bootstrap_py, g);
 	if (!r) {
 		np_py.DecRef(g);
 		return -1;

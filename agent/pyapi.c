@@ -24,6 +24,8 @@ int np_pyapi_load(void)
 	if (!np_py.IsFinalizing)
 		*(void **)&np_py.IsFinalizing = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
 	NEED(Run_StringFlags, "PyRun_StringFlags");
+	*(void **)&np_py.CompileStringExFlags = dlsym(RTLD_DEFAULT, "Py_CompileStringExFlags");
+	*(void **)&np_py.Eval_EvalCode = dlsym(RTLD_DEFAULT, "PyEval_EvalCode");
 	NEED(Dict_New, "PyDict_New");
 	NEED(Dict_SetItemString, "PyDict_SetItemString");
 	NEED(Dict_GetItemString, "PyDict_GetItemString");
@@ -90,13 +92,26 @@ int np_py_reraise(void)
 	return 1;
 }
 
+PyObject *np_py_run(const char *src, PyObject *g)
+{
+	if (!np_py.CompileStringExFlags || !np_py.Eval_EvalCode)
+		return np_py.Run_StringFlags(src, NP_PY_FILE_INPUT, g, g, NULL);
+	PyObject *code = np_py.CompileStringExFlags(src, "<nanprof agent>", NP_PY_FILE_INPUT,
+						    NULL, -1);
+	if (!code)
+		return NULL;
+	PyObject *r = np_py.Eval_EvalCode(code, g, g);
+	np_py.DecRef(code);
+	return r;
+}
+
 int np_py_helper(const char *src, const char *const names[], PyObject *fns[], int n)
 {
 	int got = 0;
 	PyObject *g = np_py.Dict_New();
 	if (g) {
 		np_py.Dict_SetItemString(g, "__builtins__", np_py.Eval_GetBuiltins());
-		PyObject *r = np_py.Run_StringFlags(src, NP_PY_FILE_INPUT, g, g, NULL);
+		PyObject *r = np_py_run(src, g);
 		np_py_xdecref(r);
 		while (r && got < n && (fns[got] = np_py.Dict_GetItemString(g, names[got])))
 			got++;

@@ -33,6 +33,9 @@ struct np_pyapi {
 	void (*GILState_Release)(int);
 	int (*IsFinalizing)(void);   /* optional: NULL if not exported */
 	PyObject *(*Run_StringFlags)(const char *, int, PyObject *, PyObject *, void *);
+	/* optional: np_py_run() names the agent's code in tracebacks with them */
+	PyObject *(*CompileStringExFlags)(const char *, const char *, int, void *, int);
+	PyObject *(*Eval_EvalCode)(PyObject *, PyObject *, PyObject *);
 	PyObject *(*Dict_New)(void);
 	int (*Dict_SetItemString)(PyObject *, const char *, PyObject *);
 	PyObject *(*Dict_GetItemString)(PyObject *, const char *);   /* borrowed */
@@ -101,6 +104,12 @@ void np_py_err_clear(void);
 /* Sets the exception kept aside, if any, as the current error again
  * (a hook then returns NULL to hand it to the job): 1, else 0. */
 int np_py_reraise(void);
+
+/* Runs src, Python source (a module's statements), in namespace g, as
+ * the file "<nanprof agent>": a traceback that passes through one of the
+ * agent's wrappers (loss.backward() raising inside torch) says whose
+ * frame it is, not "<string>".  Its result, or NULL with the error set. */
+PyObject *np_py_run(const char *src, PyObject *g);
 
 /* Runs src, Python source, in a namespace of its own and gives the n
  * functions it defines under names[] (new references; the namespace
