@@ -46,6 +46,14 @@ one_python() {   # python
 	else
 		bad "$tag: the op inside a module" "$T/chk"
 	fi
+	# an error torch raises inside backward() reaches the job as it is,
+	# and its traceback names the agent's wrapper frame
+	if LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$T/$tag-raise.rec" \
+		timeout 120 "$py" "$IT/raise_in_backward.py" > "$T/chk" 2>&1; then
+		ok "$tag: torch's error inside backward() reaches the job; the traceback names <nanprof agent>"
+	else
+		bad "$tag: an error inside backward()" "$T/chk"
+	fi
 	"$py" "$IT/faults.py" --fault none --steps 6 > "$T/plain.out" 2>&1
 	if alone "$T/$tag-none.rec" "$py" --fault none --steps 6 > "$T/alone.out" 2>&1 &&
 	   cmp -s "$T/plain.out" "$T/alone.out" &&
