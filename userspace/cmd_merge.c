@@ -144,9 +144,13 @@ static int scan_events(struct input *in, int index, struct np_map *used_pids)
 		uint64_t mapped_pid = 0;
 		if (!np_jl_int(line, "pid", &pid))
 			np_map_get(&in->pids, 0, (uint64_t)pid, &mapped_pid);
+		int64_t cpu_n = 0, gpu_n = 0;
 		if (!strcmp(type, "checks") && (strstr(line, "\"state\":\"on\"") ||
-						 strstr(line, "\"state\":\"detached\"")))
-			nchecked++;   /* processes whose checks were in place */
+						 strstr(line, "\"state\":\"detached\"")) &&
+		    ((!np_jl_int(line, "tensors_checked", &cpu_n) && cpu_n > 0) ||
+		     (!np_jl_int(line, "gpu_checks", &gpu_n) && gpu_n > 0)))
+			nchecked++;   /* processes whose checks were in place and checked
+				       * something: not a DataLoader worker */
 		if (!strcmp(type, "nan_origin") || !strcmp(type, "nan_received"))
 			add_finding(line, type[4] == 'r', mapped_pid);
 		if (!strcmp(type, "step") && strstr(line, "\"complete\":true") &&

@@ -98,6 +98,13 @@ void np_collector_free(struct np_collector *c)
 
 /* ---- processes and threads ---- */
 
+bool np_proc_worked(const struct np_proc_state *p)
+{
+	return p->nsteps || p->module_calls || p->nodes || p->ag.checked || p->gpu.checks ||
+	       p->ag.found || p->ag.received || p->ag.nwarnings || p->records_dropped ||
+	       p->steps_dropped || p->events_dropped;
+}
+
 struct np_proc_state *np_collector_proc(struct np_collector *c, pid_t pid)
 {
 	for (uint32_t i = 0; i < c->nprocs; i++)

@@ -45,6 +45,10 @@ void np_collector_free(struct np_collector *c);
 struct np_proc_state *np_collector_add_proc(struct np_collector *c,
 					    const struct np_proc_info *info, int rank);
 struct np_proc_state *np_collector_proc(struct np_collector *c, pid_t pid);
+/* Did p do any work nanprof saw: a module call, a backward node, a step,
+ * a tensor or kernel checked, a finding?  Launchers, compile workers and
+ * DataLoader workers (torch imported, nothing trained) did not. */
+bool np_proc_worked(const struct np_proc_state *p);
 
 /* Feed one event (probes' callback). */
 void np_collector_event(struct np_collector *c, const struct np_event *e);

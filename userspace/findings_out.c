@@ -204,8 +204,9 @@ size_t np_collector_findings(const struct np_collector *c, struct np_rank_findin
 	*nchecked = 0;
 	for (uint32_t i = 0; i < c->nprocs; i++) {
 		const struct np_proc_state *p = &c->procs[i];
-		if (p->checks != NP_CHECKS_ON && p->checks != NP_CHECKS_DETACHED)
-			continue;   /* a launcher that never imported torch has no say */
+		if ((p->checks != NP_CHECKS_ON && p->checks != NP_CHECKS_DETACHED) ||
+		    !np_proc_worked(p))
+			continue;   /* a launcher, a DataLoader worker: no say */
 		++*nchecked;
 		if ((!p->ag.found && !p->ag.received) || n >= max)
 			continue;

@@ -337,13 +337,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A Python process that did no torch work nanprof saw (a launcher, a
- * compile or data worker that never imported torch): one line for all. */
+/* A Python process that did no work nanprof saw (a launcher, a compile
+ * worker, a DataLoader worker: torch imported, nothing trained): one
+ * line for all. */
 static bool idle(const struct np_proc_state *p)
 {
-	return !p->info.torch_version[0] && !p->nsteps && !p->module_calls && !p->nodes &&
-	       !p->ag.found && !p->ag.received && !p->records_dropped && !p->steps_dropped &&
-	       !p->events_dropped;
+	return !np_proc_worked(p);
 }
 
 static void print_idle(const struct np_collector *c, FILE *f)
@@ -353,7 +352,8 @@ static void print_idle(const struct np_collector *c, FILE *f)
 		n += idle(&c->procs[i]);
 	if (!n || n == c->nprocs)
 		return;   /* none, or all: each has its lines */
-	fprintf(f, "  %u more python process%s without torch work (pid", n, n > 1 ? "es" : "");
+	fprintf(f, "  %u more python process%s without module, backward or optimizer work "
+		"(launchers, data or compile workers: pid", n, n > 1 ? "es" : "");
 	for (uint32_t i = 0; i < c->nprocs && listed < 8; i++)
 		if (idle(&c->procs[i]))
 			fprintf(f, "%s %d", listed++ ? "," : "", c->procs[i].pid);

@@ -20,8 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "findings_out.h"
 #include "on_nan.h"
 #include "output.h"
+#include "verdict.h"
 
 /* Bit 30 clear, so the "steps and phases" track id (0x40000000 | pid)
  * differs from the pid; far above pid_max, so no such process. */
@@ -788,7 +790,8 @@ Test(output, summary_text)
 }
 
 /* Python processes that did no torch work (torch.compile's compile
- * workers, a launcher) fold into one line; a traced one keeps its lines. */
+ * workers, a launcher, a DataLoader worker that imported torch) fold
+ * into one line; a traced one keeps its lines. */
 Test(output, summary_folds_processes_without_torch_work)
 {
 	session(8, 1000, false);
@@ -796,14 +799,25 @@ Test(output, summary_folds_processes_without_torch_work)
 	struct np_proc_state *grown = realloc(col.procs, 12 * sizeof(*grown));
 	cr_assert_not_null(grown);
 	col.procs = grown;
+	struct np_rank_finding vf[4];
+	size_t checked_before, checked_after;
+	np_collector_findings(&col, vf, 4, &checked_before);
 	for (int k = 0; k < 10; k++) {
 		struct np_proc_info pi = { .pid = 5000 + k, .py_major = 3, .py_minor = 11 };
-		cr_assert_not_null(np_collector_add_proc(&col, &pi, -1));
+		if (k == 0)   /* a DataLoader worker: torch imported, checks on, nothing trained */
+			strcpy(pi.torch_version, "2.5.0+cpu");
+		struct np_proc_state *w = np_collector_add_proc(&col, &pi, -1);
+		cr_assert_not_null(w);
+		if (k == 0)
+			w->checks = NP_CHECKS_ON;
 	}
+	np_collector_findings(&col, vf, 4, &checked_after);
+	cr_expect_eq(checked_after, checked_before, "a worker has no say in the verdict");
 	const char *s = summary();
 	expect_has(s, "  pid 1073741809: python 3.11, torch 2.5.0+cpu\n");
 	expect_has(s, "  pid 1073741808 rank 0: python 3.11, torch not loaded\n");
-	expect_has(s, "  10 more python processes without torch work (pid 5000, 5001, 5002, 5003, "
+	expect_has(s, "  10 more python processes without module, backward or optimizer work "
+		   "(launchers, data or compile workers: pid 5000, 5001, 5002, 5003, "
 		   "5004, 5005, 5006, 5007, ...)\n");
 	expect_lacks(s, "pid 5000:");
 	cr_expect_eq(count_of(s, "steps:"), 2);
