@@ -112,6 +112,21 @@ for PY in python3 /usr/bin/python3; do
 	fault "the model's own code, its output a dict subclass: the outermost Model" model-code \
 		--origin forward "" output --module-type Model --step 6
 	FARGS="--steps 10 --at 6"
+	# a corrupt sample from DataLoader workers started with spawn (traced
+	# and given the agent too): found as sample 5 of the batch emb got; the
+	# workers, which train nothing, fold into one summary line and have no
+	# say in a verdict
+	if $NP run -q -o "$T/$tag-loader" -- $PY $IT/loader_job.py > "$T/job.out" 2> "$T/np.err" &&
+	   $PY $IT/check_origin.py "$T/$tag-loader/events.jsonl" --origin forward "" input \
+		--received-by emb --only-index 0 5 --step 20 > "$T/chk" 2>&1 &&
+	   grep -Eq "[0-9]+ more python processes without module, backward or optimizer work" \
+		"$T/$tag-loader/summary.txt" &&
+	   ! grep -q "verdict" "$T/$tag-loader/summary.txt"; then
+		ok "$tag a corrupt sample from spawned DataLoader workers: sample 5 of what emb got"
+	else
+		cat "$T/$tag-loader/summary.txt" "$T/np.err" >> "$T/chk" 2>/dev/null
+		bad "$tag a corrupt sample from spawned DataLoader workers" "$T/chk"
+	fi
 	# described as the first module to receive it saw it: noise + the
 	# embedding, [8, 12, 32], NaN in sample 2 only (not the model's output)
 	fault "non-finite input comes from outside the model: sample 2 of the input blocks.0.attn got" \
