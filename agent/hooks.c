@@ -197,12 +197,15 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
 }
 
 /* A non-finite parameter that `owner` reads (its own, or one of a
- * child that never runs as a module: index_params), into *c and its name
- * into name; NULL when all are finite.  Run at a module's births only:
- * every parameter is checked after each optimizer.step(), so one found
- * here was written by code outside the optimizer. */
-static PyObject *bad_param(PyObject *module, PyObject *owner, int depth,
-			   struct np_tensor_check *c, const char **name)
+ * child that never runs as a module: index_params), into *c, and its
+ * path from owner into path ("weight"; "blocks.1.lin.weight" for a
+ * torch.compile'd model, whose children never run as modules, without
+ * "_orig_mod."; the tail of a longer one); NULL when all are finite.
+ * Run at a module's births only: every parameter is checked after each
+ * optimizer.step(), so one found here was written by code outside the
+ * optimizer. */
+static PyObject *bad_param(PyObject *module, PyObject *owner, int depth, const char *prefix,
+			   struct np_tensor_check *c, char *path, size_t len)
 {
 	PyObject *found = NULL, *k, *v, *d = as_dict(module, np_n._parameters);
 	ptrdiff_t pos = 0;
@@ -215,15 +218,32 @@ static PyObject *bad_param(PyObject *module, PyObject *owner, int depth,
 		if (s && (!depth || s->module == (uint64_t)(uintptr_t)owner) &&
 		    np_tensor_check(v, c) == 1 && bad(c)) {
 			found = v;   /* borrowed: the module holds it */
-			*name = s->name;
+			const char *n = np_py.Unicode_AsUTF8(k);
+			char full[256];
+			snprintf(full, sizeof(full), "%s%s", prefix, n ? n : "?");
+			size_t flen = strlen(full), room = len - 1;
+			if (flen <= room) {
+				memcpy(path, full, flen + 1);
+			} else {   /* "..lin.weight": the end says most */
+				memcpy(path, "..", 2);
+				memcpy(path + 2, full + flen - (room - 2), room - 2 + 1);
+			}
 		}
 	}
 	np_py_xdecref(d);
 	if (!found && depth < 8 && (d = as_dict(module, np_n._modules))) {
 		pos = 0;
-		while (!found && np_py.Dict_Next(d, &pos, &k, &v))
-			if (v != np_py.None)
-				found = bad_param(v, owner, depth + 1, c, name);
+		while (!found && np_py.Dict_Next(d, &pos, &k, &v)) {
+			const char *n = np_py.Unicode_AsUTF8(k);
+			if (v == np_py.None || !n)
+				continue;
+			char sub[256];
+			if (strcmp(n, "_orig_mod") == 0)   /* torch.compile's wrapper */
+				snprintf(sub, sizeof(sub), "%s", prefix);
+			else
+				snprintf(sub, sizeof(sub), "%s%s.", prefix, n);
+			found = bad_param(v, owner, depth + 1, sub, c, path, len);
+		}
 		np_py.DecRef(d);
 	}
 	if (np_py.Err_Occurred())
@@ -554,10 +574,10 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		 * every call of the job */
 		PyObject *where = NULL, *param;
 		struct np_tensor_check pc;
-		const char *pname = NULL;
+		char pname[24];   /* the record keeps 23 */
 		if (!flags && m && m->spreads < SPREADS_PER_MODULE) {
 			m->spreads++;
-			if ((param = bad_param(module, module, 0, &pc, &pname))) {
+			if ((param = bad_param(module, module, 0, "", &pc, pname, sizeof(pname)))) {
 				/* it read a non-finite parameter: the parameter
 				 * is the origin, the output its propagation */
 				send_check(NP_ROLE_PARAM, NP_APHASE_FORWARD, 0,
