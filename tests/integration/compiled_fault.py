@@ -1,9 +1,13 @@
 """A training job whose model runs under torch.compile (inductor, on the
-CPU), with one fault: blocks.1.lin's weight becomes +inf at step --at.
+CPU), with one fault at step --at: blocks.1.lin's first weight row
+becomes 3e38 (finite: its output overflows, an output born non-finite),
+or, with --fault inf-weight, one weight becomes +inf (a parameter
+written outside the optimizer).
 Prints each step's loss with repr(), so that two runs can be compared
 bit for bit: nanprof must not change what the compiled code computes.
 
-  compiled_fault.py [--steps N] [--at N] [--sleep SEC] [--ready-file F]
+  compiled_fault.py [--steps N] [--at N] [--fault overflow|inf-weight] [--sleep SEC]
+                    [--ready-file F]
 
 --at -1: no fault.  --ready-file F is written after step 3 (compiled by
 then), for a test that attaches.
@@ -43,6 +47,7 @@ def main():
     ap.add_argument("--at", type=int, default=6)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds after each step")
     ap.add_argument("--ready-file")
+    ap.add_argument("--fault", choices=["overflow", "inf-weight"], default="overflow")
     a = ap.parse_args()
     torch.manual_seed(0)
     model = Net()
@@ -52,7 +57,10 @@ def main():
     for step in range(a.steps):
         if step == a.at:
             with torch.no_grad():
-                model.blocks[1].lin.weight[0, 0] = float("inf")
+                if a.fault == "inf-weight":
+                    model.blocks[1].lin.weight[0, 0] = float("inf")
+                else:
+                    model.blocks[1].lin.weight[0, :] = 3e38
         opt.zero_grad()
         loss = compiled(x).pow(2).mean()
         loss.backward()

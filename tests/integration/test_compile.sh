@@ -7,6 +7,8 @@
 # nothing about nanprof's hook, and the origin is the compiled region
 # (OptimizedModule), with the hint; with TORCH_COMPILE_DISABLE=1 it is
 # the module itself, named as the user's model names it (no _orig_mod).
+# A weight set to inf outside the optimizer is named by its path inside
+# the compiled model (blocks.1.lin.weight).
 # Needs root (BPF, ptrace) and a torch with torch.compile (2.x).
 set -u
 . "$(dirname "$0")/lib.sh" compile
@@ -59,6 +61,16 @@ for PY in python3 /usr/bin/python3; do
 	else
 		cat "$T/$tag-eager.err" >> "$T/chk"
 		bad "$tag: origin with the compile disabled" "$T/chk"
+	fi
+	timeout 300 $NP run -q -o "$T/$tag-w" -- "$PY" $IT/compiled_fault.py --fault inf-weight \
+		> /dev/null 2> "$T/$tag-w.err"
+	if $PY $IT/check_origin.py "$T/$tag-w/events.jsonl" --origin forward "" param \
+		--param blocks.1.lin.weight --module-type OptimizedModule --only-index 1 0 \
+		--step 6 > "$T/chk" 2>&1; then
+		ok "$tag: a weight set to inf outside the optimizer: blocks.1.lin.weight in the compiled region"
+	else
+		cat "$T/$tag-w.err" >> "$T/chk"
+		bad "$tag: a weight set to inf in a compiled model" "$T/chk"
 	fi
 	# attached to a live compiled job: dynamo compiled it with no global
 	# hook; adding nanprof's (and taking it out) must not recompile it
