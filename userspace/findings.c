@@ -190,8 +190,10 @@ static void from_outside(struct np_proc_state *p, struct np_finding *f)
 	f->first_bad = in->first_bad;
 	f->max_abs = in->max_abs;
 	f->spread = in->spread;
-	if (in->module != f->module || in->module_type != f->module_type)
+	if (in->module != f->module || in->module_type != f->module_type) {
 		f->received_by = in->module;
+		f->received_type = in->module_type;
+	}
 }
 
 static void on_check(struct np_collector *c, struct np_proc_state *p,

@@ -45,9 +45,10 @@ static const char *tensor_words(const struct np_finding *f)
 void np_tensor_words(char *buf, size_t n, const struct np_collector *c,
 		     const struct np_finding *f)
 {
-	const char *by = np_name(c, f->received_by);
-	if (*by)
-		snprintf(buf, n, "its input, as %s received it", by);
+	const char *by = np_name(c, f->received_by), *type = np_name(c, f->received_type);
+	if (*by)   /* "as 0 (Linear) received it": a Sequential's child is a number */
+		snprintf(buf, n, "its input, as %s%s%s%s received it", by, *type ? " (" : "",
+			 type, *type ? ")" : "");
 	else
 		snprintf(buf, n, "%s", tensor_words(f));
 }

@@ -134,6 +134,7 @@ struct np_finding {
 	struct np_spread spread;  /* where in the tensor (ndim 0: not known) */
 	uint32_t received_by;     /* input from outside the model: the module that
 				   * first received it, when not this one (name id) */
+	uint32_t received_type;   /* and its class (name id) */
 };
 
 #define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */

@@ -783,7 +783,7 @@ Test(findings, an_input_from_outside_is_described_as_first_received)
 	cr_assert_eq(o->op, 0);
 	cr_assert_eq(proc->cur.nonfinite, 2);
 	char *text = origin_paragraph();
-	cr_assert(strstr(text, "  tensor: its input, as <Linear> received it, float32 [32, 96], "
+	cr_assert(strstr(text, "  tensor: its input, as <Linear> (Linear) received it, float32 [32, 96], "
 			       "3072 elements: 0 nan, 1 +inf, 0 -inf; first at [5, 26]\n"), "%s", text);
 	cr_assert(strstr(text, "  spread: 1 of 32 along dim 0 (only index 5), 1 of 96 along dim 1 "
 			       "(only index 26)\n"), "%s", text);
