@@ -19,26 +19,13 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export OMP_NUM_THREADS=1
 
-steps_match() {   # name faults.py-args...
-	local name=$1
-	shift
-	if $NP run -q -o "$T/out" -- $PY $IT/faults.py --print-grad-norm --steps 8 "$@" \
-		> "$T/job.out" 2> "$T/np.err" &&
-	   python3 $IT/check_steps.py "$T/out/events.jsonl" "$T/job.out" > "$T/chk" 2>&1; then
-		ok "$tag $name"
-	else
-		cat "$T/np.err" >> "$T/chk"
-		bad "$tag $name" "$T/chk"
-	fi
-	rm -rf "$T/out"
-}
-
-origin() {   # name fault check_origin-args...
-	local name=$1 fault=$2
+# check NAME 'FAULTS_ARGS' CHECKER ARGS...: faults.py under `nanprof run`
+# (its events in $T/out, its output in $T/job.out), then the checker
+check() {
+	local name=$1 args=$2
 	shift 2
-	if $NP run -q -o "$T/out" -- $PY $IT/faults.py --closure --fault "$fault" --steps 10 --at 6 \
-		> "$T/job.out" 2> "$T/np.err" &&
-	   python3 $IT/check_origin.py "$T/out/events.jsonl" "$@" > "$T/chk" 2>&1; then
+	if $NP run -q -o "$T/out" -- $PY $IT/faults.py $args > "$T/job.out" 2> "$T/np.err" &&
+	   python3 "$@" > "$T/chk" 2>&1; then
 		ok "$tag $name"
 	else
 		cat "$T/np.err" >> "$T/chk"
@@ -53,12 +40,16 @@ for PY in python3 /usr/bin/python3; do
 		continue
 	fi
 	tag=$(basename "$PY")-$($PY -c 'import torch;print(torch.__version__)')
-	steps_match "step(): phases in order, statistics and gradient norms of their own step"
-	steps_match "step(closure): phases in order, statistics and gradient norms of their own step" \
-		--closure
-	origin "step(closure): forward fault in blocks.1.gate" forward \
+	steps="$IT/check_steps.py $T/out/events.jsonl $T/job.out"
+	check "step(): phases in order, statistics and gradient norms of their own step" \
+		"--print-grad-norm --steps 8" $steps
+	check "step(closure): phases in order, statistics and gradient norms of their own step" \
+		"--print-grad-norm --steps 8 --closure" $steps
+	check "step(closure): forward fault in blocks.1.gate" "--closure --fault forward" \
+		$IT/check_origin.py "$T/out/events.jsonl" \
 		--origin forward blocks.1.gate output $(gate_op $PY) --step 6
-	origin "step(closure): optimizer fault in head.weight" optimizer \
+	check "step(closure): optimizer fault in head.weight" "--closure --fault optimizer" \
+		$IT/check_origin.py "$T/out/events.jsonl" \
 		--origin optimizer head param --param weight --step 6
 done
 finish

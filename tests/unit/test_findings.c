@@ -69,8 +69,10 @@ static void agent(uint64_t ts, struct np_agent_rec *r)
 	send(&e);
 }
 
-static void check_flags(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module,
-			uint8_t flags, const char *what)
+/* A CHECK record of numel elements, posinf of them +Inf and nan NaN. */
+static void check_counts(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module,
+			 uint8_t flags, const char *what, uint64_t numel, uint64_t posinf,
+			 uint64_t nan, int64_t first_bad)
 {
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
@@ -79,13 +81,19 @@ static void check_flags(uint64_t ts, uint8_t role, uint8_t phase, uint64_t modul
 	r.phase = phase;
 	r.flags = flags;
 	r.module = module;
-	r.chk.numel = 16;
-	r.chk.posinf = 3;
-	r.chk.nan = 1;
-	r.chk.first_bad = 5;
+	r.chk.numel = numel;
+	r.chk.posinf = posinf;
+	r.chk.nan = nan;
+	r.chk.first_bad = first_bad;
 	if (what)
 		strncpy(r.chk.what, what, sizeof(r.chk.what) - 1);
 	agent(ts, &r);
+}
+
+static void check_flags(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module,
+			uint8_t flags, const char *what)
+{
+	check_counts(ts, role, phase, module, flags, what, 16, 3, 1, 5);
 }
 
 static void check(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module, bool src_dirty,
@@ -745,16 +753,8 @@ static void input_record(uint64_t ts, uint64_t module, uint64_t numel, uint64_t 
 			 int64_t first_bad)
 {
 	spread(ts, 2, (uint32_t[]){ 32, 96 }, (uint32_t[]){ 1, 1 }, (uint32_t[]){ 5, 26 }, false);
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_CHECK;
-	r.role = NP_ROLE_INPUT;
-	r.phase = NP_APHASE_FORWARD;
-	r.module = module;
-	r.chk.numel = numel;
-	r.chk.posinf = posinf;
-	r.chk.first_bad = first_bad;
-	agent(ts + 1, &r);
+	check_counts(ts + 1, NP_ROLE_INPUT, NP_APHASE_FORWARD, module, 0, NULL, numel, posinf, 0,
+		     first_bad);
 }
 
 /* Linear got it first, inside Net; Net received it too: the origin is
