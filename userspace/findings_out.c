@@ -163,25 +163,28 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on, down to "
 			"a loss scale of 1: the gradients are non-finite unscaled, no scale "
 			"overflow\n", o->scaler_run);
+	fprintf(f, "  %s\n", np_origin_why(o));
+}
+
+const char *np_origin_why(const struct np_finding *o)
+{
 	if (o->preexisting)
-		fprintf(f, "  it was already non-finite when nanprof first saw it: it was born "
-			"before nanprof attached.\n");
-	else if (o->role == NP_ROLE_PARAM && o->phase == NP_PHASE_FORWARD)
+		return "it was already non-finite when nanprof first saw it: it was born "
+		       "before nanprof attached.";
+	if (o->role == NP_ROLE_PARAM && o->phase == NP_PHASE_FORWARD)
 		/* agent/hooks.c bad_param(): every parameter is checked after
 		 * each optimizer.step() */
-		fprintf(f, "  the module's inputs were finite, and this parameter was not "
-			"non-finite after any optimizer.step(): code outside the optimizer "
-			"wrote it (load_state_dict, an in-place edit under torch.no_grad(), "
-			"an EMA or weight-averaging swap).\n");
-	else if (o->inputs_finite)
-		fprintf(f, "  what flowed in was finite: it was born here; every later "
-			"non-finite value is counted as propagation.\n");
-	else if (o->phase == 1)
-		fprintf(f, "  its inputs were already non-finite: it came into the model "
-			"from outside (data, or code between module calls).\n");
-	else
-		fprintf(f, "  what flowed in was already non-finite, from outside the "
-			"checked tensors.\n");
+		return "the module's inputs were finite, and this parameter was not "
+		       "non-finite after any optimizer.step(): code outside the optimizer "
+		       "wrote it (load_state_dict, an in-place edit under torch.no_grad(), "
+		       "an EMA or weight-averaging swap).";
+	if (o->inputs_finite)
+		return "what flowed in was finite: it was born here; every later "
+		       "non-finite value is counted as propagation.";
+	if (o->phase == NP_PHASE_FORWARD)
+		return "its inputs were already non-finite: it came into the model "
+		       "from outside (data, or code between module calls).";
+	return "what flowed in was already non-finite, from outside the checked tensors.";
 }
 
 void np_print_received(FILE *f, const struct np_collector *c, const struct np_proc_state *p)

@@ -21,6 +21,9 @@ const char *np_op_note(const struct np_finding *f);
  * as the first module that saw it saw it). */
 void np_tensor_words(char *buf, size_t n, const struct np_collector *c,
 		     const struct np_finding *f);
+/* The origin paragraph's last sentence: born here, came from outside,
+ * written outside the optimizer, before the attach. */
+const char *np_origin_why(const struct np_finding *o);
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
 void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
 		      const struct np_explosion_warning *w);
