@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include "pyapi.h"
 
-#define NP_BIRTH_OP_NODES 64          /* autograd nodes walked per search */
+#define NP_BIRTH_OP_NODES 256         /* autograd nodes walked per search */
 #define NP_BIRTH_OP_ELEMS (16u << 20) /* saved elements checked per search */
 #define NP_BIRTH_OP_PER_STEP 4        /* searches per step */
 

@@ -118,6 +118,25 @@ class Checkpointed(nn.Module):
         return checkpoint(self.body, x, use_reentrant=False)
 
 
+class LoopedCell(nn.Module):
+    """A GRUCell run over 12 time steps in the module's own loop, with
+    0 / 0 between steps 7 and 8: the div is named, four cells (some 80
+    nodes) before the output, not a tanh inside a later cell, which
+    only received the NaN."""
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 16)
+        self.out = nn.Linear(16, 8)
+
+    def forward(self, x):
+        h = torch.zeros(x.shape[0], 16)
+        for t in range(12):
+            h = self.cell(x * (t + 1) / 12, h)
+            if t == 7:
+                h = h / (h - h)
+        return self.out(h)
+
+
 # case: (module, op it is named by, OP_INSIDE, OP_READ_FINITE) where the
 # agent searches; (op without the search) where it cannot
 CASES = [
@@ -134,6 +153,8 @@ CASES = [
     ("an in-place write into a slice", SliceWrite(), ("CopySlices", False, False), "CopySlices"),
     ("checkpointed: nothing unpacked, nothing recomputed", Checkpointed(),
      ("AddBackward0", False, False), "AddBackward0"),
+    ("0 / 0 in a loop of 12 GRUCell steps", LoopedCell(), ("DivBackward0", True, True),
+     "AddmmBackward0"),
 ]
 
 
