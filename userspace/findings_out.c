@@ -438,9 +438,12 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 			fprintf(f, "the outermost %s", *type ? type : "module");
 		else
 			fprintf(f, "%s%s%s%s", mod, *type ? " (" : "", type, *type ? ")" : "");
-		const char *note = *op ? np_op_note(o) : "";
-		fprintf(f, "%s%s%s%s%s, %s; %llu later reports are propagation\n", *op ? ", op " : "",
-			op, *note ? " (" : "", note, *note ? ")" : "", tensor_words(o),
+		const char *note = *op ? np_op_note(o) : "", *param = np_name(c, o->param);
+		char words[160];
+		np_tensor_words(words, sizeof(words), c, o);
+		fprintf(f, "%s%s%s%s%s, %s%s%s%s; %llu later reports are propagation\n",
+			*op ? ", op " : "", op, *note ? " (" : "", note, *note ? ")" : "", words,
+			*param ? " (" : "", param, *param ? ")" : "",
 			(unsigned long long)a->propagation);
 		char spread[512], shape[128];
 		np_spread_text(spread, sizeof(spread), &o->spread);

@@ -682,6 +682,17 @@ static char *origin_paragraph(void)
 	return buf;
 }
 
+/* The summary's checks lines (summary.txt), origin line included. */
+static char *checks_line(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	np_print_checks(f, &col, proc);
+	fclose(f);
+	return buf;
+}
+
 static void op_check(uint8_t flags, const char *what)
 {
 	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
@@ -701,11 +712,7 @@ Test(findings, an_op_found_inside_the_module_says_so)
 		  "%s", text);
 	free(text);
 	/* summary.txt's line says it too */
-	size_t len = 0;
-	text = NULL;
-	FILE *f = open_memstream(&text, &len);
-	np_print_checks(f, &col, proc);
-	fclose(f);
+	text = checks_line();
 	cr_assert(strstr(text, ", op log (inside the module; it read only finite values), "
 			       "the module's output;"), "%s", text);
 	free(text);
@@ -789,6 +796,9 @@ Test(findings, an_input_from_outside_is_described_as_first_received)
 			       "(only index 26)\n"), "%s", text);
 	cr_assert(strstr(text, "came into the model from outside"), "%s", text);
 	free(text);
+	text = checks_line();   /* summary.txt says who received it too */
+	cr_assert(strstr(text, ", its input, as <Linear> (Linear) received it; "), "%s", text);
+	free(text);
 }
 
 Test(findings, an_input_the_outermost_module_got_first_names_no_other)
@@ -862,6 +872,9 @@ Test(findings, a_parameter_written_outside_the_optimizer_is_named_as_read)
 			       "elements"), "%s", text);
 	cr_assert(strstr(text, "code outside the optimizer wrote it"), "%s", text);
 	cr_assert_null(strstr(text, "born here"), "%s", text);
+	free(text);
+	text = checks_line();
+	cr_assert(strstr(text, ", a parameter of the module, as it ran (weight); "), "%s", text);
 	free(text);
 }
 
