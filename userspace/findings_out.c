@@ -645,6 +645,9 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "op", .kind = NP_ARG_STR, .s = np_name(c, o->op) },
 			{ .key = "op_note", .kind = NP_ARG_STR, .s = np_op_note(o) },
 			{ .key = "tensor", .kind = NP_ARG_STR, .s = np_role_name(o->role) },
+			{ .key = "param", .kind = NP_ARG_STR, .s = np_name(c, o->param) },
+			{ .key = "received_by", .kind = NP_ARG_STR, .s = np_name(c, o->received_by) },
+			{ .key = "why", .kind = NP_ARG_STR, .s = np_origin_why(o) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
 			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
 			{ .key = "neginf", .kind = NP_ARG_UINT, .u = o->neginf },
@@ -652,8 +655,9 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "first_at", .kind = NP_ARG_STR, .s = first },
 			{ .key = "spread", .kind = NP_ARG_STR, .s = spread },
 		};
+		int nargs = (int)(sizeof(args) / sizeof(args[0]));
 		np_trace_instant(t, (uint32_t)p->pid, o->tid, "nan_origin", "nanprof",
-				 us_of(o->ts, start_ns), 't', args, o->spread.ndim ? 12 : 9);
+				 us_of(o->ts, start_ns), 't', args, o->spread.ndim ? nargs : nargs - 3);
 	}
 	if (a->scaler.first_has) {   /* where the loss scale first overflowed */
 		const struct np_finding *o = &a->scaler.first;

@@ -105,6 +105,20 @@ for PY in python3 /usr/bin/python3; do
 	# is named (its row 5), not blocks.1.ff.2's output as a birth
 	fault "a weight set to inf outside the optimizer: blocks.1.ff.2.weight, row 5" param-edit \
 		--origin forward blocks.1.ff.2 param --param weight --only-index 0 5 --step 6
+	# the trace's instant and the summary say which parameter, and why
+	if $PY -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+a = [e["args"] for e in t["traceEvents"] if e.get("name") == "nan_origin"]
+sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[32, 64]"
+              and "code outside the optimizer wrote it" in a[0]["why"]))' \
+		"$T/$tag-param-edit/trace.json" 2> "$T/chk" &&
+	   grep -q "in blocks.1.ff.2 (Linear), a parameter of the module, as it ran (weight);" \
+		"$T/$tag-param-edit/summary.txt"; then
+		ok "$tag trace.json and summary.txt name the parameter written outside the optimizer"
+	else
+		cat "$T/$tag-param-edit/summary.txt" >> "$T/chk" 2>/dev/null
+		bad "$tag the parameter in trace.json and summary.txt" "$T/chk"
+	fi
 	# the model's own code makes it, between its children, and the model
 	# returns a dict subclass (as Hugging Face's ModelOutput is): its
 	# output is checked, so the model is named, not the loss after it
