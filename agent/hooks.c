@@ -563,10 +563,13 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		 * the loop's code).  If the outermost call turns out to have
 		 * received it too, the origin describes this input (shape,
 		 * counts, which sample), not the module's output: findings.c.
-		 * At most one a step. */
+		 * At most one a step; where in it only for a NaN or a +Inf:
+		 * an additive attention mask passed positionally is -inf by
+		 * design, every step, and may be large. */
 		if (flags && !dirty_this_step)
 			send_check(NP_ROLE_INPUT, NP_APHASE_FORWARD, 0, (uint64_t)(uintptr_t)module,
-				   &ins.first, "", ins.first_obj);
+				   &ins.first, "",
+				   ins.first.r.nan || ins.first.r.posinf ? ins.first_obj : NULL);
 		char op[64];   /* the record keeps 23: copy_what() */
 		output_op(s.first_obj, op, sizeof(op));
 		/* a module's first SPREADS_PER_MODULE births say where: one

@@ -3,7 +3,7 @@
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no]
-                  [--received-by MODULE] [--numel N]
+                  [--received-by MODULE] [--numel N] [--no-shape]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors;
@@ -58,6 +58,8 @@ def main():
                     help="an input from outside the model: the module that first received "
                          "it, whose view of it the origin describes")
     ap.add_argument("--numel", type=int, help="the origin's tensor has N elements")
+    ap.add_argument("--no-shape", action="store_true",
+                    help="the origin says nothing of where in its tensor (no shape)")
     ap.add_argument("--param")
     ap.add_argument("--module-type", help="the origin module's class (OptimizedModule)")
     ap.add_argument("--step", type=int)
@@ -130,6 +132,8 @@ def main():
             errors.append("origin counts: %s" % o)
     for o in origins:
         errors.extend(spread_errors(o))
+    if a.no_shape and len(origins) == 1 and "shape" in origins[0]:
+        errors.append("origin has a shape, want none: %s" % origins[0])
     if a.only_index and len(origins) == 1:
         d, k = a.only_index
         o = origins[0]

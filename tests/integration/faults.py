@@ -39,6 +39,8 @@ tests can assert nanprof's origin exactly (step, phase, module):
               Hugging Face's ModelOutput is)
   input       a NaN in sample 2 of the batch: it comes into the model from outside
               (with --noise-kw as a keyword argument: net(tokens, noise=x))
+  input-neginf  the same with -inf (as a positional attention mask holds:
+              counted, not located)
   loss        log(0) in the loss, outside any module
   loss-grad   sqrt(0) in the loss, outside any module: the forward is
               finite, its backward (SqrtBackward0, of no module) is +inf
@@ -216,7 +218,7 @@ def main():
     ap.add_argument("--fault", default="none",
                     choices=["none", "forward", "sample", "reduction", "broadcast", "backward", "block-backward", "custom",
                              "inner", "functional",
-                             "optimizer", "param-edit", "model-code", "input", "loss", "loss-grad", "ignored",
+                             "optimizer", "param-edit", "model-code", "input", "input-neginf", "loss", "loss-grad", "ignored",
                              "explode"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
@@ -347,6 +349,8 @@ def main():
                 model.blocks[1].ff[2].weight[5, 17] = float("inf")
         if at and args.fault == "input":
             noise[2, 5, 7] = float("nan")   # sample 2 of the batch
+        if at and args.fault == "input-neginf":
+            noise[2, 5, 7] = float("-inf")
         # the same numbers on either device (.to(cpu) is the tensor itself)
         tokens, noise, target = tokens.to(dev), noise.to(dev), target.to(dev)
         if args.fault == "explode" and step >= args.at:

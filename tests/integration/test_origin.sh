@@ -126,6 +126,10 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	fault "the model's own code, its output a dict subclass: the outermost Model" model-code \
 		--origin forward "" output --module-type Model --step 6
 	FARGS="--steps 10 --at 6"
+	# -inf only (what a positional attention mask holds, every step):
+	# counted, not walked for where
+	fault "a -inf input from outside: counted, not located" input-neginf \
+		--origin forward "" input --step 6 --received-by blocks.0.attn --numel 3072 --no-shape
 	# a corrupt sample from DataLoader workers started with spawn (traced
 	# and given the agent too): found as sample 5 of the batch emb got; the
 	# workers, which train nothing, fold into one summary line and have no
