@@ -672,25 +672,28 @@ Test(findings, a_spread_is_only_for_the_record_right_after_it)
 /* The agent's search for the op inside a module (agent/birth_op.h) says
  * in the record's flags what it found; the paragraph on stderr and the
  * origin carry it, and a module's output op keeps no note without it. */
-static char *origin_paragraph(void)
+/* What one of findings_out.h's printers writes, in a string to free(). */
+static char *printed(void (*print)(FILE *, const struct np_collector *,
+				   const struct np_proc_state *))
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	np_print_origin(f, &col, proc);
+	print(f, &col, proc);
 	fclose(f);
 	return buf;
 }
 
-/* The summary's checks lines (summary.txt), origin line included. */
+/* The origin paragraph (stderr); the summary's checks lines (summary.txt),
+ * origin line included. */
+static char *origin_paragraph(void)
+{
+	return printed(np_print_origin);
+}
+
 static char *checks_line(void)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	np_print_checks(f, &col, proc);
-	fclose(f);
-	return buf;
+	return printed(np_print_checks);
 }
 
 static void op_check(uint8_t flags, const char *what)
