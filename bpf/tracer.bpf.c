@@ -52,6 +52,8 @@ struct np_thread {
 	__u64 sp[NP_MAX_STACK];   /* stack pointer at each frame's entry */
 	__u64 opt_sp;             /* stack pointer at the outermost step entry */
 	__u64 step_record;        /* slot_tp_call form: the open step's record */
+	__u32 in_step;            /* this thread is inside optimizer.step() */
+	__u32 step_depth;         /* its module depth when the step began */
 };
 
 struct {
@@ -174,12 +176,14 @@ static __always_inline struct np_thread *thread_get(__u32 tid, bool create)
 
 /* Backward and module calls come first: optimizer.step(closure) runs the
  * closure's forward and backward inside the step (LBFGS; Lightning steps
- * every optimizer so), and they are still a forward and a backward. */
+ * every optimizer so), and they are still a forward and a backward.  A
+ * module the step was called from (a learner module whose forward runs
+ * the whole training step) is not: only modules entered inside it. */
 static __always_inline __u16 phase_of(struct np_proc_entry *p, struct np_thread *t)
 {
 	if (p->ctx.bwd_depth)
 		return NP_PHASE_BACKWARD;
-	if (t && t->ctx.depth)
+	if (t && t->ctx.depth && !(t->in_step && t->ctx.depth <= t->step_depth))
 		return NP_PHASE_FORWARD;
 	if (p->ctx.opt_depth)
 		return NP_PHASE_OPTIMIZER;
@@ -310,6 +314,8 @@ static __always_inline void step_begin(struct np_proc_entry *p, struct np_thread
 				       __u32 tgid, __u64 type, __u64 self)
 {
 	p->ctx.opt_depth++;
+	t->in_step = 1;
+	t->step_depth = t->ctx.depth;
 	if (type)
 		send_type_name(p, t, tgid, type);
 	struct np_event *e = event_new(NP_EV_OPT_ENTER, p, t);
@@ -328,6 +334,7 @@ static __always_inline void step_end(struct np_proc_entry *p, struct np_thread *
 	struct np_event *e = event_new(NP_EV_OPT_EXIT, p, t);
 	if (e)
 		event_send(e);
+	t->in_step = 0;
 	p->ctx.step++;
 	p->ctx.batch = 0;
 	p->ctx.saw_backward = 0;
