@@ -168,6 +168,18 @@ class Block(nn.Module):
         return out
 
 
+class Learner(nn.Module):
+    """Runs a whole training step (forward, backward, optimizer.step())
+    in its own forward, as reinforcement-learning learners do: the step
+    is called from inside a module."""
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, train_step):
+        return train_step()
+
+
 class Out(OrderedDict):
     """A model output as Hugging Face's ModelOutput is: a dict subclass."""
 
@@ -250,6 +262,8 @@ def main():
     ap.add_argument("--closure", action="store_true",
                     help="opt.step(closure): forward and backward run inside step(), "
                          "as with LBFGS and Lightning")
+    ap.add_argument("--learner", action="store_true",
+                    help="run each training step inside a module's forward (Learner)")
     ap.add_argument("--print-grad-norm", action="store_true",
                     help="print each step's gradient norm over all parameters")
     ap.add_argument("--noise-kw", action="store_true",
@@ -292,6 +306,7 @@ def main():
     if args.mask_from == "host":
         model.mask_device = torch.device("cpu")
     net = model
+    learner = Learner(model) if args.learner else None
     if args.dist == "ddp":
         net = torch.nn.parallel.DistributedDataParallel(model)
     head = list(model.head.parameters())
@@ -387,16 +402,20 @@ def main():
 
         if at and args.fault == "optimizer":
             opt.param_groups[1]["lr"] = math.inf
-        if args.closure:
-            # as LBFGS and Lightning do: step() runs forward and backward
-            loss = opt.step(forward_backward)
-        else:
+        def train_step():
+            if args.closure:
+                # as LBFGS and Lightning do: step() runs forward and backward
+                return opt.step(forward_backward)
             loss = forward_backward()
             if scaler:
                 scaler.step(opt)
                 scaler.update()
             else:
                 opt.step()
+            return loss
+
+        # --learner: the whole step inside a module's forward, as RL learners do
+        loss = learner(train_step) if learner else train_step()
         if args.print_grad_norm:
             sq = sum(float(p.grad.double().pow(2).sum()) for p in model.parameters()
                      if p.grad is not None)

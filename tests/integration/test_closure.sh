@@ -7,7 +7,10 @@
 # there, and each step's gradient norm is the one the job computes after
 # that step's backward, not the step before's; a forward and an optimizer
 # fault are found where they are without a closure.  The same checks on a
-# plain step() tell the checker is fair.
+# plain step() tell the checker is fair.  And a step called from inside a
+# module (a learner whose forward runs the whole step): its updates are
+# still the optimizer's, in their own step (torch 1.x's wrapped step()
+# reports after the step is counted, and is put back by that phase).
 # Needs root (BPF); skips visibly when something is missing.
 set -u
 . "$(dirname "$0")/lib.sh" closure
@@ -51,5 +54,8 @@ for PY in python3 /usr/bin/python3; do
 	check "step(closure): optimizer fault in head.weight" "--closure --fault optimizer" \
 		$IT/check_origin.py "$T/out/events.jsonl" \
 		--origin optimizer head param --param weight --step 6
+	check "step() inside a learner module: optimizer fault in model.head.weight at step 6" \
+		"--learner --fault optimizer" $IT/check_origin.py "$T/out/events.jsonl" \
+		--origin optimizer model.head param --param weight --step 6
 done
 finish
