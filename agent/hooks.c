@@ -1006,9 +1006,18 @@ static void send_late_out_max(void)
 }
 
 /* The .grad of every parameter (norms, checks) and the step's statistics:
- * what the update is about to use. */
+ * what the update is about to use.  Once a step: a subclass's step() that
+ * calls super().step() runs the hooks twice (torch 1.x wraps every
+ * class's step(); torch 2 patches each class an optimizer is made of),
+ * and a second flush would add the step's gradient sums again (the norm
+ * came out sqrt(3) times too large).  An exception out of step() skips
+ * its post-hook: the next step's statistics are then lost, not wrong. */
 static void before_update(PyObject *optimizer)
 {
+	static uint32_t done_gen;
+	if (done_gen == gen)
+		return;
+	done_gen = gen;
 	np_gpu_norms_poll();   /* CUDA .grad norms of earlier steps, if back */
 	send_late_out_max();
 	each_param(optimizer, grad_one, NULL);
