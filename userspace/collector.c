@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -577,6 +578,66 @@ static void on_node(struct np_collector *c, struct np_proc_state *p,
 		       t->node_module_type);
 }
 
+/* optimizer.step() returning ends a step once work follows (a module
+ * call, a backward pass).  Another optimizer.step() before any joins the
+ * step: jobs that step two optimizers back to back (Muon + AdamW, sparse +
+ * dense) train one iteration per step, as they count.  A step(closure)
+ * runs its work inside, so a call that joined is split off again when work
+ * starts in it.  BPF counts every call: events after a join are shifted. */
+static void settle_step(struct np_collector *c, struct np_proc_state *p,
+			const struct np_event *e)
+{
+	if (!p->end_pending)
+		return;
+	bool work = e->kind == NP_EV_MOD_ENTER || e->kind == NP_EV_BWD_ENTER;
+	uint64_t step = e->step - p->step_shift;
+	if (e->kind == NP_EV_OPT_ENTER && !p->joining && step == p->cur.step + 1) {
+		p->joining = true;
+		p->step_shift++;
+		return;
+	}
+	if (!work && step <= p->cur.step)
+		return;
+	if (p->joining) {
+		p->joining = false;
+		p->step_shift--;
+	}
+	p->end_pending = false;
+	close_step(c, p, p->end_ts, true);
+}
+
+/* e with its step shifted by the optimizer calls joined so far (in *copy;
+ * a bulk event's records are copied only as far as they go). */
+static const struct np_event *shifted(const struct np_proc_state *p, const struct np_event *e,
+				      struct np_bulk_event *copy)
+{
+	if (!p->step_shift)
+		return e;
+	size_t n = sizeof(struct np_event);
+	if (e->kind == NP_EV_AGENT_BULK) {
+		const struct np_bulk_event *b = (const struct np_bulk_event *)e;
+		n = offsetof(struct np_bulk_event, data) +
+		    (b->len < NP_AGENT_BULK_MAX ? b->len : NP_AGENT_BULK_MAX);
+	}
+	memcpy(copy, e, n);
+	copy->step = e->step >= p->step_shift ? e->step - p->step_shift : 0;
+	return (const struct np_event *)copy;
+}
+
+static void dispatch(struct np_collector *c, struct np_proc_state *p,
+		     struct np_thread_state *t, const struct np_event *e);
+
+uint64_t np_collector_calls_ago(const struct np_proc_state *p, uint64_t calls)
+{
+	if (calls > p->raw_step)
+		return 0;
+	uint64_t raw = p->raw_step - calls;
+	if (p->joined[raw % NP_JOIN_HIST].raw == raw)
+		return p->joined[raw % NP_JOIN_HIST].step;
+	uint64_t now = p->raw_step - p->step_shift;   /* older: as if none joined */
+	return now >= calls ? now - calls : 0;
+}
+
 void np_collector_event(struct np_collector *c, const struct np_event *e)
 {
 	c->events++;
@@ -604,11 +665,22 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 		p->exited = true;
 		return;
 	}
+	settle_step(c, p, e);
 	struct np_thread_state *t = thread_of(c, p, e->tid);
 	if (!t) {
 		p->events_dropped++;
 		return;
 	}
+	p->raw_step = e->step;
+	p->joined[e->step % NP_JOIN_HIST].raw = e->step;
+	p->joined[e->step % NP_JOIN_HIST].step = e->step - p->step_shift;
+	static struct np_bulk_event copy;   /* the collector runs on one thread */
+	dispatch(c, p, t, shifted(p, e, &copy));
+}
+
+static void dispatch(struct np_collector *c, struct np_proc_state *p,
+		     struct np_thread_state *t, const struct np_event *e)
+{
 	p->batch = e->batch;
 	switch (e->kind) {
 	case NP_EV_MOD_ENTER:
@@ -661,7 +733,10 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 			phase_rec(c, p, e->tid, NP_PHASE_OPTIMIZER, p->opt_t0, e->ts_ns);
 		p->opt_t0 = 0;
 		np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_NONE, 0, 0);
-		close_step(c, p, e->ts_ns, true);
+		p->cur.opt_calls++;
+		p->end_pending = true;   /* ends at the next work (settle_step) */
+		p->joining = false;
+		p->end_ts = e->ts_ns;
 		break;
 	default:
 		c->unknown_events++;
@@ -678,6 +753,10 @@ void np_collector_finish(struct np_collector *c)
 		for (uint32_t k = 0; k < p->nthreads; k++) {
 			close_node(c, p, &p->threads[k], p->last_ts);
 			close_group(c, p, &p->threads[k]);
+		}
+		if (p->end_pending) {
+			p->end_pending = false;
+			close_step(c, p, p->end_ts, true);
 		}
 		/* keep the step in progress only if something happened in it */
 		if (p->cur.module_calls || p->cur.nodes || p->bucket_open)

@@ -53,6 +53,11 @@ bool np_proc_worked(const struct np_proc_state *p);
 /* Feed one event (probes' callback). */
 void np_collector_event(struct np_collector *c, const struct np_event *e);
 
+/* The step (after joining back-to-back optimizer calls) of the optimizer
+ * call `calls` calls before the event in hand: the agent counts its late
+ * statistics' age in calls. */
+uint64_t np_collector_calls_ago(const struct np_proc_state *p, uint64_t calls);
+
 /* Close whatever is still open (at the end of tracing). */
 void np_collector_finish(struct np_collector *c);
 

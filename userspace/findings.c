@@ -307,15 +307,31 @@ void np_findings_stats(struct np_collector *c, struct np_proc_state *p,
 	     off += sizeof(st)) {
 		memcpy(&st, e->data + off, sizeof(st));
 		if (st.lag) {
-			late_stats(c, p, e->step >= st.lag ? e->step - st.lag : 0, &st);
-			continue;
+			uint64_t step = np_collector_calls_ago(p, st.lag);
+			if (step != e->step) {
+				late_stats(c, p, step, &st);
+				continue;
+			}
+			/* an earlier optimizer call of this very step (calls
+			 * joined): on time after all */
+			if (st.grad_sumsq < 0)
+				st.grad_sumsq = 0;   /* no gradient part */
 		}
 		struct np_modstat *m = modstat(p, st.module);
 		if (!m)
 			continue;
-		m->step = e->step;
-		m->out_max = st.out_max;
-		m->grad_sumsq = st.grad_sumsq;
+		if (m->step == e->step) {
+			/* a second optimizer of the same step (its calls joined):
+			 * a module may have parameters in both (Muon's matrices,
+			 * AdamW's biases) */
+			if (isnan(m->out_max) || st.out_max > m->out_max)
+				m->out_max = st.out_max;
+			m->grad_sumsq += st.grad_sumsq;
+		} else {
+			m->step = e->step;
+			m->out_max = st.out_max;
+			m->grad_sumsq = st.grad_sumsq;
+		}
 		p->ag.step_sumsq += st.grad_sumsq;
 		p->ag.step_has_stats = true;
 		p->ag.step_has_grads |= st.grad_sumsq != 0;

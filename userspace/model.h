@@ -54,6 +54,7 @@ struct np_step_stats {
 	uint32_t module_calls;
 	uint32_t nodes;
 	uint32_t dropped;    /* detail records over --max-records */
+	uint32_t opt_calls;  /* optimizer.step() calls in it (back to back: one step) */
 	bool complete;       /* ended by optimizer.step() */
 	bool partial;        /* began before nanprof attached */
 };
@@ -301,6 +302,10 @@ struct np_gpu_state {
 	struct np_ctxhist ctx;    /* allocated when the GPU checks come on */
 };
 
+/* BPF steps whose step after joining is kept for the agent's late
+ * statistics, which say how many optimizer calls ago they were taken */
+#define NP_JOIN_HIST 16
+
 struct np_proc_state {
 	pid_t pid;
 	int rank;                    /* -1 when RANK is not set */
@@ -319,6 +324,18 @@ struct np_proc_state {
 	bool fwd_open;
 	uint64_t fwd_t0, fwd_t1, bwd_t0, opt_t0;
 	uint32_t bwd_depth;
+	/* optimizer.step() calls back to back (no module call or backward
+	 * between them: Muon + AdamW, sparse + dense) make one step; BPF
+	 * counts every call, so later events' steps are shifted down */
+	bool end_pending;            /* an optimizer.step() returned: the step
+				      * ends at end_ts unless another follows */
+	bool joining;                /* this optimizer.step() joined the last */
+	uint64_t end_ts;
+	uint64_t step_shift;         /* calls joined so far: BPF step - ours */
+	uint64_t raw_step;           /* the BPF step of the event in hand */
+	struct {
+		uint64_t raw, step;
+	} joined[NP_JOIN_HIST];      /* recent BPF steps and ours, by raw % size */
 	/* all steps */
 	struct np_step_stats *steps;
 	uint32_t nsteps, steps_cap;

@@ -105,6 +105,7 @@ static void write_step(struct np_jsonw *w, const struct np_proc_state *p,
 	np_jsonw_double_field(w, "backward_ms", (double)st->bwd_ns / 1e6);
 	np_jsonw_double_field(w, "optimizer_ms", (double)st->opt_ns / 1e6);
 	np_jsonw_uint_field(w, "batches", st->batches);
+	np_jsonw_uint_field(w, "optimizer_calls", st->opt_calls);
 	np_jsonw_uint_field(w, "module_calls", st->module_calls);
 	np_jsonw_uint_field(w, "backward_nodes", st->nodes);
 	np_jsonw_uint_field(w, "records_dropped", st->dropped);
@@ -374,6 +375,9 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 		if (idle(p) && fold)
 			continue;
 		uint32_t complete = 0;
+		uint64_t calls = 0;
+		for (uint32_t k = 0; k < p->nsteps; k++)
+			calls += p->steps[k].opt_calls;
 		uint64_t *d = calloc(p->nsteps ? p->nsteps : 1, sizeof(*d));
 		for (uint32_t k = 0; k < p->nsteps && d; k++)
 			if (p->steps[k].complete && !p->steps[k].partial)
@@ -389,6 +393,10 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 		fprintf(f, "    steps: %u recorded (%u complete), module calls %llu, "
 			"backward nodes %llu\n", p->nsteps, complete,
 			(unsigned long long)p->module_calls, (unsigned long long)p->nodes);
+		if (calls > p->nsteps)
+			fprintf(f, "    optimizer.step() calls: %llu; back-to-back calls with no "
+				"module call or backward between them count as one step\n",
+				(unsigned long long)calls);
 		if (d && complete)
 			fprintf(f, "    step time: median %.3f ms, p90 %.3f ms\n",
 				(double)d[complete / 2] / 1e6,

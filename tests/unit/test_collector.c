@@ -343,11 +343,83 @@ Test(collector, steps_numbered_from_the_first_event)
 	sim.step = 41;   /* e.g. BPF context older than this collector */
 	for (unsigned k = 0; k < 2; k++)
 		std_step(&sim, k);
+	np_collector_finish(&col);   /* the last step ends once nothing follows */
 	cr_assert_eq(p->nsteps, 2);
 	cr_expect_eq(p->steps[0].step, 41);
 	cr_expect_eq(p->steps[1].step, 42);
 	cr_expect_eq(np_bucket_at(&col, p, 1)->step, 42);
 	cr_expect_eq(np_bucket_at(&col, p, 1)->recs[0].step, 42);
+}
+
+/* ---- optimizer.step() calls back to back ---- */
+
+/* Two optimizers stepped one after the other (Muon + AdamW, sparse +
+ * dense): BPF counts two steps, the job one iteration.  The second call
+ * joins the first's step, and later steps are numbered on from there. */
+Test(collector, back_to_back_optimizers_make_one_step)
+{
+	struct np_proc_state *p = start_default();
+
+	names(&sim, T(0));
+	for (unsigned k = 0; k < 3; k++) {
+		forward(&sim, T(k), S(k));
+		backward(&sim, T(k), S(k));
+		opt_enter(&sim, T(k) + 20000);
+		opt_exit(&sim, T(k) + 30000);
+		opt_enter(&sim, T(k) + 40000);
+		opt_exit(&sim, T(k) + 45000);
+	}
+	cr_assert_eq(sim.step, 6, "the simulated BPF side counts every call");
+	np_collector_finish(&col);
+
+	cr_assert_eq(p->nsteps, 3, "nsteps %u", p->nsteps);
+	for (unsigned k = 0; k < 3; k++) {
+		const struct np_step_stats *st = &p->steps[k];
+		cr_expect_eq(st->step, k, "step %llu, want %u", (unsigned long long)st->step, k);
+		cr_expect_eq(st->opt_calls, 2, "step %u: %u optimizer calls", k, st->opt_calls);
+		cr_expect_eq(st->opt_ns, 15000, "step %u: both calls' time", k);
+		cr_expect_eq(st->module_calls, 2);
+		cr_expect_eq(st->nodes, 5);
+		cr_expect_eq(st->t1, T(k) + 45000, "step %u ends with the second call", k);
+		cr_expect(st->complete);
+		/* its records: the standard step's, then the second optimizer phase */
+		const struct np_bucket *b = np_bucket_at(&col, p, k);
+		cr_expect_eq(b->step, k);
+		cr_assert_eq(b->len, STD_RECS + 1, "step %u: %u records", k, b->len);
+		for (unsigned i = 0; i < b->len; i++)
+			cr_expect_eq(b->recs[i].step, k, "step %u rec %u: step %llu", k, i,
+				     (unsigned long long)b->recs[i].step);
+		cr_expect_eq(b->recs[STD_RECS].phase, NP_PHASE_OPTIMIZER);
+		cr_expect_eq(b->recs[STD_RECS].t0, T(k) + 40000);
+	}
+	cr_expect_eq(p->step_shift, 3);
+}
+
+/* step(closure) (LBFGS, Lightning): the forward and backward run inside
+ * the call, so nothing runs between two calls, yet each is a step. */
+Test(collector, closure_steps_stay_steps_of_their_own)
+{
+	struct np_proc_state *p = start_default();
+
+	names(&sim, T(0));
+	for (unsigned k = 0; k < 3; k++) {
+		opt_enter(&sim, T(k));
+		forward(&sim, T(k) + 100, S(k));
+		backward(&sim, T(k) + 100, S(k));
+		opt_exit(&sim, T(k) + 30000);
+	}
+	np_collector_finish(&col);
+
+	cr_assert_eq(p->nsteps, 3, "nsteps %u", p->nsteps);
+	for (unsigned k = 0; k < 3; k++) {
+		cr_expect_eq(p->steps[k].step, k);
+		cr_expect_eq(p->steps[k].opt_calls, 1, "step %u: %u calls", k,
+			     p->steps[k].opt_calls);
+		cr_expect_eq(p->steps[k].module_calls, 2, "step %u: %u module calls", k,
+			     p->steps[k].module_calls);
+		cr_expect_eq(p->steps[k].t1, T(k) + 30000);
+	}
+	cr_expect_eq(p->step_shift, 0);
 }
 
 /* ---- naming ---- */
@@ -520,8 +592,8 @@ Test(collector, spans_do_not_outlive_their_step)
 
 	names(&sim, T(0));
 	std_step(&sim, 0);
+	bwd_enter(&sim, T(1));   /* work after optimizer.step(): step 0 ends */
 	cr_expect_eq(p->nspans, 0);
-	bwd_enter(&sim, T(1));
 	node(&sim, T(1) + 10, S(0) + 12);   /* a Linear node of step 0 */
 	bwd_exit(&sim, T(1) + 20);
 	const struct np_bucket *b = np_bucket_at(&col, p, 1);
@@ -595,6 +667,7 @@ Test(collector, nested_backward_is_one_phase)
 	opt_enter(&sim, T(0) + 20000);
 	opt_exit(&sim, T(0) + 30000);
 
+	np_collector_finish(&col);   /* the last step ends once nothing follows */
 	cr_assert_eq(p->nsteps, 1);
 	cr_expect_eq(p->steps[0].bwd_ns, 6000, "bwd_ns %llu",
 		     (unsigned long long)p->steps[0].bwd_ns);
@@ -713,6 +786,7 @@ Test(collector, max_records_drops_and_counts)
 	/* step 1: the usual 12 records fit */
 	std_step(&sim, 1);
 
+	np_collector_finish(&col);   /* the last step ends once nothing follows */
 	cr_assert_eq(p->nsteps, 2);
 	const struct np_bucket *b = np_bucket_at(&col, p, 0);
 	cr_expect_eq(b->len, 16);
@@ -739,6 +813,7 @@ Test(collector, max_steps_counts_dropped_step_counters)
 	names(&sim, T(0));
 	for (unsigned k = 0; k < 3; k++)
 		std_step(&sim, k);
+	np_collector_finish(&col);   /* the last step ends once nothing follows */
 	cr_expect_eq(p->nsteps, 2);
 	cr_expect_eq(p->steps_dropped, 1);
 	cr_expect_eq(p->steps[1].step, 1);
@@ -755,6 +830,7 @@ Test(collector, attach_mode_first_step_partial)
 	names(&sim, T(0));
 	for (unsigned k = 0; k < 2; k++)
 		std_step(&sim, k);
+	np_collector_finish(&col);   /* the last step ends once nothing follows */
 	cr_assert_eq(p->nsteps, 2);
 	cr_expect(p->steps[0].partial);
 	cr_expect(p->steps[0].complete);
@@ -768,6 +844,7 @@ Test(collector, run_mode_first_step_not_partial)
 
 	names(&sim, T(0));
 	std_step(&sim, 0);
+	np_collector_finish(&col);   /* the last step ends once nothing follows */
 	cr_assert_eq(p->nsteps, 1);
 	cr_expect_not(p->steps[0].partial);
 }
@@ -863,6 +940,7 @@ Test(collector, exit_without_entry_is_ignored)
 	backward(&sim, T(0), S(0));
 	opt_enter(&sim, T(0) + 20000);
 	opt_exit(&sim, T(0) + 30000);
+	np_collector_finish(&col);   /* the last step ends once nothing follows */
 	cr_assert_eq(p->nsteps, 1);
 	cr_expect_eq(p->steps[0].module_calls, 2);
 	expect_std_bucket(np_bucket_at(&col, p, 0), 0);
@@ -904,6 +982,7 @@ Test(collector, lost_outermost_exit_resyncs_on_the_next_entry)
 	/* step 1 is whole */
 	std_step(&sim, 1);
 
+	np_collector_finish(&col);   /* the last step ends once nothing follows */
 	cr_assert_eq(p->nsteps, 2);
 	cr_expect_eq(p->steps[1].batches, 1, "step 1 batches %u", p->steps[1].batches);
 	cr_expect_eq(p->steps[1].fwd_ns, 5000, "step 1 fwd_ns %llu",

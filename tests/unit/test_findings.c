@@ -338,9 +338,65 @@ static void stat_step(uint64_t k, double norm)
 Test(findings, step_gradient_norm_is_the_norm_over_all_parameters)
 {
 	stat_step(0, 5.0);
+	np_collector_finish(&col);   /* the step ends once nothing follows it */
 	cr_assert_eq(proc->nsteps, 1);
 	cr_assert_float_eq(proc->steps[0].grad_norm, 5.0, 1e-9);
 	cr_assert_float_eq(proc->steps[0].out_max, 1.5, 1e-9);
+}
+
+/* Two optimizers stepped back to back (Muon + AdamW) make one step: its
+ * norm is over both's parameters, a module with parameters in both (a
+ * matrix in one, its bias in the other) has one norm over all of them,
+ * and its largest output, sent with the first, is kept. */
+Test(findings, back_to_back_optimizers_give_one_norm)
+{
+	for (uint64_t k = 0; k < 2; k++) {
+		uint64_t t = forward_to_step(k);
+		stats(t + 110, M_LIN, 1.5f, 9.0);    /* the first: Linear's weight */
+		opt_exit(&sim, t + 200);
+		opt_enter(&sim, t + 300);
+		stats(t + 310, M_LIN, NAN, 16.0);    /* the second: its bias */
+		stats(t + 320, 0, NAN, 11.0);        /* and parameters of no module */
+		opt_exit(&sim, t + 400);
+	}
+	np_collector_finish(&col);
+	cr_assert_eq(proc->nsteps, 2, "%u steps", proc->nsteps);
+	for (unsigned k = 0; k < 2; k++) {
+		cr_expect_float_eq(proc->steps[k].grad_norm, 6.0, 1e-9, "step %u: %g", k,
+				   proc->steps[k].grad_norm);
+		cr_expect_float_eq(proc->steps[k].out_max, 1.5, 1e-9);
+	}
+	const struct np_heat *h = proc->ag.heat;
+	cr_assert_not_null(h);
+	cr_assert_eq(h->len, 2);
+	cr_assert_eq(h->nmods, 1);
+	for (uint32_t i = 0; i < h->len; i++) {
+		uint32_t c = (h->start + i) % NP_HEAT_STEPS;
+		cr_expect_float_eq(h->grad[c][0], 5.0f, 1e-6, "step %llu: Linear's norm %g",
+				   (unsigned long long)h->step[c], h->grad[c][0]);
+		cr_expect_float_eq(h->out[c][0], 1.5f, 1e-6);
+	}
+}
+
+/* The same on the GPU: the first optimizer's CUDA .grad norms are back
+ * by the second's call and sent then, one optimizer call late (the agent
+ * counts calls).  One call ago is this very step, not the one before. */
+Test(findings, late_norms_of_a_joined_step_go_to_that_step)
+{
+	proc->checks = NP_CHECKS_ON;
+	for (uint64_t k = 0; k < 4; k++) {
+		uint64_t t = forward_to_step(k);
+		stats(t + 110, M_LIN, 1.5f, 0);            /* CUDA .grads: no part yet */
+		opt_exit(&sim, t + 200);
+		opt_enter(&sim, t + 300);
+		stats_lag(t + 310, M_LIN, NAN, 9.0 * (double)(k + 1) * (double)(k + 1), 1);
+		opt_exit(&sim, t + 400);
+	}
+	np_collector_finish(&col);
+	cr_assert_eq(proc->nsteps, 4, "%u steps", proc->nsteps);
+	for (unsigned k = 0; k < 4; k++)
+		cr_expect_float_eq(proc->steps[k].grad_norm, 3.0 * (k + 1), 1e-9, "step %u: %g", k,
+				   proc->steps[k].grad_norm);
 }
 
 Test(findings, stable_training_never_warns)
@@ -458,6 +514,7 @@ Test(findings, late_cuda_gradient_norms_warn_as_if_on_time)
 	speak_for(gpu);
 	for (unsigned k = 0; k < 21; k++)
 		cuda_step(k, k ? x[k - 1] : 0);
+	np_collector_finish(&col);   /* both twins' last steps end */
 	struct np_proc_state *cpu = &col.procs[0];
 	cr_assert_gt(cpu->ag.nwarnings, 0);
 	expect_same_warnings(gpu, cpu);
@@ -484,17 +541,23 @@ Test(findings, last_steps_late_part_sent_at_exit_completes_its_record)
 		stats(t + 110, 0, 0, 16.0);   /* CPU .grads of no module */
 		opt_exit(&sim, t + 200);
 	}
+	/* step 3 ends when something follows its optimizer.step(): here the
+	 * late part itself */
+	cr_assert_eq(proc->nsteps, 3);
+	uint32_t norms = proc->ag.total.n;
+	stats_lag(6000, M_LIN, NAN, 9.0, 1);   /* at exit: step 3's */
 	cr_assert_eq(proc->nsteps, 4);
+	/* step 2's late part, sent in step 3, went in as step 3 ended */
 	cr_expect_float_eq(proc->steps[2].grad_norm, 5.0, 1e-9, "step 2: %g",
 			   proc->steps[2].grad_norm);
 	cr_expect_float_eq(proc->steps[3].grad_norm, 4.0, 1e-9, "CPU part only, yet");
-	uint32_t norms = proc->ag.total.n;
-	stats_lag(6000, M_LIN, NAN, 9.0, 1);   /* at exit: step 3's */
 	np_collector_finish(&col);
 	cr_expect_float_eq(proc->steps[3].grad_norm, 5.0, 1e-9, "step 3: %g",
 			   proc->steps[3].grad_norm);
-	cr_assert_eq(proc->ag.total.n, norms + 1, "step 3's norm into the series");
+	/* step 2's norm goes into the series as step 3 ends, step 3's at the end */
+	cr_assert_eq(proc->ag.total.n, norms + 2, "step 3's norm into the series");
 	cr_expect_float_eq(proc->ag.total.v[(norms) % NP_HIST], 5.0, 1e-9);
+	cr_expect_float_eq(proc->ag.total.v[(norms + 1) % NP_HIST], 5.0, 1e-9);
 }
 
 /* The largest |x| of a module's outputs, growing 4x a step from step 9:
@@ -529,6 +592,7 @@ Test(findings, late_cuda_output_maxima_warn_as_if_on_time)
 	speak_for(gpu);
 	for (unsigned k = 0; k < 21; k++)
 		cuda_act_step(k);
+	np_collector_finish(&col);   /* both twins' last steps end */
 	struct np_proc_state *cpu = &col.procs[0];
 	uint32_t outs = 0;
 	for (uint32_t i = 0; i < cpu->ag.nwarnings; i++)

@@ -420,13 +420,13 @@ Test(output, events_step_fields)
 		"{\"type\":\"step\",\"pid\":1073741808,\"rank\":0,\"step\":0,"
 		"\"start_ns\":1000000,\"end_ns\":1030000,\"dur_ms\":0.03,"
 		"\"forward_ms\":0.005,\"backward_ms\":0.006,\"optimizer_ms\":0.01,"
-		"\"batches\":1,\"module_calls\":2,\"backward_nodes\":5,\"records_dropped\":0,"
+		"\"batches\":1,\"optimizer_calls\":1,\"module_calls\":2,\"backward_nodes\":5,\"records_dropped\":0,"
 		"\"complete\":true,\"partial\":false}");
 	cr_expect_str_eq(lines[4],
 		"{\"type\":\"step\",\"pid\":1073741808,\"rank\":0,\"step\":1,"
 		"\"start_ns\":1030000,\"end_ns\":1130000,\"dur_ms\":0.1,"
 		"\"forward_ms\":0.005,\"backward_ms\":0.006,\"optimizer_ms\":0.01,"
-		"\"batches\":1,\"module_calls\":2,\"backward_nodes\":5,\"records_dropped\":0,"
+		"\"batches\":1,\"optimizer_calls\":1,\"module_calls\":2,\"backward_nodes\":5,\"records_dropped\":0,"
 		"\"complete\":true,\"partial\":false}");
 	expect_has(lines[5], "\"step\":2,\"start_ns\":1130000,\"end_ns\":1230000,");
 	expect_has(lines[6], "\"pid\":1073741809,\"rank\":-1,\"step\":0,");
