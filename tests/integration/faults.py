@@ -29,7 +29,8 @@ tests can assert nanprof's origin exactly (step, phase, module):
               are set to +-3e38, and MHA uses them functionally (out_proj's
               own hooks never run): the attention output overflows
   optimizer   the param group of `head` gets lr=inf: head.weight and
-              head.bias become non-finite in the update
+              head.bias become non-finite in the update (with
+              --optimizers two, in the second optimizer's)
   param-edit  blocks.1.ff.2.weight[5, 17] = inf, written under no_grad
               between steps (as load_state_dict or an EMA swap would),
               not by the optimizer: output column 5 goes non-finite
@@ -262,6 +263,10 @@ def main():
     ap.add_argument("--closure", action="store_true",
                     help="opt.step(closure): forward and backward run inside step(), "
                          "as with LBFGS and Lightning")
+    ap.add_argument("--optimizers", choices=["one", "two"], default="one",
+                    help="two: the head's parameters have their own AdamW, stepped right "
+                         "after the SGD of the rest (as Muon + AdamW or sparse + dense "
+                         "jobs do): two optimizer.step() calls per iteration")
     ap.add_argument("--learner", action="store_true",
                     help="run each training step inside a module's forward (Learner)")
     ap.add_argument("--print-grad-norm", action="store_true",
@@ -284,6 +289,8 @@ def main():
     ap.add_argument("--persist", action="store_true",
                     help="the fault stays on from --at on (default: that step only)")
     args = ap.parse_args()
+    if args.optimizers == "two" and (args.closure or args.scaler):
+        ap.error("--optimizers two goes with neither --closure nor --scaler")
     if args.deterministic:
         import os
         # cuBLAS is deterministic only with a fixed workspace, set before its first use
@@ -311,7 +318,14 @@ def main():
         net = torch.nn.parallel.DistributedDataParallel(model)
     head = list(model.head.parameters())
     rest = [p for n, p in model.named_parameters() if not n.startswith("head.")]
-    opt = SleepySGD([{"params": rest}, {"params": head}], lr=args.lr)
+    if args.optimizers == "two":
+        opt = SleepySGD(rest, lr=args.lr)
+        opt2 = torch.optim.AdamW(head, lr=args.lr)
+        head_group = opt2.param_groups[0]
+    else:
+        opt = SleepySGD([{"params": rest}, {"params": head}], lr=args.lr)
+        opt2 = None
+        head_group = opt.param_groups[1]
     opt.nap = args.sleep if args.sleep_at == "step" else 0.0
     model.blocks[0].nap = args.sleep if args.sleep_at == "module" else 0.0
     gen = torch.Generator().manual_seed(1 + rank)
@@ -373,6 +387,8 @@ def main():
                 g["lr"] *= 1.6
         def forward_backward():
             opt.zero_grad()
+            if opt2:
+                opt2.zero_grad()
             for _ in range(args.accum):   # the same batch each time: it is the count that matters
                 out = net(tokens, noise=noise) if args.noise_kw else net(tokens, noise)
                 if isinstance(out, dict):
@@ -401,7 +417,7 @@ def main():
             return loss
 
         if at and args.fault == "optimizer":
-            opt.param_groups[1]["lr"] = math.inf
+            head_group["lr"] = math.inf
         def train_step():
             if args.closure:
                 # as LBFGS and Lightning do: step() runs forward and backward
@@ -412,6 +428,8 @@ def main():
                 scaler.update()
             else:
                 opt.step()
+                if opt2:
+                    opt2.step()   # right after: no module call or backward between
             return loss
 
         # --learner: the whole step inside a module's forward, as RL learners do
@@ -421,7 +439,7 @@ def main():
                      if p.grad is not None)
             print("step %d grad_norm %r" % (step, math.sqrt(sq)))
         if at and args.fault == "optimizer":
-            opt.param_groups[1]["lr"] = args.lr
+            head_group["lr"] = args.lr
         # undo the fault's switch (not its damage)
         model.blocks[1].gate.boost = 1.0
         model.blocks[1].gate.row_boost = None

@@ -11,6 +11,9 @@
 # module (a learner whose forward runs the whole step): its updates are
 # still the optimizer's, in their own step (torch 1.x's wrapped step()
 # reports after the step is counted, and is put back by that phase).
+# Two optimizers stepped back to back (Muon + AdamW, sparse + dense) make
+# one step an iteration, with one gradient norm over both, and a fault in
+# either is at the job's own iteration.
 # Needs root (BPF); skips visibly when something is missing.
 set -u
 . "$(dirname "$0")/lib.sh" closure
@@ -57,5 +60,13 @@ for PY in python3 /usr/bin/python3; do
 	check "step() inside a learner module: optimizer fault in model.head.weight at step 6" \
 		"--learner --fault optimizer" $IT/check_origin.py "$T/out/events.jsonl" \
 		--origin optimizer model.head param --param weight --step 6
+	check "two optimizers back to back: one step an iteration, gradient norm over both" \
+		"--print-grad-norm --steps 8 --optimizers two" $steps --optimizer-calls 2
+	check "two optimizers: update fault in the second's head.weight at step 6" \
+		"--optimizers two --fault optimizer" $IT/check_origin.py "$T/out/events.jsonl" \
+		--origin optimizer head param --param weight --step 6
+	check "two optimizers: forward fault in blocks.1.gate at step 6" \
+		"--optimizers two --fault forward" $IT/check_origin.py "$T/out/events.jsonl" \
+		--origin forward blocks.1.gate output $(gate_op $PY) --step 6
 done
 finish
