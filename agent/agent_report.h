@@ -102,13 +102,19 @@ struct np_arec_stat {
 	double grad_sumsq;       /* sum of squares of its parameters' .grad */
 };
 
+/* In a record's dtype: the tensor is complex, checked as its real view
+ * (torch.view_as_real): dtype is its parts' (complex64: float32), numel
+ * counts parts, and a SPREAD has the parts' dimension of 2 last. */
+#define NP_ADTYPE_PAIRS 0x80
+
 struct np_agent_rec {
 	uint32_t seq;            /* per process, from 1: a gap is a lost report */
 	uint8_t kind;            /* enum np_arec_kind */
 	uint8_t role;            /* enum np_arec_role */
 	uint8_t phase;           /* enum np_arec_phase */
 	uint8_t flags;           /* enum np_arec_flags */
-	uint8_t dtype;           /* enum np_dtype (kernels/finite.h) */
+	uint8_t dtype;           /* enum np_dtype (kernels/finite.h), with
+				  * NP_ADTYPE_PAIRS for a complex tensor */
 	uint8_t ndim;            /* SPREAD: dimensions in spread */
 	uint16_t status;         /* STATUS: enum np_arec_status */
 	uint32_t pad;

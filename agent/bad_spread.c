@@ -91,6 +91,18 @@ static uint32_t clamp32(uint64_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+int np_spread_as_real(struct np_spread_in *in)
+{
+	if (in->ndim < 0 || in->ndim >= NP_SPREAD_DIMS)
+		return -1;
+	for (int d = 0; d < in->ndim; d++)
+		in->stride[d] *= 2;
+	in->shape[in->ndim] = 2;
+	in->stride[in->ndim++] = 1;
+	in->numel *= 2;
+	return 0;
+}
+
 int np_bad_spread(const struct np_spread_in *in, uint64_t max_scan, struct np_spread *out)
 {
 	struct walk w;

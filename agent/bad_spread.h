@@ -44,6 +44,12 @@ struct np_spread {
 	uint32_t first[NP_SPREAD_DIMS];   /* the first non-finite element, logical order */
 };
 
+/* A complex tensor's in (shape and strides in complex elements, dtype
+ * its parts') made that of its real view, as torch.view_as_real makes it:
+ * strides doubled and a last dimension of 2 (real, imaginary) appended,
+ * numel doubled.  0, or -1 when there is no room for the dimension. */
+int np_spread_as_real(struct np_spread_in *in);
+
 /* Fills out and returns 0 when `in` holds a non-finite value, else -1:
  * none found, more than NP_SPREAD_DIMS dimensions, no dimension at all,
  * not one dense block, or no memory for the counts.  At most max_scan

@@ -289,7 +289,9 @@ static void send_spread(PyObject *t)
 		return;
 	in.dtype = (enum np_dtype)v.dtype;
 	in.base = v.ptr;
-	in.numel = v.numel;
+	in.numel = v.pairs ? v.numel / 2 : v.numel;
+	if (v.pairs && np_spread_as_real(&in))
+		return;   /* complex: [..., 2] of real and imaginary parts */
 	if (np_bad_spread(&in, SPREAD_SCAN, &sp))
 		return;
 	spreads_this_step++;
@@ -298,7 +300,7 @@ static void send_spread(PyObject *t)
 	r.kind = NP_AREC_SPREAD;
 	r.ndim = sp.ndim;
 	r.flags = sp.partial ? NP_AF_PARTIAL : 0;
-	r.dtype = v.dtype;
+	r.dtype = v.dtype | (v.pairs ? NP_ADTYPE_PAIRS : 0);
 	memcpy(r.spread.size, sp.size, sizeof(r.spread.size));
 	memcpy(r.spread.bad, sp.bad, sizeof(r.spread.bad));
 	memcpy(r.spread.first, sp.first, sizeof(r.spread.first));
@@ -323,7 +325,7 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 	r.role = role;
 	r.phase = phase;
 	r.flags = flags;
-	r.dtype = c->dtype;
+	r.dtype = c->dtype | (c->pairs ? NP_ADTYPE_PAIRS : 0);
 	r.module = module;
 	r.chk.numel = c->numel;
 	r.chk.nan = c->r.nan;

@@ -8,6 +8,7 @@ struct np_tensor_stats np_tensor_stats;
 
 static PyObject *tensor_type;            /* torch.Tensor */
 static PyObject *dtypes[NP_DT_MAX];      /* torch.float32, ... (NULL: not in this torch) */
+static PyObject *complex_dtypes[NP_DT_MAX];   /* torch.complex64 at [NP_DT_F32], ... */
 
 #define VISIT_MAX_DEPTH 4
 #define VISIT_MAX_ITEMS 256
@@ -39,6 +40,18 @@ int np_tensor_init(void)
 		dtypes[i] = np_py.Object_GetAttrString(torch, names[i]);
 		if (!dtypes[i])
 			np_py_err_clear();   /* fp8 is new in torch 2.1 */
+	}
+	/* complex tensors (FFTs, spectral layers, STFTs) are checked as
+	 * their real and imaginary parts */
+	static const char *complex_names[NP_DT_MAX] = {
+		[NP_DT_F32] = "complex64", [NP_DT_F64] = "complex128", [NP_DT_F16] = "complex32",
+	};
+	for (int i = 0; i < NP_DT_MAX; i++) {
+		if (!complex_names[i])
+			continue;
+		complex_dtypes[i] = np_py.Object_GetAttrString(torch, complex_names[i]);
+		if (!complex_dtypes[i])
+			np_py_err_clear();
 	}
 	tensor_type = np_py.Object_GetAttrString(torch, "Tensor");
 	np_py.DecRef(torch);
@@ -152,13 +165,16 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 	PyObject *dt = np_py.Object_GetAttr(t, np_n.dtype);
 	if (!dt)
 		goto err;
-	int kind = -1;
-	for (int i = 0; i < NP_DT_MAX; i++)
+	int kind = -1, pairs = 0;
+	for (int i = 0; i < NP_DT_MAX; i++) {
 		if (dtypes[i] && dt == dtypes[i])
 			kind = i;
+		if (complex_dtypes[i] && dt == complex_dtypes[i])
+			kind = i, pairs = 1;
+	}
 	np_py.DecRef(dt);
 	if (kind < 0)
-		return 0;   /* integers, bool, complex: nothing to check */
+		return 0;   /* integers, bool: nothing to check */
 	int cpu = flag(t, np_n.is_cpu, false);
 	if (cpu < 0)
 		goto err;
@@ -187,8 +203,9 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 		}
 	}
 	v->ptr = (const void *)(uintptr_t)ptr;
-	v->numel = numel;
+	v->numel = pairs ? 2 * numel : numel;
 	v->dtype = (uint8_t)kind;
+	v->pairs = (uint8_t)pairs;
 	return cuda ? 2 : 1;
 err:
 	np_py_err_clear();
@@ -200,6 +217,7 @@ void np_tensor_check_view(const struct np_tensor_view *v, struct np_tensor_check
 {
 	c->numel = v->numel;
 	c->dtype = v->dtype;
+	c->pairs = v->pairs;
 	np_cpu_check((enum np_dtype)v->dtype, v->ptr, v->numel, &c->r);
 	np_tensor_stats.checked++;
 	np_tensor_stats.bytes += v->numel * np_dtype_size((enum np_dtype)v->dtype);

@@ -16,6 +16,7 @@ struct np_tensor_check {
 	struct np_check_result r;
 	uint64_t numel;
 	uint8_t dtype;           /* enum np_dtype */
+	uint8_t pairs;           /* complex: checked as its real and imaginary parts */
 };
 
 /* Interns names and finds torch.Tensor and the dtypes; 0 on success. */
@@ -29,6 +30,7 @@ struct np_tensor_view {
 	const void *ptr;
 	uint64_t numel;
 	uint8_t dtype;           /* enum np_dtype */
+	uint8_t pairs;           /* complex: dtype and numel are its parts' */
 };
 
 /* 1: v filled; 2: v filled for a CUDA tensor (checked by the GPU side at

@@ -13,6 +13,12 @@ const char *np_dtype_name(unsigned dtype)
 {
 	static const char *const n[] = { "float32", "float64", "float16", "bfloat16",
 					 "float8_e4m3fn", "float8_e5m2" };
+	/* a complex tensor (checked as its real view): by its parts' type */
+	static const char *const c[] = { "complex64", "complex128", "complex32" };
+	if (dtype & NP_ADTYPE_PAIRS) {
+		dtype &= ~(unsigned)NP_ADTYPE_PAIRS;
+		return dtype < sizeof(c) / sizeof(c[0]) ? c[dtype] : "?";
+	}
 	return dtype < sizeof(n) / sizeof(n[0]) ? n[dtype] : "?";
 }
 
@@ -153,8 +159,9 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	}
 	char words[160];
 	np_tensor_words(words, sizeof(words), c, o);
-	fprintf(f, "  tensor: %s, %s%s, %llu elements: %llu nan, %llu +inf, %llu -inf; first at "
-		"%s\n", words, np_dtype_name(o->dtype), shape,
+	fprintf(f, "  tensor: %s, %s%s%s, %llu elements: %llu nan, %llu +inf, %llu -inf; first at "
+		"%s\n", words, np_dtype_name(o->dtype),
+		o->dtype & NP_ADTYPE_PAIRS ? " viewed as real" : "", shape,
 		(unsigned long long)o->numel, (unsigned long long)o->nan,
 		(unsigned long long)o->posinf, (unsigned long long)o->neginf, first);
 	if (spread[0])
@@ -500,6 +507,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "received_by", np_name(c, o->received_by));
 	np_jsonw_string_field(w, "param", *np_name(c, o->param) ? np_name(c, o->param) : NULL);
 	np_jsonw_string_field(w, "dtype", np_dtype_name(o->dtype));
+	if (o->dtype & NP_ADTYPE_PAIRS)   /* shape, numel and spread: of view_as_real */
+		np_jsonw_bool_field(w, "viewed_as_real", true);
 	np_jsonw_uint_field(w, "numel", o->numel);
 	np_jsonw_uint_field(w, "nan", o->nan);
 	np_jsonw_uint_field(w, "posinf", o->posinf);

@@ -69,6 +69,38 @@ Test(bad_spread, permuted_view_counts_and_orders_logically)
 	expect_dims(&s, 3, (uint32_t[]){ 2, 6, 32 }, (uint32_t[]){ 1, 5, 7 });
 }
 
+/* A complex64 [3, 4] tensor, as its real view [3, 4, 2]: a NaN in the
+ * imaginary part of element [1, 2] and an Inf in the real part of [2, 0];
+ * then its transpose [4, 3], whose real view walks memory out of order. */
+Test(bad_spread, complex_tensor_as_its_real_view)
+{
+	static float z[3][4][2];   /* [row][col][real, imaginary] */
+	z[1][2][1] = NAN;
+	z[2][0][0] = INFINITY;
+	const int64_t shape[] = { 3, 4 }, stride[] = { 4, 1 };
+	struct np_spread_in in = tensor(NP_DT_F32, z, 2, shape, stride);
+	cr_assert_eq(np_spread_as_real(&in), 0);
+	cr_assert_eq(in.ndim, 3);
+	cr_expect_eq(in.numel, 24);
+	cr_expect_eq(in.stride[0], 8);
+	cr_expect_eq(in.stride[1], 2);
+	cr_expect_eq(in.stride[2], 1);
+	struct np_spread s;
+	cr_assert_eq(np_bad_spread(&in, UINT64_MAX, &s), 0);
+	expect_dims(&s, 3, (uint32_t[]){ 2, 2, 2 }, (uint32_t[]){ 1, 2, 1 });
+	cr_expect_eq(s.size[2], 2);
+
+	const int64_t tshape[] = { 4, 3 }, tstride[] = { 1, 4 };   /* z.T */
+	in = tensor(NP_DT_F32, z, 2, tshape, tstride);
+	cr_assert_eq(np_spread_as_real(&in), 0);
+	cr_assert_eq(np_bad_spread(&in, UINT64_MAX, &s), 0);
+	/* view [0, 2] real part (Inf) comes before [2, 1] imaginary (NaN) */
+	expect_dims(&s, 3, (uint32_t[]){ 2, 2, 2 }, (uint32_t[]){ 0, 2, 0 });
+
+	struct np_spread_in full = { .ndim = NP_SPREAD_DIMS };
+	cr_expect_eq(np_spread_as_real(&full), -1, "no room for the parts' dimension");
+}
+
 /* A transpose of a matrix: the columns of the view are memory's rows. */
 Test(bad_spread, transposed_matrix)
 {

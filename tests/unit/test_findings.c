@@ -760,6 +760,39 @@ static char *checks_line(void)
 	return printed(np_print_checks);
 }
 
+/* A complex tensor is checked as its real view (agent/tensor.c): its
+ * record's dtype is its parts' with NP_ADTYPE_PAIRS, its spread has the
+ * parts' dimension last.  The paragraph says so. */
+Test(findings, a_complex_origin_is_described_as_its_real_view)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	spread(114, 3, (uint32_t[]){ 8, 9, 2 }, (uint32_t[]){ 8, 1, 2 },
+	       (uint32_t[]){ 0, 4, 0 }, false);
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = NP_ROLE_OUTPUT;
+	r.phase = NP_APHASE_FORWARD;
+	r.module = M_LIN;
+	r.dtype = NP_DT_F32 | NP_ADTYPE_PAIRS;
+	r.chk.numel = 144;
+	r.chk.nan = 16;
+	r.chk.first_bad = 8;
+	agent(115, &r);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	char *p = origin_paragraph();
+	cr_expect(strstr(p, "complex64 viewed as real [8, 9, 2], 144 elements: 16 nan"), "%s", p);
+	cr_expect(strstr(p, "1 of 9 along dim 1 (only index 4), all 2 along dim 2"), "%s", p);
+	free(p);
+	cr_expect_str_eq(np_dtype_name(NP_DT_F64 | NP_ADTYPE_PAIRS), "complex128");
+	cr_expect_str_eq(np_dtype_name(NP_DT_F16 | NP_ADTYPE_PAIRS), "complex32");
+	cr_expect_str_eq(np_dtype_name(NP_DT_BF16 | NP_ADTYPE_PAIRS), "?", "no such complex type");
+	cr_expect_str_eq(np_dtype_name(NP_DT_BF16), "bfloat16");
+}
+
 static void op_check(uint8_t flags, const char *what)
 {
 	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
