@@ -3,7 +3,7 @@
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no]
-                  [--received-by MODULE] [--numel N] [--no-shape]
+                  [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors;
@@ -58,6 +58,8 @@ def main():
                     help="an input from outside the model: the module that first received "
                          "it, whose view of it the origin describes")
     ap.add_argument("--numel", type=int, help="the origin's tensor has N elements")
+    ap.add_argument("--dtype", help="the origin's tensor's dtype (complex64: it is described "
+                                    "as its real view, viewed_as_real, shape [..., 2])")
     ap.add_argument("--no-shape", action="store_true",
                     help="the origin says nothing of where in its tensor (no shape)")
     ap.add_argument("--param")
@@ -119,6 +121,10 @@ def main():
             want["received_by"] = a.received_by
         if a.numel is not None:
             want["numel"] = a.numel
+        if a.dtype:
+            want["dtype"] = a.dtype
+            if a.dtype.startswith("complex"):
+                want["viewed_as_real"] = True
         if a.param:
             want["param"] = a.param
         if a.module_type:

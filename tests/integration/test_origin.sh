@@ -145,6 +145,23 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		cat "$T/$tag-loader/summary.txt" "$T/np.err" >> "$T/chk" 2>/dev/null
 		bad "$tag a corrupt sample from spawned DataLoader workers" "$T/chk"
 	fi
+	# complex tensors (an FFT's spectrum) are checked as their real view:
+	# a NaN made in the spectrum is spec's, not mag's after it (which
+	# read it); a NaN gradient born in |sqrt(X)|'s backward at a silent
+	# sample is mag's, not spec's (whose real gradient passes it on)
+	for sf in "spectrum:forward spec output --numel 144 --only-index 1 4" \
+		  "silent:backward mag grad --op SqrtBackward0 --numel 144 --only-index 0 2"; do
+		if $NP run -q -o "$T/$tag-spectral" -- $PY $IT/spectral_job.py --fault ${sf%%:*} \
+			> "$T/job.out" 2> "$T/np.err" &&
+		   $PY $IT/check_origin.py "$T/$tag-spectral/events.jsonl" --origin ${sf#*:} \
+			--dtype complex64 --step 4 > "$T/chk" 2>&1; then
+			ok "$tag a complex tensor's NaN (${sf%%:*}): ${sf#*:}"
+		else
+			cat "$T/np.err" >> "$T/chk"
+			bad "$tag a complex tensor's NaN (${sf%%:*})" "$T/chk"
+		fi
+		rm -rf "$T/$tag-spectral"
+	done
 	# described as the first module to receive it saw it: noise + the
 	# embedding, [8, 12, 32], NaN in sample 2 only (not the model's output)
 	fault "non-finite input comes from outside the model: sample 2 of the input blocks.0.attn got" \
