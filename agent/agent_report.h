@@ -67,6 +67,15 @@ enum np_arec_flags {
 				  * finite: it made the value non-finite */
 };
 
+/* CHECK records of the forward phase: the grad mode the module ran in.
+ * A forward under torch.no_grad() or inference_mode is an evaluation or
+ * inference pass, whose values no backward and no update will use. */
+enum np_arec_mode {
+	NP_AMODE_KNOWN = 1,      /* the mode was read */
+	NP_AMODE_NO_GRAD = 2,    /* torch.is_grad_enabled() was False */
+	NP_AMODE_INFERENCE = 4,  /* torch.is_inference_mode_enabled() */
+};
+
 enum np_arec_status {
 	NP_AST_INSTALLED = 1,    /* hooks in place; what = torch version */
 	NP_AST_FAILED,           /* could not install; what = why */
@@ -117,7 +126,8 @@ struct np_agent_rec {
 				  * NP_ADTYPE_PAIRS for a complex tensor */
 	uint8_t ndim;            /* SPREAD: dimensions in spread */
 	uint16_t status;         /* STATUS: enum np_arec_status */
-	uint32_t pad;
+	uint8_t mode;            /* CHECK, forward: enum np_arec_mode bits */
+	uint8_t pad[3];
 	uint64_t module;         /* CHECK: the module (forward, parameters); 0 if none */
 	union {
 		struct {

@@ -327,6 +327,8 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 	r.flags = flags;
 	r.dtype = c->dtype | (c->pairs ? NP_ADTYPE_PAIRS : 0);
 	r.module = module;
+	if (phase == NP_APHASE_FORWARD)
+		r.mode = np_grad_mode();
 	r.chk.numel = c->numel;
 	r.chk.nan = c->r.nan;
 	r.chk.posinf = c->r.posinf;

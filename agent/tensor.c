@@ -1,5 +1,6 @@
 /* tensor.c - torch.Tensor seen from C (see tensor.h). */
 #include <string.h>
+#include "agent_report.h"
 #include "tensor.h"
 #include "../cupti/gpu.h"
 
@@ -7,6 +8,7 @@ struct np_names np_n;
 struct np_tensor_stats np_tensor_stats;
 
 static PyObject *tensor_type;            /* torch.Tensor */
+static PyObject *grad_enabled, *inference_enabled;   /* torch.is_grad_enabled, ... */
 static PyObject *dtypes[NP_DT_MAX];      /* torch.float32, ... (NULL: not in this torch) */
 static PyObject *complex_dtypes[NP_DT_MAX];   /* torch.complex64 at [NP_DT_F32], ... */
 
@@ -53,6 +55,10 @@ int np_tensor_init(void)
 		if (!complex_dtypes[i])
 			np_py_err_clear();
 	}
+	grad_enabled = np_py.Object_GetAttrString(torch, "is_grad_enabled");
+	inference_enabled = np_py.Object_GetAttrString(torch, "is_inference_mode_enabled");
+	if (!grad_enabled || !inference_enabled)
+		np_py_err_clear();
 	tensor_type = np_py.Object_GetAttrString(torch, "Tensor");
 	np_py.DecRef(torch);
 	if (!tensor_type) {
@@ -60,6 +66,28 @@ int np_tensor_init(void)
 		return -1;
 	}
 	return 0;
+}
+
+/* 1 (True), 0 (False) or -1 from calling f() */
+static int call_flag(PyObject *f)
+{
+	PyObject *r = f ? np_py.Object_CallObject(f, NULL) : NULL;
+	int v = r ? r == np_py.True : -1;
+	np_py_xdecref(r);
+	if (!r)
+		np_py_err_clear();
+	return v;
+}
+
+uint8_t np_grad_mode(void)
+{
+	int grad = call_flag(grad_enabled);
+	if (grad < 0)
+		return 0;
+	uint8_t m = NP_AMODE_KNOWN | (grad ? 0 : NP_AMODE_NO_GRAD);
+	if (!grad && call_flag(inference_enabled) == 1)
+		m |= NP_AMODE_INFERENCE;
+	return m;
 }
 
 bool np_is_tensor(PyObject *o)

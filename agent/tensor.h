@@ -22,6 +22,10 @@ struct np_tensor_check {
 /* Interns names and finds torch.Tensor and the dtypes; 0 on success. */
 int np_tensor_init(void);
 
+/* The grad mode now (enum np_arec_mode bits; 0 if it cannot be read):
+ * a Python call or two, for the records of births only. */
+uint8_t np_grad_mode(void);
+
 /* Is o a torch.Tensor (or subclass)? */
 bool np_is_tensor(PyObject *o);
 

@@ -117,6 +117,7 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 	f->phase = r->phase;
 	f->role = r->role;
 	f->dtype = r->dtype;
+	f->grad_mode = r->mode;
 	f->inputs_finite = !(r->flags & NP_AF_SOURCE_DIRTY);
 	f->preexisting = r->flags & NP_AF_PREEXISTING;
 	if (r->role == NP_ROLE_OUTPUT) {

@@ -22,6 +22,23 @@ const char *np_dtype_name(unsigned dtype)
 	return dtype < sizeof(n) / sizeof(n[0]) ? n[dtype] : "?";
 }
 
+const char *np_grad_mode_words(const struct np_finding *o, bool full)
+{
+	if (o->phase != NP_PHASE_FORWARD || !(o->grad_mode & NP_AMODE_KNOWN))
+		return "";
+	if (o->grad_mode & NP_AMODE_INFERENCE)
+		return full ? " under inference_mode: an inference pass" : " under inference_mode";
+	if (o->grad_mode & NP_AMODE_NO_GRAD)
+		return full ? " under no_grad: an evaluation or inference pass" : " under no_grad";
+	return "";
+}
+
+static const char *grad_mode_name(uint8_t mode)
+{
+	return mode & NP_AMODE_INFERENCE ? "inference_mode"
+	       : mode & NP_AMODE_NO_GRAD ? "no_grad" : "enabled";
+}
+
 const char *np_metric_name(unsigned metric)
 {
 	return metric == NP_METRIC_GRAD_NORM ? "grad_norm" : "output_max_abs";
@@ -116,9 +133,9 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	const char *op = np_name(c, o->op), *param = np_name(c, o->param);
 	/* phase none: between the passes (clip_grad_norm_ after backward(),
 	 * a GradScaler's unscale, the input's preparation) */
-	fprintf(f, "nanprof: first non-finite value: step %llu, %s%s%s (pid %d, thread %u)\n",
+	fprintf(f, "nanprof: first non-finite value: step %llu, %s%s%s%s (pid %d, thread %u)\n",
 		(unsigned long long)o->step, o->phase ? np_phase_name(o->phase) : "between passes",
-		o->phase ? " pass" : "", rank, p->pid, o->tid);
+		o->phase ? " pass" : "", np_grad_mode_words(o, true), rank, p->pid, o->tid);
 	if (o->outside)
 		fprintf(f, "  where:  outside any module: the tensor given to backward()%s%s\n",
 			*op ? ", made by " : "", op);
@@ -437,8 +454,8 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 		const struct np_finding *o = &a->origin;
 		const char *mod = np_name(c, o->module), *type = np_name(c, o->module_type);
 		const char *op = np_name(c, o->op);
-		fprintf(f, "    first non-finite: step %llu, %s, in ", (unsigned long long)o->step,
-			np_phase_name(o->phase));
+		fprintf(f, "    first non-finite: step %llu, %s%s, in ", (unsigned long long)o->step,
+			np_phase_name(o->phase), np_grad_mode_words(o, false));
 		if (o->outside || !strcmp(mod, "<none>"))
 			fprintf(f, "code outside any module");
 		else if (!*mod)
@@ -521,6 +538,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "op_inside", o->op_inside);
 		np_jsonw_bool_field(w, "op_read_finite", o->op_read_finite);
 	}
+	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
+		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
 	np_jsonw_bool_field(w, "outside_modules", o->outside);
 	np_jsonw_bool_field(w, "before_attach", o->preexisting);
 	np_jsonw_string_field(w, "device", o->gpu ? "cuda" : "cpu");
@@ -650,6 +669,9 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 		struct np_trace_arg args[] = {
 			{ .key = "step", .kind = NP_ARG_UINT, .u = o->step },
 			{ .key = "phase", .kind = NP_ARG_STR, .s = np_phase_name(o->phase) },
+			{ .key = "grad_mode", .kind = NP_ARG_STR,
+			  .s = o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN)
+			       ? grad_mode_name(o->grad_mode) : "" },
 			{ .key = "module", .kind = NP_ARG_STR, .s = np_name(c, o->module) },
 			{ .key = "op", .kind = NP_ARG_STR, .s = np_name(c, o->op) },
 			{ .key = "op_note", .kind = NP_ARG_STR, .s = np_op_note(o) },

@@ -56,6 +56,11 @@ void np_write_verdict(struct np_jsonw *w, const struct np_rank_finding *f, size_
 		      const struct np_verdict *v, size_t processes);
 
 const char *np_dtype_name(unsigned dtype);
+
+/* " under no_grad: an evaluation or inference pass" (full; else " under
+ * no_grad") for a forward finding made with grad off, else "": after
+ * "forward pass". */
+const char *np_grad_mode_words(const struct np_finding *o, bool full);
 const char *np_metric_name(unsigned metric);
 
 #endif

@@ -136,6 +136,7 @@ struct np_finding {
 	uint32_t received_by;     /* input from outside the model: the module that
 				   * first received it, when not this one (name id) */
 	uint32_t received_type;   /* and its class (name id) */
+	uint8_t grad_mode;        /* forward: enum np_arec_mode bits (0: not read) */
 };
 
 #define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */

@@ -793,6 +793,53 @@ Test(findings, a_complex_origin_is_described_as_its_real_view)
 	cr_expect_str_eq(np_dtype_name(NP_DT_BF16), "bfloat16");
 }
 
+/* The grad mode a forward record was made in: an evaluation pass under
+ * no_grad or inference_mode says so on the origin's first line; a
+ * training forward, a backward record or a mode not read say nothing. */
+static char *first_line_with_mode(uint8_t phase, uint8_t mode)
+{
+	np_collector_free(&col);
+	setup();
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = phase == NP_APHASE_FORWARD ? NP_ROLE_OUTPUT : NP_ROLE_GRAD;
+	r.phase = phase;
+	r.module = phase == NP_APHASE_FORWARD ? M_NET : 0;
+	r.mode = mode;
+	r.chk.numel = 4;
+	r.chk.nan = 1;
+	agent(105, &r);
+	mod_exit(&sim, 110, NP_SEQ_UNKNOWN);
+	cr_assert_eq(origins, 1);
+	char *p = origin_paragraph();
+	p[strcspn(p, "\n")] = 0;
+	return p;
+}
+
+Test(findings, an_evaluation_pass_says_its_grad_mode)
+{
+	static const struct {
+		uint8_t phase, mode;
+		const char *want;
+	} cases[] = {
+		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD,
+		  "forward pass under no_grad: an evaluation or inference pass, rank 0 (pid" },
+		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD | NP_AMODE_INFERENCE,
+		  "forward pass under inference_mode: an inference pass, rank 0 (pid" },
+		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN, "forward pass, rank 0 (pid" },
+		{ NP_APHASE_FORWARD, 0, "forward pass, rank 0 (pid" },
+		{ NP_APHASE_BACKWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD, "backward pass, rank 0 (pid" },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *p = first_line_with_mode(cases[i].phase, cases[i].mode);
+		cr_expect(strstr(p, cases[i].want), "case %u: %s", i, p);
+		free(p);
+	}
+	cr_expect_eq(proc->ag.origin.grad_mode, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD);
+}
+
 static void op_check(uint8_t flags, const char *what)
 {
 	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
