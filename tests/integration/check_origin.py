@@ -4,6 +4,7 @@
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
+                  [--grad-mode enabled|no_grad|inference_mode]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors;
@@ -62,6 +63,8 @@ def main():
                                     "as its real view, viewed_as_real, shape [..., 2])")
     ap.add_argument("--no-shape", action="store_true",
                     help="the origin says nothing of where in its tensor (no shape)")
+    ap.add_argument("--grad-mode", choices=["enabled", "no_grad", "inference_mode"],
+                    help="a forward origin's grad mode (an evaluation pass: no_grad)")
     ap.add_argument("--param")
     ap.add_argument("--module-type", help="the origin module's class (OptimizedModule)")
     ap.add_argument("--step", type=int)
@@ -121,6 +124,8 @@ def main():
             want["received_by"] = a.received_by
         if a.numel is not None:
             want["numel"] = a.numel
+        if a.grad_mode:
+            want["grad_mode"] = a.grad_mode
         if a.dtype:
             want["dtype"] = a.dtype
             if a.dtype.startswith("complex"):

@@ -50,6 +50,11 @@ tests can assert nanprof's origin exactly (step, phase, module):
               CUDA in nll_loss's kernel); the term is there every step
   explode     the learning rate grows 1.6x per step from --at on: gradients
               explode over several steps before the first Inf
+  eval        after step --at's update, an evaluation pass (model.eval(),
+              torch.no_grad()) in which blocks.1.gate overflows, as
+              `forward` does; training stays finite.  Work after step N's
+              update is step N+1: the origin is at step --at + 1
+  infer       the same pass under torch.inference_mode()
 
 Prints "step N loss L" with L as repr(float), so runs can be compared
 bit for bit.
@@ -232,7 +237,7 @@ def main():
                     choices=["none", "forward", "sample", "reduction", "broadcast", "backward", "block-backward", "custom",
                              "inner", "functional",
                              "optimizer", "param-edit", "model-code", "input", "input-neginf", "loss", "loss-grad", "ignored",
-                             "explode"])
+                             "explode", "eval", "infer"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
@@ -440,6 +445,14 @@ def main():
             print("step %d grad_norm %r" % (step, math.sqrt(sq)))
         if at and args.fault == "optimizer":
             head_group["lr"] = args.lr
+        if at and args.fault in ("eval", "infer"):
+            model.eval()
+            model.blocks[1].gate.boost = 1e4
+            with torch.inference_mode() if args.fault == "infer" else torch.no_grad():
+                out = net(tokens, noise)
+            print("eval %d nonfinite %d" % (step, int((~torch.isfinite(out if torch.is_tensor(out)
+                                                                        else out["pred"])).sum())))
+            model.train()
         # undo the fault's switch (not its damage)
         model.blocks[1].gate.boost = 1.0
         model.blocks[1].gate.row_boost = None

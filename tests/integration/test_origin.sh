@@ -38,7 +38,8 @@ for PY in python3 /usr/bin/python3; do
 	# does the agent look inside modules, at what autograd saved? (lib.sh)
 	saved=0; [ "$(gate_op $PY | cut -d" " -f2)" = exp ] && saved=1
 	FARGS="--steps 10 --at 6"
-	fault "forward fault: blocks.1.gate, $(gate_op $PY | cut -d" " -f2)" forward --origin forward blocks.1.gate output $(gate_op $PY) --step 6
+	fault "forward fault: blocks.1.gate, $(gate_op $PY | cut -d" " -f2)" forward --origin forward blocks.1.gate output $(gate_op $PY) --step 6 \
+		--grad-mode enabled
 	# log(0) inside the gate, before its child proj and the add that makes
 	# its output: the log is named where torch shows the saved tensors,
 	# and it read x * x * 0, saved by the log itself: finite
@@ -145,6 +146,12 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		cat "$T/$tag-loader/summary.txt" "$T/np.err" >> "$T/chk" 2>/dev/null
 		bad "$tag a corrupt sample from spawned DataLoader workers" "$T/chk"
 	fi
+	# an evaluation pass after step 6's update (step 7's work): under
+	# no_grad, or inference_mode, which the origin says
+	fault "an evaluation pass under no_grad: blocks.1.gate, step 7" eval \
+		--origin forward blocks.1.gate output --step 7 --grad-mode no_grad
+	fault "an inference pass under inference_mode: blocks.1.gate, step 7" infer \
+		--origin forward blocks.1.gate output --step 7 --grad-mode inference_mode
 	# complex tensors (an FFT's spectrum) are checked as their real view:
 	# a NaN made in the spectrum is spec's, not mag's after it (which
 	# read it); a NaN gradient born in |sqrt(X)|'s backward at a silent
