@@ -197,6 +197,34 @@ static void from_outside(struct np_proc_state *p, struct np_finding *f)
 	}
 }
 
+/* f, the step's first non-finite value after the forward pass, came from
+ * an input held inside the model in that forward (agent_state.held): a
+ * value from outside that a saturating op (tanh, sigmoid) hid from the
+ * model's output, which the backward pass read again (an input saved by
+ * the module that received it: its weight's gradient is Inf * 0).  That
+ * input is the origin when it held a NaN or a +Inf, or when the backward
+ * report is the receiving module's own.  A -Inf alone elsewhere is what
+ * an additive attention mask holds every step: the backward report
+ * stays. */
+static bool held_input(struct np_collector *c, struct np_proc_state *p,
+		       const struct np_finding *f)
+{
+	struct np_agent_state *a = &p->ag;
+	if (!a->held || a->held_in.step != f->step)
+		return false;
+	a->held = false;
+	const struct np_finding *in = &a->input;
+	bool own = f->phase == NP_PHASE_BACKWARD && f->module == a->held_in.module;
+	if (!a->input_pending || in->step != a->held_in.step || in->tid != a->held_in.tid ||
+	    !(in->nan || in->posinf || own))
+		return false;
+	struct np_finding g = a->held_in;
+	from_outside(p, &g);
+	g.held = true;
+	np_findings_set_origin(c, p, &g);
+	return true;
+}
+
 static void on_check(struct np_collector *c, struct np_proc_state *p,
 		     struct np_thread_state *t, const struct np_event *e,
 		     const struct np_agent_rec *r)
@@ -238,6 +266,9 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 			} else if (f.depth == 0) {
 				from_outside(p, &f);
 				np_findings_set_origin(c, p, &f);
+			} else if (!a->held || a->held_in.step != f.step) {
+				a->held = true;   /* until a report says where it went */
+				a->held_in = f;
 			}
 			return;
 		}
@@ -257,6 +288,8 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 		return;
 	}
 	/* backward, optimizer, or a tensor computed outside any module */
+	if (held_input(c, p, &f))
+		return;
 	np_findings_set_origin(c, p, &f);
 }
 

@@ -202,6 +202,11 @@ const char *np_origin_why(const struct np_finding *o)
 		       "non-finite after any optimizer.step(): code outside the optimizer "
 		       "wrote it (load_state_dict, an in-place edit under torch.no_grad(), "
 		       "an EMA or weight-averaging swap).";
+	if (o->held)
+		return "it came into the model from outside (data, or code between module "
+		       "calls); the model's output stayed finite (a saturating op such as "
+		       "tanh or sigmoid hid it), and the backward pass made the step's "
+		       "first non-finite gradient from it.";
 	if (o->inputs_finite)
 		return "what flowed in was finite: it was born here; every later "
 		       "non-finite value is counted as propagation.";
@@ -540,6 +545,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	}
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
+	if (o->held)   /* surfaced in a later phase of its step */
+		np_jsonw_bool_field(w, "held_in_forward", true);
 	np_jsonw_bool_field(w, "outside_modules", o->outside);
 	np_jsonw_bool_field(w, "before_attach", o->preexisting);
 	np_jsonw_string_field(w, "device", o->gpu ? "cuda" : "cpu");

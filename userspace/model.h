@@ -137,6 +137,9 @@ struct np_finding {
 				   * first received it, when not this one (name id) */
 	uint32_t received_type;   /* and its class (name id) */
 	uint8_t grad_mode;        /* forward: enum np_arec_mode bits (0: not read) */
+	bool held;                /* an input from outside that stayed inside the
+				   * model in forward, the origin of the first
+				   * non-finite value of its step's backward */
 };
 
 #define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */
@@ -235,6 +238,12 @@ struct np_agent_state {
 	 * non-finite values is described by */
 	bool input_pending;
 	struct np_finding input;
+	/* the step's first module that received non-finite values from its
+	 * caller, when nothing non-finite left the model after it: a value
+	 * from outside that a saturating op (tanh, sigmoid, clamp) kept
+	 * inside in the forward pass, which backward may still surface */
+	bool held;
+	struct np_finding held_in;
 	uint64_t propagation;     /* non-finite reports after (or besides) the origin */
 	uint64_t contained;       /* candidates that stayed inside their module */
 	/* statistics */

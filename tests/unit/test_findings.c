@@ -911,6 +911,98 @@ static void input_record(uint64_t ts, uint64_t module, uint64_t numel, uint64_t 
 		     first_bad);
 }
 
+/* Step k: Linear (inside Net, sequence numbers 50..52) receives a
+ * non-finite input (posinf +Inf, neginf -Inf of 32) and passes it on;
+ * Net's output is finite (a tanh after Linear saturated it): nothing
+ * non-finite left the model.  Then backward: a node of `node_seq`
+ * reports a gradient born from finite inputs. */
+static void held_step(uint64_t k, uint64_t posinf, uint64_t neginf, uint64_t node_seq)
+{
+	uint64_t t = 1000 * k;
+	sim.step = k;
+	mod_enter(&sim, t + 100, M_NET, T_NET, 50);
+	mod_enter(&sim, t + 110, M_LIN, T_LIN, 50);
+	spread(t + 112, 2, (uint32_t[]){ 4, 8 }, (uint32_t[]){ 1, 1 }, (uint32_t[]){ 0, 0 }, false);
+	check_counts(t + 113, NP_ROLE_INPUT, NP_APHASE_FORWARD, M_LIN, 0, NULL, 32, posinf, 0, 0);
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_CHECK;
+	r.role = NP_ROLE_OUTPUT;
+	r.phase = NP_APHASE_FORWARD;
+	r.flags = NP_AF_SOURCE_DIRTY;
+	r.module = M_LIN;
+	r.chk.numel = 32;
+	r.chk.posinf = 4;
+	r.chk.neginf = 4 + neginf;
+	agent(t + 115, &r);
+	mod_exit(&sim, t + 120, 53);
+	mod_exit(&sim, t + 130, 55);
+	cr_assert_eq(origins, 0, "held inside: no origin yet");
+	bwd_enter(&sim, t + 200);
+	node(&sim, t + 210, node_seq);
+	check(t + 215, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, false, NULL);
+}
+
+/* A +Inf from outside that a tanh kept from the model's output, read
+ * again by backward: the input is the origin, in the forward pass, with
+ * its own counts and place. */
+Test(findings, an_input_held_inside_in_forward_is_the_origin_of_its_backward)
+{
+	held_step(3, 1, 0, 54);   /* Net's own backward node reports */
+	cr_assert_eq(origins, 1);
+	const struct np_finding *o = &proc->ag.origin;
+	cr_assert_eq(o->phase, NP_PHASE_FORWARD);
+	cr_assert_eq(o->step, 3);
+	cr_assert_str_eq(np_role_name(o->role), "input");
+	cr_assert_str_eq(origin_module(), "<Linear>", "the module that received it: %s", origin_module());
+	cr_assert_eq(o->posinf, 1, "the input's counts");
+	cr_assert_eq(o->spread.ndim, 2);
+	cr_assert(o->held);
+	char *p = origin_paragraph();
+	cr_expect(strstr(p, "the model's output stayed finite"), "%s", p);
+	free(p);
+}
+
+/* -Inf only (an additive attention mask's): the origin only when the
+ * gradient is the receiving module's own; else the backward report. */
+Test(findings, a_held_neginf_input_is_the_origin_only_of_its_own_modules_backward)
+{
+	held_step(3, 0, 1, 52);   /* Linear's node: its weight's gradient */
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_FORWARD);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "input");
+
+	np_collector_free(&col);
+	setup();
+	held_step(3, 0, 1, 54);   /* Net's node: not Linear's */
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_BACKWARD);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "grad");
+	cr_assert_not(proc->ag.origin.held);
+}
+
+/* Held in step 3, a backward birth in step 4: unrelated. */
+Test(findings, a_held_input_is_only_its_own_steps_origin)
+{
+	uint64_t t = 3000;
+	sim.step = 3;
+	mod_enter(&sim, t + 100, M_NET, T_NET, 50);
+	mod_enter(&sim, t + 110, M_LIN, T_LIN, 50);
+	check_counts(t + 113, NP_ROLE_INPUT, NP_APHASE_FORWARD, M_LIN, 0, NULL, 32, 1, 0, 0);
+	check(t + 115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, true, "AddmmBackward0");
+	mod_exit(&sim, t + 120, 53);
+	mod_exit(&sim, t + 130, 55);
+	sim.step = 4;
+	mod_enter(&sim, t + 1100, M_NET, T_NET, 150);
+	mod_exit(&sim, t + 1130, 155);
+	bwd_enter(&sim, t + 1200);
+	node(&sim, t + 1210, 154);
+	check(t + 1215, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, false, NULL);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_BACKWARD);
+	cr_assert_eq(proc->ag.origin.step, 4);
+}
+
 /* Linear got it first, inside Net; Net received it too: the origin is
  * Net's input, with the counts and the place of the tensor Linear saw
  * (which sample of the batch), not Net's output's. */
