@@ -63,6 +63,9 @@ def main():
                                     "as its real view, viewed_as_real, shape [..., 2])")
     ap.add_argument("--no-shape", action="store_true",
                     help="the origin says nothing of where in its tensor (no shape)")
+    ap.add_argument("--held", action="store_true",
+                    help="the origin is an input that stayed inside the model in forward "
+                         "(held_in_forward) and surfaced in its step's backward")
     ap.add_argument("--grad-mode", choices=["enabled", "no_grad", "inference_mode"],
                     help="a forward origin's grad mode (an evaluation pass: no_grad)")
     ap.add_argument("--param")
@@ -124,6 +127,8 @@ def main():
             want["received_by"] = a.received_by
         if a.numel is not None:
             want["numel"] = a.numel
+        if a.held:
+            want["held_in_forward"] = True
         if a.grad_mode:
             want["grad_mode"] = a.grad_mode
         if a.dtype:

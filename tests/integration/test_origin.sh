@@ -169,6 +169,21 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		fi
 		rm -rf "$T/$tag-spectral"
 	done
+	# a corrupt sample that tanh hides from the model's output, whose
+	# backward is NaN (enc's weight gradient, Inf * 0): the input enc
+	# received, in the forward pass; a -Inf too, as enc's own backward
+	for hv in "inf:--only-index 0 1" "-inf:--no-shape"; do
+		if $NP run -q -o "$T/$tag-held" -- $PY $IT/held_job.py --value=${hv%%:*} \
+			> "$T/job.out" 2> "$T/np.err" &&
+		   $PY $IT/check_origin.py "$T/$tag-held/events.jsonl" --origin forward enc input \
+			--step 4 --held ${hv#*:} > "$T/chk" 2>&1; then
+			ok "$tag a ${hv%%:*} input tanh kept inside the model: enc's input, not its backward"
+		else
+			cat "$T/np.err" >> "$T/chk"
+			bad "$tag a ${hv%%:*} input tanh kept inside the model" "$T/chk"
+		fi
+		rm -rf "$T/$tag-held"
+	done
 	# described as the first module to receive it saw it: noise + the
 	# embedding, [8, 12, 32], NaN in sample 2 only (not the model's output)
 	fault "non-finite input comes from outside the model: sample 2 of the input blocks.0.attn got" \
