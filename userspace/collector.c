@@ -435,6 +435,8 @@ static void on_mod_enter(struct np_collector *c, struct np_proc_state *p,
 	} else if (e->d != NP_SEQ_UNKNOWN) {
 		p->spans_dropped++;
 	}
+	if (t->depth == 0)
+		p->cur.root_calls++;
 	if (t->depth < NP_MAX_OPEN)
 		t->stack[t->depth] = (struct np_open_frame){ e->a, e->ts_ns, name, type,
 							     e->step, e->batch, (uint8_t)e->phase,

@@ -118,6 +118,8 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 	f->role = r->role;
 	f->dtype = r->dtype;
 	f->grad_mode = r->mode;
+	if (r->phase == NP_APHASE_FORWARD && t->depth)
+		f->root_call = p->cur.root_calls;
 	f->inputs_finite = !(r->flags & NP_AF_SOURCE_DIRTY);
 	f->preexisting = r->flags & NP_AF_PREEXISTING;
 	if (r->role == NP_ROLE_OUTPUT) {

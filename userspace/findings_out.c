@@ -133,9 +133,14 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	const char *op = np_name(c, o->op), *param = np_name(c, o->param);
 	/* phase none: between the passes (clip_grad_norm_ after backward(),
 	 * a GradScaler's unscale, the input's preparation) */
-	fprintf(f, "nanprof: first non-finite value: step %llu, %s%s%s%s (pid %d, thread %u)\n",
+	/* an evaluation or inference pass: which of the step's model calls
+	 * (an inference-only job has no step but 0) */
+	char call[64] = "";
+	if (*np_grad_mode_words(o, false) && o->root_call)
+		snprintf(call, sizeof(call), ", outermost module call %u of the step", o->root_call);
+	fprintf(f, "nanprof: first non-finite value: step %llu, %s%s%s%s%s (pid %d, thread %u)\n",
 		(unsigned long long)o->step, o->phase ? np_phase_name(o->phase) : "between passes",
-		o->phase ? " pass" : "", np_grad_mode_words(o, true), rank, p->pid, o->tid);
+		o->phase ? " pass" : "", np_grad_mode_words(o, true), call, rank, p->pid, o->tid);
 	if (o->outside)
 		fprintf(f, "  where:  outside any module: the tensor given to backward()%s%s\n",
 			*op ? ", made by " : "", op);
@@ -545,6 +550,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	}
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
+	if (o->phase == NP_PHASE_FORWARD && o->root_call)
+		np_jsonw_uint_field(w, "outermost_call", o->root_call);
 	if (o->held)   /* surfaced in a later phase of its step */
 		np_jsonw_bool_field(w, "held_in_forward", true);
 	np_jsonw_bool_field(w, "outside_modules", o->outside);

@@ -55,6 +55,7 @@ struct np_step_stats {
 	uint32_t nodes;
 	uint32_t dropped;    /* detail records over --max-records */
 	uint32_t opt_calls;  /* optimizer.step() calls in it (back to back: one step) */
+	uint32_t root_calls; /* outermost module calls begun in it, on any thread */
 	bool complete;       /* ended by optimizer.step() */
 	bool partial;        /* began before nanprof attached */
 };
@@ -137,6 +138,8 @@ struct np_finding {
 				   * first received it, when not this one (name id) */
 	uint32_t received_type;   /* and its class (name id) */
 	uint8_t grad_mode;        /* forward: enum np_arec_mode bits (0: not read) */
+	uint32_t root_call;       /* forward: which outermost module call of its step
+				   * it was made in, from 1 (0: none open) */
 	bool held;                /* an input from outside that stayed inside the
 				   * model in forward, the origin of the first
 				   * non-finite value of its step's backward */

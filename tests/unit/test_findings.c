@@ -825,9 +825,11 @@ Test(findings, an_evaluation_pass_says_its_grad_mode)
 		const char *want;
 	} cases[] = {
 		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD,
-		  "forward pass under no_grad: an evaluation or inference pass, rank 0 (pid" },
+		  "forward pass under no_grad: an evaluation or inference pass, outermost module call "
+		  "1 of the step, rank 0 (pid" },
 		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD | NP_AMODE_INFERENCE,
-		  "forward pass under inference_mode: an inference pass, rank 0 (pid" },
+		  "forward pass under inference_mode: an inference pass, outermost module call 1 of "
+		  "the step, rank 0 (pid" },
 		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN, "forward pass, rank 0 (pid" },
 		{ NP_APHASE_FORWARD, 0, "forward pass, rank 0 (pid" },
 		{ NP_APHASE_BACKWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD, "backward pass, rank 0 (pid" },
@@ -838,6 +840,36 @@ Test(findings, an_evaluation_pass_says_its_grad_mode)
 		free(p);
 	}
 	cr_expect_eq(proc->ag.origin.grad_mode, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD);
+}
+
+/* An inference-only job never steps: which call of the model it was is
+ * what says when.  The third outermost call (batch 2) of step 0. */
+Test(findings, an_inference_pass_says_which_outermost_call)
+{
+	for (uint64_t k = 0; k < 3; k++) {
+		mod_enter(&sim, 100 + 100 * k, M_NET, T_NET, NP_SEQ_UNKNOWN);
+		mod_enter(&sim, 110 + 100 * k, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+		mod_exit(&sim, 120 + 100 * k, NP_SEQ_UNKNOWN);
+		if (k == 2) {
+			struct np_agent_rec r;
+			memset(&r, 0, sizeof(r));
+			r.kind = NP_AREC_CHECK;
+			r.role = NP_ROLE_OUTPUT;
+			r.phase = NP_APHASE_FORWARD;
+			r.module = M_NET;
+			r.mode = NP_AMODE_KNOWN | NP_AMODE_NO_GRAD | NP_AMODE_INFERENCE;
+			r.chk.numel = 4;
+			r.chk.nan = 4;
+			agent(125 + 100 * k, &r);
+		}
+		mod_exit(&sim, 130 + 100 * k, NP_SEQ_UNKNOWN);
+	}
+	cr_assert_eq(origins, 1);
+	cr_expect_eq(proc->ag.origin.root_call, 3);
+	char *p = origin_paragraph();
+	cr_expect(strstr(p, "step 0, forward pass under inference_mode: an inference pass, "
+			    "outermost module call 3 of the step"), "%s", p);
+	free(p);
 }
 
 static void op_check(uint8_t flags, const char *what)
