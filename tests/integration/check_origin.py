@@ -4,7 +4,8 @@
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
-                  [--grad-mode enabled|no_grad|inference_mode]
+                  [--grad-mode enabled|no_grad|inference_mode] [--outermost-call N]
+                  [--held]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors;
@@ -63,6 +64,8 @@ def main():
                                     "as its real view, viewed_as_real, shape [..., 2])")
     ap.add_argument("--no-shape", action="store_true",
                     help="the origin says nothing of where in its tensor (no shape)")
+    ap.add_argument("--outermost-call", type=int, metavar="N",
+                    help="a forward origin was made in the step's outermost module call N")
     ap.add_argument("--held", action="store_true",
                     help="the origin is an input that stayed inside the model in forward "
                          "(held_in_forward) and surfaced in its step's backward")
@@ -129,6 +132,8 @@ def main():
             want["numel"] = a.numel
         if a.held:
             want["held_in_forward"] = True
+        if a.outermost_call is not None:
+            want["outermost_call"] = a.outermost_call
         if a.grad_mode:
             want["grad_mode"] = a.grad_mode
         if a.dtype:

@@ -152,6 +152,22 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		--origin forward blocks.1.gate output --step 7 --grad-mode no_grad
 	fault "an inference pass under inference_mode: blocks.1.gate, step 7" infer \
 		--origin forward blocks.1.gate output --step 7 --grad-mode inference_mode
+	# an inference-only job (no optimizer step: all is step 0) says which
+	# call of the model, batch 7 of 12: the 8th outermost call
+	for im in "inference_mode:" "no_grad:--no-grad"; do
+		if $NP run -q -o "$T/$tag-infer" -- $PY $IT/infer_job.py ${im#*:} \
+			> "$T/job.out" 2> "$T/np.err" &&
+		   $PY $IT/check_origin.py "$T/$tag-infer/events.jsonl" --origin forward "" input \
+			--received-by 0 --only-index 0 2 --step 0 --grad-mode ${im%%:*} \
+			--outermost-call 8 > "$T/chk" 2>&1 &&
+		   grep -q "inference pass, outermost module call 8 of the step" "$T/np.err"; then
+			ok "$tag inference only (${im%%:*}): a NaN input in the model's 8th call"
+		else
+			cat "$T/np.err" >> "$T/chk"
+			bad "$tag inference only (${im%%:*})" "$T/chk"
+		fi
+		rm -rf "$T/$tag-infer"
+	done
 	# complex tensors (an FFT's spectrum) are checked as their real view:
 	# a NaN made in the spectrum is spec's, not mag's after it (which
 	# read it); a NaN gradient born in |sqrt(X)|'s backward at a silent
