@@ -65,6 +65,9 @@ enum np_arec_flags {
 				  * its output */
 	NP_AF_OP_READ_FINITE = 128, /* CHECK OUTPUT: what that op read was seen
 				  * finite: it made the value non-finite */
+	NP_AF_SAVED_DATA = 64,   /* CHECK GRAD: the node read a non-finite value it
+				  * saved in forward from outside the graph (data),
+				  * described by the INPUT record just before */
 };
 
 /* CHECK records of the forward phase: the grad mode the module ran in.

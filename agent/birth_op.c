@@ -60,6 +60,24 @@ static const char helper_py[] =
 "        return n._sequence_nr()\n"
 "    except Exception:\n"
 "        return 1 << 62\n"
+"_cur = getattr(torch._C, '_current_autograd_node', None)\n"
+"def saved_data(bad):\n"
+"    n = _cur() if _usable and _cur is not None else None\n"
+"    if n is None:\n"
+"        return None\n"
+"    for name in _saved(type(n)):\n"
+"        if name.startswith('result'):\n"
+"            continue\n"
+"        try:\n"
+"            raw = getattr(n, '_raw_saved_' + name)\n"
+"            if not isinstance(raw, _ST) or raw.unpack_hook is not None:\n"
+"                continue\n"
+"            t = getattr(n, '_saved_' + name)\n"
+"        except Exception:\n"
+"            continue\n"
+"        if isinstance(t, _T) and t.grad_fn is None and not t.requires_grad and bad(t):\n"
+"            return t\n"
+"    return None\n"
 "def first_op(out, ins, kw, bad, moves, limit):\n"
 "    root = getattr(out, 'grad_fn', None)\n"
 "    if not _usable or root is None:\n"
@@ -146,7 +164,7 @@ static const char helper_py[] =
 "    ok = ok and nconst <= consts_ok.get(id(p), 0)\n"
 "    return (p.name(), p is not r, ok)\n";
 
-static PyObject *first_op_fn, *bad_fn, *moves_fn;
+static PyObject *first_op_fn, *saved_data_fn, *bad_fn, *moves_fn;
 static int broken;                /* the helper could not be made */
 static uint64_t elems_left;       /* this search's budget for bad() */
 static unsigned searches_this_step;
@@ -190,9 +208,9 @@ static int helper(void)
 		return 0;
 	if (broken)
 		return -1;
-	static const char *const names[] = { "first_op" };
-	PyObject *fns[1];
-	if (np_py_helper(helper_py, names, fns, 1)) {
+	static const char *const names[] = { "first_op", "saved_data" };
+	PyObject *fns[2];
+	if (np_py_helper(helper_py, names, fns, 2)) {
 		np_alog("birth op search off: helper failed");
 		broken = 1;
 		return -1;
@@ -202,10 +220,12 @@ static int helper(void)
 	if (!bad_fn || !moves_fn) {
 		np_py_err_clear();
 		np_py_xdecref(fns[0]);
+		np_py_xdecref(fns[1]);
 		broken = 1;
 		return -1;
 	}
 	first_op_fn = fns[0];
+	saved_data_fn = fns[1];
 	return 0;
 }
 
@@ -233,6 +253,22 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
 	if (np_py.Err_Occurred())
 		np_py_err_clear();
 	return flags;
+}
+
+PyObject *np_birth_saved_data(void)
+{
+	if (searches_this_step >= NP_BIRTH_OP_PER_STEP || helper())
+		return NULL;
+	searches_this_step++;
+	elems_left = NP_BIRTH_OP_ELEMS;
+	PyObject *t = np_py.Object_CallFunctionObjArgs(saved_data_fn, bad_fn, NULL);
+	if (!t || t == np_py.None || !np_is_tensor(t)) {
+		np_py_xdecref(t);
+		t = NULL;
+	}
+	if (np_py.Err_Occurred())
+		np_py_err_clear();
+	return t;
 }
 
 void np_birth_op_step(void)

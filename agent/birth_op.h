@@ -39,6 +39,16 @@
  * else returns 0 and leaves op alone.  Never leaves a Python error. */
 unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len);
 
+/* Called from a node hook in backward: a tensor the running autograd
+ * node saved in forward that holds a non-finite value and came from
+ * outside the graph (no grad_fn, no gradient: data, not a parameter),
+ * as a new reference; NULL when none, or when this torch cannot tell
+ * the running node (torch._C._current_autograd_node: torch 2, not 1.13)
+ * or read what it saved safely (as above).  An LSTM's input holding +Inf
+ * leaves its output finite (the gates saturate) and its weights'
+ * gradients NaN: that input is where the NaN came from. */
+PyObject *np_birth_saved_data(void);
+
 /* A new step: the per-step bound starts again. */
 void np_birth_op_step(void);
 

@@ -629,6 +629,16 @@ static PyObject *node_hook(PyObject *self, PyObject *args)
 	np_tensor_visit(np_py.Tuple_GetItem(args, 0), scan_one, &s);
 	if (s.dirty) {
 		uint8_t flags = any_dirty(np_py.Tuple_GetItem(args, 1)) ? NP_AF_SOURCE_DIRTY : 0;
+		/* born here from finite gradients: unless the node read data
+		 * it saved in forward that held a NaN or a +Inf, and that a
+		 * saturating op kept from every output (an LSTM's input) */
+		PyObject *data = !flags && !dirty_this_step ? np_birth_saved_data() : NULL;
+		struct np_tensor_check dc;
+		if (data && np_tensor_check(data, &dc) == 1 && (dc.r.nan || dc.r.posinf)) {
+			send_check(NP_ROLE_INPUT, NP_APHASE_BACKWARD, 0, 0, &dc, "", data);
+			flags = NP_AF_SAVED_DATA;
+		}
+		np_py_xdecref(data);
 		send_check(NP_ROLE_GRAD, NP_APHASE_BACKWARD, flags, 0, &s.first,
 			   self ? type_name(self) : NULL, s.first_obj);
 	}

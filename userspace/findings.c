@@ -227,6 +227,29 @@ static bool held_input(struct np_collector *c, struct np_proc_state *p,
 	return true;
 }
 
+/* f, a gradient born from finite gradients, by a node that read data it
+ * saved in forward holding a NaN or a +Inf (agent: NP_AF_SAVED_DATA, and
+ * the INPUT record just before, which describes that data): the data
+ * came into the model from outside and a saturating op kept it from
+ * every output (an LSTM's gates).  The origin is that input, in the
+ * forward pass, received by the node's module. */
+static bool saved_data(struct np_collector *c, struct np_proc_state *p,
+		       const struct np_finding *f)
+{
+	const struct np_finding *in = &p->ag.input;
+	if (!p->ag.input_pending || in->phase != NP_PHASE_BACKWARD || in->step != f->step ||
+	    in->tid != f->tid)
+		return false;
+	struct np_finding g = *f;
+	from_outside(p, &g);
+	g.phase = NP_PHASE_FORWARD;
+	g.received_by = g.received_type = 0;   /* the node's module received it */
+	g.inputs_finite = false;
+	g.held = true;
+	np_findings_set_origin(c, p, &g);
+	return true;
+}
+
 static void on_check(struct np_collector *c, struct np_proc_state *p,
 		     struct np_thread_state *t, const struct np_event *e,
 		     const struct np_agent_rec *r)
@@ -290,6 +313,8 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 		return;
 	}
 	/* backward, optimizer, or a tensor computed outside any module */
+	if (r->role == NP_ROLE_GRAD && (r->flags & NP_AF_SAVED_DATA) && saved_data(c, p, &f))
+		return;
 	if (held_input(c, p, &f))
 		return;
 	np_findings_set_origin(c, p, &f);

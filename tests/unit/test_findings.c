@@ -1013,6 +1013,53 @@ Test(findings, a_held_neginf_input_is_the_origin_only_of_its_own_modules_backwar
 	cr_assert_not(proc->ag.origin.held);
 }
 
+/* An LSTM's gates saturate: no forward report at all.  Its backward
+ * node read the input it saved, holding +Inf (the agent's INPUT record
+ * in backward, then the gradient with NP_AF_SAVED_DATA): that input is
+ * the origin, in the forward pass, received by the node's module.
+ * Without the flag, or with the data described in another step, the
+ * gradient stays the origin. */
+static void saved_data_step(uint64_t k, uint8_t flags, uint64_t input_step)
+{
+	sim.step = k;
+	mod_enter(&sim, 100, M_NET, T_NET, 50);
+	mod_enter(&sim, 110, M_LIN, T_LIN, 50);
+	mod_exit(&sim, 120, 53);
+	mod_exit(&sim, 130, 55);
+	bwd_enter(&sim, 200);
+	node(&sim, 210, 52);   /* Linear's node */
+	sim.step = input_step;
+	check_counts(212, NP_ROLE_INPUT, NP_APHASE_BACKWARD, 0, 0, NULL, 160, 5, 0, 11);
+	sim.step = k;
+	check_flags(215, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, flags, NULL);
+}
+
+Test(findings, data_a_backward_node_saved_is_the_origin_of_its_gradient)
+{
+	saved_data_step(4, NP_AF_SAVED_DATA, 4);
+	cr_assert_eq(origins, 1);
+	const struct np_finding *o = &proc->ag.origin;
+	cr_assert_eq(o->phase, NP_PHASE_FORWARD);
+	cr_assert_eq(o->step, 4);
+	cr_assert_str_eq(np_role_name(o->role), "input");
+	cr_assert_str_eq(origin_module(), "<Linear>");
+	cr_assert_eq(o->numel, 160);
+	cr_assert_eq(o->posinf, 5);
+	cr_assert_eq(o->received_by, 0);
+	cr_assert(o->held);
+	cr_assert_not(o->inputs_finite);
+
+	np_collector_free(&col);
+	setup();
+	saved_data_step(4, 0, 4);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_BACKWARD, "no flag: the gradient");
+
+	np_collector_free(&col);
+	setup();
+	saved_data_step(4, NP_AF_SAVED_DATA, 3);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_BACKWARD, "another step's data");
+}
+
 /* Held in step 3, a backward birth in step 4: unrelated. */
 Test(findings, a_held_input_is_only_its_own_steps_origin)
 {
