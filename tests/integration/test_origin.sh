@@ -200,6 +200,20 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		fi
 		rm -rf "$T/$tag-held"
 	done
+	# an LSTM's gates saturate: no module output is ever non-finite, and
+	# only its backward node, which saved the input, shows the +Inf
+	# (torch._C._current_autograd_node: torch 2)
+	if ! $PY -c 'import sys, torch; sys.exit(not hasattr(torch._C, "_current_autograd_node"))'; then
+		skp "$tag a +inf input an LSTM keeps inside" "torch $($PY -c 'import torch;print(torch.__version__)') cannot tell the running autograd node: its backward is named"
+	elif $NP run -q -o "$T/$tag-held" -- $PY $IT/held_job.py --model lstm > "$T/job.out" 2> "$T/np.err" &&
+	     $PY $IT/check_origin.py "$T/$tag-held/events.jsonl" --origin forward rnn input \
+		--step 4 --held --only-index 1 1 > "$T/chk" 2>&1; then
+		ok "$tag a +inf input an LSTM keeps inside: rnn's input, from what its backward saved"
+	else
+		cat "$T/np.err" >> "$T/chk"
+		bad "$tag a +inf input an LSTM keeps inside" "$T/chk"
+	fi
+	rm -rf "$T/$tag-held"
 	# described as the first module to receive it saw it: noise + the
 	# embedding, [8, 12, 32], NaN in sample 2 only (not the model's output)
 	fault "non-finite input comes from outside the model: sample 2 of the input blocks.0.attn got" \
