@@ -69,19 +69,27 @@ static void agent(uint64_t ts, struct np_agent_rec *r)
 	send(&e);
 }
 
-/* A CHECK record of numel elements, posinf of them +Inf and nan NaN. */
-static void check_counts(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module,
-			 uint8_t flags, const char *what, uint64_t numel, uint64_t posinf,
-			 uint64_t nan, int64_t first_bad)
+/* A CHECK record to fill in further and send with agent(). */
+static struct np_agent_rec check_rec(uint8_t role, uint8_t phase, uint64_t module,
+				     uint64_t numel)
 {
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_CHECK;
 	r.role = role;
 	r.phase = phase;
-	r.flags = flags;
 	r.module = module;
 	r.chk.numel = numel;
+	return r;
+}
+
+/* A CHECK record of numel elements, posinf of them +Inf and nan NaN. */
+static void check_counts(uint64_t ts, uint8_t role, uint8_t phase, uint64_t module,
+			 uint8_t flags, const char *what, uint64_t numel, uint64_t posinf,
+			 uint64_t nan, int64_t first_bad)
+{
+	struct np_agent_rec r = check_rec(role, phase, module, numel);
+	r.flags = flags;
 	r.chk.posinf = posinf;
 	r.chk.nan = nan;
 	r.chk.first_bad = first_bad;
@@ -769,14 +777,8 @@ Test(findings, a_complex_origin_is_described_as_its_real_view)
 	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
 	spread(114, 3, (uint32_t[]){ 8, 9, 2 }, (uint32_t[]){ 8, 1, 2 },
 	       (uint32_t[]){ 0, 4, 0 }, false);
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_CHECK;
-	r.role = NP_ROLE_OUTPUT;
-	r.phase = NP_APHASE_FORWARD;
-	r.module = M_LIN;
+	struct np_agent_rec r = check_rec(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, 144);
 	r.dtype = NP_DT_F32 | NP_ADTYPE_PAIRS;
-	r.chk.numel = 144;
 	r.chk.nan = 16;
 	r.chk.first_bad = 8;
 	agent(115, &r);
@@ -801,14 +803,9 @@ static char *first_line_with_mode(uint8_t phase, uint8_t mode)
 	np_collector_free(&col);
 	setup();
 	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_CHECK;
-	r.role = phase == NP_APHASE_FORWARD ? NP_ROLE_OUTPUT : NP_ROLE_GRAD;
-	r.phase = phase;
-	r.module = phase == NP_APHASE_FORWARD ? M_NET : 0;
+	struct np_agent_rec r = check_rec(phase == NP_APHASE_FORWARD ? NP_ROLE_OUTPUT : NP_ROLE_GRAD,
+					  phase, phase == NP_APHASE_FORWARD ? M_NET : 0, 4);
 	r.mode = mode;
-	r.chk.numel = 4;
 	r.chk.nan = 1;
 	agent(105, &r);
 	mod_exit(&sim, 110, NP_SEQ_UNKNOWN);
@@ -851,14 +848,9 @@ Test(findings, an_inference_pass_says_which_outermost_call)
 		mod_enter(&sim, 110 + 100 * k, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
 		mod_exit(&sim, 120 + 100 * k, NP_SEQ_UNKNOWN);
 		if (k == 2) {
-			struct np_agent_rec r;
-			memset(&r, 0, sizeof(r));
-			r.kind = NP_AREC_CHECK;
-			r.role = NP_ROLE_OUTPUT;
-			r.phase = NP_APHASE_FORWARD;
-			r.module = M_NET;
+			struct np_agent_rec r = check_rec(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
+							  M_NET, 4);
 			r.mode = NP_AMODE_KNOWN | NP_AMODE_NO_GRAD | NP_AMODE_INFERENCE;
-			r.chk.numel = 4;
 			r.chk.nan = 4;
 			agent(125 + 100 * k, &r);
 		}
@@ -956,14 +948,8 @@ static void held_step(uint64_t k, uint64_t posinf, uint64_t neginf, uint64_t nod
 	mod_enter(&sim, t + 110, M_LIN, T_LIN, 50);
 	spread(t + 112, 2, (uint32_t[]){ 4, 8 }, (uint32_t[]){ 1, 1 }, (uint32_t[]){ 0, 0 }, false);
 	check_counts(t + 113, NP_ROLE_INPUT, NP_APHASE_FORWARD, M_LIN, 0, NULL, 32, posinf, 0, 0);
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_CHECK;
-	r.role = NP_ROLE_OUTPUT;
-	r.phase = NP_APHASE_FORWARD;
+	struct np_agent_rec r = check_rec(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, 32);
 	r.flags = NP_AF_SOURCE_DIRTY;
-	r.module = M_LIN;
-	r.chk.numel = 32;
 	r.chk.posinf = 4;
 	r.chk.neginf = 4 + neginf;
 	agent(t + 115, &r);
