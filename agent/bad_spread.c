@@ -103,6 +103,48 @@ int np_spread_as_real(struct np_spread_in *in)
 	return 0;
 }
 
+int np_bad_spread_broadcast(const struct np_spread_in *in, uint64_t max_scan,
+			    struct np_spread *out)
+{
+	if (in->ndim < 1 || in->ndim > NP_SPREAD_DIMS)
+		return -1;
+	struct np_spread_in r = *in;   /* the stored block's own dimensions */
+	int map[NP_SPREAD_DIMS];       /* each dimension's in r, or -1: broadcast */
+	r.ndim = 0;
+	for (int d = 0; d < in->ndim; d++) {
+		if (in->shape[d] > 1 && in->stride[d] == 0) {
+			map[d] = -1;
+			continue;
+		}
+		map[d] = r.ndim;
+		r.shape[r.ndim] = in->shape[d];
+		r.stride[r.ndim++] = in->stride[d];
+	}
+	if (r.ndim == in->ndim)
+		return np_bad_spread(in, max_scan, out);
+	if (!r.ndim) {   /* one value, broadcast everywhere */
+		r.ndim = 1;
+		r.shape[0] = r.stride[0] = 1;
+	}
+	struct np_spread s;
+	if (np_bad_spread(&r, max_scan, &s))
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->ndim = (uint8_t)in->ndim;
+	out->partial = s.partial;
+	for (int d = 0; d < in->ndim; d++) {
+		if (map[d] >= 0) {
+			out->size[d] = s.size[map[d]];
+			out->bad[d] = s.bad[map[d]];
+			out->first[d] = s.first[map[d]];
+		} else {
+			out->size[d] = out->bad[d] = in->shape[d] > UINT32_MAX ? UINT32_MAX
+						    : (uint32_t)in->shape[d];
+		}
+	}
+	return 0;
+}
+
 int np_bad_spread(const struct np_spread_in *in, uint64_t max_scan, struct np_spread *out)
 {
 	struct walk w;

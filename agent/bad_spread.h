@@ -50,6 +50,14 @@ struct np_spread {
  * numel doubled.  0, or -1 when there is no room for the dimension. */
 int np_spread_as_real(struct np_spread_in *in);
 
+/* np_bad_spread() of a tensor that may be expanded (a broadcast:
+ * dimensions of size > 1 and stride 0, whose every index holds the same
+ * values): in->numel is what it stores, the other dimensions' product.
+ * Along a broadcast dimension every index holds a non-finite value when
+ * any does, and the first is at 0. */
+int np_bad_spread_broadcast(const struct np_spread_in *in, uint64_t max_scan,
+			    struct np_spread *out);
+
 /* Fills out and returns 0 when `in` holds a non-finite value, else -1:
  * none found, more than NP_SPREAD_DIMS dimensions, no dimension at all,
  * not one dense block, or no memory for the counts.  At most max_scan

@@ -292,7 +292,7 @@ static void send_spread(PyObject *t)
 	in.numel = v.pairs ? v.numel / 2 : v.numel;
 	if (v.pairs && np_spread_as_real(&in))
 		return;   /* complex: [..., 2] of real and imaginary parts */
-	if (np_bad_spread(&in, SPREAD_SCAN, &sp))
+	if (np_bad_spread_broadcast(&in, SPREAD_SCAN, &sp))
 		return;
 	spreads_this_step++;
 	struct np_agent_rec r;
@@ -329,10 +329,13 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 	r.module = module;
 	if (phase == NP_APHASE_FORWARD)
 		r.mode = np_grad_mode();
-	r.chk.numel = c->numel;
-	r.chk.nan = c->r.nan;
-	r.chk.posinf = c->r.posinf;
-	r.chk.neginf = c->r.neginf;
+	/* an expanded tensor's counts are of the values it stores, each
+	 * standing for c->repeat of its elements */
+	uint64_t rep = c->repeat ? c->repeat : 1;
+	r.chk.numel = c->numel * rep;
+	r.chk.nan = c->r.nan * rep;
+	r.chk.posinf = c->r.posinf * rep;
+	r.chk.neginf = c->r.neginf * rep;
 	r.chk.first_bad = c->r.first_bad;
 	r.chk.max_abs = c->r.max_abs;
 	if (what)
@@ -920,7 +923,8 @@ static void grad_one(PyObject *p, void *arg)
 		struct mod_slot *m = mod_get(module ? module : 1, &fresh);
 		if (m)
 			touch(m);
-		double sq = np_cpu_sumsq((enum np_dtype)v.dtype, v.ptr, v.numel);
+		/* an expanded .grad (assigned by the job) repeats each value */
+		double sq = np_cpu_sumsq((enum np_dtype)v.dtype, v.ptr, v.numel) * (double)v.repeat;
 		np_tensor_stats.checked++;
 		np_tensor_stats.bytes += v.numel * np_dtype_size((enum np_dtype)v.dtype);
 		struct np_tensor_check c;

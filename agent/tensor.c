@@ -126,22 +126,29 @@ static int flag(PyObject *o, PyObject *attr, bool call)
 
 /* A tensor that is not contiguous but still covers one block of memory
  * without gaps (a transpose or permute of a contiguous one) is checked
- * as that block; the order of elements does not matter for a check. */
-static int dense_span(PyObject *t, uint64_t numel)
+ * as that block; the order of elements does not matter for a check.  So
+ * is an expanded one (a broadcast: dimensions of stride 0, as the
+ * gradients of sum() and mean() are) whose other dimensions cover one:
+ * the values it stores are all it holds, each repeated as often.
+ * 1 and *stored (the block's elements), 0 (gaps or overlaps), -1. */
+static int dense_span(PyObject *t, uint64_t numel, uint64_t *stored)
 {
 	PyObject *shape = np_py.Object_GetAttr(t, np_n.shape);
 	PyObject *stride = shape ? np_py.Object_CallMethodObjArgs(t, np_n.stride, NULL) : NULL;
 	int dense = -1;
 	if (shape && stride) {
 		ptrdiff_t nd = np_py.Tuple_Size(shape);
-		uint64_t span = 1;
+		uint64_t span = 1, n = 1;
 		for (ptrdiff_t i = 0; i < nd && nd == np_py.Tuple_Size(stride); i++) {
 			long long sz = np_py.Long_AsLongLong(np_py.Tuple_GetItem(shape, i));
 			long long st = np_py.Long_AsLongLong(np_py.Tuple_GetItem(stride, i));
-			if (sz > 1)
+			if (sz > 1 && st != 0) {
 				span += (uint64_t)(sz - 1) * (uint64_t)(st < 0 ? -st : st);
+				n *= (uint64_t)sz;
+			}
 		}
-		dense = !np_py.Err_Occurred() && span == numel;
+		dense = !np_py.Err_Occurred() && span == n && numel % n == 0;
+		*stored = n;
 	}
 	np_py_xdecref(shape);
 	np_py_xdecref(stride);
@@ -221,8 +228,9 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 	int contiguous = flag(t, np_n.is_contiguous, true);
 	if (contiguous < 0)
 		goto err;
+	uint64_t stored = numel;
 	if (!contiguous) {
-		int dense = dense_span(t, numel);
+		int dense = dense_span(t, numel, &stored);
 		if (dense < 0)
 			goto err;
 		if (!dense) {
@@ -231,7 +239,8 @@ int np_tensor_view(PyObject *t, struct np_tensor_view *v)
 		}
 	}
 	v->ptr = (const void *)(uintptr_t)ptr;
-	v->numel = pairs ? 2 * numel : numel;
+	v->repeat = numel / stored;
+	v->numel = pairs ? 2 * stored : stored;
 	v->dtype = (uint8_t)kind;
 	v->pairs = (uint8_t)pairs;
 	return cuda ? 2 : 1;
@@ -246,6 +255,7 @@ void np_tensor_check_view(const struct np_tensor_view *v, struct np_tensor_check
 	c->numel = v->numel;
 	c->dtype = v->dtype;
 	c->pairs = v->pairs;
+	c->repeat = v->repeat ? v->repeat : 1;
 	np_cpu_check((enum np_dtype)v->dtype, v->ptr, v->numel, &c->r);
 	np_tensor_stats.checked++;
 	np_tensor_stats.bytes += v->numel * np_dtype_size((enum np_dtype)v->dtype);

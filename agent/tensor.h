@@ -17,6 +17,7 @@ struct np_tensor_check {
 	uint64_t numel;
 	uint8_t dtype;           /* enum np_dtype */
 	uint8_t pairs;           /* complex: checked as its real and imaginary parts */
+	uint64_t repeat;         /* expanded: each stored value stands for this many */
 };
 
 /* Interns names and finds torch.Tensor and the dtypes; 0 on success. */
@@ -35,6 +36,9 @@ struct np_tensor_view {
 	uint64_t numel;
 	uint8_t dtype;           /* enum np_dtype */
 	uint8_t pairs;           /* complex: dtype and numel are its parts' */
+	uint64_t repeat;         /* an expanded tensor (stride-0 dimensions): numel
+				  * counts what it stores, each element standing
+				  * for this many; else 1 */
 };
 
 /* 1: v filled; 2: v filled for a CUDA tensor (checked by the GPU side at

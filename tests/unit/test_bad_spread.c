@@ -101,6 +101,45 @@ Test(bad_spread, complex_tensor_as_its_real_view)
 	cr_expect_eq(np_spread_as_real(&full), -1, "no room for the parts' dimension");
 }
 
+/* An expanded tensor (broadcast: stride 0): a [3, 4] block seen as
+ * [5, 3, 4], with a NaN at [1, 2] of the block; the broadcast dimension
+ * in the middle too; one value broadcast everywhere. */
+Test(bad_spread, broadcast_dimensions_hold_it_at_every_index)
+{
+	static float b[3][4];
+	b[1][2] = NAN;
+	const int64_t shape[] = { 5, 3, 4 }, stride[] = { 0, 4, 1 };
+	struct np_spread_in in = tensor(NP_DT_F32, b, 3, shape, stride);
+	in.numel = 12;   /* what it stores */
+	struct np_spread s;
+	cr_assert_eq(np_bad_spread_broadcast(&in, UINT64_MAX, &s), 0);
+	expect_dims(&s, 3, (uint32_t[]){ 5, 1, 1 }, (uint32_t[]){ 0, 1, 2 });
+	cr_expect_eq(s.size[0], 5);
+	cr_expect_eq(s.size[1], 3);
+
+	const int64_t mshape[] = { 3, 7, 4 }, mstride[] = { 4, 0, 1 };
+	in = tensor(NP_DT_F32, b, 3, mshape, mstride);
+	in.numel = 12;
+	cr_assert_eq(np_bad_spread_broadcast(&in, UINT64_MAX, &s), 0);
+	expect_dims(&s, 3, (uint32_t[]){ 1, 7, 1 }, (uint32_t[]){ 1, 0, 2 });
+
+	static double one = INFINITY;
+	const int64_t oshape[] = { 2, 3 }, ostride[] = { 0, 0 };
+	in = tensor(NP_DT_F64, &one, 2, oshape, ostride);
+	in.numel = 1;
+	cr_assert_eq(np_bad_spread_broadcast(&in, UINT64_MAX, &s), 0);
+	expect_dims(&s, 2, (uint32_t[]){ 2, 3 }, (uint32_t[]){ 0, 0 });
+
+	static float clean[3][4];   /* nothing non-finite: no spread */
+	in = tensor(NP_DT_F32, clean, 3, shape, stride);
+	in.numel = 12;
+	cr_expect_eq(np_bad_spread_broadcast(&in, UINT64_MAX, &s), -1);
+	/* no broadcast dimension: as np_bad_spread */
+	in = tensor(NP_DT_F32, b, 2, (const int64_t[]){ 3, 4 }, (const int64_t[]){ 4, 1 });
+	cr_assert_eq(np_bad_spread_broadcast(&in, UINT64_MAX, &s), 0);
+	expect_dims(&s, 2, (uint32_t[]){ 1, 1 }, (uint32_t[]){ 1, 2 });
+}
+
 /* A transpose of a matrix: the columns of the view are memory's rows. */
 Test(bad_spread, transposed_matrix)
 {
