@@ -168,6 +168,19 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		fi
 		rm -rf "$T/$tag-infer"
 	done
+	# an expanded output (a positional embedding broadcast over the
+	# batch, stride 0) is checked by what it stores: pos is named, with
+	# its output's own shape and counts
+	if $NP run -q -o "$T/$tag-expand" -- $PY $IT/expand_job.py > "$T/job.out" 2> "$T/np.err" &&
+	   $PY $IT/check_origin.py "$T/$tag-expand/events.jsonl" --origin forward pos output \
+		--step 3 --numel 192 > "$T/chk" 2>&1 &&
+	   grep -q "all 4 along dim 0, all 6 along dim 1, all 8 along dim 2" "$T/np.err"; then
+		ok "$tag an expanded output (stride 0): pos, [4, 6, 8]"
+	else
+		cat "$T/np.err" >> "$T/chk"
+		bad "$tag an expanded output (stride 0)" "$T/chk"
+	fi
+	rm -rf "$T/$tag-expand"
 	# complex tensors (an FFT's spectrum) are checked as their real view:
 	# a NaN made in the spectrum is spec's, not mag's after it (which
 	# read it); a NaN gradient born in |sqrt(X)|'s backward at a silent
