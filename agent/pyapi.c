@@ -29,6 +29,7 @@ int np_pyapi_load(void)
 	NEED(Dict_New, "PyDict_New");
 	NEED(Dict_SetItemString, "PyDict_SetItemString");
 	NEED(Dict_GetItemString, "PyDict_GetItemString");
+	NEED(Dict_GetItem, "PyDict_GetItem");
 	NEED(Eval_GetBuiltins, "PyEval_GetBuiltins");
 	NEED(CFunction_NewEx, "PyCFunction_NewEx");
 	NEED(Object_GetAttrString, "PyObject_GetAttrString");

@@ -39,6 +39,7 @@ struct np_pyapi {
 	PyObject *(*Dict_New)(void);
 	int (*Dict_SetItemString)(PyObject *, const char *, PyObject *);
 	PyObject *(*Dict_GetItemString)(PyObject *, const char *);   /* borrowed */
+	PyObject *(*Dict_GetItem)(PyObject *, PyObject *);           /* borrowed */
 	PyObject *(*Eval_GetBuiltins)(void);                          /* borrowed */
 	PyObject *(*CFunction_NewEx)(struct np_py_methoddef *, PyObject *, PyObject *);
 	PyObject *(*Object_GetAttrString)(PyObject *, const char *);

@@ -27,7 +27,7 @@ int np_tensor_init(void)
 #define N(f) np_n.f = intern(#f)
 	N(dtype); N(is_cpu); N(is_cuda); N(data_ptr); N(numel); N(is_contiguous); N(shape); N(stride);
 	N(grad_fn); N(next_functions); N(register_hook); N(name); N(grad); N(param_groups);
-	N(_parameters); N(_modules);
+	N(_parameters); N(_modules); N(__dataclass_fields__); N(__dict__);
 #undef N
 	PyObject *torch = np_py.Run_StringFlags("__import__('torch')", 258 /* Py_eval_input */,
 						 np_py.Eval_GetBuiltins(), NULL, NULL);
@@ -270,6 +270,44 @@ int np_tensor_check(PyObject *t, struct np_tensor_check *c)
 	return r;
 }
 
+static void visit(PyObject *o, np_tensor_fn fn, void *arg, int depth, int *budget);
+
+/* The fields of a dataclass instance (a model's output as research code
+ * returns it: Out(logits=..., aux_loss=...)), read from its __dict__, so
+ * that what is visited stays referenced by the instance (a property
+ * computing a tensor anew is not read; nor are slots=True dataclasses).
+ * Types found not to be dataclasses are remembered (a few), so a module
+ * returning an int or a string costs one failed lookup per type. */
+static void visit_dataclass(PyObject *o, PyObject *type, np_tensor_fn fn, void *arg, int depth,
+			    int *budget)
+{
+	static PyObject *plain[8];   /* types with no __dataclass_fields__ */
+	static unsigned nplain;
+	for (unsigned i = 0; i < 8; i++)
+		if (plain[i] == type)
+			return;
+	PyObject *fields = np_py.Object_GetAttr(type, np_n.__dataclass_fields__);
+	if (!fields || np_py_type(fields) != np_py.DictType) {
+		np_py_err_clear();
+		np_py_xdecref(fields);
+		plain[nplain++ % 8] = type;   /* a type outlives its instances here */
+		return;
+	}
+	PyObject *d = np_py.Object_GetAttr(o, np_n.__dict__);
+	if (d && np_py_type(d) == np_py.DictType) {
+		ptrdiff_t pos = 0;
+		PyObject *k, *v;
+		while (*budget > 0 && np_py.Dict_Next(fields, &pos, &k, &v)) {
+			PyObject *val = np_py.Dict_GetItem(d, k);   /* borrowed, from the instance */
+			if (val)
+				visit(val, fn, arg, depth + 1, budget);
+		}
+	}
+	np_py_xdecref(d);
+	np_py.DecRef(fields);
+	np_py_err_clear();
+}
+
 static void visit(PyObject *o, np_tensor_fn fn, void *arg, int depth, int *budget)
 {
 	if (!o || o == np_py.None || *budget <= 0)
@@ -299,6 +337,8 @@ static void visit(PyObject *o, np_tensor_fn fn, void *arg, int depth, int *budge
 		PyObject *k, *v;
 		while (*budget > 0 && np_py.Dict_Next(o, &pos, &k, &v))
 			visit(v, fn, arg, depth + 1, budget);
+	} else if (type != np_py.ListType && type != np_py.DictType) {
+		visit_dataclass(o, type, fn, arg, depth, budget);
 	}
 	if (np_py.Err_Occurred())
 		np_py_err_clear();

@@ -73,7 +73,7 @@ extern struct np_tensor_stats np_tensor_stats;
 struct np_names {
 	PyObject *dtype, *is_cpu, *is_cuda, *data_ptr, *numel, *is_contiguous, *shape, *stride,
 		*grad_fn, *next_functions, *register_hook, *name, *grad, *param_groups,
-		*_parameters, *_modules;
+		*_parameters, *_modules, *__dataclass_fields__, *__dict__;
 };
 extern struct np_names np_n;
 
