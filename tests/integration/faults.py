@@ -37,7 +37,8 @@ tests can assert nanprof's origin exactly (step, phase, module):
   model-code  the model's own forward multiplies the embedding by inf,
               between its children: the outermost call is the origin
               (with --output dict its output is a dict subclass, as
-              Hugging Face's ModelOutput is)
+              Hugging Face's ModelOutput is; with --output dataclass, a
+              dataclass)
   input       a NaN in sample 2 of the batch: it comes into the model from outside
               (with --noise-kw as a keyword argument: net(tokens, noise=x))
   input-neginf  the same with -inf (as a positional attention mask holds:
@@ -85,6 +86,7 @@ injected on --fault-rank only; the other ranks receive it through the
 all-reduce.
 """
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -190,6 +192,13 @@ class Out(OrderedDict):
     """A model output as Hugging Face's ModelOutput is: a dict subclass."""
 
 
+@dataclasses.dataclass
+class OutFields:
+    """A model output as research code often returns it: a dataclass."""
+    pred: torch.Tensor
+    steps_taken: int = 1
+
+
 class Model(nn.Module):
     def __init__(self, vocab=50, d=32, heads=2, layers=2):
         super().__init__()
@@ -200,7 +209,7 @@ class Model(nn.Module):
         self.checkpoint = False     # --checkpoint
         self.reentrant = True       # --checkpoint-mode
         self.scale = 1.0            # --fault model-code sets it to inf
-        self.as_dict = False        # --output dict
+        self.output_kind = "tensor"   # --output
 
     def forward(self, tokens, noise):
         x = self.embed(tokens) + noise
@@ -218,7 +227,9 @@ class Model(nn.Module):
             x = checkpoint(b, x, mask, use_reentrant=self.reentrant) if self.checkpoint \
                 else b(x, mask)
         pred = self.head(x).mean(dim=1).squeeze(-1)
-        return Out(pred=pred) if self.as_dict else pred
+        if self.output_kind == "dict":
+            return Out(pred=pred)
+        return OutFields(pred=pred) if self.output_kind == "dataclass" else pred
 
 
 class SleepySGD(torch.optim.SGD):
@@ -262,9 +273,10 @@ def main():
                     default="reentrant",
                     help="with --checkpoint: torch's reentrant kind, or the one by "
                          "saved-tensor hooks (use_reentrant=False)")
-    ap.add_argument("--output", choices=["tensor", "dict"], default="tensor",
+    ap.add_argument("--output", choices=["tensor", "dict", "dataclass"], default="tensor",
                     help="dict: the model returns a dict subclass (Out), as Hugging Face "
-                         "models return their ModelOutput")
+                         "models return their ModelOutput; dataclass: a dataclass "
+                         "(OutFields), as research code often does")
     ap.add_argument("--closure", action="store_true",
                     help="opt.step(closure): forward and backward run inside step(), "
                          "as with LBFGS and Lightning")
@@ -314,7 +326,7 @@ def main():
     model = Model().to(dev)
     model.checkpoint = args.checkpoint
     model.reentrant = args.checkpoint_mode == "reentrant"
-    model.as_dict = args.output == "dict"
+    model.output_kind = args.output
     if args.mask_from == "host":
         model.mask_device = torch.device("cpu")
     net = model
@@ -398,6 +410,8 @@ def main():
                 out = net(tokens, noise=noise) if args.noise_kw else net(tokens, noise)
                 if isinstance(out, dict):
                     out = out["pred"]
+                elif dataclasses.is_dataclass(out):
+                    out = out.pred
                 loss = F.mse_loss(out, target)
                 if at and args.fault == "loss":
                     loss = loss + torch.log(torch.zeros((), device=loss.device))

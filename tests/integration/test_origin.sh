@@ -126,6 +126,10 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	FARGS="--steps 10 --at 6 --output dict"
 	fault "the model's own code, its output a dict subclass: the outermost Model" model-code \
 		--origin forward "" output --module-type Model --step 6
+	# the same returned as a dataclass: its fields are read too
+	FARGS="--steps 10 --at 6 --output dataclass"
+	fault "the model's own code, its output a dataclass: the outermost Model" model-code \
+		--origin forward "" output --module-type Model --step 6
 	FARGS="--steps 10 --at 6"
 	# -inf only (what a positional attention mask holds, every step):
 	# counted, not walked for where
