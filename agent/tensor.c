@@ -290,7 +290,9 @@ static void visit_dataclass(PyObject *o, PyObject *type, np_tensor_fn fn, void *
 	if (!fields || np_py_type(fields) != np_py.DictType) {
 		np_py_err_clear();
 		np_py_xdecref(fields);
-		plain[nplain++ % 8] = type;   /* a type outlives its instances here */
+		/* by address: a type freed and another made at its address
+		 * is at worst not visited */
+		plain[nplain++ % 8] = type;
 		return;
 	}
 	PyObject *d = np_py.Object_GetAttr(o, np_n.__dict__);
