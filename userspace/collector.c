@@ -592,7 +592,7 @@ static void settle_step(struct np_collector *c, struct np_proc_state *p,
 	if (!p->end_pending)
 		return;
 	bool work = e->kind == NP_EV_MOD_ENTER || e->kind == NP_EV_BWD_ENTER;
-	uint64_t step = e->step - p->step_shift;
+	uint64_t step = e->step >= p->step_shift ? e->step - p->step_shift : 0;
 	if (e->kind == NP_EV_OPT_ENTER && !p->joining && step == p->cur.step + 1) {
 		p->joining = true;
 		p->step_shift++;
@@ -675,7 +675,7 @@ void np_collector_event(struct np_collector *c, const struct np_event *e)
 	}
 	p->raw_step = e->step;
 	p->joined[e->step % NP_JOIN_HIST].raw = e->step;
-	p->joined[e->step % NP_JOIN_HIST].step = e->step - p->step_shift;
+	p->joined[e->step % NP_JOIN_HIST].step = e->step >= p->step_shift ? e->step - p->step_shift : 0;
 	static struct np_bulk_event copy;   /* the collector runs on one thread */
 	dispatch(c, p, t, shifted(p, e, &copy));
 }
