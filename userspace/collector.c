@@ -272,11 +272,18 @@ static void phase_rec(struct np_collector *c, struct np_proc_state *p, uint32_t 
 		p->cur.opt_ns += t1 - t0;
 }
 
-static void close_forward(struct np_collector *c, struct np_proc_state *p, uint32_t tid)
+/* The forward phase ends at the backward or the optimizer step after
+ * it (now).  It ran until its outermost call returned, or, when that call
+ * is still open (a learner whose forward runs the whole step), until now. */
+static void close_forward(struct np_collector *c, struct np_proc_state *p, uint32_t tid,
+			  uint64_t now)
 {
 	if (!p->fwd_open)
 		return;
 	p->fwd_open = false;
+	for (uint32_t k = 0; k < p->nthreads; k++)
+		if (p->threads[k].tid == tid && p->threads[k].depth && now > p->fwd_t1)
+			p->fwd_t1 = now;
 	phase_rec(c, p, tid, NP_PHASE_FORWARD, p->fwd_t0, p->fwd_t1);
 	p->cur.batches++;
 }
@@ -692,7 +699,7 @@ static void dispatch(struct np_collector *c, struct np_proc_state *p,
 		on_mod_exit(c, p, t, e);
 		break;
 	case NP_EV_BWD_ENTER:
-		close_forward(c, p, e->tid);
+		close_forward(c, p, e->tid, e->ts_ns);
 		if (p->bwd_depth++ == 0)
 			p->bwd_t0 = e->ts_ns;
 		np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_BACKWARD, 0, 0);
@@ -725,7 +732,7 @@ static void dispatch(struct np_collector *c, struct np_proc_state *p,
 		np_findings_stats(c, p, (const struct np_bulk_event *)e);
 		break;
 	case NP_EV_OPT_ENTER:
-		close_forward(c, p, e->tid);
+		close_forward(c, p, e->tid, e->ts_ns);
 		p->opt_t0 = e->ts_ns;
 		np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_OPTIMIZER, 0, 0);
 		break;
@@ -751,7 +758,7 @@ void np_collector_finish(struct np_collector *c)
 		struct np_proc_state *p = &c->procs[i];
 		if (!p->first_ts)
 			continue;
-		close_forward(c, p, (uint32_t)p->pid);
+		close_forward(c, p, (uint32_t)p->pid, p->last_ts);
 		for (uint32_t k = 0; k < p->nthreads; k++) {
 			close_node(c, p, &p->threads[k], p->last_ts);
 			close_group(c, p, &p->threads[k]);

@@ -422,6 +422,32 @@ Test(collector, closure_steps_stay_steps_of_their_own)
 	cr_expect_eq(p->step_shift, 0);
 }
 
+/* A learner: the whole step runs inside one module call (its forward
+ * calls the model, backward() and optimizer.step()).  The forward phase
+ * ends where the backward begins, not at 0 ms. */
+Test(collector, a_step_inside_a_module_call_has_its_forward_time)
+{
+	struct np_proc_state *p = start_default();
+
+	names(&sim, T(0));
+	mod_enter(&sim, T(0), M_BLK, T_BLK, S(0));        /* the learner */
+	mod_enter(&sim, T(0) + 1000, M_NET, T_NET, S(0) + 10);
+	mod_exit(&sim, T(0) + 5000, S(0) + 14);
+	bwd_enter(&sim, T(0) + 10000);
+	bwd_exit(&sim, T(0) + 16000);
+	opt_enter(&sim, T(0) + 20000);
+	opt_exit(&sim, T(0) + 30000);
+	mod_exit(&sim, T(0) + 31000, S(0) + 20);
+	np_collector_finish(&col);
+
+	/* (the learner's own record, closed after the step, opens the next) */
+	cr_assert_geq(p->nsteps, 1);
+	const struct np_step_stats *st = &p->steps[0];
+	cr_expect_eq(st->fwd_ns, 10000, "fwd_ns %llu", (unsigned long long)st->fwd_ns);
+	cr_expect_eq(st->bwd_ns, 6000);
+	cr_expect_eq(st->opt_ns, 10000);
+}
+
 /* ---- naming ---- */
 
 Test(collector, fallback_module_names)
