@@ -57,6 +57,8 @@ for PY in python3 /usr/bin/python3; do
 	check "step(closure): optimizer fault in head.weight" "--closure --fault optimizer" \
 		$IT/check_origin.py "$T/out/events.jsonl" \
 		--origin optimizer head param --param weight --step 6
+	check "step() inside a learner module: phases in order (its forward ends at the backward), gradient norms" \
+		"--learner --print-grad-norm --steps 8" $steps
 	check "step() inside a learner module: optimizer fault in model.head.weight at step 6" \
 		"--learner --fault optimizer" $IT/check_origin.py "$T/out/events.jsonl" \
 		--origin optimizer model.head param --param weight --step 6
