@@ -22,15 +22,23 @@ const char *np_dtype_name(unsigned dtype)
 	return dtype < sizeof(n) / sizeof(n[0]) ? n[dtype] : "?";
 }
 
-const char *np_grad_mode_words(const struct np_finding *o, bool full)
+const char *np_grad_mode_words(const struct np_finding *o)
 {
 	if (o->phase != NP_PHASE_FORWARD || !(o->grad_mode & NP_AMODE_KNOWN))
 		return "";
 	if (o->grad_mode & NP_AMODE_INFERENCE)
-		return full ? " under inference_mode: an inference pass" : " under inference_mode";
-	if (o->grad_mode & NP_AMODE_NO_GRAD)
-		return full ? " under no_grad: an evaluation or inference pass" : " under no_grad";
-	return "";
+		return " under inference_mode";
+	return o->grad_mode & NP_AMODE_NO_GRAD ? " under no_grad" : "";
+}
+
+const char *np_grad_mode_why(const struct np_finding *o)
+{
+	if (!*np_grad_mode_words(o))
+		return "";
+	return o->grad_mode & NP_AMODE_INFERENCE
+		? "no backward runs through this pass: an inference pass"
+		: "no backward runs through this pass: an evaluation, inference or "
+		  "teacher-model pass";
 }
 
 static const char *grad_mode_name(uint8_t mode)
@@ -136,11 +144,13 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	/* an evaluation or inference pass: which of the step's model calls
 	 * (an inference-only job has no step but 0) */
 	char call[64] = "";
-	if (*np_grad_mode_words(o, false) && o->root_call)
+	if (*np_grad_mode_words(o) && o->root_call)
 		snprintf(call, sizeof(call), ", outermost module call %u of the step", o->root_call);
 	fprintf(f, "nanprof: first non-finite value: step %llu, %s%s%s%s%s (pid %d, thread %u)\n",
 		(unsigned long long)o->step, o->phase ? np_phase_name(o->phase) : "between passes",
-		o->phase ? " pass" : "", np_grad_mode_words(o, true), call, rank, p->pid, o->tid);
+		o->phase ? " pass" : "", np_grad_mode_words(o), call, rank, p->pid, o->tid);
+	if (*np_grad_mode_why(o))
+		fprintf(f, "  mode:   %s\n", np_grad_mode_why(o));
 	if (o->outside)
 		fprintf(f, "  where:  outside any module: the tensor given to backward()%s%s\n",
 			*op ? ", made by " : "", op);
@@ -465,7 +475,7 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 		const char *mod = np_name(c, o->module), *type = np_name(c, o->module_type);
 		const char *op = np_name(c, o->op);
 		fprintf(f, "    first non-finite: step %llu, %s%s, in ", (unsigned long long)o->step,
-			np_phase_name(o->phase), np_grad_mode_words(o, false));
+			np_phase_name(o->phase), np_grad_mode_words(o));
 		if (o->outside || !strcmp(mod, "<none>"))
 			fprintf(f, "code outside any module");
 		else if (!*mod)

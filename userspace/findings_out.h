@@ -57,10 +57,12 @@ void np_write_verdict(struct np_jsonw *w, const struct np_rank_finding *f, size_
 
 const char *np_dtype_name(unsigned dtype);
 
-/* " under no_grad: an evaluation or inference pass" (full; else " under
- * no_grad") for a forward finding made with grad off, else "": after
- * "forward pass". */
-const char *np_grad_mode_words(const struct np_finding *o, bool full);
+/* " under no_grad" (or " under inference_mode") for a forward finding
+ * made with grad off, else "": after "forward pass". */
+const char *np_grad_mode_words(const struct np_finding *o);
+
+/* What that means, for a line of its own ("" when grad was on). */
+const char *np_grad_mode_why(const struct np_finding *o);
 const char *np_metric_name(unsigned metric);
 
 #endif

@@ -164,7 +164,7 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		   $PY $IT/check_origin.py "$T/$tag-infer/events.jsonl" --origin forward "" input \
 			--received-by 0 --only-index 0 2 --step 0 --grad-mode ${im%%:*} \
 			--outermost-call 8 > "$T/chk" 2>&1 &&
-		   grep -q "inference pass, outermost module call 8 of the step" "$T/np.err"; then
+		   grep -q "pass under ${im%%:*}, outermost module call 8 of the step" "$T/np.err"; then
 			ok "$tag inference only (${im%%:*}): a NaN input in the model's 8th call"
 		else
 			cat "$T/np.err" >> "$T/chk"

@@ -798,7 +798,7 @@ Test(findings, a_complex_origin_is_described_as_its_real_view)
 /* The grad mode a forward record was made in: an evaluation pass under
  * no_grad or inference_mode says so on the origin's first line; a
  * training forward, a backward record or a mode not read say nothing. */
-static char *first_line_with_mode(uint8_t phase, uint8_t mode)
+static char *paragraph_with_mode(uint8_t phase, uint8_t mode)
 {
 	np_collector_free(&col);
 	setup();
@@ -810,9 +810,7 @@ static char *first_line_with_mode(uint8_t phase, uint8_t mode)
 	agent(105, &r);
 	mod_exit(&sim, 110, NP_SEQ_UNKNOWN);
 	cr_assert_eq(origins, 1);
-	char *p = origin_paragraph();
-	p[strcspn(p, "\n")] = 0;
-	return p;
+	return origin_paragraph();
 }
 
 Test(findings, an_evaluation_pass_says_its_grad_mode)
@@ -822,18 +820,22 @@ Test(findings, an_evaluation_pass_says_its_grad_mode)
 		const char *want;
 	} cases[] = {
 		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD,
-		  "forward pass under no_grad: an evaluation or inference pass, outermost module call "
-		  "1 of the step, rank 0 (pid" },
+		  "forward pass under no_grad, outermost module call 1 of the step, rank 0 (pid" },
 		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD | NP_AMODE_INFERENCE,
-		  "forward pass under inference_mode: an inference pass, outermost module call 1 of "
-		  "the step, rank 0 (pid" },
+		  "forward pass under inference_mode, outermost module call 1 of the step, rank 0 "
+		  "(pid" },
 		{ NP_APHASE_FORWARD, NP_AMODE_KNOWN, "forward pass, rank 0 (pid" },
 		{ NP_APHASE_FORWARD, 0, "forward pass, rank 0 (pid" },
 		{ NP_APHASE_BACKWARD, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD, "backward pass, rank 0 (pid" },
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *p = first_line_with_mode(cases[i].phase, cases[i].mode);
+		char *p = paragraph_with_mode(cases[i].phase, cases[i].mode);
 		cr_expect(strstr(p, cases[i].want), "case %u: %s", i, p);
+		/* its own line says what the mode means */
+		const char *mode_line = strstr(p, "\n  mode:   no backward runs through this pass: ");
+		cr_expect(i < 2 ? mode_line != NULL : mode_line == NULL, "case %u: %s", i, p);
+		if (i == 0)
+			cr_expect(strstr(p, "an evaluation, inference or teacher-model pass\n"), "%s", p);
 		free(p);
 	}
 	cr_expect_eq(proc->ag.origin.grad_mode, NP_AMODE_KNOWN | NP_AMODE_NO_GRAD);
@@ -859,8 +861,10 @@ Test(findings, an_inference_pass_says_which_outermost_call)
 	cr_assert_eq(origins, 1);
 	cr_expect_eq(proc->ag.origin.root_call, 3);
 	char *p = origin_paragraph();
-	cr_expect(strstr(p, "step 0, forward pass under inference_mode: an inference pass, "
-			    "outermost module call 3 of the step"), "%s", p);
+	cr_expect(strstr(p, "step 0, forward pass under inference_mode, outermost module call 3 "
+			    "of the step"), "%s", p);
+	cr_expect(strstr(p, "\n  mode:   no backward runs through this pass: an inference pass\n"),
+		  "%s", p);
 	free(p);
 }
 
