@@ -9,7 +9,7 @@
 #include "tensor.h"
 
 /* first_op(out, ins, kw, bad, moves, limit): (node name, inside,
- * read_finite) or None.
+ * read_finite, seen) or None.
  *
  * The walk: the module's autograd nodes, breadth first from its output,
  * not past the nodes that made its inputs (their outputs are finite: the
@@ -24,6 +24,13 @@
  * an input that needs no gradient (None in next_functions: a buffer, a
  * mask) counts only when the node saved it and it was finite.  A
  * non-finite parameter gives no answer: the parameter checks name it.
+ * An op that keeps only its inputs (log, div, pow: _REDO) is computed
+ * again from them, without grad, when they are finite CPU tensors: a
+ * loss's -(y * log(p)).sum() keeps neither log(p) nor the product (y
+ * needs no gradient), and log is then found from its p alone.
+ * seen: the tensor that showed the answer's output non-finite (kept by
+ * the graph, or computed again), when one did (a node dirty only by
+ * moves() has none).
  *
  * Saved tensors behind saved-tensor hooks (checkpointing: unpacking
  * would recompute the block) and lists of them are skipped, as is every
@@ -70,6 +77,55 @@ static const char helper_py[] =
 "    except Exception:\n"
 "        return None\n"
 "    return t if isinstance(t, _T) else None\n"
+"def _index(i):\n"
+"    return i - (1 << 64) if i >= 1 << 63 else i\n"
+"_N = torch._C._nn\n"
+"_REDO = {'LogBackward0': (torch.log, ('self',)), 'Log2Backward0': (torch.log2, ('self',)),\n"
+"         'Log10Backward0': (torch.log10, ('self',)), 'Log1PBackward0': (torch.log1p, ('self',)),\n"
+"         'AcosBackward0': (torch.acos, ('self',)), 'AsinBackward0': (torch.asin, ('self',)),\n"
+"         'AtanhBackward0': (torch.atanh, ('self',)), 'LgammaBackward0': (torch.lgamma, ('self',)),\n"
+"         'DigammaBackward0': (torch.digamma, ('self',)),\n"
+"         'DivBackward0': (torch.div, ('self', 'other')), 'XlogyBackward0': (torch.xlogy, ('self', 'other')),\n"
+"         'PowBackward0': (torch.pow, ('self', 'exponent')),\n"
+"         'NllLossBackward0': (lambda s, t, w, r, i: _N.nll_loss(s, t, w, r, _index(i)),\n"
+"                              ('self', 'target', 'weight', 'reduction', 'ignore_index')),\n"
+"         'NllLoss2DBackward0': (lambda s, t, w, r, i: _N.nll_loss2d(s, t, w, r, _index(i)),\n"
+"                                ('self', 'target', 'weight', 'reduction', 'ignore_index'))}\n"
+"def _packed_or_gone(n, name):\n"
+"    # not a plain None: behind hooks, or unreadable (changed in place)\n"
+"    try:\n"
+"        raw = getattr(n, '_raw_saved_' + name)\n"
+"        return raw.unpack_hook is not None or getattr(n, '_saved_' + name) is not None\n"
+"    except Exception:\n"
+"        return True\n"
+"def _redone(n, bad):\n"
+"    # the output of an op that keeps only its inputs, computed again from\n"
+"    # them when they are CPU tensors, the floating ones finite (and the\n"
+"    # numbers it was given): (bad(output), output), or (None, None)\n"
+"    f = _REDO.get(type(n).__name__)\n"
+"    if f is None:\n"
+"        return None, None\n"
+"    args = []\n"
+"    for name in f[1]:\n"
+"        if hasattr(n, '_raw_saved_' + name):\n"
+"            v = _unpacked(n, name)\n"
+"            if v is None and (name != 'weight' or _packed_or_gone(n, name)):\n"
+"                return None, None\n"
+"        else:\n"
+"            v = getattr(n, '_saved_' + name, None)\n"
+"        if isinstance(v, _T):\n"
+"            if v.device.type != 'cpu' or (v.is_floating_point() and bad(v) is not False):\n"
+"                return None, None\n"
+"            v = v.detach()\n"
+"        elif v is not None and not isinstance(v, (int, float)):\n"
+"            return None, None\n"
+"        args.append(v)\n"
+"    try:\n"
+"        with torch.no_grad():\n"
+"            r = f[0](*args)\n"
+"    except Exception:\n"
+"        return None, None\n"
+"    return (bad(r), r) if isinstance(r, _T) else (None, None)\n"
 "_cur = getattr(torch._C, '_current_autograd_node', None)\n"
 "def saved_data(bad):\n"
 "    n = _cur() if _usable and _cur is not None else None\n"
@@ -99,7 +155,7 @@ static const char helper_py[] =
 "            if f is not None and id(f) not in nodes and len(order) < limit:\n"
 "                nodes[id(f)] = f\n"
 "                order.append(f)\n"
-"    dirty = {id(root): root}\n"
+"    dirty, seen = {id(root): root}, {}\n"
 "    consts_ok, consts_bad = {}, set()\n"
 "    for n in order:\n"
 "        if id(n) in stop:\n"
@@ -132,8 +188,16 @@ static const char helper_py[] =
 "                    consts_ok[id(n)] = consts_ok.get(id(n), 0) + 1\n"
 "            elif v:\n"
 "                dirty[id(src)] = src\n"
+"                seen.setdefault(id(src), t)\n"
 "            else:\n"
 "                finite.add((id(src), nr))\n"
+"        if id(n) not in seen:\n"
+"            v, t = _redone(n, bad)\n"
+"            if v:\n"
+"                dirty[id(n)] = n\n"
+"                seen[id(n)] = t\n"
+"            elif v is False:\n"
+"                finite.add((id(n), 0))\n"
 "    work = [d for d in dirty.values() if moves(d)]\n"
 "    while work:\n"
 "        s = _one_input(work.pop())\n"
@@ -158,7 +222,7 @@ static const char helper_py[] =
 "        elif (id(f), nr) not in finite:\n"
 "            ok = False\n"
 "    ok = ok and nconst <= consts_ok.get(id(p), 0)\n"
-"    return (p.name(), p is not r, ok)\n";
+"    return (p.name(), p is not r, ok, seen.get(id(p)))\n";
 
 static PyObject *first_op_fn, *saved_data_fn, *bad_fn, *moves_fn;
 static int broken;                /* the helper could not be made */
@@ -225,8 +289,11 @@ static int helper(void)
 	return 0;
 }
 
-unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len)
+unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len,
+		     PyObject **seen)
 {
+	if (seen)
+		*seen = NULL;
 	if (searches_this_step >= NP_BIRTH_OP_PER_STEP || helper())
 		return 0;
 	searches_this_step++;
@@ -236,13 +303,18 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
 				kw ? kw : np_py.None, bad_fn, moves_fn, limit, NULL) : NULL;
 	unsigned flags = 0;
 	const char *name = NULL;
-	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 3 &&
+	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 4 &&
 	    (name = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(res, 0)))) {
 		snprintf(op, len, "%s", name);
 		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 1)) == 1)
 			flags |= NP_AF_OP_INSIDE;
 		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 2)) == 1)
 			flags |= NP_AF_OP_READ_FINITE;
+		PyObject *t = np_py.Tuple_GetItem(res, 3);
+		if (seen && np_is_tensor(t)) {
+			np_py.IncRef(t);
+			*seen = t;
+		}
 	}
 	np_py_xdecref(res);
 	np_py_xdecref(limit);

@@ -19,7 +19,10 @@
  * is walked and the op stays the output's.
  *
  * Called from the forward hook, under the GIL, for a module's first
- * births only (a few walks a run).
+ * births only (a few walks a run), and for a non-finite loss computed
+ * outside every module (hooks.c: check_root), whose ops are only in the
+ * graph: there the walk runs into the model, whose saved tensors are
+ * finite (else a module output would have been the origin).
  */
 #ifndef NP_BIRTH_OP_H
 #define NP_BIRTH_OP_H
@@ -36,8 +39,11 @@
  * to name, writes its autograd node's name ("ExpBackward0") to op and
  * returns NP_AF_OP_INSIDE when it is not the op that made the output,
  * plus NP_AF_OP_READ_FINITE when everything it read was seen finite;
- * else returns 0 and leaves op alone.  Never leaves a Python error. */
-unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len);
+ * else returns 0 and leaves op alone.  seen (may be NULL): a new
+ * reference to the tensor the graph kept of that op's output, when the
+ * walk saw one non-finite, else NULL.  Never leaves a Python error. */
+unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len,
+		     PyObject **seen);
 
 /* Called from a node hook in backward: a tensor the running autograd
  * node saved in forward that holds a non-finite value and came from

@@ -596,7 +596,8 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 			} else {
 				where = s.first_obj;
 				/* and which op inside it made the value */
-				flags |= (uint8_t)np_birth_op(s.first_obj, in, in_kw, op, sizeof(op));
+				flags |= (uint8_t)np_birth_op(s.first_obj, in, in_kw, op, sizeof(op),
+							      NULL);
 			}
 		}
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,
@@ -789,16 +790,40 @@ static int node_seen(uint64_t key)
  * any module (a loss written in the training loop): no forward hook saw
  * it, so it is reported here.  In the step an attach installed the hooks
  * in, the forward that made it may not have been seen at all (attached
- * between forward and backward): then it was born before the attach. */
+ * between forward and backward): then it was born before the attach.
+ *
+ * A loss is a scalar made by its last op (mean, add), rarely the one
+ * that overflowed: -(y * log(p)).sum(1).mean() is NaN because log gave
+ * -inf where p underflowed to 0 (and y was 0).  The op search walks the
+ * graph behind it; when it finds an earlier op whose output the graph
+ * kept (the mul kept log(p)), that output is reported instead, with its
+ * op (NP_AF_OP_INSIDE): its shape and spread say which samples. */
 static void check_root(PyObject *root)
 {
 	struct np_tensor_check c;
-	if (np_tensor_check(root, &c) == 1 && bad(&c)) {
-		char op[64];   /* the record keeps 23: copy_what() */
-		output_op(root, op, sizeof(op));
-		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
-			   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0, 0, &c, op, root);
+	if (np_tensor_check(root, &c) != 1 || !bad(&c))
+		return;
+	char op[64];   /* the record keeps 23: copy_what() */
+	if (!mid_step) {
+		PyObject *seen = NULL;
+		unsigned flags = np_birth_op(root, np_py.None, NULL, op, sizeof(op), &seen);
+		struct np_tensor_check sc;
+		int sent = 0;
+		if ((flags & NP_AF_OP_INSIDE) && seen && np_tensor_check(seen, &sc) == 1 &&
+		    bad(&sc)) {
+			send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, (uint8_t)flags, 0, &sc, op,
+				   seen);
+			sent = 1;
+		}
+		np_py_xdecref(seen);
+		if (np_py.Err_Occurred())
+			np_py_err_clear();
+		if (sent)
+			return;
 	}
+	output_op(root, op, sizeof(op));
+	send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
+		   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0, 0, &c, op, root);
 }
 
 static uint32_t walk_push(PyObject *root, uint32_t sp)

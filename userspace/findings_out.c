@@ -61,7 +61,9 @@ static const char *tensor_words(const struct np_finding *f)
 					"forward pass it did not see"
 				      : "a parameter of the module, when nanprof first saw it";
 	switch (f->role) {
-	case 1: return f->op_inside ? "the module's output" : "its output";   /* not the op's */
+	case 1:   /* a module's output is not its op's; outside, the op's is sent */
+		return !f->op_inside ? "its output"
+		       : f->outside  ? "the op's output" : "the module's output";
 	case 2: return "a gradient it produced";
 	case 3: return f->phase == NP_PHASE_FORWARD ? "a parameter of the module, as it ran"
 						    : "a parameter after the update";
@@ -88,6 +90,11 @@ const char *np_op_note(const struct np_finding *f)
 {
 	if (f->role != NP_ROLE_OUTPUT || f->gpu)
 		return "";
+	if (f->op_inside && f->outside)   /* in a loss computed outside modules */
+		return f->op_read_finite
+			? "in the code that computed it; it read only finite values"
+			: "in the code that computed it: the first op seen non-finite; not "
+			  "all it read was seen";
 	if (f->op_inside)
 		return f->op_read_finite
 			? "inside the module; it read only finite values"
@@ -151,7 +158,10 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		o->phase ? " pass" : "", np_grad_mode_words(o), call, rank, p->pid, o->tid);
 	if (*np_grad_mode_why(o))
 		fprintf(f, "  mode:   %s\n", np_grad_mode_why(o));
-	if (o->outside)
+	if (o->outside && o->op_inside)
+		fprintf(f, "  where:  outside any module: an op of the code that computed the "
+			"tensor given to backward() (a loss written in the training loop)\n");
+	else if (o->outside)
 		fprintf(f, "  where:  outside any module: the tensor given to backward()%s%s\n",
 			*op ? ", made by " : "", op);
 	else if (!*mod && !*type && !o->context_unknown)
@@ -172,7 +182,7 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	if (o->gpu)
 		fprintf(f, "  kernel: %s%s\n", *op ? op : "(name not received)",
 			o->graph ? " (in a replayed CUDA graph)" : "");
-	else if (*op && !o->outside)
+	else if (*op && (!o->outside || o->op_inside))
 		fprintf(f, "  op:     %s%s%s%s\n", op, *np_op_note(o) ? " (" : "", np_op_note(o),
 			*np_op_note(o) ? ")" : "");
 	if (o->context_unknown)

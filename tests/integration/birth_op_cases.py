@@ -60,6 +60,14 @@ class ThroughTranspose(nn.Module):
         return torch.log(x * 0.0).t()
 
 
+class LogKeptNowhere(nn.Module):
+    """log(0) = -inf, summed: the log keeps only its input, the sum and
+    the add nothing, so no saved tensor shows the -inf.  The log is
+    computed again from its input (finite): it is named."""
+    def forward(self, x):
+        return x + torch.log(x * 0.0).sum(-1, keepdim=True)
+
+
 class ConstDivisor(nn.Module):
     """x / 0 with the zeros a buffer (no gradient): div saved them."""
     def __init__(self):
@@ -95,7 +103,8 @@ class ModifiedInPlace(nn.Module):
 
 class SliceWrite(nn.Module):
     """log(0) written into a slice of a copy: the output's node is
-    CopySlices, in torch's namespace (named by its class)."""
+    CopySlices, in torch's namespace (named by its class); the log kept
+    its input, and computed again from it, it is named."""
     def forward(self, x):
         y = x.clone()
         y[:, 0] = torch.log(x[:, 1] * 0.0)
@@ -145,12 +154,14 @@ CASES = [
      "MulBackward0"),
     ("the output's own op", SingleOp(), ("LogBackward0", False, True), "LogBackward0"),
     ("past a transpose", ThroughTranspose(), ("LogBackward0", False, True), "LogBackward0"),
+    ("log's output kept nowhere: computed again", LogKeptNowhere(),
+     ("LogBackward0", True, True), "AddBackward0"),
     ("a constant divisor, saved", ConstDivisor(), ("DivBackward0", False, True), "DivBackward0"),
     ("a Linear's weights and bias", HugeWeight(), ("AddmmBackward0", False, True),
      "AddmmBackward0"),
     ("saved tensors changed in place", ModifiedInPlace(), ("MulBackward0", False, False),
      "MulBackward0"),
-    ("an in-place write into a slice", SliceWrite(), ("CopySlices", False, False), "CopySlices"),
+    ("an in-place write into a slice", SliceWrite(), ("LogBackward0", True, True), "CopySlices"),
     ("checkpointed: nothing unpacked, nothing recomputed", Checkpointed(),
      ("AddBackward0", False, False), "AddBackward0"),
     ("0 / 0 in a loop of 12 GRUCell steps", LoopedCell(), ("DivBackward0", True, True),

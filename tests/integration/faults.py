@@ -44,6 +44,11 @@ tests can assert nanprof's origin exactly (step, phase, module):
   input-neginf  the same with -inf (as a positional attention mask holds:
               counted, not located)
   loss        log(0) in the loss, outside any module
+  loss-xent   a cross-entropy written out in the loop,
+              -(y * log(softmax(z))).sum(-1).mean(): at the fault's step
+              sample 5's logits saturate, its softmax holds an exact 0,
+              and log(0) = -inf (kept by no node: found by computing the
+              log again)
   loss-grad   sqrt(0) in the loss, outside any module: the forward is
               finite, its backward (SqrtBackward0, of no module) is +inf
   ignored     a cross-entropy term whose targets are all ignore_index: the
@@ -247,7 +252,8 @@ def main():
     ap.add_argument("--fault", default="none",
                     choices=["none", "forward", "sample", "reduction", "broadcast", "backward", "block-backward", "custom",
                              "inner", "functional",
-                             "optimizer", "param-edit", "model-code", "input", "input-neginf", "loss", "loss-grad", "ignored",
+                             "optimizer", "param-edit", "model-code", "input", "input-neginf", "loss", "loss-xent", "loss-grad",
+                             "ignored",
                              "explode", "eval", "infer"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
@@ -415,6 +421,13 @@ def main():
                 loss = F.mse_loss(out, target)
                 if at and args.fault == "loss":
                     loss = loss + torch.log(torch.zeros((), device=loss.device))
+                if args.fault == "loss-xent":
+                    z = torch.stack([-out, out], -1)
+                    if at:
+                        z = z * torch.where(torch.arange(len(z), device=z.device) == 5,
+                                            1e6, 1.0)[:, None]
+                    y = F.one_hot((out > target).long(), 2).to(z.dtype)
+                    loss = loss - (y * torch.log(torch.softmax(z, -1))).sum(-1).mean()
                 if at and args.fault == "loss-grad":
                     loss = loss + torch.sqrt((out * 0).pow(2).sum())
                 if args.fault == "ignored":

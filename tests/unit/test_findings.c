@@ -1200,3 +1200,41 @@ Test(findings, a_parameter_bad_at_first_sight_was_born_before_the_attach)
 	cr_assert_null(strstr(text, "code outside the optimizer"), "%s", text);
 	free(text);
 }
+
+/* A loss computed outside modules whose op search found an earlier op
+ * (agent/hooks.c check_root): the record is that op's output, and the
+ * words say so, not "made by" the loss's last op. */
+Test(findings, an_op_found_in_a_loss_outside_modules_is_named_with_its_output)
+{
+	check_flags(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0,
+		    NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, "LogBackward0");
+	cr_assert_eq(origins, 1);
+	const struct np_finding *o = &proc->ag.origin;
+	cr_assert(o->outside);
+	cr_assert(o->op_inside);
+	cr_assert_str_eq(np_name(&col, o->op), "log");
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  where:  outside any module: an op of the code that computed the "
+			       "tensor given to backward()"), "%s", text);
+	cr_assert(strstr(text, "  op:     log (in the code that computed it; it read only finite "
+			       "values)\n"), "%s", text);
+	cr_assert(strstr(text, "  tensor: the op's output, float32, 16 elements"), "%s", text);
+	cr_assert_null(strstr(text, "made by"), "%s", text);
+	free(text);
+	text = checks_line();
+	cr_assert(strstr(text, "in code outside any module, op log (in the code that computed it; "
+			       "it read only finite values), the op's output;"), "%s", text);
+	free(text);
+}
+
+/* Without the search (torch 1.13) the loss itself, made by its last op. */
+Test(findings, a_loss_outside_modules_is_made_by_its_last_op)
+{
+	check(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, false, "MeanBackward0");
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  where:  outside any module: the tensor given to backward(), "
+			       "made by mean\n"), "%s", text);
+	cr_assert(strstr(text, "  tensor: its output, float32, 16 elements"), "%s", text);
+	cr_assert_null(strstr(text, "  op:"), "%s", text);
+	free(text);
+}
