@@ -403,6 +403,55 @@ static struct torch_syms *torch_cache_of(struct np_probes *p, const char *path)
 	return NULL;
 }
 
+/* libtorch_cpu's symbols, from the cache or read now (the slow part of
+ * the libtorch probes: a big symbol table) */
+static int torch_syms_load(struct np_probes *p, pid_t pid, const struct np_mapping *m,
+			   struct torch_syms **out)
+{
+	struct torch_syms *ts = NULL;
+	for (int i = 0; i < NP_MAX_TORCH_LIBS && !ts; i++)
+		if (!p->torch_cache[i].elf || strcmp(p->torch_cache[i].path, m->path) == 0)
+			ts = &p->torch_cache[i];
+	if (!ts) {
+		np_warn("pid %d: more than %d different libtorch files: not traced in backward",
+			pid, NP_MAX_TORCH_LIBS);
+		return -ENOSPC;
+	}
+	if (!ts->elf) {
+		struct np_elf *e = np_elf_open(m->path);
+		if (!e) {
+			int err = -errno;
+			np_warn("cannot read %s: %s", m->path, strerror(-err));
+			return err;
+		}
+		ts->elf = e;
+		snprintf(ts->path, sizeof(ts->path), "%s", m->path);
+		ts->bias = np_elf_load_bias(e);
+		ts->exec_off = sym_offset(e, SYM_ENGINE_EXEC, 1);
+		ts->evfn_off = sym_offset(e, SYM_EVAL_FN, 1);
+		uint8_t code[64];
+		uint64_t peek = np_elf_sym_addr(e, SYM_SEQ_PEEK, 0);
+		ts->seq_err = !peek ? -ENOENT : np_elf_read(e, peek, code, sizeof(code));
+		if (!ts->seq_err)
+			ts->seq_err = np_tls_decode(code, sizeof(code), peek, &ts->seq);
+	}
+	*out = ts;
+	return 0;
+}
+
+/* Before the Python probe goes in: read a loaded libtorch's symbols, so
+ * that its probes follow at once.  Read after, they took some 150 ms,
+ * and an attached job's first steps had forward calls but no backward. */
+static void torch_syms_prefetch(struct np_probes *p, pid_t pid)
+{
+	struct np_mapping m, pym;
+	struct torch_syms *ts;
+	if (np_proc_find_mapping(pid, "libtorch_cpu.so", &m) == 0 &&
+	    np_proc_find_mapping(pid, "libtorch_python.so", &pym) == 0 &&
+	    torch_syms_load(p, pid, &m, &ts) == 0)
+		node_seq_offset(ts, &pym);
+}
+
 int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 {
 	if (info->torch_attached) {
@@ -424,32 +473,9 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	snprintf(info->torch_lib, sizeof(info->torch_lib), "%s", m.path);
 	torch_version_of(pid, m.path, info->torch_version, sizeof(info->torch_version));
 	struct torch_syms *ts = NULL;
-	for (int i = 0; i < NP_MAX_TORCH_LIBS && !ts; i++)
-		if (!p->torch_cache[i].elf || strcmp(p->torch_cache[i].path, m.path) == 0)
-			ts = &p->torch_cache[i];
-	if (!ts) {
-		np_warn("pid %d: more than %d different libtorch files: not traced in backward",
-			pid, NP_MAX_TORCH_LIBS);
-		return -ENOSPC;
-	}
-	if (!ts->elf) {
-		struct np_elf *e = np_elf_open(m.path);
-		if (!e) {
-			int err = -errno;
-			np_warn("cannot read %s: %s", m.path, strerror(-err));
-			return err;
-		}
-		ts->elf = e;
-		snprintf(ts->path, sizeof(ts->path), "%s", m.path);
-		ts->bias = np_elf_load_bias(e);
-		ts->exec_off = sym_offset(e, SYM_ENGINE_EXEC, 1);
-		ts->evfn_off = sym_offset(e, SYM_EVAL_FN, 1);
-		uint8_t code[64];
-		uint64_t peek = np_elf_sym_addr(e, SYM_SEQ_PEEK, 0);
-		ts->seq_err = !peek ? -ENOENT : np_elf_read(e, peek, code, sizeof(code));
-		if (!ts->seq_err)
-			ts->seq_err = np_tls_decode(code, sizeof(code), peek, &ts->seq);
-	}
+	int err = torch_syms_load(p, pid, &m, &ts);
+	if (err)
+		return err;
 	info->torch_elf = ts->elf;
 	info->torch_base = m.start - ts->bias;
 	uint64_t exec_off = ts->exec_off, evfn_off = ts->evfn_off;
@@ -461,7 +487,6 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	info->pynode_obj_sent = info->pynode_obj != 0;   /* with the rest, below */
 	torch_seq_locate(p, pid, info, ts, seq_off);
 	struct tracer_bpf *s = p->skel;
-	int err = 0;
 	size_t used = strlen(info->probes);
 	if (exec_off && !(err = attach_probe(p, l, m.path, exec_off, s->progs.np_bwd_session,
 					     s->progs.np_bwd_entry, s->progs.np_bwd_return)))
@@ -513,6 +538,7 @@ int np_probes_add(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 		return -ENOTSUP;
 	}
 	info->py_verified = v->verified;
+	torch_syms_prefetch(p, pid);
 	if (!v->verified)
 		np_warn("python %d.%d offsets are not verified on a live interpreter: "
 			"module names may be missing", v->major, v->minor);

@@ -3,7 +3,7 @@
 
 usage: check_events.py EVENTS.jsonl [--steps N] [--min-steps N]
          [--module NAME ...] [--backward-module NAME ...] [--batches N]
-         [--ranks R,R] [--python X.Y] [--mode run|attach]
+         [--ranks R,R] [--python X.Y] [--mode run|attach] [--every-phase]
 Exit 0 when every check holds, 1 otherwise.
 """
 import argparse
@@ -21,6 +21,9 @@ def main():
     ap.add_argument("--batches", type=int)
     ap.add_argument("--ranks")
     ap.add_argument("--mode")
+    ap.add_argument("--every-phase", action="store_true",
+                    help="every complete step but an attach's first, partial one has a "
+                         "forward, a backward and an optimizer part")
     ap.add_argument("--sessions", type=int, default=1,
                     help="session (and end) records expected: several in a merged file")
     args = ap.parse_args()
@@ -62,6 +65,11 @@ def main():
             errors.append("pid %d: step numbers not consecutive: %s" % (p["pid"], nums[:20]))
         if args.mode == "run" and nums and nums[0] != 0:
             errors.append("pid %d: first step is %d, expected 0" % (p["pid"], nums[0]))
+        if args.every_phase:
+            bad = [s["step"] for s in steps if not s["partial"] and
+                   not (s["forward_ms"] > 0 and s["backward_ms"] > 0 and s["optimizer_ms"] > 0)]
+            if bad:
+                errors.append("pid %d: steps %s lack a phase" % (p["pid"], bad[:5]))
         if args.batches is not None:
             bad = [s["step"] for s in steps if s["batches"] != args.batches and not s["partial"]]
             if bad:

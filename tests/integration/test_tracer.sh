@@ -99,7 +99,7 @@ for PY in python3 /usr/bin/python3; do
 	jrc=$?
 	if [ $rc -eq 0 ] && [ $jrc -eq 0 ] && grep -q "finished 150 steps" "$T/live.out" &&
 	   $PY $IT/check_events.py "$out/events.jsonl" --mode attach --min-steps 10 --batches 1 \
-		--module layers.1.norm --module head --backward-module layers.0.fc > "$T/chk" 2>&1 &&
+		--every-phase --module layers.1.norm --module head --backward-module layers.0.fc > "$T/chk" 2>&1 &&
 	   $PY $IT/check_trace.py "$out/trace.json" --require-name layers.1.norm \
 		--require-name ClipBackward >> "$T/chk" 2>&1; then
 		ok "attach $tag: live job traced, then runs on to the end"
