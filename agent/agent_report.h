@@ -60,6 +60,8 @@ enum np_arec_flags {
 	NP_AF_GRAPH = 8,         /* GPU: the check ran inside a replayed CUDA graph */
 	NP_AF_LAST = 16,         /* GPU_NAME: the name's last piece */
 	NP_AF_PARTIAL = 32,      /* SPREAD: counted over part of the tensor */
+	NP_AF_NO_NEGINF = 64,    /* SPREAD: of the NaN only: the tensor held NaN
+				  * and -Inf (a mask), no +Inf */
 	NP_AF_OP_INSIDE = 64,    /* CHECK OUTPUT: `what` is an op inside the module
 				  * (agent/birth_op.h), not the one that made
 				  * its output */

@@ -132,6 +132,7 @@ int np_bad_spread_broadcast(const struct np_spread_in *in, uint64_t max_scan,
 	memset(out, 0, sizeof(*out));
 	out->ndim = (uint8_t)in->ndim;
 	out->partial = s.partial;
+	out->no_neginf = s.no_neginf;
 	for (int d = 0; d < in->ndim; d++) {
 		if (map[d] >= 0) {
 			out->size[d] = s.size[map[d]];
@@ -162,7 +163,7 @@ int np_bad_spread(const struct np_spread_in *in, uint64_t max_scan, struct np_sp
 		uint64_t len = in->numel - o0 < CHUNK ? in->numel - o0 : CHUNK;
 		struct np_check_result r;
 		np_cpu_check(in->dtype, base + o0 * esize, len, &r);
-		if (!r.nan && !r.posinf && !r.neginf)
+		if (!r.nan && !r.posinf && (!r.neginf || in->skip_neginf))
 			continue;
 		if (scanned >= max_scan) {
 			out->partial = 1;
@@ -173,7 +174,9 @@ int np_bad_spread(const struct np_spread_in *in, uint64_t max_scan, struct np_sp
 		for (int k = 0; k < w.n; k++)
 			idx[k] = o / w.stride[k] % w.size[k];
 		for (; o < o0 + len; o++, advance(&w, idx)) {
-			if (np_classify(in->dtype, np_load_bits(in->dtype, base + o * esize)) == NP_FINITE)
+			enum np_fclass cls = np_classify(in->dtype, np_load_bits(in->dtype,
+										   base + o * esize));
+			if (cls == NP_FINITE || (cls == NP_NEGINF && in->skip_neginf))
 				continue;
 			found++;
 			uint64_t lin = 0;
@@ -196,6 +199,7 @@ int np_bad_spread(const struct np_spread_in *in, uint64_t max_scan, struct np_sp
 		return -1;
 	}
 	out->ndim = (uint8_t)in->ndim;
+	out->no_neginf = in->skip_neginf;
 	for (int d = 0; d < in->ndim; d++) {
 		out->size[d] = clamp32((uint64_t)in->shape[d]);
 		out->bad[d] = 1;      /* a dimension of size 1 */

@@ -34,11 +34,15 @@ struct np_spread_in {
 	int ndim;
 	int64_t shape[NP_SPREAD_DIMS];
 	int64_t stride[NP_SPREAD_DIMS];   /* in elements */
+	uint8_t skip_neginf;     /* count NaN and +Inf only (see no_neginf) */
 };
 
 struct np_spread {
 	uint8_t ndim;
 	uint8_t partial;         /* counts from part of the tensor: lower bounds */
+	uint8_t no_neginf;       /* of its NaN and +Inf only: the tensor held NaN
+				  * and -Inf, no +Inf (a masked row gone NaN
+				  * among the -inf of the rest of the mask) */
 	uint32_t size[NP_SPREAD_DIMS];    /* clamped to UINT32_MAX */
 	uint32_t bad[NP_SPREAD_DIMS];     /* indices along it holding a non-finite value */
 	uint32_t first[NP_SPREAD_DIMS];   /* the first non-finite element, logical order */

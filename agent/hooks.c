@@ -45,6 +45,9 @@ struct mod_slot {
 	double grad_sumsq;
 	uint8_t spreads;             /* births of its output given a SPREAD record
 				      * and an op search (agent/birth_op.h) */
+	uint8_t mask_spreads;        /* the same for births of -Inf only (a mask
+				      * the module makes every step: they do not
+				      * use up a later NaN's) */
 };
 
 struct param_slot {
@@ -279,10 +282,11 @@ static void copy_what(char *dst, size_t len, const char *what)
 #define SPREADS_PER_MODULE 2
 #define SPREAD_SCAN (4u << 20)   /* elements walked one by one: ~20 ms at most */
 
-static void send_spread(PyObject *t)
+/* skip_neginf: where its NaN lie, not its -Inf (bad_spread.h no_neginf) */
+static void send_spread(PyObject *t, int skip_neginf)
 {
 	struct np_tensor_view v;
-	struct np_spread_in in;
+	struct np_spread_in in = { .skip_neginf = (uint8_t)skip_neginf };
 	struct np_spread sp;
 	if (!t || spreads_this_step >= SPREADS_PER_STEP || np_tensor_view(t, &v) != 1 ||
 	    np_tensor_shape(t, &in.ndim, in.shape, in.stride, NP_SPREAD_DIMS))
@@ -299,7 +303,7 @@ static void send_spread(PyObject *t)
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_SPREAD;
 	r.ndim = sp.ndim;
-	r.flags = sp.partial ? NP_AF_PARTIAL : 0;
+	r.flags = (sp.partial ? NP_AF_PARTIAL : 0) | (sp.no_neginf ? NP_AF_NO_NEGINF : 0);
 	r.dtype = v.dtype | (v.pairs ? NP_ADTYPE_PAIRS : 0);
 	memcpy(r.spread.size, sp.size, sizeof(r.spread.size));
 	memcpy(r.spread.bad, sp.bad, sizeof(r.spread.bad));
@@ -318,7 +322,7 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 	}
 	reports_this_step++;
 	if (!(flags & NP_AF_SOURCE_DIRTY))
-		send_spread(t);
+		send_spread(t, c->r.nan && c->r.neginf && !c->r.posinf);
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_CHECK;
@@ -581,12 +585,17 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		output_op(s.first_obj, op, sizeof(op));
 		/* a module's first SPREADS_PER_MODULE births say where: one
 		 * that makes a -inf mask every step is walked twice, not on
-		 * every call of the job */
+		 * every call of the job; its masks count apart, so that the
+		 * NaN a fully masked row makes one day is walked too */
 		PyObject *where = NULL, *param;
 		struct np_tensor_check pc;
 		char pname[24];   /* the record keeps 23 */
-		if (!flags && m && m->spreads < SPREADS_PER_MODULE) {
-			m->spreads++;
+		const struct np_check_result *res = &s.first.r;
+		uint8_t *spent = !m ? NULL
+				 : res->neginf && !res->nan && !res->posinf ? &m->mask_spreads
+									    : &m->spreads;
+		if (!flags && spent && *spent < SPREADS_PER_MODULE) {
+			++*spent;
 			if ((param = bad_param(module, module, 0, "", &pc, pname, sizeof(pname)))) {
 				/* it read a non-finite parameter: the parameter
 				 * is the origin, the output its propagation */

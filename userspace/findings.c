@@ -250,6 +250,34 @@ static bool saved_data(struct np_collector *c, struct np_proc_state *p,
 	return true;
 }
 
+/* -Inf and nothing else: what a mask holds.  RL action masking returns
+ * log-probabilities of -inf for invalid actions every step; a model may
+ * return an additive attention mask.  Neither is a fault until it makes
+ * a NaN or reaches the loss or a gradient. */
+static bool neginf_only(const struct np_finding *f)
+{
+	return f->neginf && !f->nan && !f->posinf;
+}
+
+/* The candidate left the model holding only -Inf: held (agent_state
+ * masked) until the step shows what became of it. */
+static void hold_masked(struct np_proc_state *p)
+{
+	p->ag.masked = true;
+	p->ag.masked_call = p->cur.root_calls;
+}
+
+/* Nothing non-finite came of the masked output: a mask, not a fault. */
+static void drop_masked(struct np_proc_state *p)
+{
+	struct np_agent_state *a = &p->ag;
+	if (!a->masked)
+		return;
+	a->masked = false;
+	a->candidate = false;
+	a->masked_outputs++;
+}
+
 static void on_check(struct np_collector *c, struct np_proc_state *p,
 		     struct np_thread_state *t, const struct np_event *e,
 		     const struct np_agent_rec *r)
@@ -282,6 +310,10 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 		return;
 	}
 	if (r->role == NP_ROLE_OUTPUT && !f.outside) {
+		if (a->masked && !f.inputs_finite && neginf_only(&f))
+			return;   /* the mask's values, passed on */
+		if (a->masked && f.inputs_finite)
+			drop_masked(p);   /* a birth of its own, in a later call */
 		if (!f.inputs_finite) {
 			/* came in from outside this module: either its caller
 			 * made it (the caller's report decides) or, at the
@@ -298,13 +330,19 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 			return;
 		}
 		if (a->candidate) {   /* an enclosing module: the candidate's value left it */
+			if (f.depth == 0 && neginf_only(&f) && neginf_only(&a->cand)) {
+				hold_masked(p);
+				return;
+			}
 			confirm_candidate(c, p);
 			a->propagation++;
 			return;
 		}
 		a->candidate = true;
 		a->cand = f;
-		if (f.depth == 0)   /* the outermost output is non-finite: it left */
+		if (f.depth == 0 && neginf_only(&f))
+			hold_masked(p);
+		else if (f.depth == 0)   /* the outermost output is non-finite: it left */
 			confirm_candidate(c, p);
 		return;
 	}
@@ -323,7 +361,12 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 void np_findings_root_exit(struct np_collector *c, struct np_proc_state *p)
 {
 	(void)c;
-	if (p->ag.candidate && !p->ag.found) {
+	if (p->ag.masked) {
+		/* its own call ending: what the step does with it decides;
+		 * a later call ending with nothing non-finite: a mask */
+		if (p->ag.masked_call != p->cur.root_calls)
+			drop_masked(p);
+	} else if (p->ag.candidate && !p->ag.found) {
 		/* the outermost call ended and nothing non-finite left it */
 		p->ag.candidate = false;
 		p->ag.contained++;
@@ -632,6 +675,7 @@ void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 {
 	struct np_agent_state *a = &p->ag;
 	uint64_t step = p->cur.step;
+	drop_masked(p);   /* the step ended with nothing non-finite after it */
 	late_flush(c, p);   /* an earlier step's, sent in this one */
 	cpu_total_flush(c, p);   /* no late part came for it */
 	p->cur.grad_norm = NAN;
@@ -695,6 +739,7 @@ static void spread_record(struct np_agent_state *a, uint32_t tid, const struct n
 	a->spread_seq = r->seq;
 	s->ndim = r->ndim;
 	s->partial = (r->flags & NP_AF_PARTIAL) != 0;
+	s->no_neginf = (r->flags & NP_AF_NO_NEGINF) != 0;
 	memcpy(s->size, r->spread.size, sizeof(s->size));
 	memcpy(s->bad, r->spread.bad, sizeof(s->bad));
 	memcpy(s->first, r->spread.first, sizeof(s->first));

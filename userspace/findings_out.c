@@ -135,7 +135,9 @@ void np_spread_text(char *buf, size_t n, const struct np_spread *s)
 					      s->bad[d], s->size[d], d);
 	}
 	if (k && k < n && s->partial)
-		snprintf(buf + k, n - k, " (at least: counted over part of the tensor)");
+		k += (size_t)snprintf(buf + k, n - k, " (at least: counted over part of the tensor)");
+	if (k && k < n && s->no_neginf)
+		snprintf(buf + k, n - k, " (of its NaN; its -inf, as a mask holds, left out)");
 }
 
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
@@ -511,6 +513,10 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 	else if (p->checks == NP_CHECKS_ON || p->checks == NP_CHECKS_DETACHED)
 		fprintf(f, "    no non-finite value left any module%s\n",
 			a->contained ? " (some stayed inside one)" : "");
+	if (a->masked_outputs)
+		fprintf(f, "    -inf only (masks) left the model %llu times, and nothing "
+			"non-finite came of it in their steps: not faults\n",
+			(unsigned long long)a->masked_outputs);
 	print_scaler(f, c, p);
 	print_gpu_checks(f, c, p);
 	if (a->nwarnings)
@@ -535,6 +541,8 @@ static void spread_json(struct np_jsonw *w, const struct np_spread *s)
 	uint_array(w, "first_at", s->first, s->ndim);
 	uint_array(w, "nonfinite_along", s->bad, s->ndim);
 	np_jsonw_bool_field(w, "spread_partial", s->partial);
+	if (s->no_neginf)
+		np_jsonw_bool_field(w, "spread_without_neginf", true);
 }
 
 static void finding_json(struct np_jsonw *w, const struct np_collector *c,
@@ -612,6 +620,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_uint_field(w, "agent_table_overflow", a->overflow);
 	np_jsonw_uint_field(w, "propagation", a->propagation);
 	np_jsonw_uint_field(w, "contained", a->contained);
+	np_jsonw_uint_field(w, "masked_outputs", a->masked_outputs);
 	np_jsonw_uint_field(w, "explosion_warnings_dropped", a->warnings_dropped);
 	np_jsonw_uint_field(w, "module_stats_dropped", a->mods_dropped);
 	if (a->scaler.on) {

@@ -236,6 +236,12 @@ struct np_agent_state {
 	struct np_finding recv;
 	bool candidate;
 	struct np_finding cand;
+	/* the candidate is the model's output holding -Inf and nothing else
+	 * (masked log-probabilities, an additive mask): the origin only if a
+	 * non-finite report of another kind follows in the step */
+	bool masked;
+	uint32_t masked_call;     /* its outermost call (cur.root_calls) */
+	uint64_t masked_outputs;  /* such outputs nothing non-finite followed */
 	/* the step's first non-finite tensor when it was a module's input
 	 * (NP_ROLE_INPUT): what an outermost call that received
 	 * non-finite values is described by */

@@ -86,6 +86,9 @@ def main():
     ap.add_argument("--graph", action="store_true", help="origin inside a CUDA graph")
     ap.add_argument("--min-scaler-skips", type=int,
                     help="a GradScaler's skipped iterations, at least (loss scaling)")
+    ap.add_argument("--masked-outputs", type=int, metavar="N",
+                    help="the model's outputs of -inf only that nothing non-finite "
+                         "followed in their step (masks): exactly N")
     a = ap.parse_args()
 
     ev = [json.loads(line) for line in open(a.events)]
@@ -155,6 +158,10 @@ def main():
         errors.extend(spread_errors(o))
     if a.no_shape and len(origins) == 1 and "shape" in origins[0]:
         errors.append("origin has a shape, want none: %s" % origins[0])
+    if a.masked_outputs is not None and sum(c.get("masked_outputs", 0)
+                                            for c in checks) != a.masked_outputs:
+        errors.append("masked outputs %s, want %d"
+                      % ([c.get("masked_outputs") for c in checks], a.masked_outputs))
     if a.only_index and len(origins) == 1:
         d, k = a.only_index
         o = origins[0]

@@ -277,6 +277,31 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	fault "stable training: no origin, no warning (with a -inf attention mask)" none \
 		--no-origin --no-warnings
 
+	# RL action masking: the policy's log-probabilities hold -inf every
+	# step (a mask, no fault); at step 6 sample 3 has no valid action
+	# left and its row goes NaN: that step, that sample, not step 0
+	masked() {
+		local name=$1 jargs=$2; shift 2
+		if $NP run -q -o "$T/$tag-mask" -- $PY $IT/mask_job.py $jargs > "$T/job.out" \
+			2> "$T/np.err" &&
+		   $PY $IT/check_origin.py "$T/$tag-mask/events.jsonl" "$@" > "$T/chk" 2>&1
+		then ok "$tag $name"
+		else cat "$T/np.err" >> "$T/chk"; bad "$tag $name" "$T/chk"; fi
+	}
+	masked "action masks every step, no fault: no origin, 10 masks" "--dead-row-at -1" \
+		--no-origin --masked-outputs 10
+	masked "a fully masked row at step 6: the policy's NaN, sample 3" "--dead-row-at 6" \
+		--origin forward "" output --module-type Policy --op log_softmax --step 6 \
+		--only-index 0 3 --masked-outputs 6
+	if grep -q "all 5 along dim 1 (of its NaN; its -inf, as a mask holds, left out)" "$T/np.err"
+	then ok "$tag the spread is the NaN's, the mask's -inf left out"
+	else bad "$tag spread of the NaN among a mask" "$T/np.err"; fi
+	if [ $saved = 1 ]; then
+		masked "masked in the loop: log_softmax outside modules, sample 3" \
+			"--dead-row-at 6 --mask-in loop" --outside --op log_softmax --step 6 \
+			--only-index 0 3
+	fi
+
 	# --on-nan signal:INT: the job stops at its first NaN, as on Ctrl-C,
 	# and everything is still written
 	out=$T/$tag-onnan

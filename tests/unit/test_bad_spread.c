@@ -256,3 +256,28 @@ Test(bad_spread, index_past_the_bitmap)
 	cr_expect_eq(s.size[0], (uint32_t)n);
 	free(x);
 }
+
+/* Log-probabilities of 4 samples over 5 actions, invalid actions -inf
+ * (a mask, in every row), and sample 2 with no valid action left: its
+ * row all NaN.  With skip_neginf the spread is the NaN's: sample 2. */
+Test(bad_spread, skip_neginf_counts_the_nan_among_a_mask)
+{
+	float x[4][5] = { { 0 } };
+	x[0][1] = x[1][3] = x[3][0] = x[3][4] = -INFINITY;
+	for (int a = 0; a < 5; a++)
+		x[2][a] = NAN;
+	const int64_t shape[] = { 4, 5 }, stride[] = { 5, 1 };
+	struct np_spread_in in = tensor(NP_DT_F32, x, 2, shape, stride);
+	struct np_spread s;
+	cr_assert_eq(np_bad_spread(&in, UINT64_MAX, &s), 0);
+	expect_dims(&s, 2, (uint32_t[]){ 4, 5 }, (uint32_t[]){ 0, 1 });
+	cr_expect_eq(s.no_neginf, 0);
+	in.skip_neginf = 1;
+	cr_assert_eq(np_bad_spread(&in, UINT64_MAX, &s), 0);
+	expect_dims(&s, 2, (uint32_t[]){ 1, 5 }, (uint32_t[]){ 2, 0 });
+	cr_expect_eq(s.no_neginf, 1);
+	/* a mask alone, skipped: nothing to say */
+	for (int a = 0; a < 5; a++)
+		x[2][a] = 0;
+	cr_expect_eq(np_bad_spread(&in, UINT64_MAX, &s), -1);
+}

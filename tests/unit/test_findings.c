@@ -1238,3 +1238,154 @@ Test(findings, a_loss_outside_modules_is_made_by_its_last_op)
 	cr_assert_null(strstr(text, "  op:"), "%s", text);
 	free(text);
 }
+
+/* ---- -Inf only: masks the model returns ---- */
+
+/* A forward output record of numel elements, neginf of them -Inf and
+ * nan NaN (no +Inf). */
+static void check_neginf(uint64_t ts, uint64_t module, bool src_dirty, uint64_t neginf,
+			 uint64_t nan)
+{
+	struct np_agent_rec r = check_rec(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, module, 80);
+	r.flags = src_dirty ? NP_AF_SOURCE_DIRTY : 0;
+	r.chk.neginf = neginf;
+	r.chk.nan = nan;
+	strcpy(r.chk.what, "LogSoftmaxBackward0");
+	agent(ts, &r);
+}
+
+/* One step of a policy whose output masks invalid actions with -inf:
+ * its outermost call at t, the optimizer after. */
+static void masked_step(uint64_t t, uint64_t nan)
+{
+	mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_neginf(t + 5, M_NET, false, 17, nan);
+	mod_exit(&sim, t + 10, NP_SEQ_UNKNOWN);
+	opt_enter(&sim, t + 100);
+	opt_exit(&sim, t + 200);
+}
+
+Test(findings, a_model_output_of_neginf_only_with_nothing_after_it_is_a_mask)
+{
+	for (uint64_t k = 0; k < 3; k++)
+		masked_step(1000 + k * 1000, 0);
+	np_collector_finish(&col);
+	cr_assert_eq(origins, 0, "log-probabilities of masked actions are no fault");
+	cr_assert_eq(proc->ag.masked_outputs, 3);
+	char *text = checks_line();
+	cr_assert(strstr(text, "-inf only (masks) left the model 3 times"), "%s", text);
+	free(text);
+}
+
+Test(findings, a_nan_beside_the_mask_is_the_origin_in_its_step)
+{
+	masked_step(1000, 0);
+	masked_step(2000, 0);
+	masked_step(3000, 5);   /* a row with every action masked: NaN */
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.step, 2);
+	cr_assert_eq(proc->ag.origin.nan, 5);
+	cr_assert_eq(proc->ag.masked_outputs, 2);
+}
+
+/* What the step did with the mask decides: made a NaN (the next call,
+ * a loss module, received it), reached a gradient, or nothing. */
+Test(findings, a_mask_that_makes_a_nan_later_in_its_step_is_the_origin)
+{
+	masked_step(1000, 0);
+	mod_enter(&sim, 2000, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_neginf(2005, M_NET, false, 17, 0);
+	mod_exit(&sim, 2010, NP_SEQ_UNKNOWN);
+	cr_assert_eq(origins, 0, "held until the step shows what became of it");
+	mod_enter(&sim, 2020, M_BLK, T_BLK, NP_SEQ_UNKNOWN);   /* the loss module */
+	check_neginf(2025, M_BLK, true, 0, 1);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.step, 1);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Net",
+			 "the policy's output, not the loss module");
+	cr_assert_eq(proc->ag.origin.neginf, 17);
+}
+
+Test(findings, a_mask_passed_on_as_is_stays_a_mask)
+{
+	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_neginf(1005, M_NET, false, 17, 0);
+	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 1020, M_BLK, T_BLK, NP_SEQ_UNKNOWN);   /* gathers, still -inf */
+	check_neginf(1025, M_BLK, true, 3, 0);
+	mod_exit(&sim, 1030, NP_SEQ_UNKNOWN);
+	opt_enter(&sim, 1100);
+	opt_exit(&sim, 1200);
+	np_collector_finish(&col);
+	cr_assert_eq(origins, 0);
+	cr_assert_eq(proc->ag.masked_outputs, 1);
+}
+
+Test(findings, a_mask_the_gradient_turns_nonfinite_is_the_origin)
+{
+	mod_enter(&sim, 1000, M_NET, T_NET, 50);
+	check_neginf(1005, M_NET, false, 17, 0);
+	mod_exit(&sim, 1010, 53);
+	bwd_enter(&sim, 1100);
+	node(&sim, 1110, 51);
+	check(1115, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, true, NULL);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_FORWARD);
+	cr_assert_eq(proc->ag.origin.neginf, 17);
+}
+
+/* A child that makes the mask, returned as is by the model: a mask too.
+ * A birth of its own in a later call of the step is the origin then. */
+Test(findings, a_childs_mask_returned_by_the_model_is_held_and_a_later_birth_wins)
+{
+	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 1001, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	check_neginf(1005, M_LIN, false, 17, 0);
+	mod_exit(&sim, 1008, NP_SEQ_UNKNOWN);
+	check_neginf(1009, M_NET, false, 17, 0);
+	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	cr_assert_eq(origins, 0);
+	mod_enter(&sim, 1020, M_BLK, T_BLK, NP_SEQ_UNKNOWN);
+	check(1025, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_BLK, false, "ExpBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Block");
+	cr_assert_eq(proc->ag.masked_outputs, 1);
+}
+
+/* A model's output of -Inf only that nothing uses keeps counting as a
+ * mask; the loss made -Inf from it is the origin (the loss, reported
+ * outside modules, is of another kind). */
+Test(findings, a_neginf_loss_from_a_mask_names_the_mask)
+{
+	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_neginf(1005, M_NET, false, 17, 0);
+	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	check(1020, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, false, "MeanBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Net");
+	cr_assert_not(proc->ag.origin.outside);
+}
+
+/* A SPREAD of the NaN only (the tensor held a mask's -Inf too): the
+ * record's flag reaches the finding, and the words say what was left
+ * out. */
+Test(findings, a_spread_without_the_masks_neginf_says_so)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_SPREAD;
+	r.ndim = 2;
+	r.flags = NP_AF_NO_NEGINF;
+	memcpy(r.spread.size, (uint32_t[]){ 16, 5 }, 2 * sizeof(uint32_t));
+	memcpy(r.spread.bad, (uint32_t[]){ 1, 5 }, 2 * sizeof(uint32_t));
+	memcpy(r.spread.first, (uint32_t[]){ 3, 0 }, 2 * sizeof(uint32_t));
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	agent(104, &r);
+	check_neginf(105, M_NET, false, 17, 5);
+	cr_assert_eq(origins, 1);
+	cr_assert(proc->ag.origin.spread.no_neginf);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  spread: 1 of 16 along dim 0 (only index 3), all 5 along dim 1 "
+			       "(of its NaN; its -inf, as a mask holds, left out)\n"), "%s", text);
+	free(text);
+}

@@ -1,0 +1,61 @@
+"""A policy-gradient job with action masking, as RL code writes it:
+invalid actions' logits are set to -inf before the log-softmax, so every
+step the policy's log-probabilities hold -inf (a mask, not a fault).
+
+  mask_job.py [--steps N] [--dead-row-at K] [--mask-in module|loop]
+
+With --dead-row-at K, at step K sample 3 of the batch has no valid
+action left: its row is all -inf, and log_softmax makes it NaN (the
+loss goes NaN).  --mask-in module masks inside Policy.forward (its
+output is the masked log-probabilities); loop masks in the training
+loop, outside every module.  Prints "step K loss X" per step.
+"""
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 5))
+
+    def forward(self, state, valid=None):
+        logits = self.net(state)
+        if valid is None:
+            return logits
+        return F.log_softmax(logits.masked_fill(~valid, float("-inf")), -1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--dead-row-at", type=int, default=-1)
+    ap.add_argument("--mask-in", choices=["module", "loop"], default="module")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    pi = Policy()
+    opt = torch.optim.Adam(pi.parameters(), lr=1e-3)
+    for step in range(args.steps):
+        state = torch.randn(16, 8)
+        valid = torch.rand(16, 5) > 0.3
+        valid[:, 0] = True
+        action = torch.multinomial(valid.float(), 1).squeeze(1)
+        if step == args.dead_row_at:
+            valid[3] = False
+        if args.mask_in == "module":
+            logp = pi(state, valid)
+        else:
+            logp = F.log_softmax(pi(state).masked_fill(~valid, float("-inf")), -1)
+        advantage = torch.randn(16)
+        loss = -(logp.gather(1, action[:, None]).squeeze(1) * advantage).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print("step %d loss %s" % (step, loss.item()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
