@@ -67,6 +67,10 @@ enum np_arec_flags {
 				  * its output */
 	NP_AF_OP_READ_FINITE = 128, /* CHECK OUTPUT: what that op read was seen
 				  * finite: it made the value non-finite */
+	NP_AF_CONST_INPUT = 32,  /* CHECK OUTPUT outside modules: the tensor is what
+				  * `what` read from outside the autograd graph
+				  * (no gradient: data, code under no_grad), the
+				  * loss's non-finite value came from there */
 	NP_AF_SAVED_DATA = 64,   /* CHECK GRAD: the node read a non-finite value it
 				  * saved in forward from outside the graph (data),
 				  * described by the INPUT record just before */

@@ -9,7 +9,7 @@
 #include "tensor.h"
 
 /* first_op(out, ins, kw, bad, moves, limit): (node name, inside,
- * read_finite, seen) or None.
+ * read_finite, seen, const) or None.
  *
  * The walk: the module's autograd nodes, breadth first from its output,
  * not past the nodes that made its inputs (their outputs are finite: the
@@ -30,7 +30,12 @@
  * needs no gradient), and log is then found from its p alone.
  * seen: the tensor that showed the answer's output non-finite (kept by
  * the graph, or computed again), when one did (a node dirty only by
- * moves() has none).
+ * moves() has none).  A saved tensor that needs no gradient and is
+ * non-finite (data, or computed under no_grad: an advantage normalised
+ * by the std of one element) came from outside the graph: the earliest
+ * node that read one, when no dirty node is older, is the answer, with
+ * const that tensor.  One holding -Inf alone is a mask (a causal
+ * attention mask, saved by SDPA every step): not that.
  *
  * Saved tensors behind saved-tensor hooks (checkpointing: unpacking
  * would recompute the block) and lists of them are skipped, as is every
@@ -91,6 +96,12 @@ static const char helper_py[] =
 "                              ('self', 'target', 'weight', 'reduction', 'ignore_index')),\n"
 "         'NllLoss2DBackward0': (lambda s, t, w, r, i: _N.nll_loss2d(s, t, w, r, _index(i)),\n"
 "                                ('self', 'target', 'weight', 'reduction', 'ignore_index'))}\n"
+"def _mask(t):\n"
+"    # -inf and nothing else non-finite: an attention or action mask\n"
+"    try:\n"
+"        return not bool(torch.isnan(t).any() or torch.isposinf(t).any())\n"
+"    except Exception:\n"
+"        return False\n"
 "def _packed_or_gone(n, name):\n"
 "    # not a plain None: behind hooks, or unreadable (changed in place)\n"
 "    try:\n"
@@ -156,7 +167,7 @@ static const char helper_py[] =
 "                nodes[id(f)] = f\n"
 "                order.append(f)\n"
 "    dirty, seen = {id(root): root}, {}\n"
-"    consts_ok, consts_bad = {}, set()\n"
+"    consts_ok, consts_bad = {}, {}\n"
 "    for n in order:\n"
 "        if id(n) in stop:\n"
 "            continue\n"
@@ -182,10 +193,10 @@ static const char helper_py[] =
 "            if src is None:\n"
 "                if t.requires_grad:\n"
 "                    continue\n"
-"                if v:\n"
-"                    consts_bad.add(id(n))\n"
-"                else:\n"
+"                if not v:\n"
 "                    consts_ok[id(n)] = consts_ok.get(id(n), 0) + 1\n"
+"                elif not _mask(t):\n"
+"                    consts_bad.setdefault(id(n), t)\n"
 "            elif v:\n"
 "                dirty[id(src)] = src\n"
 "                seen.setdefault(id(src), t)\n"
@@ -206,15 +217,19 @@ static const char helper_py[] =
 "            if moves(s):\n"
 "                work.append(s)\n"
 "    cands = [d for k, d in dirty.items() if k in nodes and k not in stop and not moves(d)]\n"
-"    if not cands:\n"
-"        return None\n"
-"    p = min(cands, key=_seq)\n"
 "    r = root\n"
 "    for _ in range(8):\n"
 "        s = _one_input(r) if moves(r) else None\n"
 "        if s is None:\n"
 "            break\n"
 "        r = s\n"
+"    p = min(cands, key=_seq) if cands else None\n"
+"    cb = [n for n in order if id(n) in consts_bad and id(n) not in stop]\n"
+"    q = min(cb, key=_seq) if cb else None\n"
+"    if q is not None and (p is None or _seq(q) <= _seq(p)):\n"
+"        return (q.name(), q is not r, False, None, consts_bad[id(q)])\n"
+"    if p is None:\n"
+"        return None\n"
 "    ok, nconst = id(p) not in consts_bad, 0\n"
 "    for f, nr in p.next_functions:\n"
 "        if f is None:\n"
@@ -222,7 +237,7 @@ static const char helper_py[] =
 "        elif (id(f), nr) not in finite:\n"
 "            ok = False\n"
 "    ok = ok and nconst <= consts_ok.get(id(p), 0)\n"
-"    return (p.name(), p is not r, ok, seen.get(id(p)))\n";
+"    return (p.name(), p is not r, ok, seen.get(id(p)), None)\n";
 
 static PyObject *first_op_fn, *saved_data_fn, *bad_fn, *moves_fn;
 static int broken;                /* the helper could not be made */
@@ -290,10 +305,12 @@ static int helper(void)
 }
 
 unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len,
-		     PyObject **seen)
+		     PyObject **seen, PyObject **outside_in)
 {
 	if (seen)
 		*seen = NULL;
+	if (outside_in)
+		*outside_in = NULL;
 	if (searches_this_step >= NP_BIRTH_OP_PER_STEP || helper())
 		return 0;
 	searches_this_step++;
@@ -303,7 +320,7 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
 				kw ? kw : np_py.None, bad_fn, moves_fn, limit, NULL) : NULL;
 	unsigned flags = 0;
 	const char *name = NULL;
-	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 4 &&
+	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 5 &&
 	    (name = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(res, 0)))) {
 		snprintf(op, len, "%s", name);
 		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 1)) == 1)
@@ -314,6 +331,11 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
 		if (seen && np_is_tensor(t)) {
 			np_py.IncRef(t);
 			*seen = t;
+		}
+		t = np_py.Tuple_GetItem(res, 4);
+		if (outside_in && np_is_tensor(t)) {
+			np_py.IncRef(t);
+			*outside_in = t;
 		}
 	}
 	np_py_xdecref(res);

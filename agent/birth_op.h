@@ -41,9 +41,12 @@
  * plus NP_AF_OP_READ_FINITE when everything it read was seen finite;
  * else returns 0 and leaves op alone.  seen (may be NULL): a new
  * reference to the tensor the graph kept of that op's output, when the
- * walk saw one non-finite, else NULL.  Never leaves a Python error. */
+ * walk saw one non-finite, else NULL.  outside_in (may be NULL): a new
+ * reference to a non-finite tensor that op read from outside the graph
+ * (it needs no gradient: data, or code under no_grad), when that is
+ * where the value came from, else NULL.  Never leaves a Python error. */
 unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t len,
-		     PyObject **seen);
+		     PyObject **seen, PyObject **outside_in);
 
 /* Called from a node hook in backward: a tensor the running autograd
  * node saved in forward that holds a non-finite value and came from

@@ -321,7 +321,7 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 		return;
 	}
 	reports_this_step++;
-	if (!(flags & NP_AF_SOURCE_DIRTY))
+	if (!(flags & NP_AF_SOURCE_DIRTY) || (flags & NP_AF_CONST_INPUT))
 		send_spread(t, c->r.nan && c->r.neginf && !c->r.posinf);
 	struct np_agent_rec r;
 	memset(&r, 0, sizeof(r));
@@ -606,7 +606,7 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 				where = s.first_obj;
 				/* and which op inside it made the value */
 				flags |= (uint8_t)np_birth_op(s.first_obj, in, in_kw, op, sizeof(op),
-							      NULL);
+							      NULL, NULL);
 			}
 		}
 		send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, flags, (uint64_t)(uintptr_t)module,
@@ -813,18 +813,29 @@ static void check_root(PyObject *root)
 	if (np_tensor_check(root, &c) != 1 || !bad(&c))
 		return;
 	char op[64];   /* the record keeps 23: copy_what() */
-	if (!mid_step) {
-		PyObject *seen = NULL;
-		unsigned flags = np_birth_op(root, np_py.None, NULL, op, sizeof(op), &seen);
+	/* the walk reads what the model saved, too (10-30 ms): the first
+	 * few non-finite losses only, as a module's first births */
+	static unsigned searched;
+	if (!mid_step && searched < SPREADS_PER_MODULE) {
+		searched++;
+		PyObject *seen = NULL, *from = NULL;
+		unsigned flags = np_birth_op(root, np_py.None, NULL, op, sizeof(op), &seen, &from);
 		struct np_tensor_check sc;
 		int sent = 0;
-		if ((flags & NP_AF_OP_INSIDE) && seen && np_tensor_check(seen, &sc) == 1 &&
-		    bad(&sc)) {
+		if (from && np_tensor_check(from, &sc) == 1 && bad(&sc)) {
+			/* the op read it from outside the graph: that tensor */
+			send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
+				   (uint8_t)(flags | NP_AF_OP_INSIDE | NP_AF_SOURCE_DIRTY |
+					     NP_AF_CONST_INPUT), 0, &sc, op, from);
+			sent = 1;
+		} else if ((flags & NP_AF_OP_INSIDE) && seen && np_tensor_check(seen, &sc) == 1 &&
+			   bad(&sc)) {
 			send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, (uint8_t)flags, 0, &sc, op,
 				   seen);
 			sent = 1;
 		}
 		np_py_xdecref(seen);
+		np_py_xdecref(from);
 		if (np_py.Err_Occurred())
 			np_py_err_clear();
 		if (sent)

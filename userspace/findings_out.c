@@ -47,6 +47,19 @@ static const char *grad_mode_name(uint8_t mode)
 	       : mode & NP_AMODE_NO_GRAD ? "no_grad" : "enabled";
 }
 
+/* ", batch 2 of the step": a forward or backward pass after the step's
+ * first (gradient accumulation's micro-batches, a closure's calls; see
+ * docs/outputs.md, batch); "" otherwise.  The optimizer's batch is the
+ * step's last, which says nothing. */
+const char *np_batch_words(const struct np_finding *o)
+{
+	static char buf[64];
+	if (!o->batch || (o->phase != NP_PHASE_FORWARD && o->phase != NP_PHASE_BACKWARD))
+		return "";
+	snprintf(buf, sizeof(buf), ", batch %u of the step", o->batch);
+	return buf;
+}
+
 const char *np_metric_name(unsigned metric)
 {
 	return metric == NP_METRIC_GRAD_NORM ? "grad_norm" : "output_max_abs";
@@ -62,8 +75,10 @@ static const char *tensor_words(const struct np_finding *f)
 				      : "a parameter of the module, when nanprof first saw it";
 	switch (f->role) {
 	case 1:   /* a module's output is not its op's; outside, the op's is sent */
-		return !f->op_inside ? "its output"
-		       : f->outside  ? "the op's output" : "the module's output";
+		return f->op_read_outside ? "what the op read, which autograd does not track "
+					    "(data, or computed under no_grad)"
+		       : !f->op_inside    ? "its output"
+		       : f->outside       ? "the op's output" : "the module's output";
 	case 2: return "a gradient it produced";
 	case 3: return f->phase == NP_PHASE_FORWARD ? "a parameter of the module, as it ran"
 						    : "a parameter after the update";
@@ -90,6 +105,8 @@ const char *np_op_note(const struct np_finding *f)
 {
 	if (f->role != NP_ROLE_OUTPUT || f->gpu)
 		return "";
+	if (f->op_read_outside)
+		return "in the code that computed it; it read the non-finite tensor below";
 	if (f->op_inside && f->outside)   /* in a loss computed outside modules */
 		return f->op_read_finite
 			? "in the code that computed it; it read only finite values"
@@ -155,8 +172,9 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	char call[64] = "";
 	if (*np_grad_mode_words(o) && o->root_call)
 		snprintf(call, sizeof(call), ", outermost module call %u of the step", o->root_call);
-	fprintf(f, "nanprof: first non-finite value: step %llu, %s%s%s%s%s (pid %d, thread %u)\n",
-		(unsigned long long)o->step, o->phase ? np_phase_name(o->phase) : "between passes",
+	fprintf(f, "nanprof: first non-finite value: step %llu%s, %s%s%s%s%s (pid %d, thread %u)\n",
+		(unsigned long long)o->step, np_batch_words(o),
+		o->phase ? np_phase_name(o->phase) : "between passes",
 		o->phase ? " pass" : "", np_grad_mode_words(o), call, rank, p->pid, o->tid);
 	if (*np_grad_mode_why(o))
 		fprintf(f, "  mode:   %s\n", np_grad_mode_why(o));
@@ -234,6 +252,14 @@ const char *np_origin_why(const struct np_finding *o)
 		       "calls); the model's output stayed finite (a saturating op such as "
 		       "tanh or sigmoid hid it), and the backward pass made the step's "
 		       "first non-finite gradient from it.";
+	if (o->op_read_outside)
+		return "it was already non-finite when the loss's code read it: made "
+		       "without gradient (data, a statistic of the batch, code under "
+		       "no_grad), outside what autograd and the module checks see.";
+	if (o->outside && !o->op_inside)   /* what its code read is not known */
+		return "no module's output was non-finite: the training loop's own code "
+		       "made it, from the model's finite outputs or from a tensor autograd "
+		       "does not track (data, a statistic of the batch).";
 	if (o->inputs_finite)
 		return "what flowed in was finite: it was born here; every later "
 		       "non-finite value is counted as propagation.";
@@ -486,8 +512,9 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 		const struct np_finding *o = &a->origin;
 		const char *mod = np_name(c, o->module), *type = np_name(c, o->module_type);
 		const char *op = np_name(c, o->op);
-		fprintf(f, "    first non-finite: step %llu, %s%s, in ", (unsigned long long)o->step,
-			np_phase_name(o->phase), np_grad_mode_words(o));
+		fprintf(f, "    first non-finite: step %llu%s, %s%s, in ",
+			(unsigned long long)o->step, np_batch_words(o), np_phase_name(o->phase),
+			np_grad_mode_words(o));
 		if (o->outside || !strcmp(mod, "<none>"))
 			fprintf(f, "code outside any module");
 		else if (!*mod)
@@ -557,7 +584,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 				  ? np_name(c, o->module_type) : NULL);
 	np_jsonw_string_field(w, type[4] == 'r' ? "via" : "op",
 			      *np_name(c, o->op) ? np_name(c, o->op) : NULL);
-	np_jsonw_string_field(w, "tensor", np_role_name(o->role));
+	/* what the op read from outside the graph: its input */
+	np_jsonw_string_field(w, "tensor", o->op_read_outside ? "input" : np_role_name(o->role));
 	if (*np_name(c, o->received_by))
 		np_jsonw_string_field(w, "received_by", np_name(c, o->received_by));
 	np_jsonw_string_field(w, "param", *np_name(c, o->param) ? np_name(c, o->param) : NULL);
@@ -575,6 +603,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	if (!o->gpu && o->role == NP_ROLE_OUTPUT && *np_name(c, o->op)) {
 		np_jsonw_bool_field(w, "op_inside", o->op_inside);
 		np_jsonw_bool_field(w, "op_read_finite", o->op_read_finite);
+		if (o->op_read_outside)
+			np_jsonw_bool_field(w, "op_read_untracked", true);
 	}
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));

@@ -60,6 +60,7 @@ const char *np_dtype_name(unsigned dtype);
 /* " under no_grad" (or " under inference_mode") for a forward finding
  * made with grad off, else "": after "forward pass". */
 const char *np_grad_mode_words(const struct np_finding *o);
+const char *np_batch_words(const struct np_finding *o);
 
 /* What that means, for a line of its own ("" when grad was on). */
 const char *np_grad_mode_why(const struct np_finding *o);

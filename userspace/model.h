@@ -123,6 +123,9 @@ struct np_finding {
 				   * tensors its graph saved (agent/birth_op.h), not
 				   * the one that made the output */
 	bool op_read_finite;      /* forward: what op read was seen finite */
+	bool op_read_outside;     /* outside modules: the tensor is what op read from
+				   * outside the autograd graph (data, code under
+				   * no_grad), not its output */
 	uint32_t module, module_type, op, param;   /* name ids ("" if unknown) */
 	uint64_t numel, nan, posinf, neginf;
 	int64_t first_bad;

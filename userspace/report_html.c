@@ -67,6 +67,8 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "phase", np_phase_name(o->phase));
 		if (*np_grad_mode_words(o))
 			np_jsonw_string_field(w, "grad_mode_words", np_grad_mode_words(o));
+		if (*np_batch_words(o))
+			np_jsonw_string_field(w, "batch_words", np_batch_words(o));
 		np_jsonw_string_field(w, "module", o->outside ? NULL : np_name(c, o->module));
 		np_jsonw_string_field(w, "module_type", np_name(c, o->module_type));
 		np_jsonw_string_field(w, "op", np_name(c, o->op));

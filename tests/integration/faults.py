@@ -49,6 +49,10 @@ tests can assert nanprof's origin exactly (step, phase, module):
               sample 5's logits saturate, its softmax holds an exact 0,
               and log(0) = -inf (kept by no node: found by computing the
               log again)
+  loss-untracked  the loss weighs each sample by a weight made without
+              gradient from the batch; at the fault's step it is scaled by
+              the std of one element, NaN (as an advantage normalised over
+              a one-step episode is): the loss's mul read it
   loss-grad   sqrt(0) in the loss, outside any module: the forward is
               finite, its backward (SqrtBackward0, of no module) is +inf
   ignored     a cross-entropy term whose targets are all ignore_index: the
@@ -252,7 +256,8 @@ def main():
     ap.add_argument("--fault", default="none",
                     choices=["none", "forward", "sample", "reduction", "broadcast", "backward", "block-backward", "custom",
                              "inner", "functional",
-                             "optimizer", "param-edit", "model-code", "input", "input-neginf", "loss", "loss-xent", "loss-grad",
+                             "optimizer", "param-edit", "model-code", "input", "input-neginf", "loss", "loss-xent", "loss-untracked",
+                             "loss-grad",
                              "ignored",
                              "explode", "eval", "infer"])
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
@@ -428,6 +433,11 @@ def main():
                                             1e6, 1.0)[:, None]
                     y = F.one_hot((out > target).long(), 2).to(z.dtype)
                     loss = loss - (y * torch.log(torch.softmax(z, -1))).sum(-1).mean()
+                if args.fault == "loss-untracked":
+                    weight = torch.ones_like(target)
+                    if at:
+                        weight = weight * target[:1].std()   # one element: NaN
+                    loss = (weight * (out - target) ** 2).mean()
                 if at and args.fault == "loss-grad":
                     loss = loss + torch.sqrt((out * 0).pow(2).sum())
                 if args.fault == "ignored":

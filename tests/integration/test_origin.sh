@@ -265,11 +265,24 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		if grep -q "tensor: the op's output, float32 \[8, 2\]" "$T/np.err"
 		then ok "$tag the log's own output is described, not the scalar loss"
 		else bad "$tag the op's output on stderr" "$T/np.err"; fi
+		# a NaN the loss read from a tensor autograd does not track
+		fault "a loss weight made without gradient is NaN: what mul read" loss-untracked \
+			--outside --op mul --op-inside yes --op-read-finite no --numel 8 --step 6
+		if grep -q "tensor: what the op read, which autograd does not track" "$T/np.err" &&
+		   grep -q '"tensor":"input".*"op_read_untracked":true' "$T/$tag-loss-untracked/events.jsonl"
+		then ok "$tag the untracked tensor is described as what the op read"
+		else bad "$tag an untracked input on stderr and in events" "$T/np.err"; fi
 	else
 		fault "cross-entropy over targets all ignored: 0/0 outside modules" ignored \
 			--outside --op add --op-inside no --step 6
 		fault "hand-written cross-entropy outside modules: the loss's last op" loss-xent \
 			--outside --op sub --op-inside no --step 6
+		fault "a loss weight made without gradient is NaN: the loss's last op" \
+			loss-untracked --outside --op mean --op-inside no --step 6
+		if grep -q "no module's output was non-finite: the training loop's own code made it" \
+			"$T/np.err"
+		then ok "$tag a loss's NaN of unknown cause is not said to be born from finite values"
+		else bad "$tag the outside loss's why" "$T/np.err"; fi
 	fi
 	FARGS="--steps 40 --at 8"
 	fault "exploding gradients warn before the first Inf" explode --warning-before-origin

@@ -1389,3 +1389,70 @@ Test(findings, a_spread_without_the_masks_neginf_says_so)
 			       "(of its NaN; its -inf, as a mask holds, left out)\n"), "%s", text);
 	free(text);
 }
+
+/* Gradient accumulation: a birth in the step's third forward pass says
+ * which batch of the step it was; the first batch's says nothing. */
+Test(findings, a_birth_in_a_later_batch_of_the_step_says_which)
+{
+	for (uint64_t b = 0; b < 3; b++) {
+		uint64_t t = 1000 + b * 1000;
+		mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
+		if (b == 2)
+			check(t + 5, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, false, "ExpBackward0");
+		mod_exit(&sim, t + 10, NP_SEQ_UNKNOWN);
+		bwd_enter(&sim, t + 100);
+		bwd_exit(&sim, t + 200);
+	}
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.batch, 2);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "first non-finite value: step 0, batch 2 of the step, forward pass"),
+		  "%s", text);
+	free(text);
+	text = checks_line();
+	cr_assert(strstr(text, "first non-finite: step 0, batch 2 of the step, forward, "), "%s",
+		  text);
+	free(text);
+}
+
+Test(findings, a_birth_in_the_first_batch_names_no_batch)
+{
+	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check(1005, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, false, "ExpBackward0");
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "first non-finite value: step 0, forward pass"), "%s", text);
+	cr_assert_null(strstr(text, "batch"), "%s", text);
+	free(text);
+}
+
+/* The loss's op read a non-finite tensor autograd does not track (an
+ * advantage normalised by the std of one element): that tensor is the
+ * origin, described as what the op read, from outside. */
+Test(findings, a_loss_op_that_read_an_untracked_nan_names_that_tensor)
+{
+	check_flags(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0,
+		    NP_AF_OP_INSIDE | NP_AF_SOURCE_DIRTY | NP_AF_CONST_INPUT, "MulBackward0");
+	cr_assert_eq(origins, 1);
+	const struct np_finding *o = &proc->ag.origin;
+	cr_assert(o->op_read_outside);
+	cr_assert_not(o->inputs_finite);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "  op:     mul (in the code that computed it; it read the "
+			       "non-finite tensor below)\n"), "%s", text);
+	cr_assert(strstr(text, "  tensor: what the op read, which autograd does not track"), "%s",
+		  text);
+	cr_assert(strstr(text, "it was already non-finite when the loss's code read it"), "%s",
+		  text);
+	free(text);
+}
+
+/* Without an op found, a loss's why does not claim what it read. */
+Test(findings, a_loss_without_its_op_does_not_say_born_from_finite_values)
+{
+	check(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, false, "MeanBackward0");
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "no module's output was non-finite: the training loop's own code "
+			       "made it"), "%s", text);
+	cr_assert_null(strstr(text, "born here"), "%s", text);
+	free(text);
+}
