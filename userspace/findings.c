@@ -74,6 +74,8 @@ static bool confirm_candidate(struct np_collector *c, struct np_proc_state *p)
 {
 	if (!p->ag.candidate)
 		return false;
+	p->ag.cand.mask_used = p->ag.masked;   /* a mask the step made more of */
+	p->ag.masked = false;
 	np_findings_set_origin(c, p, &p->ag.cand);
 	return true;
 }

@@ -252,6 +252,10 @@ const char *np_origin_why(const struct np_finding *o)
 		       "calls); the model's output stayed finite (a saturating op such as "
 		       "tanh or sigmoid hid it), and the backward pass made the step's "
 		       "first non-finite gradient from it.";
+	if (o->mask_used)
+		return "-inf and nothing else, as a mask holds, but what came next in "
+		       "the step made a NaN or an Inf of it (the loss: label smoothing "
+		       "or a sum over masked entries; a later module; a gradient).";
 	if (o->op_read_outside)
 		return "it was already non-finite when the loss's code read it: made "
 		       "without gradient (data, a statistic of the batch, code under "
@@ -610,6 +614,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
 	if (o->phase == NP_PHASE_FORWARD && o->root_call)
 		np_jsonw_uint_field(w, "outermost_call", o->root_call);
+	if (o->mask_used)   /* -Inf only, held as a mask until its step used it */
+		np_jsonw_bool_field(w, "mask_made_nonfinite", true);
 	if (o->held)   /* surfaced in a later phase of its step */
 		np_jsonw_bool_field(w, "held_in_forward", true);
 	np_jsonw_bool_field(w, "outside_modules", o->outside);

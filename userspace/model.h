@@ -123,6 +123,9 @@ struct np_finding {
 				   * tensors its graph saved (agent/birth_op.h), not
 				   * the one that made the output */
 	bool op_read_finite;      /* forward: what op read was seen finite */
+	bool mask_used;           /* -Inf only, as a mask the model returns, and its
+				   * step made a non-finite value of another kind
+				   * from it (agent_state masked) */
 	bool op_read_outside;     /* outside modules: the tensor is what op read from
 				   * outside the autograd graph (data, code under
 				   * no_grad), not its output */

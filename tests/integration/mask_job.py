@@ -3,12 +3,15 @@ invalid actions' logits are set to -inf before the log-softmax, so every
 step the policy's log-probabilities hold -inf (a mask, not a fault).
 
   mask_job.py [--steps N] [--dead-row-at K] [--mask-in module|loop]
+              [--loss picked|smoothed]
 
 With --dead-row-at K, at step K sample 3 of the batch has no valid
 action left: its row is all -inf, and log_softmax makes it NaN (the
 loss goes NaN).  --mask-in module masks inside Policy.forward (its
 output is the masked log-probabilities); loop masks in the training
-loop, outside every module.  Prints "step K loss X" per step.
+loop, outside every module.  --loss smoothed weighs every action's
+log-probability (label smoothing), masked ones too: -inf in the loss
+from step 0, the mask's own fault.  Prints "step K loss X" per step.
 """
 import argparse
 
@@ -34,6 +37,7 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--dead-row-at", type=int, default=-1)
     ap.add_argument("--mask-in", choices=["module", "loop"], default="module")
+    ap.add_argument("--loss", choices=["picked", "smoothed"], default="picked")
     args = ap.parse_args()
     torch.manual_seed(0)
     pi = Policy()
@@ -50,7 +54,11 @@ def main():
         else:
             logp = F.log_softmax(pi(state).masked_fill(~valid, float("-inf")), -1)
         advantage = torch.randn(16)
-        loss = -(logp.gather(1, action[:, None]).squeeze(1) * advantage).mean()
+        if args.loss == "smoothed":
+            weight = F.one_hot(action, 5) * 0.9 + 0.02
+            loss = -((logp * weight).sum(-1) * advantage).mean()
+        else:
+            loss = -(logp.gather(1, action[:, None]).squeeze(1) * advantage).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()

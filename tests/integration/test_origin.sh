@@ -309,6 +309,12 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	if grep -q "all 5 along dim 1 (of its NaN; its -inf, as a mask holds, left out)" "$T/np.err"
 	then ok "$tag the spread is the NaN's, the mask's -inf left out"
 	else bad "$tag spread of the NaN among a mask" "$T/np.err"; fi
+	masked "label smoothing over the masked actions: the mask, step 0" "--loss smoothed" \
+		--origin forward "" output --module-type Policy --step 0 --masked-outputs 0
+	if grep -q '"mask_made_nonfinite":true' "$T/$tag-mask/events.jsonl" &&
+	   grep -q "as a mask holds, but what came next in the step made a NaN or an Inf" "$T/np.err"
+	then ok "$tag the mask is said to be one, made non-finite by what came next"
+	else bad "$tag a mask made non-finite" "$T/np.err"; fi
 	if [ $saved = 1 ]; then
 		masked "masked in the loop: log_softmax outside modules, sample 3" \
 			"--dead-row-at 6 --mask-in loop" --outside --op log_softmax --step 6 \

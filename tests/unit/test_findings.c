@@ -1286,6 +1286,7 @@ Test(findings, a_nan_beside_the_mask_is_the_origin_in_its_step)
 	cr_assert_eq(proc->ag.origin.step, 2);
 	cr_assert_eq(proc->ag.origin.nan, 5);
 	cr_assert_eq(proc->ag.masked_outputs, 2);
+	cr_assert_not(proc->ag.origin.mask_used, "a NaN of its own, not a mask");
 }
 
 /* What the step did with the mask decides: made a NaN (the next call,
@@ -1304,6 +1305,11 @@ Test(findings, a_mask_that_makes_a_nan_later_in_its_step_is_the_origin)
 	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Net",
 			 "the policy's output, not the loss module");
 	cr_assert_eq(proc->ag.origin.neginf, 17);
+	cr_assert(proc->ag.origin.mask_used);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "-inf and nothing else, as a mask holds, but what came next in "
+			       "the step made a NaN or an Inf of it"), "%s", text);
+	free(text);
 }
 
 Test(findings, a_mask_passed_on_as_is_stays_a_mask)
