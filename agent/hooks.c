@@ -73,7 +73,10 @@ static uint32_t ntouched;
 static uint32_t reports_this_step;
 static uint32_t spreads_this_step;       /* SPREAD records (bad_spread.h) */
 static int counters_this_step;           /* counters sent with a CHECK record */
-static int dirty_this_step;              /* anything non-finite seen this step */
+static int beyond_masks;                 /* anything non-finite seen this step
+					  * but forward outputs of -Inf only (a
+					  * mask a module returns every step):
+					  * what SOURCE_DIRTY is judged by */
 static int enabled;
 /* NANPROF_AGENT_SKIP=bodies (benchmarks only): every hook stays
  * installed but returns at once, so a benchmark measures what torch's
@@ -315,7 +318,9 @@ static void send_spread(PyObject *t, int skip_neginf)
 static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t module,
 		       const struct np_tensor_check *c, const char *what, PyObject *t)
 {
-	dirty_this_step = 1;
+	if (!(role == NP_ROLE_OUTPUT && phase == NP_APHASE_FORWARD && c->r.neginf && !c->r.nan &&
+	      !c->r.posinf))
+		beyond_masks = 1;
 	if (reports_this_step >= REPORTS_PER_STEP) {
 		dropped++;
 		return;
@@ -360,7 +365,7 @@ static void step_bounds_reset(void)
 	spreads_this_step = 0;
 	np_birth_op_step();
 	counters_this_step = 0;
-	dirty_this_step = 0;
+	beyond_masks = 0;
 }
 
 static inline int bad(const struct np_tensor_check *c)
@@ -574,10 +579,11 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		 * the loop's code).  If the outermost call turns out to have
 		 * received it too, the origin describes this input (shape,
 		 * counts, which sample), not the module's output: findings.c.
-		 * At most one a step; where in it only for a NaN or a +Inf:
-		 * an additive attention mask passed positionally is -inf by
-		 * design, every step, and may be large. */
-		if (flags && !dirty_this_step)
+		 * At most one a step (masks returned before it aside); where
+		 * in it only for a NaN or a +Inf: an additive attention mask
+		 * passed positionally is -inf by design, every step, and may
+		 * be large. */
+		if (flags && !beyond_masks)
 			send_check(NP_ROLE_INPUT, NP_APHASE_FORWARD, 0, (uint64_t)(uintptr_t)module,
 				   &ins.first, "",
 				   ins.first.r.nan || ins.first.r.posinf ? ins.first_obj : NULL);
@@ -645,7 +651,7 @@ static PyObject *node_hook(PyObject *self, PyObject *args)
 		/* born here from finite gradients: unless the node read data
 		 * it saved in forward that held a NaN or a +Inf, and that a
 		 * saturating op kept from every output (an LSTM's input) */
-		PyObject *data = !flags && !dirty_this_step ? np_birth_saved_data() : NULL;
+		PyObject *data = !flags && !beyond_masks ? np_birth_saved_data() : NULL;
 		struct np_tensor_check dc;
 		if (data && np_tensor_check(data, &dc) == 1 && (dc.r.nan || dc.r.posinf)) {
 			send_check(NP_ROLE_INPUT, NP_APHASE_BACKWARD, 0, 0, &dc, "", data);
@@ -975,7 +981,7 @@ static void grad_one(PyObject *p, void *arg)
 		struct np_tensor_check c;
 		if (!isfinite(sq)) {
 			np_tensor_check_view(&v, &c);
-			uint8_t flags = dirty_this_step ? NP_AF_SOURCE_DIRTY : 0;
+			uint8_t flags = beyond_masks ? NP_AF_SOURCE_DIRTY : 0;
 			if (mid_step)
 				flags |= NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING;
 			if (bad(&c))
@@ -1123,7 +1129,7 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 {
 	(void)self;
 	if (enabled && !bodies_off && np_py.Tuple_Size(args) >= 1) {
-		uint8_t flags = extra | (dirty_this_step ? NP_AF_SOURCE_DIRTY : 0);
+		uint8_t flags = extra | (beyond_masks ? NP_AF_SOURCE_DIRTY : 0);
 		/* in the step an attach landed in, a parameter whose module the
 		 * hooks never saw may have been non-finite before this update */
 		if (mid_step)
@@ -1131,7 +1137,7 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 		if (closure_step) {
 			before_update(np_py.Tuple_GetItem(args, 0));
 			closure_step = 0;
-			flags |= dirty_this_step ? NP_AF_SOURCE_DIRTY : 0;
+			flags |= beyond_masks ? NP_AF_SOURCE_DIRTY : 0;
 		}
 		each_param(np_py.Tuple_GetItem(args, 0), param_one, &flags);
 		/* the step is over: statistics and bounds start again */

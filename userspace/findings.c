@@ -267,7 +267,20 @@ static bool neginf_only(const struct np_finding *f)
 static void hold_masked(struct np_proc_state *p)
 {
 	p->ag.masked = true;
-	p->ag.masked_call = p->cur.root_calls;
+}
+
+/* Whether report f can have come from a held mask: a value that flowed
+ * in non-finite, or a loss made outside modules, unless the loss's own
+ * op made it from finite values or read it from outside the graph.  A
+ * birth elsewhere (an optimizer's lr=inf, a gradient born in backward)
+ * is its own origin: the mask is not what made it. */
+static bool from_mask(const struct np_finding *f)
+{
+	if (f->op_read_outside)
+		return false;
+	if (f->outside)
+		return !(f->op_inside && f->op_read_finite);
+	return !f->inputs_finite;
 }
 
 /* Nothing non-finite came of the masked output: a mask, not a fault. */
@@ -317,6 +330,9 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 			return;   /* the mask's values, passed on */
 		if (a->masked && f.inputs_finite)
 			drop_masked(p);   /* a birth of its own, in a later call */
+		if (a->masked && a->input_pending && a->input.step == f.step &&
+		    a->input.tid == f.tid && (a->input.nan || a->input.posinf))
+			drop_masked(p);   /* it received a NaN or +Inf: not the mask's */
 		if (!f.inputs_finite) {
 			/* came in from outside this module: either its caller
 			 * made it (the caller's report decides) or, at the
@@ -349,6 +365,8 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 			confirm_candidate(c, p);
 		return;
 	}
+	if (a->masked && !from_mask(&f))
+		drop_masked(p);
 	if (confirm_candidate(c, p)) {
 		a->propagation++;
 		return;
@@ -365,10 +383,8 @@ void np_findings_root_exit(struct np_collector *c, struct np_proc_state *p)
 {
 	(void)c;
 	if (p->ag.masked) {
-		/* its own call ending: what the step does with it decides;
-		 * a later call ending with nothing non-finite: a mask */
-		if (p->ag.masked_call != p->cur.root_calls)
-			drop_masked(p);
+		/* what the rest of the step does with it decides (the loss
+		 * may come after a critic's call): held to the step's end */
 	} else if (p->ag.candidate && !p->ag.found) {
 		/* the outermost call ended and nothing non-finite left it */
 		p->ag.candidate = false;

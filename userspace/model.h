@@ -246,7 +246,6 @@ struct np_agent_state {
 	 * (masked log-probabilities, an additive mask): the origin only if a
 	 * non-finite report of another kind follows in the step */
 	bool masked;
-	uint32_t masked_call;     /* its outermost call (cur.root_calls) */
 	uint64_t masked_outputs;  /* such outputs nothing non-finite followed */
 	/* the step's first non-finite tensor when it was a module's input
 	 * (NP_ROLE_INPUT): what an outermost call that received

@@ -3,7 +3,8 @@ invalid actions' logits are set to -inf before the log-softmax, so every
 step the policy's log-probabilities hold -inf (a mask, not a fault).
 
   mask_job.py [--steps N] [--dead-row-at K] [--mask-in module|loop]
-              [--loss picked|smoothed]
+              [--loss picked|smoothed] [--critic] [--nan-state-at K]
+              [--lr-inf-at K]
 
 With --dead-row-at K, at step K sample 3 of the batch has no valid
 action left: its row is all -inf, and log_softmax makes it NaN (the
@@ -11,7 +12,12 @@ loss goes NaN).  --mask-in module masks inside Policy.forward (its
 output is the masked log-probabilities); loop masks in the training
 loop, outside every module.  --loss smoothed weighs every action's
 log-probability (label smoothing), masked ones too: -inf in the loss
-from step 0, the mask's own fault.  Prints "step K loss X" per step.
+from step 0, the mask's own fault.  --critic adds a value head, an
+outermost call of its own between the policy's and the loss (actor-
+critic); --nan-state-at K gives the critic a NaN in sample 5's state at
+step K (data: not the mask's); --lr-inf-at K sets the policy's learning
+rate to inf at step K (the update's: not the mask's).  Prints "step K
+loss X" per step.
 """
 import argparse
 
@@ -38,10 +44,14 @@ def main():
     ap.add_argument("--dead-row-at", type=int, default=-1)
     ap.add_argument("--mask-in", choices=["module", "loop"], default="module")
     ap.add_argument("--loss", choices=["picked", "smoothed"], default="picked")
+    ap.add_argument("--critic", action="store_true")
+    ap.add_argument("--nan-state-at", type=int, default=-1)
+    ap.add_argument("--lr-inf-at", type=int, default=-1)
     args = ap.parse_args()
     torch.manual_seed(0)
     pi = Policy()
-    opt = torch.optim.Adam(pi.parameters(), lr=1e-3)
+    critic = nn.Linear(8, 1)
+    opt = torch.optim.Adam(list(pi.parameters()) + list(critic.parameters()), lr=1e-3)
     for step in range(args.steps):
         state = torch.randn(16, 8)
         valid = torch.rand(16, 5) > 0.3
@@ -54,6 +64,13 @@ def main():
         else:
             logp = F.log_softmax(pi(state).masked_fill(~valid, float("-inf")), -1)
         advantage = torch.randn(16)
+        if step == args.lr_inf_at:
+            opt.param_groups[0]["lr"] = float("inf")
+        if args.critic:
+            seen = state.clone()
+            if step == args.nan_state_at:
+                seen[5, 2] = float("nan")
+            advantage = advantage - critic(seen).squeeze(1).detach()
         if args.loss == "smoothed":
             weight = F.one_hot(action, 5) * 0.9 + 0.02
             loss = -((logp * weight).sum(-1) * advantage).mean()

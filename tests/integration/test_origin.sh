@@ -315,6 +315,18 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	   grep -q "as a mask holds, but what came next in the step made a NaN or an Inf" "$T/np.err"
 	then ok "$tag the mask is said to be one, made non-finite by what came next"
 	else bad "$tag a mask made non-finite" "$T/np.err"; fi
+	# actor-critic: the critic's call comes between the mask and the loss
+	masked "actor-critic, label smoothing: still the mask" "--loss smoothed --critic" \
+		--origin forward "" output --module-type Policy --step 0 --masked-outputs 0
+	masked "actor-critic, a fully masked row at step 6: the policy's NaN" \
+		"--dead-row-at 6 --critic" --origin forward "" output --module-type Policy \
+		--op log_softmax --step 6 --only-index 0 3 --masked-outputs 6
+	# births elsewhere in a masked step are not the mask's
+	masked "a NaN state the critic received at step 4: its input, not the mask" \
+		"--critic --nan-state-at 4" --origin forward "" input --module-type Linear \
+		--step 4 --only-index 0 5 --masked-outputs 5
+	masked "lr=inf at step 4: the update, not the mask" "--lr-inf-at 4" \
+		--origin optimizer net.0 param --param weight --step 4 --masked-outputs 5
 	if [ $saved = 1 ]; then
 		masked "masked in the loop: log_softmax outside modules, sample 3" \
 			"--dead-row-at 6 --mask-in loop" --outside --op log_softmax --step 6 \

@@ -1455,3 +1455,52 @@ Test(findings, a_loss_op_that_read_an_untracked_nan_names_that_tensor)
 		  text);
 	free(text);
 }
+
+/* A birth elsewhere in a step that also returned a mask is its own
+ * origin: an update with lr=inf (no SOURCE_DIRTY: the agent does not
+ * count masks as what flowed in). */
+Test(findings, an_optimizer_birth_in_a_masked_step_is_not_put_on_the_mask)
+{
+	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_neginf(1005, M_NET, false, 17, 0);
+	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	opt_enter(&sim, 1100);
+	check_flags(1150, NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, M_LIN, NP_AF_AFTER_STEP, "weight");
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_OPTIMIZER);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "param");
+	cr_assert_not(proc->ag.origin.mask_used);
+	cr_assert_eq(proc->ag.masked_outputs, 1);
+}
+
+/* A later call of the step that received a NaN (its INPUT record says
+ * so) got it from outside, not from the mask of -Inf only. */
+Test(findings, a_nan_input_in_a_masked_step_comes_from_outside_not_the_mask)
+{
+	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_neginf(1005, M_NET, false, 17, 0);
+	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 1020, M_BLK, T_BLK, NP_SEQ_UNKNOWN);   /* a critic, given bad states */
+	struct np_agent_rec in = check_rec(NP_ROLE_INPUT, NP_APHASE_FORWARD, M_BLK, 128);
+	in.chk.nan = 8;
+	agent(1024, &in);
+	check(1025, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_BLK, true, "AddmmBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "input");
+	cr_assert_eq(proc->ag.origin.nan, 8);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Block");
+	cr_assert_eq(proc->ag.masked_outputs, 1);
+}
+
+/* A loss whose op read an untracked NaN is that NaN's, not the mask's. */
+Test(findings, a_loss_reading_an_untracked_nan_in_a_masked_step_is_its_own_origin)
+{
+	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_neginf(1005, M_NET, false, 17, 0);
+	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	check_flags(1020, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0,
+		    NP_AF_OP_INSIDE | NP_AF_SOURCE_DIRTY | NP_AF_CONST_INPUT, "MulBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert(proc->ag.origin.op_read_outside);
+	cr_assert_eq(proc->ag.masked_outputs, 1);
+}
