@@ -318,8 +318,9 @@ static void send_spread(PyObject *t, int skip_neginf)
 static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t module,
 		       const struct np_tensor_check *c, const char *what, PyObject *t)
 {
-	if (!(role == NP_ROLE_OUTPUT && phase == NP_APHASE_FORWARD && c->r.neginf && !c->r.nan &&
-	      !c->r.posinf))
+	/* a mask returned, or received by the next module: -Inf only */
+	if (!((role == NP_ROLE_OUTPUT || role == NP_ROLE_INPUT) && phase == NP_APHASE_FORWARD &&
+	      c->r.neginf && !c->r.nan && !c->r.posinf))
 		beyond_masks = 1;
 	if (reports_this_step >= REPORTS_PER_STEP) {
 		dropped++;
@@ -811,8 +812,10 @@ static int node_seen(uint64_t key)
  * that overflowed: -(y * log(p)).sum(1).mean() is NaN because log gave
  * -inf where p underflowed to 0 (and y was 0).  The op search walks the
  * graph behind it; when it finds an earlier op whose output the graph
- * kept (the mul kept log(p)), that output is reported instead, with its
- * op (NP_AF_OP_INSIDE): its shape and spread say which samples. */
+ * kept, or its kept inputs give again (the log kept p), that output is
+ * reported instead, with its op (NP_AF_OP_INSIDE): its shape and spread
+ * say which samples.  When the value came from a tensor autograd does
+ * not track (NP_AF_CONST_INPUT), that tensor is reported. */
 static void check_root(PyObject *root)
 {
 	struct np_tensor_check c;

@@ -4,7 +4,7 @@ step the policy's log-probabilities hold -inf (a mask, not a fault).
 
   mask_job.py [--steps N] [--dead-row-at K] [--mask-in module|loop]
               [--loss picked|smoothed] [--critic] [--nan-state-at K]
-              [--lr-inf-at K]
+              [--lr-inf-at K] [--pass-on]
 
 With --dead-row-at K, at step K sample 3 of the batch has no valid
 action left: its row is all -inf, and log_softmax makes it NaN (the
@@ -16,8 +16,9 @@ from step 0, the mask's own fault.  --critic adds a value head, an
 outermost call of its own between the policy's and the loss (actor-
 critic); --nan-state-at K gives the critic a NaN in sample 5's state at
 step K (data: not the mask's); --lr-inf-at K sets the policy's learning
-rate to inf at step K (the update's: not the mask's).  Prints "step K
-loss X" per step.
+rate to inf at step K (the update's: not the mask's); --pass-on hands
+the masked log-probabilities through one more module (nn.Identity: its
+input and output hold the mask).  Prints "step K loss X" per step.
 """
 import argparse
 
@@ -47,6 +48,7 @@ def main():
     ap.add_argument("--critic", action="store_true")
     ap.add_argument("--nan-state-at", type=int, default=-1)
     ap.add_argument("--lr-inf-at", type=int, default=-1)
+    ap.add_argument("--pass-on", action="store_true")
     args = ap.parse_args()
     torch.manual_seed(0)
     pi = Policy()
@@ -63,6 +65,8 @@ def main():
             logp = pi(state, valid)
         else:
             logp = F.log_softmax(pi(state).masked_fill(~valid, float("-inf")), -1)
+        if args.pass_on:
+            logp = nn.Identity()(logp)
         advantage = torch.randn(16)
         if step == args.lr_inf_at:
             opt.param_groups[0]["lr"] = float("inf")

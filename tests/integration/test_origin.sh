@@ -327,6 +327,9 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		--step 4 --only-index 0 5 --masked-outputs 5
 	masked "lr=inf at step 4: the update, not the mask" "--lr-inf-at 4" \
 		--origin optimizer net.0 param --param weight --step 4 --masked-outputs 5
+	masked "lr=inf at step 4, the mask passed through a module: still the update" \
+		"--lr-inf-at 4 --pass-on" --origin optimizer net.0 param --param weight --step 4 \
+		--masked-outputs 5
 	if [ $saved = 1 ]; then
 		masked "masked in the loop: log_softmax outside modules, sample 3" \
 			"--dead-row-at 6 --mask-in loop" --outside --op log_softmax --step 6 \
