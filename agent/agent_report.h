@@ -104,6 +104,8 @@ enum np_arec_status {
 				  * outputs no decoder could size (undec below;
 				  * its name in GPU_NAME records before it) */
 	NP_AST_GPU_TRACKER,      /* the origin tracker's drops (trk below) */
+	NP_AST_OPTIMIZER,        /* an optimizer.step() ran; module = the optimizer
+				  * (the probes see its class, not which one) */
 };
 
 /* One module's statistics of one step (np_agent_report_bulk). */

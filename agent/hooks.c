@@ -1128,6 +1128,20 @@ static PyObject *opt_pre(PyObject *self, PyObject *args)
 	return hook_done();
 }
 
+/* Which optimizer stepped, once a call: two that step in turn, each
+ * after its own backward (a GAN's discriminator and generator), make two
+ * steps an iteration (userspace/collector.c, turns).  The probes see an
+ * optimizer's class only: two Adams look the same to them. */
+static void send_optimizer(PyObject *opt)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_OPTIMIZER;
+	r.module = (uint64_t)(uintptr_t)opt;
+	np_report_send(&r);
+}
+
 static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 {
 	(void)self;
@@ -1142,6 +1156,7 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 			closure_step = 0;
 			flags |= beyond_masks ? NP_AF_SOURCE_DIRTY : 0;
 		}
+		send_optimizer(np_py.Tuple_GetItem(args, 0));
 		each_param(np_py.Tuple_GetItem(args, 0), param_one, &flags);
 		/* the step is over: statistics and bounds start again */
 		if (++gen == 0)

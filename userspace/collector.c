@@ -221,10 +221,26 @@ static void add_rec(struct np_collector *c, struct np_proc_state *p, const struc
 	b->recs[b->len++] = *r;
 }
 
+/* Steps that keep to two optimizers in turn (findings_out.c: iterations). */
+static void track_turns(struct np_proc_state *p)
+{
+	uint64_t o = p->cur.optimizer;
+	if (!o || p->turns_broken)
+		return;   /* a step without an optimizer call (the last) says nothing */
+	uint64_t k = p->turns;
+	if (k < 2 && (k == 0 || o != p->turn[0]))
+		p->turn[k] = o;
+	else if (o != p->turn[k % 2])
+		p->turns_broken = true;
+	if (!p->turns_broken)
+		p->turns++;
+}
+
 /* The step in progress is over (optimizer.step() returned, or the end). */
 static void close_step(struct np_collector *c, struct np_proc_state *p, uint64_t ts,
 		       bool complete)
 {
+	track_turns(p);
 	p->cur.t1 = ts;
 	p->cur.complete = complete;
 	np_findings_step_end(c, p);

@@ -787,6 +787,11 @@ void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 		spread_record(&p->ag, e->tid, &r);
 		break;
 	case NP_AREC_STATUS:
+		if (r.status == NP_AST_OPTIMIZER) {   /* the first of its step names it */
+			if (!p->cur.optimizer)
+				p->cur.optimizer = r.module;
+			break;
+		}
 		if (r.status == NP_AST_SCALER_ON || r.status == NP_AST_SCALER_VERDICT) {
 			np_scaler_record(c, p, &r);
 			break;

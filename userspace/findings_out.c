@@ -60,6 +60,30 @@ const char *np_batch_words(const struct np_finding *o)
 	return buf;
 }
 
+/* A job whose two optimizers step in turn, each after its own forward
+ * and backward (a GAN), has two steps an iteration; its own loop counts
+ * iterations.  Once two whole turns were seen (collector.c: turns), step
+ * k is iteration k / 2. */
+bool np_iteration_of(const struct np_proc_state *p, uint64_t step, uint64_t *iteration)
+{
+	if (p->turns_broken || p->turns < 4 || step > p->turns)
+		return false;
+	*iteration = step / 2;
+	return true;
+}
+
+/* " (iteration 6, the 2nd of two optimizers stepped in turn)", or "" */
+const char *np_iteration_words(const struct np_proc_state *p, uint64_t step)
+{
+	static char buf[96];
+	uint64_t it;
+	if (!np_iteration_of(p, step, &it))
+		return "";
+	snprintf(buf, sizeof(buf), " (iteration %llu, the %s of two optimizers stepped in turn)",
+		 (unsigned long long)it, step % 2 ? "2nd" : "1st");
+	return buf;
+}
+
 const char *np_metric_name(unsigned metric)
 {
 	return metric == NP_METRIC_GRAD_NORM ? "grad_norm" : "output_max_abs";
@@ -172,8 +196,8 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	char call[64] = "";
 	if (*np_grad_mode_words(o) && o->root_call)
 		snprintf(call, sizeof(call), ", outermost module call %u of the step", o->root_call);
-	fprintf(f, "nanprof: first non-finite value: step %llu%s, %s%s%s%s%s (pid %d, thread %u)\n",
-		(unsigned long long)o->step, np_batch_words(o),
+	fprintf(f, "nanprof: first non-finite value: step %llu%s%s, %s%s%s%s%s (pid %d, thread %u)\n",
+		(unsigned long long)o->step, np_iteration_words(p, o->step), np_batch_words(o),
 		o->phase ? np_phase_name(o->phase) : "between passes",
 		o->phase ? " pass" : "", np_grad_mode_words(o), call, rank, p->pid, o->tid);
 	if (*np_grad_mode_why(o))
@@ -516,8 +540,9 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 		const struct np_finding *o = &a->origin;
 		const char *mod = np_name(c, o->module), *type = np_name(c, o->module_type);
 		const char *op = np_name(c, o->op);
-		fprintf(f, "    first non-finite: step %llu%s, %s%s, in ",
-			(unsigned long long)o->step, np_batch_words(o), np_phase_name(o->phase),
+		fprintf(f, "    first non-finite: step %llu%s%s, %s%s, in ",
+			(unsigned long long)o->step, np_iteration_words(p, o->step),
+			np_batch_words(o), np_phase_name(o->phase),
 			np_grad_mode_words(o));
 		if (o->outside || !strcmp(mod, "<none>"))
 			fprintf(f, "code outside any module");
@@ -627,6 +652,9 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	}
 	if (o->scaler_run)
 		np_jsonw_uint_field(w, "grad_scaler_skips_in_row", o->scaler_run);
+	uint64_t iteration;
+	if (np_iteration_of(p, o->step, &iteration))   /* two optimizers in turn */
+		np_jsonw_uint_field(w, "iteration", iteration);
 	np_jsonw_uint_field(w, "batch", o->batch);
 	np_jsonw_int_field(w, "rank", p->rank);
 	np_jsonw_uint_field(w, "pid", (uint64_t)p->pid);

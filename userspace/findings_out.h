@@ -61,6 +61,8 @@ const char *np_dtype_name(unsigned dtype);
  * made with grad off, else "": after "forward pass". */
 const char *np_grad_mode_words(const struct np_finding *o);
 const char *np_batch_words(const struct np_finding *o);
+bool np_iteration_of(const struct np_proc_state *p, uint64_t step, uint64_t *iteration);
+const char *np_iteration_words(const struct np_proc_state *p, uint64_t step);
 
 /* What that means, for a line of its own ("" when grad was on). */
 const char *np_grad_mode_why(const struct np_finding *o);

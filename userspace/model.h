@@ -56,6 +56,7 @@ struct np_step_stats {
 	uint32_t dropped;    /* detail records over --max-records */
 	uint32_t opt_calls;  /* optimizer.step() calls in it (back to back: one step) */
 	uint32_t root_calls; /* outermost module calls begun in it, on any thread */
+	uint64_t optimizer;  /* its first optimizer.step()'s optimizer (agent; 0: none) */
 	bool complete;       /* ended by optimizer.step() */
 	bool partial;        /* began before nanprof attached */
 };
@@ -360,6 +361,13 @@ struct np_proc_state {
 	struct {
 		uint64_t raw, step;
 	} joined[NP_JOIN_HIST];      /* recent BPF steps and ours, by raw % size */
+	/* two optimizers stepped in turn, each after its own forward and
+	 * backward (a GAN's discriminator and generator): two steps an
+	 * iteration.  turn[k % 2] is the optimizer of step k while every
+	 * step so far kept to it (turns: how many did) */
+	uint64_t turn[2];
+	uint64_t turns;
+	bool turns_broken;
 	/* all steps */
 	struct np_step_stats *steps;
 	uint32_t nsteps, steps_cap;

@@ -393,6 +393,9 @@ void np_write_summary(const struct np_collector *c, const struct np_session_info
 		fprintf(f, "    steps: %u recorded (%u complete), module calls %llu, "
 			"backward nodes %llu\n", p->nsteps, complete,
 			(unsigned long long)p->module_calls, (unsigned long long)p->nodes);
+		if (!p->turns_broken && p->turns >= 4)
+			fprintf(f, "    two optimizers stepped in turn, each after its own backward "
+				"(a GAN): a step is one optimizer's, an iteration two steps\n");
 		if (calls > p->nsteps)
 			fprintf(f, "    optimizer.step() calls: %llu; back-to-back calls with no "
 				"module call or backward between them count as one step\n",

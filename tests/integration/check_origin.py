@@ -86,6 +86,8 @@ def main():
     ap.add_argument("--graph", action="store_true", help="origin inside a CUDA graph")
     ap.add_argument("--min-scaler-skips", type=int,
                     help="a GradScaler's skipped iterations, at least (loss scaling)")
+    ap.add_argument("--iteration", type=int, metavar="N",
+                    help="the origin's iteration (two optimizers stepped in turn)")
     ap.add_argument("--masked-outputs", type=int, metavar="N",
                     help="the model's outputs of -inf only that nothing non-finite "
                          "followed in their step (masks): exactly N")
@@ -158,6 +160,9 @@ def main():
         errors.extend(spread_errors(o))
     if a.no_shape and len(origins) == 1 and "shape" in origins[0]:
         errors.append("origin has a shape, want none: %s" % origins[0])
+    if a.iteration is not None and len(origins) == 1 and \
+            origins[0].get("iteration") != a.iteration:
+        errors.append("origin iteration %r, want %d" % (origins[0].get("iteration"), a.iteration))
     if a.masked_outputs is not None and sum(c.get("masked_outputs", 0)
                                             for c in checks) != a.masked_outputs:
         errors.append("masked outputs %s, want %d"

@@ -13,7 +13,9 @@
 # reports after the step is counted, and is put back by that phase).
 # Two optimizers stepped back to back (Muon + AdamW, sparse + dense) make
 # one step an iteration, with one gradient norm over both, and a fault in
-# either is at the job's own iteration.
+# either is at the job's own iteration.  A GAN's two optimizers, each
+# after its own backward, step in turn: two steps an iteration, and the
+# origin says which iteration (gan_job.py).
 # Needs root (BPF); skips visibly when something is missing.
 set -u
 . "$(dirname "$0")/lib.sh" closure
@@ -70,5 +72,27 @@ for PY in python3 /usr/bin/python3; do
 	check "two optimizers: forward fault in blocks.1.gate at step 6" \
 		"--optimizers two --fault forward" $IT/check_origin.py "$T/out/events.jsonl" \
 		--origin forward blocks.1.gate output $(gate_op $PY) --step 6
+	# a GAN: NaN fed to the discriminator at iteration 6 (step 12); the
+	# generator's lr=inf at iteration 4 (its update: step 9)
+	gan() {
+		local name=$1 args=$2
+		shift 2
+		if $NP run -q -o "$T/out" -- $PY $IT/gan_job.py $args > "$T/job.out" 2> "$T/np.err" &&
+		   python3 $IT/check_origin.py "$T/out/events.jsonl" "$@" > "$T/chk" 2>&1; then
+			ok "$tag $name"
+		else
+			cat "$T/np.err" >> "$T/chk"
+			bad "$tag $name" "$T/chk"
+		fi
+	}
+	gan "GAN: NaN fed to the discriminator at iteration 6: step 12, iteration 6" \
+		"--fault-at 6 --fault d" --origin forward "" input --step 12 --iteration 6
+	if grep -q "step 12 (iteration 6, the 1st of two optimizers stepped in turn)" "$T/np.err"
+	then ok "$tag GAN: the iteration on stderr"
+	else bad "$tag GAN: the iteration on stderr" "$T/np.err"; fi
+	gan "GAN: the generator's lr=inf at iteration 4: its update, step 9" \
+		"--fault-at 4 --fault g" --origin optimizer 0 param --param weight --step 9 \
+		--iteration 4
+	rm -rf "$T/out"
 done
 finish

@@ -1504,3 +1504,72 @@ Test(findings, a_loss_reading_an_untracked_nan_in_a_masked_step_is_its_own_origi
 	cr_assert(proc->ag.origin.op_read_outside);
 	cr_assert_eq(proc->ag.masked_outputs, 1);
 }
+
+/* ---- two optimizers in turn (a GAN) ---- */
+
+/* Step k of a job whose optimizer `opt` steps after its own forward and
+ * backward; the agent says which optimizer stepped. */
+static void turn_step(uint64_t k, uint64_t opt)
+{
+	uint64_t t = 1000 + k * 1000;
+	mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, t + 10, NP_SEQ_UNKNOWN);
+	bwd_enter(&sim, t + 100);
+	bwd_exit(&sim, t + 200);
+	opt_enter(&sim, t + 300);
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_OPTIMIZER;
+	r.module = opt;
+	agent(t + 350, &r);
+	opt_exit(&sim, t + 400);
+}
+
+static void birth_at(uint64_t t)
+{
+	mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check(t + 5, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, false, "ExpBackward0");
+}
+
+Test(findings, two_optimizers_in_turn_name_the_iteration)
+{
+	for (uint64_t k = 0; k < 5; k++)
+		turn_step(k, k % 2 ? 0xd00 : 0xa00);
+	birth_at(7000);   /* step 5: the 2nd optimizer's half of iteration 2 */
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.step, 5);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "step 5 (iteration 2, the 2nd of two optimizers stepped in turn), "
+			       "forward pass"), "%s", text);
+	free(text);
+	uint64_t it;
+	cr_assert(np_iteration_of(proc, 5, &it));
+	cr_assert_eq(it, 2);
+}
+
+/* One optimizer, or two back to back (one step each iteration), or a
+ * turn broken: steps are iterations, nothing to say. */
+Test(findings, one_optimizer_or_a_broken_turn_names_no_iteration)
+{
+	for (uint64_t k = 0; k < 5; k++)
+		turn_step(k, 0xa00);
+	birth_at(7000);
+	char *text = origin_paragraph();
+	cr_assert_null(strstr(text, "iteration"), "%s", text);
+	free(text);
+	uint64_t it;
+	cr_assert_not(np_iteration_of(proc, 5, &it));
+}
+
+Test(findings, a_turn_kept_only_two_steps_names_no_iteration)
+{
+	turn_step(0, 0xa00);
+	turn_step(1, 0xd00);
+	turn_step(2, 0xd00);   /* the same one twice: no turns */
+	turn_step(3, 0xa00);
+	turn_step(4, 0xd00);
+	birth_at(7000);
+	uint64_t it;
+	cr_assert_not(np_iteration_of(proc, 5, &it));
+}
