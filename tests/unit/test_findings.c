@@ -1258,6 +1258,14 @@ static void check_neginf(uint64_t ts, uint64_t module, bool src_dirty, uint64_t 
 	agent(ts, &r);
 }
 
+/* The policy's outermost call at t, returning a mask (17 of -Inf). */
+static void mask_call(uint64_t t)
+{
+	mod_enter(&sim, t, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_neginf(t + 5, M_NET, false, 17, 0);
+	mod_exit(&sim, t + 10, NP_SEQ_UNKNOWN);
+}
+
 /* One step of a policy whose output masks invalid actions with -inf:
  * its outermost call at t, the optimizer after. */
 static void masked_step(uint64_t t, uint64_t nan)
@@ -1298,9 +1306,7 @@ Test(findings, a_nan_beside_the_mask_is_the_origin_in_its_step)
 Test(findings, a_mask_that_makes_a_nan_later_in_its_step_is_the_origin)
 {
 	masked_step(1000, 0);
-	mod_enter(&sim, 2000, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	check_neginf(2005, M_NET, false, 17, 0);
-	mod_exit(&sim, 2010, NP_SEQ_UNKNOWN);
+	mask_call(2000);
 	cr_assert_eq(origins, 0, "held until the step shows what became of it");
 	mod_enter(&sim, 2020, M_BLK, T_BLK, NP_SEQ_UNKNOWN);   /* the loss module */
 	check_neginf(2025, M_BLK, true, 0, 1);
@@ -1318,9 +1324,7 @@ Test(findings, a_mask_that_makes_a_nan_later_in_its_step_is_the_origin)
 
 Test(findings, a_mask_passed_on_as_is_stays_a_mask)
 {
-	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	check_neginf(1005, M_NET, false, 17, 0);
-	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	mask_call(1000);
 	mod_enter(&sim, 1020, M_BLK, T_BLK, NP_SEQ_UNKNOWN);   /* gathers, still -inf */
 	check_neginf(1025, M_BLK, true, 3, 0);
 	mod_exit(&sim, 1030, NP_SEQ_UNKNOWN);
@@ -1367,9 +1371,7 @@ Test(findings, a_childs_mask_returned_by_the_model_is_held_and_a_later_birth_win
  * outside modules, is of another kind). */
 Test(findings, a_neginf_loss_from_a_mask_names_the_mask)
 {
-	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	check_neginf(1005, M_NET, false, 17, 0);
-	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	mask_call(1000);
 	check(1020, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, false, "MeanBackward0");
 	cr_assert_eq(origins, 1);
 	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Net");
@@ -1461,9 +1463,7 @@ Test(findings, a_loss_op_that_read_an_untracked_nan_names_that_tensor)
  * count masks as what flowed in). */
 Test(findings, an_optimizer_birth_in_a_masked_step_is_not_put_on_the_mask)
 {
-	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	check_neginf(1005, M_NET, false, 17, 0);
-	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	mask_call(1000);
 	opt_enter(&sim, 1100);
 	check_flags(1150, NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, M_LIN, NP_AF_AFTER_STEP, "weight");
 	cr_assert_eq(origins, 1);
@@ -1477,9 +1477,7 @@ Test(findings, an_optimizer_birth_in_a_masked_step_is_not_put_on_the_mask)
  * so) got it from outside, not from the mask of -Inf only. */
 Test(findings, a_nan_input_in_a_masked_step_comes_from_outside_not_the_mask)
 {
-	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	check_neginf(1005, M_NET, false, 17, 0);
-	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	mask_call(1000);
 	mod_enter(&sim, 1020, M_BLK, T_BLK, NP_SEQ_UNKNOWN);   /* a critic, given bad states */
 	struct np_agent_rec in = check_rec(NP_ROLE_INPUT, NP_APHASE_FORWARD, M_BLK, 128);
 	in.chk.nan = 8;
@@ -1495,9 +1493,7 @@ Test(findings, a_nan_input_in_a_masked_step_comes_from_outside_not_the_mask)
 /* A loss whose op read an untracked NaN is that NaN's, not the mask's. */
 Test(findings, a_loss_reading_an_untracked_nan_in_a_masked_step_is_its_own_origin)
 {
-	mod_enter(&sim, 1000, M_NET, T_NET, NP_SEQ_UNKNOWN);
-	check_neginf(1005, M_NET, false, 17, 0);
-	mod_exit(&sim, 1010, NP_SEQ_UNKNOWN);
+	mask_call(1000);
 	check_flags(1020, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0,
 		    NP_AF_OP_INSIDE | NP_AF_SOURCE_DIRTY | NP_AF_CONST_INPUT, "MulBackward0");
 	cr_assert_eq(origins, 1);
