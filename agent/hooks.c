@@ -286,6 +286,13 @@ static void copy_what(char *dst, size_t len, const char *what)
 #define SPREAD_SCAN (4u << 20)   /* elements walked one by one: ~20 ms at most */
 
 /* skip_neginf: where its NaN lie, not its -Inf (bad_spread.h no_neginf) */
+/* -Inf and nothing else: what a mask holds (log-probabilities of invalid
+ * actions, an additive attention mask) */
+static int mask_only(const struct np_check_result *r)
+{
+	return r->neginf && !r->nan && !r->posinf;
+}
+
 static void send_spread(PyObject *t, int skip_neginf)
 {
 	struct np_tensor_view v;
@@ -320,7 +327,7 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 {
 	/* a mask returned, or received by the next module: -Inf only */
 	if (!((role == NP_ROLE_OUTPUT || role == NP_ROLE_INPUT) && phase == NP_APHASE_FORWARD &&
-	      c->r.neginf && !c->r.nan && !c->r.posinf))
+	      mask_only(&c->r)))
 		beyond_masks = 1;
 	if (reports_this_step >= REPORTS_PER_STEP) {
 		dropped++;
@@ -597,10 +604,7 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		PyObject *where = NULL, *param;
 		struct np_tensor_check pc;
 		char pname[24];   /* the record keeps 23 */
-		const struct np_check_result *res = &s.first.r;
-		uint8_t *spent = !m ? NULL
-				 : res->neginf && !res->nan && !res->posinf ? &m->mask_spreads
-									    : &m->spreads;
+		uint8_t *spent = !m ? NULL : mask_only(&s.first.r) ? &m->mask_spreads : &m->spreads;
 		if (!flags && spent && *spent < SPREADS_PER_MODULE) {
 			++*spent;
 			if ((param = bad_param(module, module, 0, "", &pc, pname, sizeof(pname)))) {

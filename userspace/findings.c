@@ -382,10 +382,9 @@ static void on_check(struct np_collector *c, struct np_proc_state *p,
 void np_findings_root_exit(struct np_collector *c, struct np_proc_state *p)
 {
 	(void)c;
-	if (p->ag.masked) {
-		/* what the rest of the step does with it decides (the loss
-		 * may come after a critic's call): held to the step's end */
-	} else if (p->ag.candidate && !p->ag.found) {
+	/* a held mask: what the rest of the step does with it decides (the
+	 * loss may come after a critic's call), so it stays to the step's end */
+	if (!p->ag.masked && p->ag.candidate && !p->ag.found) {
 		/* the outermost call ended and nothing non-finite left it */
 		p->ag.candidate = false;
 		p->ag.contained++;

@@ -440,8 +440,9 @@ static int torch_syms_load(struct np_probes *p, pid_t pid, const struct np_mappi
 }
 
 /* Before the Python probe goes in: read a loaded libtorch's symbols, so
- * that its probes follow at once.  Read after, they took some 150 ms,
- * and an attached job's first steps had forward calls but no backward. */
+ * that its probes follow at once.  Read after, they took 100 ms or more
+ * (torch 2.13: five steps of 20 ms), and an attached job's first steps
+ * had forward calls but no backward. */
 static void torch_syms_prefetch(struct np_probes *p, pid_t pid)
 {
 	struct np_mapping m, pym;
