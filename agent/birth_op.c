@@ -24,10 +24,13 @@
  * an input that needs no gradient (None in next_functions: a buffer, a
  * mask) counts only when the node saved it and it was finite.  A
  * non-finite parameter gives no answer: the parameter checks name it.
- * An op that keeps only its inputs (log, div, pow: _REDO) is computed
- * again from them, without grad, when they are finite CPU tensors: a
- * loss's -(y * log(p)).sum() keeps neither log(p) nor the product (y
- * needs no gradient), and log is then found from its p alone.
+ * An op that keeps only its inputs (log, div, pow, a matrix product:
+ * _REDO) is computed again from them, without grad, when they are
+ * finite CPU tensors and the work is at most _REDO_COST: a loss's
+ * -(y * log(p)).sum() keeps neither log(p) nor the product (y needs no
+ * gradient), and log is then found from its p alone; fp16 attention
+ * scores q @ k^T that overflow are kept by no node (softmax keeps its
+ * result), and the bmm is found from q and k.
  * seen: the tensor that showed the answer's output non-finite (kept by
  * the graph, or computed again), when one did (a node dirty only by
  * moves() has none).  A saved tensor that needs no gradient and is
@@ -95,7 +98,11 @@ static const char helper_py[] =
 "         'NllLossBackward0': (lambda s, t, w, r, i: _N.nll_loss(s, t, w, r, _index(i)),\n"
 "                              ('self', 'target', 'weight', 'reduction', 'ignore_index')),\n"
 "         'NllLoss2DBackward0': (lambda s, t, w, r, i: _N.nll_loss2d(s, t, w, r, _index(i)),\n"
-"                                ('self', 'target', 'weight', 'reduction', 'ignore_index'))}\n"
+"                                ('self', 'target', 'weight', 'reduction', 'ignore_index')),\n"
+"         'MmBackward0': (torch.mm, ('self', 'mat2')), 'BmmBackward0': (torch.bmm, ('self', 'mat2')),\n"
+"         'MvBackward0': (torch.mv, ('self', 'vec')), 'DotBackward0': (torch.dot, ('self', 'tensor'))}\n"
+"_PRODUCTS = ('mat2', 'vec', 'tensor')\n"
+"_REDO_COST = 1 << 25\n"
 "def _mask(t):\n"
 "    # -inf and nothing else non-finite: an attention or action mask\n"
 "    try:\n"
@@ -131,6 +138,17 @@ static const char helper_py[] =
 "        elif v is not None and not isinstance(v, (int, float)):\n"
 "            return None, None\n"
 "        args.append(v)\n"
+"    # a product costs its first factor's size times the second's last\n"
+"    # dim (a [4, 512, 64] x [4, 64, 512] bmm: 67 M): not past _REDO_COST\n"
+"    cost = 0\n"
+"    for name, v in zip(f[1], args):\n"
+"        if isinstance(v, _T):\n"
+"            if name in _PRODUCTS:\n"
+"                cost *= v.shape[-1] if v.dim() > 1 else 1\n"
+"            else:\n"
+"                cost = max(cost, v.numel())\n"
+"    if cost > _REDO_COST:\n"
+"        return None, None\n"
 "    try:\n"
 "        with torch.no_grad():\n"
 "            r = f[0](*args)\n"

@@ -68,6 +68,25 @@ class LogKeptNowhere(nn.Module):
         return x + torch.log(x * 0.0).sum(-1, keepdim=True)
 
 
+class ScoresOverflow(nn.Module):
+    """Attention scores q @ k^T that overflow (float32 past 3.4e38 here,
+    as float16's past 65504), then a softmax makes NaN of the +inf.  The
+    softmax keeps its result, the bmm only its factors: computed again
+    from q and k (finite), the bmm is named, not the softmax."""
+    def forward(self, x):
+        q = (x * 1e20).unsqueeze(0)
+        scores = q @ q.transpose(-1, -2)
+        return torch.softmax(scores, -1) @ x.unsqueeze(0)
+
+
+class ScoresTooLarge(ScoresOverflow):
+    """The same with q [1024, 64]: a bmm of 67 M multiply-adds is past
+    what the agent computes again (_REDO_COST, 33 M): the softmax, the
+    first op seen non-finite, is named, not all it read seen."""
+    def forward(self, x):
+        return super().forward(x.repeat(256, 8))
+
+
 class ConstDivisor(nn.Module):
     """x / 0 with the zeros a buffer (no gradient): div saved them."""
     def __init__(self):
@@ -156,6 +175,10 @@ CASES = [
     ("past a transpose", ThroughTranspose(), ("LogBackward0", False, True), "LogBackward0"),
     ("log's output kept nowhere: computed again", LogKeptNowhere(),
      ("LogBackward0", True, True), "AddBackward0"),
+    ("attention scores overflow: the bmm computed again", ScoresOverflow(),
+     ("BmmBackward0", True, True), "BmmBackward0"),
+    ("attention scores overflow, too large to compute again", ScoresTooLarge(),
+     ("SoftmaxBackward0", True, False), "BmmBackward0"),
     ("a constant divisor, saved", ConstDivisor(), ("DivBackward0", False, True), "DivBackward0"),
     ("a Linear's weights and bias", HugeWeight(), ("AddmmBackward0", False, True),
      "AddmmBackward0"),
