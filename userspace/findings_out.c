@@ -256,6 +256,8 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on, down to "
 			"a loss scale of 1: the gradients are non-finite unscaled, no scale "
 			"overflow\n", o->scaler_run);
+	if (*np_range_note(o))
+		fprintf(f, "  range:  %s\n", np_range_note(o));
 	fprintf(f, "  %s\n", np_origin_why(o));
 }
 
@@ -295,6 +297,30 @@ const char *np_origin_why(const struct np_finding *o)
 		return "its inputs were already non-finite: it came into the model "
 		       "from outside (data, or code between module calls).";
 	return "what flowed in was already non-finite, from outside the checked tensors.";
+}
+
+const char *np_range_note(const struct np_finding *o)
+{
+	/* born here: made from finite values, the range is the first thing
+	 * to suspect (a half-precision attention score, an fp8 activation) */
+	if (!o->inputs_finite || o->preexisting || o->held || o->mask_used ||
+	    o->op_read_outside || (o->outside && !o->op_inside) ||
+	    (o->role != NP_ROLE_OUTPUT && o->role != NP_ROLE_GRAD))
+		return "";
+	switch (o->dtype) {
+	case NP_DT_F16:
+		return "float16 holds finite values up to 65504 only: a result past it is "
+		       "inf, and inf - inf, 0 * inf or a softmax over inf is NaN (bfloat16 "
+		       "and float32 reach 3.4e38)";
+	case NP_DT_F8E4M3:
+		return "float8_e4m3fn holds finite values up to 448 only and has no inf: a "
+		       "result past it is NaN unless the cast saturates";
+	case NP_DT_F8E5M2:
+		return "float8_e5m2 holds finite values up to 57344 only: a result past it "
+		       "is inf";
+	default:
+		return "";
+	}
 }
 
 void np_print_received(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
@@ -786,6 +812,7 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "param", .kind = NP_ARG_STR, .s = np_name(c, o->param) },
 			{ .key = "received_by", .kind = NP_ARG_STR, .s = np_name(c, o->received_by) },
 			{ .key = "why", .kind = NP_ARG_STR, .s = np_origin_why(o) },
+			{ .key = "range_note", .kind = NP_ARG_STR, .s = np_range_note(o) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
 			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
 			{ .key = "neginf", .kind = NP_ARG_UINT, .u = o->neginf },

@@ -24,6 +24,9 @@ void np_tensor_words(char *buf, size_t n, const struct np_collector *c,
 /* The origin paragraph's last sentence: born here, came from outside,
  * written outside the optimizer, before the attach. */
 const char *np_origin_why(const struct np_finding *o);
+/* For a value born here in a narrow float type, what that type holds:
+ * "float16 holds finite values up to 65504 only: ..." ("" otherwise). */
+const char *np_range_note(const struct np_finding *o);
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
 void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
 		      const struct np_explosion_warning *w);

@@ -744,8 +744,10 @@ Test(findings, a_spread_is_only_for_the_record_right_after_it)
 /* The agent's search for the op inside a module (agent/birth_op.h) says
  * in the record's flags what it found; the paragraph on stderr and the
  * origin carry it, and a module's output op keeps no note without it. */
-/* What one of findings_out.h's printers writes, in a string to free(). */
-static char *printed(void (*print)(FILE *, const struct np_collector *,
+/* What one of findings_out.h's printers writes, in a string to free().
+ * Not inlined: gcc then takes a pointer into the string for one to
+ * printed()'s own `buf` (-Wdangling-pointer). */
+__attribute__((noinline)) static char *printed(void (*print)(FILE *, const struct np_collector *,
 				   const struct np_proc_state *))
 {
 	char *buf = NULL;
@@ -793,6 +795,60 @@ Test(findings, a_complex_origin_is_described_as_its_real_view)
 	cr_expect_str_eq(np_dtype_name(NP_DT_F16 | NP_ADTYPE_PAIRS), "complex32");
 	cr_expect_str_eq(np_dtype_name(NP_DT_BF16 | NP_ADTYPE_PAIRS), "?", "no such complex type");
 	cr_expect_str_eq(np_dtype_name(NP_DT_BF16), "bfloat16");
+}
+
+/* A value born from finite ones in float16 or fp8: the paragraph says
+ * what that type holds (an overflow is the first thing to suspect); not
+ * for float32, nor for a value that flowed in or was there before. */
+static char *range_of(uint8_t dtype, bool source_dirty)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	struct np_agent_rec r = check_rec(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, 64);
+	r.dtype = dtype;
+	r.flags = source_dirty ? NP_AF_SOURCE_DIRTY : 0;
+	r.chk.nan = 8;
+	agent(115, &r);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	char *p = origin_paragraph();
+	const char *range = strstr(p, "  range:  ");
+	char *words = range ? strndup(range + 10, strcspn(range + 10, "\n")) : strdup("");
+	free(p);
+	return words;
+}
+
+Test(findings, a_float16_birth_says_what_float16_holds)
+{
+	char *w = range_of(NP_DT_F16, false);
+	cr_expect(strncmp(w, "float16 holds finite values up to 65504 only", 44) == 0, "%s", w);
+	cr_expect_str_eq(np_range_note(&proc->ag.origin), "float16 holds finite values up to "
+			 "65504 only: a result past it is inf, and inf - inf, 0 * inf or a "
+			 "softmax over inf is NaN (bfloat16 and float32 reach 3.4e38)");
+	free(w);
+}
+
+Test(findings, an_fp8_birth_says_e4m3_has_no_inf)
+{
+	char *w = range_of(NP_DT_F8E4M3, false);
+	cr_expect(strstr(w, "float8_e4m3fn holds finite values up to 448 only and has no inf"),
+		  "%s", w);
+	free(w);
+}
+
+Test(findings, a_float32_birth_has_no_range_line)
+{
+	char *w = range_of(NP_DT_F32, false);
+	cr_expect_str_eq(w, "");
+	free(w);
+}
+
+Test(findings, a_float16_value_that_flowed_in_has_no_range_line)
+{
+	char *w = range_of(NP_DT_F16, true);
+	cr_expect_str_eq(w, "", "not born here: its range is not the question");
+	free(w);
 }
 
 /* The grad mode a forward record was made in: an evaluation pass under
