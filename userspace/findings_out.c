@@ -445,9 +445,11 @@ void np_print_warning(FILE *f, const struct np_collector *c, const struct np_pro
 			 grad ? "'s own parameters" : "");
 	else
 		snprintf(who, sizeof(who), "the whole model");
-	fprintf(f, "nanprof: warning: step %llu%s: %s of %s is %.3g, %.0fx its recent median "
+	char ratio[32];   /* "712", and past a million "9.26e+19", not twenty digits */
+	snprintf(ratio, sizeof(ratio), w->ratio < 1e6 ? "%.0f" : "%.3g", w->ratio);
+	fprintf(f, "nanprof: warning: step %llu%s: %s of %s is %.3g, %sx its recent median "
 		"and growing: %s may be exploding\n", (unsigned long long)w->step, rank,
-		grad ? "gradient norm" : "largest |output|", who, w->value, w->ratio,
+		grad ? "gradient norm" : "largest |output|", who, w->value, ratio,
 		grad ? "gradients" : "activations");
 }
 

@@ -459,6 +459,30 @@ Test(findings, an_outermost_modules_warning_carries_its_class)
 	cr_assert_gt(whole, 0, "the total's warning has none");
 }
 
+/* The warning's ratio in words a person reads: whole up to a million,
+ * then three digits and an exponent (a diverging run reaches 1e19). */
+static char *warning_line(double value, double ratio)
+{
+	struct np_explosion_warning w = { .step = 24, .metric = NP_METRIC_GRAD_NORM,
+					  .value = value, .ratio = ratio };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	np_print_warning(f, &col, proc, &w);
+	fclose(f);
+	return buf;
+}
+
+Test(findings, a_warnings_ratio_is_short)
+{
+	char *a = warning_line(430.0, 712.4), *b = warning_line(5.65e19, 9.2606983e19);
+	cr_expect(strstr(a, "gradient norm of the whole model is 430, 712x its recent median"),
+		  "%s", a);
+	cr_expect(strstr(b, "is 5.65e+19, 9.26e+19x its recent median"), "%s", b);
+	free(a);
+	free(b);
+}
+
 /* A model on the GPU: its .grads' norms come a step late (lag 1), its
  * step's own statistics with none.  The warnings must be those of the
  * same norms sent in their own step: same steps, modules and values. */
