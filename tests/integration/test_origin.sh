@@ -347,7 +347,8 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		--origin forward attn output --dtype float16 --step 5 --only-index 0 2 \
 		$([ $saved = 1 ] && echo --op bmm --op-inside yes --op-read-finite yes) \
 		> "$T/chk" 2>&1 &&
-	   grep -q "range:  float16 holds finite values up to 65504 only" "$T/np.err"
+	   grep -q "range:  float16 holds finite values up to 65504 only" "$T/np.err" &&
+	   grep -q '"range_note":"float16 holds finite values up to 65504' "$T/$tag-half/report.html"
 	then ok "$tag float16 attention scores overflow: attn, bmm, sample 2, float16's range"
 	else cat "$T/np.err" >> "$T/chk"; bad "$tag float16 attention overflow" "$T/chk"; fi
 
