@@ -24,8 +24,8 @@
  * an input that needs no gradient (None in next_functions: a buffer, a
  * mask) counts only when the node saved it and it was finite.  A
  * non-finite parameter gives no answer: the parameter checks name it.
- * An op that keeps only its inputs (log, div, pow, a matrix product:
- * _REDO) is computed again from them, without grad, when they are
+ * An op that keeps only its inputs (log, div, pow, a product of two
+ * tensors that both need gradients, a matrix product: _REDO) is computed again from them, without grad, when they are
  * finite CPU tensors and the work is at most _REDO_COST: a loss's
  * -(y * log(p)).sum() keeps neither log(p) nor the product (y needs no
  * gradient), and log is then found from its p alone; fp16 attention
@@ -92,7 +92,9 @@ static const char helper_py[] =
 "         'Log10Backward0': (torch.log10, ('self',)), 'Log1PBackward0': (torch.log1p, ('self',)),\n"
 "         'AcosBackward0': (torch.acos, ('self',)), 'AsinBackward0': (torch.asin, ('self',)),\n"
 "         'AtanhBackward0': (torch.atanh, ('self',)), 'LgammaBackward0': (torch.lgamma, ('self',)),\n"
-"         'DigammaBackward0': (torch.digamma, ('self',)),\n"
+"         'DigammaBackward0': (torch.digamma, ('self',)), 'ErfinvBackward0': (torch.erfinv, ('self',)),\n"
+"         'SinhBackward0': (torch.sinh, ('self',)), 'CoshBackward0': (torch.cosh, ('self',)),\n"
+"         'MulBackward0': (torch.mul, ('self', 'other')),\n"
 "         'DivBackward0': (torch.div, ('self', 'other')), 'XlogyBackward0': (torch.xlogy, ('self', 'other')),\n"
 "         'PowBackward0': (torch.pow, ('self', 'exponent')),\n"
 "         'NllLossBackward0': (lambda s, t, w, r, i: _N.nll_loss(s, t, w, r, _index(i)),\n"

@@ -68,6 +68,15 @@ class LogKeptNowhere(nn.Module):
         return x + torch.log(x * 0.0).sum(-1, keepdim=True)
 
 
+class ProductKeptNowhere(nn.Module):
+    """a * b overflows, summed away: the mul keeps its two factors (both
+    need gradients), the sum and the add nothing.  Computed again from
+    a and b, the mul is named."""
+    def forward(self, x):
+        a, b = x * 1e20, x * 1e20
+        return x + (a * b).sum(-1, keepdim=True)
+
+
 class ScoresOverflow(nn.Module):
     """Attention scores q @ k^T that overflow (float32 past 3.4e38 here,
     as float16's past 65504), then a softmax makes NaN of the +inf.  The
@@ -175,6 +184,8 @@ CASES = [
     ("past a transpose", ThroughTranspose(), ("LogBackward0", False, True), "LogBackward0"),
     ("log's output kept nowhere: computed again", LogKeptNowhere(),
      ("LogBackward0", True, True), "AddBackward0"),
+    ("a product kept nowhere: the mul computed again", ProductKeptNowhere(),
+     ("MulBackward0", True, True), "AddBackward0"),
     ("attention scores overflow: the bmm computed again", ScoresOverflow(),
      ("BmmBackward0", True, True), "BmmBackward0"),
     ("attention scores overflow, too large to compute again", ScoresTooLarge(),
