@@ -290,6 +290,14 @@ const char *np_origin_why(const struct np_finding *o)
 		return "no module's output was non-finite: the training loop's own code "
 		       "made it, from the model's finite outputs or from a tensor autograd "
 		       "does not track (data, a statistic of the batch).";
+	if (o->inputs_finite && o->role == NP_ROLE_PARAM_GRAD)
+		/* the .grads are checked as optimizer.step() begins: what
+		 * happened to them after the backward pass is not seen */
+		return "every gradient the backward pass made was finite where checked: "
+		       "the .grad became non-finite after it, summed over backward() "
+		       "calls, written by a hook or by code before optimizer.step() "
+		       "(p.grad /= n), or received from another rank in the gradient "
+		       "all-reduce.";
 	if (o->inputs_finite)
 		return "what flowed in was finite: it was born here; every later "
 		       "non-finite value is counted as propagation.";

@@ -60,7 +60,11 @@ print(max(n.values()) if n else 0)' "$T/term/events.jsonl" 2>/dev/null)
 	if $NP run -q -o "$T/ddp" -- $PY $IT/dist_launcher.py 3 --dist ddp --fault forward \
 		--fault-rank 2 --at 4 --steps 8 > "$T/job.out" 2> "$T/np.err" &&
 	   $PY $IT/check_verdict.py "$T/ddp/events.jsonl" 2 forward module.blocks.1.gate \
-		"0:gradient all-reduce" "1:gradient all-reduce" > "$T/chk" 2>&1; then
+		"0:gradient all-reduce" "1:gradient all-reduce" > "$T/chk" 2>&1 &&
+	   # ranks 0 and 1 see a .grad go bad with every gradient of their
+	   # own backward finite: only rank 2's paragraph says "born here"
+	   [ "$(grep -c "the .grad became non-finite after it" "$T/np.err")" = 2 ] &&
+	   [ "$(grep -c "born here" "$T/np.err")" = 1 ]; then
 		ok "$tag 3 ranks, DDP: born on rank 2 in forward, ranks 0 and 1 received it"
 	else
 		cat "$T/np.err" >> "$T/chk"; bad "$tag DDP" "$T/chk"

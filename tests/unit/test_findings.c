@@ -1266,6 +1266,33 @@ Test(findings, a_parameter_written_outside_the_optimizer_is_named_as_read)
 	free(text);
 }
 
+/* A .grad non-finite as optimizer.step() begins, after a backward pass
+ * whose every checked gradient was finite: the paragraph does not say
+ * "born here" (rank 0 of a DDP job gets rank 1's NaN so), it says what
+ * writes a .grad after the backward pass. */
+Test(findings, a_grad_bad_before_the_update_says_what_writes_grads)
+{
+	sim.step = 5;
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	mod_exit(&sim, 130, NP_SEQ_UNKNOWN);
+	bwd_enter(&sim, 140);
+	bwd_exit(&sim, 150);
+	opt_enter(&sim, 200);
+	check(210, NP_ROLE_PARAM_GRAD, NP_APHASE_OPTIMIZER, M_LIN, false, "weight");
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_role_name(proc->ag.origin.role), "param_grad");
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "a parameter's .grad before the update"), "%s", text);
+	cr_expect(strstr(text, "every gradient the backward pass made was finite where checked: "
+			       "the .grad became non-finite after it"), "%s", text);
+	cr_expect(strstr(text, "received from another rank in the gradient all-reduce"), "%s",
+		  text);
+	cr_expect_null(strstr(text, "born here"), "%s", text);
+	free(text);
+}
+
 /* The same record at first sight (index_params: PREEXISTING) is a
  * parameter born before the attach, not one written between steps. */
 Test(findings, a_parameter_bad_at_first_sight_was_born_before_the_attach)
