@@ -9,7 +9,7 @@
 #include "tensor.h"
 
 /* first_op(out, ins, kw, bad, moves, limit): (node name, inside,
- * read_finite, seen, const) or None.
+ * read_finite, seen, const, zero_divisor) or None.
  *
  * The walk: the module's autograd nodes, breadth first from its output,
  * not past the nodes that made its inputs (their outputs are finite: the
@@ -39,6 +39,10 @@
  * node that read one, when no dirty node is older, is the answer, with
  * const that tensor.  One holding -Inf alone is a mask (a causal
  * attention mask, saved by SDPA every step): not that.
+ * A division whose kept divisor holds 0 (a mean over a mask with no
+ * valid token: sum / mask.sum()) is dirty without its output seen: x / 0
+ * is inf or NaN whatever x is.  zero_divisor: the answer is one (16 M
+ * divisor elements looked at, at most, per search).
  *
  * Saved tensors behind saved-tensor hooks (checkpointing: unpacking
  * would recompute the block) and lists of them are skipped, as is every
@@ -157,6 +161,20 @@ static const char helper_py[] =
 "    except Exception:\n"
 "        return None, None\n"
 "    return (bad(r), r) if isinstance(r, _T) else (None, None)\n"
+"def _zero_divisor(n, look):\n"
+"    # a division whose divisor (kept: even x / 0.0 keeps a 0-dim tensor)\n"
+"    # holds 0, a CPU tensor within what is left of look[0], the search's\n"
+"    # elements to compare with 0\n"
+"    if not type(n).__name__.startswith('DivBackward') or not hasattr(n, '_raw_saved_other'):\n"
+"        return False\n"
+"    v = _unpacked(n, 'other')\n"
+"    try:\n"
+"        if v is None or v.device.type != 'cpu' or v.numel() > look[0]:\n"
+"            return False\n"
+"        look[0] -= v.numel()\n"
+"        return bool((v.detach() == 0).any())\n"
+"    except Exception:\n"
+"        return False\n"
 "_cur = getattr(torch._C, '_current_autograd_node', None)\n"
 "def saved_data(bad):\n"
 "    n = _cur() if _usable and _cur is not None else None\n"
@@ -188,6 +206,7 @@ static const char helper_py[] =
 "                order.append(f)\n"
 "    dirty, seen = {id(root): root}, {}\n"
 "    consts_ok, consts_bad = {}, {}\n"
+"    zeros, look = set(), [1 << 24]\n"
 "    for n in order:\n"
 "        if id(n) in stop:\n"
 "            continue\n"
@@ -222,6 +241,10 @@ static const char helper_py[] =
 "                seen.setdefault(id(src), t)\n"
 "            else:\n"
 "                finite.add((id(src), nr))\n"
+"        # x / 0 is inf or NaN whatever x is: its output is non-finite\n"
+"        if _zero_divisor(n, look):\n"
+"            dirty[id(n)] = n\n"
+"            zeros.add(id(n))\n"
 "        if id(n) not in seen:\n"
 "            v, t = _redone(n, bad)\n"
 "            if v:\n"
@@ -247,7 +270,7 @@ static const char helper_py[] =
 "    cb = [n for n in order if id(n) in consts_bad and id(n) not in stop]\n"
 "    q = min(cb, key=_seq) if cb else None\n"
 "    if q is not None and (p is None or _seq(q) <= _seq(p)):\n"
-"        return (q.name(), q is not r, False, None, consts_bad[id(q)])\n"
+"        return (q.name(), q is not r, False, None, consts_bad[id(q)], False)\n"
 "    if p is None:\n"
 "        return None\n"
 "    ok, nconst = id(p) not in consts_bad, 0\n"
@@ -257,7 +280,7 @@ static const char helper_py[] =
 "        elif (id(f), nr) not in finite:\n"
 "            ok = False\n"
 "    ok = ok and nconst <= consts_ok.get(id(p), 0)\n"
-"    return (p.name(), p is not r, ok, seen.get(id(p)), None)\n";
+"    return (p.name(), p is not r, ok, seen.get(id(p)), None, id(p) in zeros)\n";
 
 static PyObject *first_op_fn, *saved_data_fn, *bad_fn, *moves_fn;
 static int broken;                /* the helper could not be made */
@@ -340,13 +363,15 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
 				kw ? kw : np_py.None, bad_fn, moves_fn, limit, NULL) : NULL;
 	unsigned flags = 0;
 	const char *name = NULL;
-	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 5 &&
+	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 6 &&
 	    (name = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(res, 0)))) {
 		snprintf(op, len, "%s", name);
 		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 1)) == 1)
 			flags |= NP_AF_OP_INSIDE;
 		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 2)) == 1)
 			flags |= NP_AF_OP_READ_FINITE;
+		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 5)) == 1)
+			flags |= NP_AF_ZERO_DIVISOR;
 		PyObject *t = np_py.Tuple_GetItem(res, 3);
 		if (seen && np_is_tensor(t)) {
 			np_py.IncRef(t);

@@ -829,10 +829,14 @@ static void check_root(PyObject *root)
 	/* the walk reads what the model saved, too (10-30 ms): the first
 	 * few non-finite losses only, as a module's first births */
 	static unsigned searched;
+	unsigned zero_div = 0;   /* a division by 0 made it (NP_AF_ZERO_DIVISOR) */
 	if (!mid_step && searched < SPREADS_PER_MODULE) {
 		searched++;
 		PyObject *seen = NULL, *from = NULL;
 		unsigned flags = np_birth_op(root, np_py.None, NULL, op, sizeof(op), &seen, &from);
+		/* also when the fallback below names the loss's own op: the
+		 * division's output was kept nowhere (sum / mask.sum() + aux) */
+		zero_div = flags & NP_AF_ZERO_DIVISOR;
 		struct np_tensor_check sc;
 		int sent = 0;
 		if (from && np_tensor_check(from, &sc) == 1 && bad(&sc)) {
@@ -856,7 +860,8 @@ static void check_root(PyObject *root)
 	}
 	output_op(root, op, sizeof(op));
 	send_check(NP_ROLE_OUTPUT, NP_APHASE_FORWARD,
-		   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0, 0, &c, op, root);
+		   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : (uint8_t)zero_div, 0, &c, op,
+		   root);
 }
 
 static uint32_t walk_push(PyObject *root, uint32_t sp)

@@ -128,6 +128,7 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 		f->op_inside = r->flags & NP_AF_OP_INSIDE;
 		f->op_read_finite = r->flags & NP_AF_OP_READ_FINITE;
 		f->op_read_outside = !r->module && (r->flags & NP_AF_CONST_INPUT);
+		f->divided_by_zero = r->flags & NP_AF_ZERO_DIVISOR;
 	}
 	f->numel = r->chk.numel;
 	f->nan = r->chk.nan;

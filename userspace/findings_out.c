@@ -245,10 +245,10 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 	}
 	char words[160];
 	np_tensor_words(words, sizeof(words), c, o);
-	fprintf(f, "  tensor: %s, %s%s%s, %llu elements: %llu nan, %llu +inf, %llu -inf; first at "
+	fprintf(f, "  tensor: %s, %s%s%s, %llu element%s: %llu nan, %llu +inf, %llu -inf; first at "
 		"%s\n", words, np_dtype_name(o->dtype),
 		o->dtype & NP_ADTYPE_PAIRS ? " viewed as real" : "", shape,
-		(unsigned long long)o->numel, (unsigned long long)o->nan,
+		(unsigned long long)o->numel, o->numel == 1 ? "" : "s", (unsigned long long)o->nan,
 		(unsigned long long)o->posinf, (unsigned long long)o->neginf, first);
 	if (spread[0])
 		fprintf(f, "  spread: %s\n", spread);
@@ -256,6 +256,8 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on, down to "
 			"a loss scale of 1: the gradients are non-finite unscaled, no scale "
 			"overflow\n", o->scaler_run);
+	if (*np_divisor_note(o))
+		fprintf(f, "  divisor: %s\n", np_divisor_note(o));
 	if (*np_range_note(o))
 		fprintf(f, "  range:  %s\n", np_range_note(o));
 	fprintf(f, "  %s\n", np_origin_why(o));
@@ -286,6 +288,9 @@ const char *np_origin_why(const struct np_finding *o)
 		return "it was already non-finite when the loss's code read it: made "
 		       "without gradient (data, a statistic of the batch, code under "
 		       "no_grad), outside what autograd and the module checks see.";
+	if (o->outside && !o->op_inside && o->divided_by_zero)
+		return "no module's output was non-finite: the training loop's own code "
+		       "made it, by that division.";
 	if (o->outside && !o->op_inside)   /* what its code read is not known */
 		return "no module's output was non-finite: the training loop's own code "
 		       "made it, from the model's finite outputs or from a tensor autograd "
@@ -305,6 +310,14 @@ const char *np_origin_why(const struct np_finding *o)
 		return "its inputs were already non-finite: it came into the model "
 		       "from outside (data, or code between module calls).";
 	return "what flowed in was already non-finite, from outside the checked tensors.";
+}
+
+const char *np_divisor_note(const struct np_finding *o)
+{
+	if (!o->divided_by_zero || o->op_read_outside)
+		return "";
+	return "a division by a tensor that held 0 made it (0 / 0 is NaN, x / 0 is inf): "
+	       "a mean over a mask or a count with nothing in it, a norm or std of zero";
 }
 
 const char *np_range_note(const struct np_finding *o)
@@ -670,6 +683,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "op_read_finite", o->op_read_finite);
 		if (o->op_read_outside)
 			np_jsonw_bool_field(w, "op_read_untracked", true);
+		if (o->divided_by_zero)
+			np_jsonw_bool_field(w, "divided_by_zero", true);
 	}
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
@@ -823,6 +838,7 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "received_by", .kind = NP_ARG_STR, .s = np_name(c, o->received_by) },
 			{ .key = "why", .kind = NP_ARG_STR, .s = np_origin_why(o) },
 			{ .key = "range_note", .kind = NP_ARG_STR, .s = np_range_note(o) },
+			{ .key = "divisor_note", .kind = NP_ARG_STR, .s = np_divisor_note(o) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
 			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
 			{ .key = "neginf", .kind = NP_ARG_UINT, .u = o->neginf },

@@ -27,6 +27,9 @@ const char *np_origin_why(const struct np_finding *o);
 /* For a value born here in a narrow float type, what that type holds:
  * "float16 holds finite values up to 65504 only: ..." ("" otherwise). */
 const char *np_range_note(const struct np_finding *o);
+/* For an op that divided by a tensor holding 0 (agent/birth_op.h), the
+ * words saying so ("" otherwise). */
+const char *np_divisor_note(const struct np_finding *o);
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
 void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
 		      const struct np_explosion_warning *w);

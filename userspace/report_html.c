@@ -78,6 +78,8 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 			np_jsonw_string_field(w, "received_by", np_name(c, o->received_by));
 		np_jsonw_string_field(w, "param", *np_name(c, o->param) ? np_name(c, o->param) : NULL);
 		np_jsonw_string_field(w, "why", np_origin_why(o));
+		if (*np_divisor_note(o))
+			np_jsonw_string_field(w, "divisor_note", np_divisor_note(o));
 		if (*np_range_note(o))
 			np_jsonw_string_field(w, "range_note", np_range_note(o));
 		np_jsonw_int_field(w, "rank", op->rank);

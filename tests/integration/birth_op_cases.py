@@ -8,9 +8,10 @@ Each case is a module whose inputs are finite and whose output is not,
 called once in a step of its own (the agent searches 4 births a step).
 No backward runs: the graph is only looked at.  At the end the script
 reads the agent's records from FILE and checks, for every case, the op
-of the module's CHECK record and its two flags: OP_INSIDE (an op inside
-the module, not the output's own) and OP_READ_FINITE (all it read was
-seen finite).  Where torch cannot tell a saved tensor behind saved-tensor
+of the module's CHECK record and its three flags: OP_INSIDE (an op
+inside the module, not the output's own), OP_READ_FINITE (all it read
+was seen finite) and ZERO_DIVISOR (a division whose divisor held 0: the
+classes with zero_divisor = True, and only those).  Where torch cannot tell a saved tensor behind saved-tensor
 hooks from a plain one (no SavedTensor.unpack_hook: torch 1.13), the
 agent does not search: every case must then name the output's own op
 (past views) with neither flag.  Prints PASS/FAIL per case; exit 1 on
@@ -27,7 +28,7 @@ from torch.utils.checkpoint import checkpoint
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import read_records  # noqa: E402
 
-F_OP_INSIDE, F_OP_READ_FINITE = 64, 128
+F_ZERO_DIVISOR, F_OP_INSIDE, F_OP_READ_FINITE = 16, 64, 128
 SEARCHES = hasattr(getattr(torch._C._autograd, "SavedTensor", None), "unpack_hook")
 
 
@@ -77,6 +78,18 @@ class ProductKeptNowhere(nn.Module):
         return x + (a * b).sum(-1, keepdim=True)
 
 
+class EmptyMaskMean(nn.Module):
+    """A mean over a mask with nothing in it: (x * m).sum() / m.sum(),
+    m all 0.  The div makes the output; it kept its divisor (0-dim, no
+    gradient), and that held 0: ZERO_DIVISOR, with neither other flag
+    (its numerator was kept nowhere)."""
+    zero_divisor = True
+
+    def forward(self, x):
+        m = torch.zeros_like(x)
+        return (x * m).sum(-1, keepdim=True) / m.sum(-1, keepdim=True)
+
+
 class ScoresOverflow(nn.Module):
     """Attention scores q @ k^T that overflow (float32 past 3.4e38 here,
     as float16's past 65504), then a softmax makes NaN of the +inf.  The
@@ -97,7 +110,10 @@ class ScoresTooLarge(ScoresOverflow):
 
 
 class ConstDivisor(nn.Module):
-    """x / 0 with the zeros a buffer (no gradient): div saved them."""
+    """x / 0 with the zeros a buffer (no gradient): div saved them, and
+    they hold 0 (ZERO_DIVISOR)."""
+    zero_divisor = True
+
     def __init__(self):
         super().__init__()
         self.register_buffer("zeros", torch.zeros(8))
@@ -160,6 +176,8 @@ class LoopedCell(nn.Module):
     0 / 0 between steps 7 and 8: the div is named, four cells (some 80
     nodes) before the output, not a tanh inside a later cell, which
     only received the NaN."""
+    zero_divisor = True   # h - h
+
     def __init__(self):
         super().__init__()
         self.cell = nn.GRUCell(8, 16)
@@ -190,6 +208,8 @@ CASES = [
      ("BmmBackward0", True, True), "BmmBackward0"),
     ("attention scores overflow, too large to compute again", ScoresTooLarge(),
      ("SoftmaxBackward0", True, False), "BmmBackward0"),
+    ("a mean over an empty mask: the div, its divisor 0", EmptyMaskMean(),
+     ("DivBackward0", False, False), "DivBackward0"),
     ("a constant divisor, saved", ConstDivisor(), ("DivBackward0", False, True), "DivBackward0"),
     ("a Linear's weights and bias", HugeWeight(), ("AddmmBackward0", False, True),
      "AddmmBackward0"),
@@ -242,8 +262,10 @@ def main():
             failed += 1
             continue
         r = got[0]
-        seen = (r["what"], bool(r["flags"] & F_OP_INSIDE), bool(r["flags"] & F_OP_READ_FINITE))
-        want = searched if SEARCHES else (plain, False, False)
+        seen = (r["what"], bool(r["flags"] & F_OP_INSIDE), bool(r["flags"] & F_OP_READ_FINITE),
+                bool(r["flags"] & F_ZERO_DIVISOR))
+        want = (searched + (getattr(mod, "zero_divisor", False),) if SEARCHES
+                else (plain, False, False, False))
         ok = seen == want and r["flags"] & 1 == 0   # and born here: finite inputs
         detail = "got %s, want %s (flags %d)" % (seen, want, r["flags"])
         if isinstance(mod, Checkpointed):

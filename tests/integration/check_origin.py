@@ -2,7 +2,7 @@
 
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
                   [--param P] [--module-type CLASS] [--only-index DIM K]
-                  [--op-inside yes|no] [--op-read-finite yes|no]
+                  [--op-inside yes|no] [--op-read-finite yes|no] [--divided-by-zero yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
                   [--grad-mode enabled|no_grad|inference_mode] [--outermost-call N]
                   [--held]
@@ -56,6 +56,9 @@ def main():
                          "its autograd graph saved, not the op that made the output")
     ap.add_argument("--op-read-finite", choices=["yes", "no"],
                     help="what the origin's op read was seen finite")
+    ap.add_argument("--divided-by-zero", choices=["yes", "no"],
+                    help="a division by a tensor that held 0 made the origin's value "
+                         "(divided_by_zero), or it is not said to")
     ap.add_argument("--received-by", metavar="MODULE",
                     help="an input from outside the model: the module that first received "
                          "it, whose view of it the origin describes")
@@ -120,17 +123,22 @@ def main():
     if a.origin or a.outside or a.warning_before_origin or a.before_attach:
         if len(origins) != 1:
             errors.append("expected one nan_origin, got %d" % len(origins))
-    if a.origin and len(origins) == 1:
+    if (a.origin or a.outside) and len(origins) == 1:
         o = origins[0]
-        want = {"phase": a.origin[0], "module": a.origin[1]}
-        if a.origin[2] != "*":
-            want["tensor"] = a.origin[2]
+        if a.origin:
+            want = {"phase": a.origin[0], "module": a.origin[1]}
+            if a.origin[2] != "*":
+                want["tensor"] = a.origin[2]
+        else:   # --outside alone: the other options still hold
+            want = {"outside_modules": True}
         if a.op:
             want["op"] = a.op
         if a.op_inside:
             want["op_inside"] = a.op_inside == "yes"
         if a.op_read_finite:
             want["op_read_finite"] = a.op_read_finite == "yes"
+        if a.divided_by_zero:
+            want["divided_by_zero"] = True if a.divided_by_zero == "yes" else None
         if a.received_by is not None:
             want["received_by"] = a.received_by
         if a.numel is not None:

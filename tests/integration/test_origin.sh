@@ -352,6 +352,28 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	then ok "$tag float16 attention scores overflow: attn, bmm, sample 2, float16's range"
 	else cat "$T/np.err" >> "$T/chk"; bad "$tag float16 attention overflow" "$T/chk"; fi
 
+	# a mean over a padding mask with nothing in it: 0 / 0 at step 4.
+	# The division kept its divisor, which holds 0: said where torch lets
+	# the agent read saved tensors (with the op search)
+	zero=no; [ $saved = 1 ] && zero=yes
+	pooled() {
+		local name=$1 mode=$2; shift 2
+		if $NP run -q -o "$T/$tag-pool" -- $PY $IT/pool_job.py --mean-in $mode \
+			> "$T/job.out" 2> "$T/np.err" &&
+		   $PY $IT/check_origin.py "$T/$tag-pool/events.jsonl" --step 4 \
+			--divided-by-zero $zero "$@" > "$T/chk" 2>&1 &&
+		   { [ $zero = no ] || grep -q "divisor: a division by a tensor that held 0 made it" \
+			"$T/np.err"; }
+		then ok "$tag $name"
+		else cat "$T/np.err" >> "$T/chk"; bad "$tag $name" "$T/chk"; fi
+	}
+	pooled "mean pooling over an all-padding sample: MeanPool's div, sample 2" model \
+		--origin forward pool output --op div --only-index 0 2
+	# (loss * mask).sum() / mask.sum() + aux: the div's output is kept
+	# nowhere; the loss's add is named, and the division said
+	pooled "a loss averaged over no valid token, in the loop: the add, a division by 0" loop \
+		--outside --op add --op-inside no
+
 	# --on-nan signal:INT: the job stops at its first NaN, as on Ctrl-C,
 	# and everything is still written
 	out=$T/$tag-onnan

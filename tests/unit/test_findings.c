@@ -1676,3 +1676,49 @@ Test(findings, a_turn_kept_only_two_steps_names_no_iteration)
 	uint64_t it;
 	cr_assert_not(np_iteration_of(proc, 5, &it));
 }
+
+/* A division by a tensor that held 0 made the value (ZERO_DIVISOR): in
+ * a module, the paragraph adds a divisor line; outside modules, where
+ * the loss's own op (add) is named, the why says the loop's code made it
+ * by that division; without the flag neither appears. */
+Test(findings, a_division_by_zero_in_a_module_says_so)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	check_flags(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, NP_AF_ZERO_DIVISOR,
+		    "DivBackward0");
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	cr_assert(proc->ag.origin.divided_by_zero);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  op:     div\n  tensor: "), "%s", text);
+	cr_expect(strstr(text, "  divisor: a division by a tensor that held 0 made it (0 / 0 is "
+			       "NaN, x / 0 is inf)"), "%s", text);
+	cr_expect(strstr(text, "it was born here"), "%s", text);
+	free(text);
+}
+
+Test(findings, a_loss_divided_by_zero_in_the_loop_says_so)
+{
+	check_flags(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, NP_AF_ZERO_DIVISOR, "AddBackward0");
+	cr_assert_eq(origins, 1);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "the tensor given to backward(), made by add\n"), "%s", text);
+	cr_expect(strstr(text, "  divisor: a division by a tensor that held 0 made it"), "%s",
+		  text);
+	cr_expect(strstr(text, "the training loop's own code made it, by that division."), "%s",
+		  text);
+	free(text);
+}
+
+Test(findings, a_loss_without_the_flag_says_nothing_of_divisions)
+{
+	check_flags(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, 0, "DivBackward0");
+	cr_assert_eq(origins, 1);
+	char *text = origin_paragraph();
+	cr_expect_null(strstr(text, "divisor"), "%s", text);
+	cr_expect(strstr(text, "from the model's finite outputs or from a tensor autograd does "
+			       "not track"), "%s", text);
+	free(text);
+}
