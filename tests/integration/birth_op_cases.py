@@ -103,7 +103,7 @@ class ScoresOverflow(nn.Module):
 
 class ScoresTooLarge(ScoresOverflow):
     """The same with q [1024, 64]: a bmm of 67 M multiply-adds is past
-    what the agent computes again (_REDO_COST, 33 M): the softmax, the
+    what the agent computes again (_REDO_COST, 16 M): the softmax, the
     first op seen non-finite, is named, not all it read seen."""
     def forward(self, x):
         return super().forward(x.repeat(256, 8))
