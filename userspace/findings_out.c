@@ -611,6 +611,8 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
 		if (spread[0])
 			fprintf(f, "      where in it %s: %s\n", shape, spread);
+		if (*np_divisor_note(o))
+			fprintf(f, "      %s\n", np_divisor_note(o));
 	}
 	else if (a->received)
 		fprintf(f, "    first non-finite: received through %s at step %llu (born on "

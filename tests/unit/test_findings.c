@@ -1710,6 +1710,9 @@ Test(findings, a_loss_divided_by_zero_in_the_loop_says_so)
 	cr_expect(strstr(text, "the training loop's own code made it, by that division."), "%s",
 		  text);
 	free(text);
+	text = checks_line();   /* summary.txt says it too */
+	cr_expect(strstr(text, "\n      a division by a tensor that held 0 made it"), "%s", text);
+	free(text);
 }
 
 Test(findings, a_loss_without_the_flag_says_nothing_of_divisions)
