@@ -25,10 +25,12 @@
  * mask) counts only when the node saved it and it was finite.  A
  * non-finite parameter gives no answer: the parameter checks name it.
  * An op that keeps only its inputs (log, div, pow, a product of two
- * tensors that both need gradients, a matrix product: _REDO) is computed again from them, without grad, when they are
- * finite CPU tensors and the work is at most _REDO_COST: a loss's
- * -(y * log(p)).sum() keeps neither log(p) nor the product (y needs no
- * gradient), and log is then found from its p alone; fp16 attention
+ * tensors that both need gradients, a matrix product: _REDO) is
+ * computed again from them, without grad, when they are finite CPU
+ * tensors, no tensor kept shows its output, and the search's work stays
+ * within _REDO_COST: a loss's -(y * log(p)).sum() keeps neither log(p)
+ * nor the product (y needs no gradient), and log is then found from its
+ * p alone; fp16 attention
  * scores q @ k^T that overflow are kept by no node (softmax keeps its
  * result), and the bmm is found from q and k.
  * seen: the tensor that showed the answer's output non-finite (kept by
@@ -108,7 +110,7 @@ static const char helper_py[] =
 "         'MmBackward0': (torch.mm, ('self', 'mat2')), 'BmmBackward0': (torch.bmm, ('self', 'mat2')),\n"
 "         'MvBackward0': (torch.mv, ('self', 'vec')), 'DotBackward0': (torch.dot, ('self', 'tensor'))}\n"
 "_PRODUCTS = ('mat2', 'vec', 'tensor')\n"
-"_REDO_COST = 1 << 24   # NP_BIRTH_OP_ELEMS: bad() looks at no more\n"
+"_REDO_COST = 1 << 24   # per search, as NP_BIRTH_OP_ELEMS for bad()\n"
 "def _mask(t):\n"
 "    # -inf and nothing else non-finite: an attention or action mask\n"
 "    try:\n"
@@ -122,7 +124,7 @@ static const char helper_py[] =
 "        return raw.unpack_hook is not None or getattr(n, '_saved_' + name) is not None\n"
 "    except Exception:\n"
 "        return True\n"
-"def _redone(n, bad):\n"
+"def _redone(n, bad, left):\n"
 "    # the output of an op that keeps only its inputs, computed again from\n"
 "    # them when they are CPU tensors, the floating ones finite (and the\n"
 "    # numbers it was given): (bad(output), output), or (None, None)\n"
@@ -146,7 +148,8 @@ static const char helper_py[] =
 "        args.append(v)\n"
 "    # an op costs its largest input's size, a product its first factor's\n"
 "    # size times the second's last dim (a [4, 512, 64] x [4, 64, 512]\n"
-"    # bmm: 67 M): not past _REDO_COST (the output is no larger)\n"
+"    # bmm: 67 M): not past left[0], what is left of the search's\n"
+"    # _REDO_COST (an output is no larger than its cost)\n"
 "    cost = 0\n"
 "    for name, v in zip(f[1], args):\n"
 "        if isinstance(v, _T):\n"
@@ -154,8 +157,9 @@ static const char helper_py[] =
 "                cost *= v.shape[-1] if v.dim() > 1 else 1\n"
 "            else:\n"
 "                cost = max(cost, v.numel())\n"
-"    if cost > _REDO_COST:\n"
+"    if cost > left[0]:\n"
 "        return None, None\n"
+"    left[0] -= cost\n"
 "    try:\n"
 "        with torch.no_grad():\n"
 "            r = f[0](*args)\n"
@@ -207,7 +211,7 @@ static const char helper_py[] =
 "                order.append(f)\n"
 "    dirty, seen = {id(root): root}, {}\n"
 "    consts_ok, consts_bad = {}, {}\n"
-"    zeros, look = set(), [1 << 24]\n"
+"    zeros, look, redo = set(), [1 << 24], [_REDO_COST]\n"
 "    for n in order:\n"
 "        if id(n) in stop:\n"
 "            continue\n"
@@ -246,8 +250,9 @@ static const char helper_py[] =
 "        if _zero_divisor(n, look):\n"
 "            dirty[id(n)] = n\n"
 "            zeros.add(id(n))\n"
-"        if id(n) not in seen:\n"
-"            v, t = _redone(n, bad)\n"
+"        # computed again only when no tensor kept shows its output\n"
+"        if id(n) not in seen and (id(n), 0) not in finite:\n"
+"            v, t = _redone(n, bad, redo)\n"
 "            if v:\n"
 "                dirty[id(n)] = n\n"
 "                seen[id(n)] = t\n"
