@@ -99,15 +99,19 @@ struct np_proc_ctx {
 	__u32 saw_backward;/* a backward finished since the last batch began */
 	__u32 bwd_depth;   /* Engine::execute nesting */
 	__u32 opt_depth;   /* optimizer.step nesting */
+	__u32 bwd_grads_only;  /* the outermost backward running is autograd.grad's
+				* (no .grad written: a gradient penalty), not a
+				* batch's backward() */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct np_proc_ctx) == 24, "np_proc_ctx ABI");
+_Static_assert(sizeof(struct np_proc_ctx) == 32, "np_proc_ctx ABI");
 
 /* The value of the BPF `procs` map: one per traced process. */
 struct np_proc_entry {
 	struct np_proc_ctx ctx;
 	struct np_py_offsets py;
 };
-_Static_assert(sizeof(struct np_proc_entry) == 56, "np_proc_entry ABI");
+_Static_assert(sizeof(struct np_proc_entry) == 64, "np_proc_entry ABI");
 
 struct np_frame {
 	__u64 self;        /* the nn.Module object */
@@ -131,7 +135,9 @@ struct np_event {
 	__u64 step;
 	__u32 batch;
 	__u32 pad;
-	__u64 a;           /* MOD_*: module object; NODE_*: Node*; TYPE_NAME, OPT_ENTER: type */
+	__u64 a;           /* MOD_*: module object; NODE_*: Node*; TYPE_NAME, OPT_ENTER: type;
+			    * BWD_ENTER: 1 for autograd.grad's pass (no .grad
+			    * written: it ends no batch), else 0 */
 	__u64 b;           /* MOD_ENTER: its type; NODE_*: vtable; OPT_ENTER: optimizer */
 	__u64 c;           /* MOD_ENTER: parent module (0 at root); NODE_ENTER:
 			    * a Python Function's node: its class (Py_TYPE of

@@ -551,19 +551,45 @@ static __always_inline int call_exit(struct pt_regs *ctx)
 	return 0;
 }
 
+/* Engine::execute(roots, inputs, keep_graph, create_graph,
+ * accumulate_grad, outputs) returns a variable_list through a hidden
+ * pointer, so accumulate_grad is its 7th integer argument: on the stack
+ * on x86-64 (the slot above the return address), x5 on arm64 (whose
+ * result pointer goes in x8).  Same in torch 1.13 and 2.13.  False for
+ * torch.autograd.grad: a gradient penalty's backward, which writes no
+ * .grad and ends no micro-batch. */
+static __always_inline int bwd_accumulates(struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u8 v = 1;
+	if (bpf_probe_read_user(&v, 1, (void *)(PT_REGS_SP(ctx) + 8)))
+		return 1;
+	return v != 0;
+#elif defined(__TARGET_ARCH_arm64)
+	return (PT_REGS_PARM6(ctx) & 0xff) != 0;
+#else
+	return 1;
+#endif
+}
+
 /* torch::autograd::Engine::execute: a backward pass. */
-static __always_inline int bwd_enter(void)
+static __always_inline int bwd_enter(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 1;
+	int grads_only = !bwd_accumulates(ctx);
+	if (!p->ctx.bwd_depth)
+		p->ctx.bwd_grads_only = grads_only;
 	p->ctx.bwd_depth++;
 	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
 	struct np_event *e = event_new(NP_EV_BWD_ENTER, p, t);
-	if (e)
+	if (e) {
+		e->a = (__u64)grads_only;
 		event_send(e);
+	}
 	return 0;
 }
 
@@ -580,7 +606,9 @@ static __always_inline int bwd_exit(void)
 		event_send(e);
 	if (p->ctx.bwd_depth)
 		p->ctx.bwd_depth--;
-	if (!p->ctx.bwd_depth)
+	/* the next forward is a new micro-batch's, unless this was
+	 * autograd.grad inside the step (its forward goes on) */
+	if (!p->ctx.bwd_depth && !p->ctx.bwd_grads_only)
 		p->ctx.saw_backward = 1;
 	return 0;
 }
@@ -647,7 +675,7 @@ int np_bwd_session(struct pt_regs *ctx)
 {
 	if (bpf_session_is_return())
 		return bwd_exit();
-	return bwd_enter();
+	return bwd_enter(ctx);
 }
 
 
@@ -661,7 +689,7 @@ int BPF_KPROBE(np_call_entry) { call_enter(ctx); return 0; }
 SEC("uretprobe")
 int BPF_KPROBE(np_call_return) { return call_exit(ctx); }
 SEC("uprobe")
-int BPF_KPROBE(np_bwd_entry) { bwd_enter(); return 0; }
+int BPF_KPROBE(np_bwd_entry) { bwd_enter(ctx); return 0; }
 SEC("uretprobe")
 int BPF_KPROBE(np_bwd_return) { return bwd_exit(); }
 

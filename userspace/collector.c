@@ -290,9 +290,11 @@ static void phase_rec(struct np_collector *c, struct np_proc_state *p, uint32_t 
 
 /* The forward phase ends at the backward or the optimizer step after
  * it (now).  It ran until its outermost call returned, or, when that call
- * is still open (a learner whose forward runs the whole step), until now. */
+ * is still open (a learner whose forward runs the whole step), until now.
+ * It ends a batch unless the backward is autograd.grad's (a gradient
+ * penalty's, inside the batch: grads_only). */
 static void close_forward(struct np_collector *c, struct np_proc_state *p, uint32_t tid,
-			  uint64_t now)
+			  uint64_t now, bool grads_only)
 {
 	if (!p->fwd_open)
 		return;
@@ -301,7 +303,8 @@ static void close_forward(struct np_collector *c, struct np_proc_state *p, uint3
 		if (p->threads[k].tid == tid && p->threads[k].depth && now > p->fwd_t1)
 			p->fwd_t1 = now;
 	phase_rec(c, p, tid, NP_PHASE_FORWARD, p->fwd_t0, p->fwd_t1);
-	p->cur.batches++;
+	if (!grads_only)
+		p->cur.batches++;
 }
 
 static void close_group(struct np_collector *c, struct np_proc_state *p,
@@ -715,7 +718,7 @@ static void dispatch(struct np_collector *c, struct np_proc_state *p,
 		on_mod_exit(c, p, t, e);
 		break;
 	case NP_EV_BWD_ENTER:
-		close_forward(c, p, e->tid, e->ts_ns);
+		close_forward(c, p, e->tid, e->ts_ns, e->a != 0);
 		if (p->bwd_depth++ == 0)
 			p->bwd_t0 = e->ts_ns;
 		np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_BACKWARD, 0, 0);
@@ -748,7 +751,7 @@ static void dispatch(struct np_collector *c, struct np_proc_state *p,
 		np_findings_stats(c, p, (const struct np_bulk_event *)e);
 		break;
 	case NP_EV_OPT_ENTER:
-		close_forward(c, p, e->tid, e->ts_ns);
+		close_forward(c, p, e->tid, e->ts_ns, false);
 		p->opt_t0 = e->ts_ns;
 		np_gpu_context(p, e->ts_ns, t->tid, e->step, NP_PHASE_OPTIMIZER, 0, 0);
 		break;
@@ -774,7 +777,7 @@ void np_collector_finish(struct np_collector *c)
 		struct np_proc_state *p = &c->procs[i];
 		if (!p->first_ts)
 			continue;
-		close_forward(c, p, (uint32_t)p->pid, p->last_ts);
+		close_forward(c, p, (uint32_t)p->pid, p->last_ts, false);
 		for (uint32_t k = 0; k < p->nthreads; k++) {
 			close_node(c, p, &p->threads[k], p->last_ts);
 			close_group(c, p, &p->threads[k]);

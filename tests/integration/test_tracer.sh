@@ -81,6 +81,15 @@ for PY in python3 /usr/bin/python3; do
 		ok "run $tag: gradient accumulation gives batch 0 and 1"
 	else cat "$T/np.err" >> "$T/chk"; bad "run $tag: accumulation" "$T/chk"; fi
 
+	# a gradient penalty's autograd.grad is a backward pass inside the
+	# batch (it writes no .grad): the forward after it is no new batch
+	out=$T/penalty-$tag
+	if $NP run -q -o "$out" -- $PY $IT/workload.py --steps 3 --accum 2 --grad-penalty \
+		> /dev/null 2> "$T/np.err" &&
+	   $PY $IT/check_events.py "$out/events.jsonl" --steps 3 --batches 2 > "$T/chk" 2>&1; then
+		ok "run $tag: autograd.grad (a gradient penalty) inside a batch starts no new one"
+	else cat "$T/np.err" >> "$T/chk"; bad "run $tag: gradient penalty batches" "$T/chk"; fi
+
 	# exit status of the command is nanprof's
 	$NP run -q -o "$T/rc" -- $PY -c 'import sys; sys.exit(3)' 2> "$T/np.err"
 	rc=$?

@@ -56,6 +56,10 @@ def main():
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--accum", type=int, default=1)
     ap.add_argument("--sleep", type=float, default=0.0)
+    ap.add_argument("--grad-penalty", action="store_true",
+                    help="each batch adds a gradient penalty (WGAN-GP): torch.autograd.grad "
+                         "of the output by the input, create_graph=True, a backward pass "
+                         "before the batch's second forward and its backward()")
     ap.add_argument("--ready-file")
     args = ap.parse_args()
     torch.manual_seed(0)
@@ -71,6 +75,10 @@ def main():
         opt.zero_grad()
         for _ in range(args.accum):
             loss = loss_fn(model(x), y) / args.accum
+            if args.grad_penalty:
+                xi = x.clone().requires_grad_(True)
+                g, = torch.autograd.grad(model(xi).sum(), xi, create_graph=True)
+                loss = loss + 1e-3 * g.pow(2).sum() + 0 * loss_fn(model(x), y)
             loss.backward()
         opt.step()
         if args.sleep:
