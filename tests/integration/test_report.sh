@@ -81,10 +81,19 @@ want = sum(1 for v in ms if v > 1.5 * q) if max(ms) > 3 * q else 0
 m = re.search(r'id="steptime"[^>]*data-offscale="(\d+)"|data-offscale="(\d+)"[^>]*id="steptime"', dom)
 got = int((m.group(1) or m.group(2)) if m else 0)
 assert got == want, ("off scale", got, "want", want, ms)
-print("rows", rows[-2:], "off scale", got, "of", len(ms))
+# the gradient map leaves out the modules with no parameters of their own
+heat = data["heat"]
+lab = lambda i: heat["modules"][i] or "(%s)" % heat["types"][i]
+want_grad = [lab(i) for i in range(len(heat["modules"]))
+             if any(col[i] is not None for col in heat["grad"])]
+g = re.findall(r'id="heat-grad"[^>]*data-rows="([^"]*)"|data-rows="([^"]*)"[^>]*id="heat-grad"', dom)
+g = [a or b for a, b in g][0].split("|")
+assert g == want_grad and 0 < len(g) < len(rows), (g, want_grad, rows)
+assert "modules without parameters of their own are left out" in dom
+print("rows", rows[-2:], "off scale", got, "of", len(ms), "grad rows", len(g), "of", len(rows))
 PYEOF
 	then
-		ok "outermost modules labelled by class; step-time outliers drawn off scale ($(tail -1 "$T/chk" | cut -c1-80))"
+		ok "outermost modules labelled by class; step-time outliers drawn off scale; param-less rows left out of the gradient map ($(tail -1 "$T/chk" | cut -c1-80))"
 	else
 		cat "$T/ex.err" >> "$T/chk"; bad "outermost module labels, step-time scale" "$T/chk"
 	fi
