@@ -317,7 +317,8 @@ const char *np_divisor_note(const struct np_finding *o)
 	if (!o->divided_by_zero || o->op_read_outside)
 		return "";
 	return "a division by a tensor that held 0 made it (0 / 0 is NaN, x / 0 is inf): "
-	       "a mean over a mask or a count with nothing in it, a norm or std of zero";
+	       "a mean over a mask or a count with nothing in it, a norm, std or "
+	       "temperature of 0";
 }
 
 const char *np_range_note(const struct np_finding *o)
