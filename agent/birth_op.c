@@ -43,7 +43,8 @@
  * attention mask, saved by SDPA every step): not that.
  * A division whose kept divisor holds 0 (a mean over a mask with no
  * valid token: sum / mask.sum()) is dirty without its output seen: x / 0
- * is inf or NaN whatever x is.  zero_divisor: the answer is one (16 M
+ * is inf or NaN whatever x is; not when a where, a masked_fill, an index
+ * or a nan_to_num reads it (the safe division keeps what is finite).  zero_divisor: the answer is one (16 M
  * divisor elements looked at, at most, per search).
  *
  * Saved tensors behind saved-tensor hooks (checkpointing: unpacking
@@ -111,6 +112,9 @@ static const char helper_py[] =
 "         'MvBackward0': (torch.mv, ('self', 'vec')), 'DotBackward0': (torch.dot, ('self', 'tensor'))}\n"
 "_PRODUCTS = ('mat2', 'vec', 'tensor')\n"
 "_REDO_COST = 1 << 24   # per search, as NP_BIRTH_OP_ELEMS for bad()\n"
+"# readers that keep only part of what they read\n"
+"_MASKING = {'WhereBackward0', 'MaskedFillBackward0', 'MaskedScatterBackward0',\n"
+"            'NanToNumBackward0', 'IndexBackward0', 'MaskedSelectBackward0'}\n"
 "def _mask(t):\n"
 "    # -inf and nothing else non-finite: an attention or action mask\n"
 "    try:\n"
@@ -212,6 +216,11 @@ static const char helper_py[] =
 "    dirty, seen = {id(root): root}, {}\n"
 "    consts_ok, consts_bad = {}, {}\n"
 "    zeros, look, redo = set(), [1 << 24], [_REDO_COST]\n"
+"    users = {}   # node: the kinds of the nodes that read its output\n"
+"    for n in order:\n"
+"        for f, _ in n.next_functions:\n"
+"            if f is not None:\n"
+"                users.setdefault(id(f), set()).add(type(n).__name__)\n"
 "    for n in order:\n"
 "        if id(n) in stop:\n"
 "            continue\n"
@@ -246,8 +255,10 @@ static const char helper_py[] =
 "                seen.setdefault(id(src), t)\n"
 "            else:\n"
 "                finite.add((id(src), nr))\n"
-"        # x / 0 is inf or NaN whatever x is: its output is non-finite\n"
-"        if _zero_divisor(n, look):\n"
+"        # x / 0 is inf or NaN whatever x is: its output is non-finite,\n"
+"        # unless what reads it keeps only some of it (the safe division\n"
+"        # torch.where(n > 0, s / n, 0) is finite)\n"
+"        if not (_MASKING & users.get(id(n), set())) and _zero_divisor(n, look):\n"
 "            dirty[id(n)] = n\n"
 "            zeros.add(id(n))\n"
 "        # computed again only when no tensor kept shows its output\n"

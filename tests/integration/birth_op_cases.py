@@ -90,6 +90,16 @@ class EmptyMaskMean(nn.Module):
         return (x * m).sum(-1, keepdim=True) / m.sum(-1, keepdim=True)
 
 
+class SafeDivisionThenLog(nn.Module):
+    """The safe division torch.where(m > 0, s / m, 0), m all 0, is
+    finite; then log(0) = -inf.  The div by 0 is read by a where, which
+    keeps none of it: the log is named, no division by 0 said."""
+    def forward(self, x):
+        m = torch.zeros(x.shape[0], 1)
+        safe = torch.where(m > 0, x.sum(-1, keepdim=True) / m, torch.zeros(()))
+        return safe + torch.log(x * 0.0)
+
+
 class ScoresOverflow(nn.Module):
     """Attention scores q @ k^T that overflow (float32 past 3.4e38 here,
     as float16's past 65504), then a softmax makes NaN of the +inf.  The
@@ -210,6 +220,8 @@ CASES = [
      ("SoftmaxBackward0", True, False), "BmmBackward0"),
     ("a mean over an empty mask: the div, its divisor 0", EmptyMaskMean(),
      ("DivBackward0", False, False), "DivBackward0"),
+    ("a safe division by 0 (where), then a log: the log", SafeDivisionThenLog(),
+     ("LogBackward0", True, True), "AddBackward0"),
     ("a constant divisor, saved", ConstDivisor(), ("DivBackward0", False, True), "DivBackward0"),
     ("a Linear's weights and bias", HugeWeight(), ("AddmmBackward0", False, True),
      "AddmmBackward0"),
