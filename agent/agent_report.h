@@ -61,7 +61,8 @@ enum np_arec_flags {
 	NP_AF_LAST = 16,         /* GPU_NAME: the name's last piece */
 	NP_AF_ZERO_DIVISOR = 16, /* CHECK OUTPUT: a division whose divisor, kept by
 				  * the graph, held 0 made the value: `what` itself,
-				  * or an op before the loss's own (agent/birth_op.h) */
+				  * or an op before the loss's own (agent/birth_op.h);
+				  * CHECK GRAD: the node is that division's backward */
 	NP_AF_PARTIAL = 32,      /* SPREAD: counted over part of the tensor */
 	NP_AF_NO_NEGINF = 64,    /* SPREAD: of the NaN only: the tensor held NaN
 				  * and -Inf (a mask), no +Inf */

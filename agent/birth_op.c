@@ -194,6 +194,9 @@ static const char helper_py[] =
 "        if t is not None and t.grad_fn is None and not t.requires_grad and bad(t):\n"
 "            return t\n"
 "    return None\n"
+"def node_divides_by_zero():\n"
+"    n = _cur() if _usable and _cur is not None else None\n"
+"    return n is not None and _zero_divisor(n, [1 << 24])\n"
 "def first_op(out, ins, kw, bad, moves, limit):\n"
 "    root = getattr(out, 'grad_fn', None)\n"
 "    if not _usable or root is None:\n"
@@ -299,7 +302,7 @@ static const char helper_py[] =
 "    ok = ok and nconst <= consts_ok.get(id(p), 0)\n"
 "    return (p.name(), p is not r, ok, seen.get(id(p)), None, id(p) in zeros)\n";
 
-static PyObject *first_op_fn, *saved_data_fn, *bad_fn, *moves_fn;
+static PyObject *first_op_fn, *saved_data_fn, *divides_fn, *bad_fn, *moves_fn;
 static int broken;                /* the helper could not be made */
 static uint64_t elems_left;       /* this search's budget for bad() */
 static unsigned searches_this_step;
@@ -343,9 +346,9 @@ static int helper(void)
 		return 0;
 	if (broken)
 		return -1;
-	static const char *const names[] = { "first_op", "saved_data" };
-	PyObject *fns[2];
-	if (np_py_helper(helper_py, names, fns, 2)) {
+	static const char *const names[] = { "first_op", "saved_data", "node_divides_by_zero" };
+	PyObject *fns[3];
+	if (np_py_helper(helper_py, names, fns, 3)) {
 		np_alog("birth op search off: helper failed");
 		broken = 1;
 		return -1;
@@ -354,13 +357,14 @@ static int helper(void)
 	moves_fn = np_py.CFunction_NewEx(&moves_def, NULL, NULL);
 	if (!bad_fn || !moves_fn) {
 		np_py_err_clear();
-		np_py_xdecref(fns[0]);
-		np_py_xdecref(fns[1]);
+		for (int i = 0; i < 3; i++)
+			np_py_xdecref(fns[i]);
 		broken = 1;
 		return -1;
 	}
 	first_op_fn = fns[0];
 	saved_data_fn = fns[1];
+	divides_fn = fns[2];
 	return 0;
 }
 
@@ -421,6 +425,19 @@ PyObject *np_birth_saved_data(void)
 	if (np_py.Err_Occurred())
 		np_py_err_clear();
 	return t;
+}
+
+int np_birth_node_divides_by_zero(void)
+{
+	if (searches_this_step >= NP_BIRTH_OP_PER_STEP || helper())
+		return 0;
+	searches_this_step++;
+	PyObject *r = np_py.Object_CallFunctionObjArgs(divides_fn, NULL);
+	int yes = r && np_py.Object_IsTrue(r) == 1;
+	np_py_xdecref(r);
+	if (np_py.Err_Occurred())
+		np_py_err_clear();
+	return yes;
 }
 
 void np_birth_op_step(void)

@@ -130,6 +130,8 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 		f->op_read_outside = !r->module && (r->flags & NP_AF_CONST_INPUT);
 		f->divided_by_zero = r->flags & NP_AF_ZERO_DIVISOR;
 	}
+	if (r->role == NP_ROLE_GRAD)   /* the where trap */
+		f->divided_by_zero = r->flags & NP_AF_ZERO_DIVISOR;
 	f->numel = r->chk.numel;
 	f->nan = r->chk.nan;
 	f->posinf = r->chk.posinf;

@@ -316,6 +316,11 @@ const char *np_divisor_note(const struct np_finding *o)
 {
 	if (!o->divided_by_zero || o->op_read_outside)
 		return "";
+	if (o->role == NP_ROLE_GRAD)
+		return "the division's divisor held 0: the gradient of s / n is inf or NaN "
+		       "where n = 0, even where a torch.where or masked_fill dropped the "
+		       "division's value in forward (divide by a safe divisor inside it: "
+		       "n.clamp(min=1))";
 	return "a division by a tensor that held 0 made it (0 / 0 is NaN, x / 0 is inf): "
 	       "a mean over a mask or a count with nothing in it, a norm, std or "
 	       "temperature of 0";
@@ -686,9 +691,9 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "op_read_finite", o->op_read_finite);
 		if (o->op_read_outside)
 			np_jsonw_bool_field(w, "op_read_untracked", true);
-		if (o->divided_by_zero)
-			np_jsonw_bool_field(w, "divided_by_zero", true);
 	}
+	if (!o->gpu && o->divided_by_zero)
+		np_jsonw_bool_field(w, "divided_by_zero", true);
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
 	if (o->phase == NP_PHASE_FORWARD && o->root_call)

@@ -6,6 +6,9 @@ that sample: 0 / 0 = NaN in that row of MeanPool's output.  With
 --mean-in loop the model pools by max, and the training loop averages a
 per-token loss over the valid tokens, (loss * mask).sum() / mask.sum(),
 with the whole batch padding at that step: 0 / 0 in the loop's own code.
+With --mean-in where the pooling is made safe the way that still fails:
+torch.where(n > 0, s / n, 0) is finite in forward, and in backward the
+gradient of s / n at n = 0 is NaN for sample 2 (the where trap).
 The division kept its divisor (a tensor needing no gradient), which
 holds 0 (agent/birth_op.c: ZERO_DIVISOR).
 """
@@ -21,12 +24,19 @@ class MeanPool(nn.Module):
         return (x * m).sum(1) / m.sum(1)   # no clamp(min=1): the bug
 
 
+class SafeMeanPool(nn.Module):
+    def forward(self, x, mask):
+        m = mask.unsqueeze(-1).to(x.dtype)
+        n = m.sum(1)
+        return torch.where(n > 0, (x * m).sum(1) / n, torch.zeros(()))
+
+
 class Tagger(nn.Module):
     """Per-token logits, plus a pooled sentence vector (mean or max)."""
     def __init__(self, pool):
         super().__init__()
         self.emb = nn.Embedding(30, 8)
-        self.pool = MeanPool() if pool == "mean" else None
+        self.pool = {"mean": MeanPool(), "where": SafeMeanPool()}.get(pool)
         self.tok = nn.Linear(8, 3)
         self.sent = nn.Linear(8, 2)
 
@@ -38,25 +48,25 @@ class Tagger(nn.Module):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mean-in", choices=["model", "loop"], default="model")
+    ap.add_argument("--mean-in", choices=["model", "where", "loop"], default="model")
     ap.add_argument("--empty-at", type=int, default=4, help="-1: never")
     ap.add_argument("--steps", type=int, default=7)
     args = ap.parse_args()
     torch.manual_seed(0)
-    model = Tagger("mean" if args.mean_in == "model" else "max")
+    model = Tagger({"model": "mean", "where": "where"}.get(args.mean_in, "max"))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(args.steps):
         t = torch.randint(0, 30, (4, 5))
         mask = torch.ones(4, 5, dtype=torch.bool)
         mask[:, 3:] = False
         if step == args.empty_at:
-            if args.mean_in == "model":
-                mask[2] = False
-            else:
+            if args.mean_in == "loop":
                 mask[:] = False
+            else:
+                mask[2] = False
         tok_logits, sent_logits = model(t, mask)
         y_tok, y_sent = torch.randint(0, 3, (4, 5)), torch.randint(0, 2, (4,))
-        if args.mean_in == "model":
+        if args.mean_in != "loop":
             loss = nn.functional.cross_entropy(sent_logits, y_sent)
         else:
             per_tok = nn.functional.cross_entropy(tok_logits.reshape(-1, 3), y_tok.reshape(-1),

@@ -369,6 +369,12 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	}
 	pooled "mean pooling over an all-padding sample: MeanPool's div, sample 2" model \
 		--origin forward pool output --op div --only-index 0 2
+	# the where trap: torch.where(n > 0, s / n, 0) is finite; the
+	# division's gradient at n = 0 is NaN in backward, for sample 2
+	pooled "the where trap: DivBackward0 in MeanPool's backward, sample 2, divisor 0" where \
+		--origin backward pool grad --op DivBackward0 --only-index 0 2
+	if [ $zero = yes ] && ! grep -q "even where a torch.where or masked_fill dropped" "$T/np.err"
+	then bad "$tag the where trap's divisor line" "$T/np.err"; fi
 	# (loss * mask).sum() / mask.sum() + aux: the div's output is kept
 	# nowhere; the loss's add is named, and the division said
 	pooled "a loss averaged over no valid token, in the loop: the add, a division by 0" loop \

@@ -1725,3 +1725,25 @@ Test(findings, a_loss_without_the_flag_says_nothing_of_divisions)
 			       "not track"), "%s", text);
 	free(text);
 }
+
+/* The where trap: a division's backward whose divisor held 0 (ZERO_DIVISOR
+ * on its CHECK GRAD) makes NaN gradients though the forward was finite:
+ * the paragraph says why, and how to divide safely. */
+Test(findings, the_where_trap_says_the_divisor_held_0)
+{
+	sim.step = 3;
+	mod_enter(&sim, 100, M_NET, T_NET, 1);
+	mod_enter(&sim, 110, M_LIN, T_LIN, 2);
+	mod_exit(&sim, 120, 3);
+	mod_exit(&sim, 130, 4);
+	bwd_enter(&sim, 140);
+	node(&sim, 150, 2);
+	check_flags(155, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, NP_AF_ZERO_DIVISOR, "DivBackward0");
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_BACKWARD);
+	cr_assert(proc->ag.origin.divided_by_zero);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  divisor: the division's divisor held 0: the gradient of s / n "
+			       "is inf or NaN where n = 0, even where a torch.where"), "%s", text);
+	free(text);
+}
