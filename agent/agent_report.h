@@ -71,6 +71,8 @@ enum np_arec_flags {
 				  * its output */
 	NP_AF_OP_READ_FINITE = 128, /* CHECK OUTPUT: what that op read was seen
 				  * finite: it made the value non-finite */
+	NP_AF_SINGULAR = 32,     /* CHECK GRAD: the node's op has an infinite
+				  * derivative at a value it read (sqrt of 0) */
 	NP_AF_CONST_INPUT = 32,  /* CHECK OUTPUT outside modules: the tensor is what
 				  * `what` read from outside the autograd graph
 				  * (no gradient: data, code under no_grad), the

@@ -194,9 +194,39 @@ static const char helper_py[] =
 "        if t is not None and t.grad_fn is None and not t.requires_grad and bad(t):\n"
 "            return t\n"
 "    return None\n"
-"def node_divides_by_zero():\n"
+"def _holds(n, name, test):\n"
+"    # test() of a saved CPU tensor of at most 16 M elements holds somewhere\n"
+"    t = _unpacked(n, name) if hasattr(n, '_raw_saved_' + name) else None\n"
+"    try:\n"
+"        return (t is not None and t.device.type == 'cpu' and t.numel() <= 1 << 24\n"
+"                and bool(test(t.detach()).any()))\n"
+"    except Exception:\n"
+"        return False\n"
+"# a node whose derivative is infinite at a point, and the saved tensor\n"
+"# that shows it read that point\n"
+"_SINGULAR = {'SqrtBackward0': ('result', lambda t: t == 0),\n"
+"             'LogBackward0': ('self', lambda t: t == 0), 'Log2Backward0': ('self', lambda t: t == 0),\n"
+"             'Log10Backward0': ('self', lambda t: t == 0),\n"
+"             'AcosBackward0': ('self', lambda t: t.abs() == 1), 'AsinBackward0': ('self', lambda t: t.abs() == 1),\n"
+"             'AtanhBackward0': ('self', lambda t: t.abs() == 1)}\n"
+"def node_cause():\n"
+"    # 1: the running node is a division whose divisor held 0 (the where\n"
+"    # trap); 2: its op's derivative is infinite where it read (sqrt of 0,\n"
+"    # pow of 0 by less than 1, acos of 1); 0: neither, or not known\n"
 "    n = _cur() if _usable and _cur is not None else None\n"
-"    return n is not None and _zero_divisor(n, [1 << 24])\n"
+"    if n is None:\n"
+"        return 0\n"
+"    if _zero_divisor(n, [1 << 24]):\n"
+"        return 1\n"
+"    name = type(n).__name__\n"
+"    s = _SINGULAR.get(name)\n"
+"    if s is not None and _holds(n, s[0], s[1]):\n"
+"        return 2\n"
+"    if name == 'PowBackward0':\n"
+"        e = getattr(n, '_saved_exponent', None)\n"
+"        if isinstance(e, (int, float)) and 0 < e < 1 and _holds(n, 'self', lambda t: t == 0):\n"
+"            return 2\n"
+"    return 0\n"
 "def first_op(out, ins, kw, bad, moves, limit):\n"
 "    root = getattr(out, 'grad_fn', None)\n"
 "    if not _usable or root is None:\n"
@@ -302,7 +332,7 @@ static const char helper_py[] =
 "    ok = ok and nconst <= consts_ok.get(id(p), 0)\n"
 "    return (p.name(), p is not r, ok, seen.get(id(p)), None, id(p) in zeros)\n";
 
-static PyObject *first_op_fn, *saved_data_fn, *divides_fn, *bad_fn, *moves_fn;
+static PyObject *first_op_fn, *saved_data_fn, *cause_fn, *bad_fn, *moves_fn;
 static int broken;                /* the helper could not be made */
 static uint64_t elems_left;       /* this search's budget for bad() */
 static unsigned searches_this_step;
@@ -346,7 +376,7 @@ static int helper(void)
 		return 0;
 	if (broken)
 		return -1;
-	static const char *const names[] = { "first_op", "saved_data", "node_divides_by_zero" };
+	static const char *const names[] = { "first_op", "saved_data", "node_cause" };
 	PyObject *fns[3];
 	if (np_py_helper(helper_py, names, fns, 3)) {
 		np_alog("birth op search off: helper failed");
@@ -364,7 +394,7 @@ static int helper(void)
 	}
 	first_op_fn = fns[0];
 	saved_data_fn = fns[1];
-	divides_fn = fns[2];
+	cause_fn = fns[2];
 	return 0;
 }
 
@@ -427,17 +457,17 @@ PyObject *np_birth_saved_data(void)
 	return t;
 }
 
-int np_birth_node_divides_by_zero(void)
+unsigned np_birth_node_cause(void)
 {
 	if (searches_this_step >= NP_BIRTH_OP_PER_STEP || helper())
 		return 0;
 	searches_this_step++;
-	PyObject *r = np_py.Object_CallFunctionObjArgs(divides_fn, NULL);
-	int yes = r && np_py.Object_IsTrue(r) == 1;
+	PyObject *r = np_py.Object_CallFunctionObjArgs(cause_fn, NULL);
+	long long code = r ? np_py.Long_AsLongLong(r) : 0;
 	np_py_xdecref(r);
 	if (np_py.Err_Occurred())
 		np_py_err_clear();
-	return yes;
+	return code == 1 ? NP_AF_ZERO_DIVISOR : code == 2 ? NP_AF_SINGULAR : 0;
 }
 
 void np_birth_op_step(void)

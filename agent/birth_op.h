@@ -59,13 +59,16 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
  * gradients NaN: that input is where the NaN came from. */
 PyObject *np_birth_saved_data(void);
 
-/* Called from a node hook in backward, as np_birth_saved_data(): 1 when
- * the running node is a division's backward whose saved divisor holds 0
- * (the where trap: torch.where(n > 0, s / n, 0) is finite in forward,
- * and the gradient of s / n at n = 0 is inf or NaN), else 0 (also when
- * this torch cannot tell, as above).  Counts against the per-step
- * bound. */
-int np_birth_node_divides_by_zero(void);
+/* Called from a node hook in backward, as np_birth_saved_data(): why the
+ * running node's gradient is non-finite though what it was given is
+ * finite.  NP_AF_ZERO_DIVISOR: it is a division's, whose saved divisor
+ * holds 0 (the where trap: torch.where(n > 0, s / n, 0) is finite in
+ * forward, the gradient of s / n at n = 0 is not); NP_AF_SINGULAR: its
+ * op's derivative is infinite at a value it read (sqrt of 0: a distance
+ * of exactly 0; log of 0, pow of 0 by an exponent in (0, 1), acos, asin
+ * or atanh of +-1); else 0 (also when this torch cannot tell, as
+ * above).  Counts against the per-step bound. */
+unsigned np_birth_node_cause(void);
 
 /* A new step: the per-step bound starts again. */
 void np_birth_op_step(void);

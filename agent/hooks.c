@@ -663,8 +663,8 @@ static PyObject *node_hook(PyObject *self, PyObject *args)
 			flags = NP_AF_SAVED_DATA;
 		}
 		np_py_xdecref(data);
-		if (!flags && !beyond_masks && np_birth_node_divides_by_zero())
-			flags |= NP_AF_ZERO_DIVISOR;
+		if (!flags && !beyond_masks)
+			flags |= (uint8_t)np_birth_node_cause();
 		send_check(NP_ROLE_GRAD, NP_APHASE_BACKWARD, flags, 0, &s.first,
 			   self ? type_name(self) : NULL, s.first_obj);
 	}

@@ -130,8 +130,10 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 		f->op_read_outside = !r->module && (r->flags & NP_AF_CONST_INPUT);
 		f->divided_by_zero = r->flags & NP_AF_ZERO_DIVISOR;
 	}
-	if (r->role == NP_ROLE_GRAD)   /* the where trap */
+	if (r->role == NP_ROLE_GRAD) {   /* the where trap, sqrt of 0 */
 		f->divided_by_zero = r->flags & NP_AF_ZERO_DIVISOR;
+		f->singular = r->flags & NP_AF_SINGULAR;
+	}
 	f->numel = r->chk.numel;
 	f->nan = r->chk.nan;
 	f->posinf = r->chk.posinf;

@@ -258,6 +258,8 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 			"overflow\n", o->scaler_run);
 	if (*np_divisor_note(o))
 		fprintf(f, "  divisor: %s\n", np_divisor_note(o));
+	if (*np_singular_note(o, op))
+		fprintf(f, "  derivative: %s\n", np_singular_note(o, op));
 	if (*np_range_note(o))
 		fprintf(f, "  range:  %s\n", np_range_note(o));
 	fprintf(f, "  %s\n", np_origin_why(o));
@@ -324,6 +326,24 @@ const char *np_divisor_note(const struct np_finding *o)
 	return "a division by a tensor that held 0 made it (0 / 0 is NaN, x / 0 is inf): "
 	       "a mean over a mask or a count with nothing in it, a norm, std or "
 	       "temperature of 0";
+}
+
+const char *np_singular_note(const struct np_finding *o, const char *op)
+{
+	if (!o->singular)
+		return "";
+	if (!strncmp(op, "SqrtBackward", 12))
+		return "sqrt's derivative is infinite at 0, and it read a 0 there: a norm or "
+		       "distance of exactly 0 (sqrt(x + eps), or torch.linalg.vector_norm, "
+		       "whose gradient at 0 is 0)";
+	if (!strncmp(op, "PowBackward", 11))
+		return "a power below 1 has an infinite derivative at 0, and it read a 0 "
+		       "there (x ** 0.5 of a 0: add an epsilon to x)";
+	if (!strncmp(op, "Log", 3))
+		return "log's derivative is infinite at 0, and it read a 0 there (clamp its "
+		       "input, or keep the value in log space: log_softmax, logsumexp)";
+	return "its derivative is infinite at +-1, and it read +-1 there (a cosine of "
+	       "exactly 1: clamp to [-1 + eps, 1 - eps])";
 }
 
 const char *np_range_note(const struct np_finding *o)
@@ -619,6 +639,8 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 			fprintf(f, "      where in it %s: %s\n", shape, spread);
 		if (*np_divisor_note(o))
 			fprintf(f, "      %s\n", np_divisor_note(o));
+		if (*np_singular_note(o, op))
+			fprintf(f, "      %s\n", np_singular_note(o, op));
 	}
 	else if (a->received)
 		fprintf(f, "    first non-finite: received through %s at step %llu (born on "
@@ -694,6 +716,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	}
 	if (!o->gpu && o->divided_by_zero)
 		np_jsonw_bool_field(w, "divided_by_zero", true);
+	if (!o->gpu && o->singular)
+		np_jsonw_bool_field(w, "infinite_derivative", true);
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
 	if (o->phase == NP_PHASE_FORWARD && o->root_call)
@@ -847,6 +871,8 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "why", .kind = NP_ARG_STR, .s = np_origin_why(o) },
 			{ .key = "range_note", .kind = NP_ARG_STR, .s = np_range_note(o) },
 			{ .key = "divisor_note", .kind = NP_ARG_STR, .s = np_divisor_note(o) },
+			{ .key = "derivative_note", .kind = NP_ARG_STR,
+			  .s = np_singular_note(o, np_name(c, o->op)) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
 			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
 			{ .key = "neginf", .kind = NP_ARG_UINT, .u = o->neginf },

@@ -30,6 +30,10 @@ const char *np_range_note(const struct np_finding *o);
 /* For an op that divided by a tensor holding 0 (agent/birth_op.h), the
  * words saying so ("" otherwise). */
 const char *np_divisor_note(const struct np_finding *o);
+/* For a backward origin whose op's derivative is infinite at a value it
+ * read (sqrt of 0), the words saying so and what to do ("" otherwise);
+ * op: the origin's op name ("SqrtBackward0"). */
+const char *np_singular_note(const struct np_finding *o, const char *op);
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p);
 void np_print_warning(FILE *f, const struct np_collector *c, const struct np_proc_state *p,
 		      const struct np_explosion_warning *w);

@@ -127,7 +127,10 @@ struct np_finding {
 	bool mask_used;           /* -Inf only, as a mask the model returns, and its
 				   * step made a non-finite value of another kind
 				   * from it (agent_state masked) */
-	bool divided_by_zero;     /* forward: a division by a tensor holding 0 made it */
+	bool divided_by_zero;     /* forward: a division by a tensor holding 0 made it;
+				   * backward: the node is such a division's */
+	bool singular;            /* backward: the node's op has an infinite derivative
+				   * at a value it read (sqrt of 0) */
 	bool op_read_outside;     /* outside modules: the tensor is what op read from
 				   * outside the autograd graph (data, code under
 				   * no_grad), not its output */

@@ -3,6 +3,7 @@
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no] [--divided-by-zero yes|no]
+                  [--infinite-derivative yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
                   [--grad-mode enabled|no_grad|inference_mode] [--outermost-call N]
                   [--held]
@@ -59,6 +60,9 @@ def main():
     ap.add_argument("--divided-by-zero", choices=["yes", "no"],
                     help="a division by a tensor that held 0 made the origin's value "
                          "(divided_by_zero), or it is not said to")
+    ap.add_argument("--infinite-derivative", choices=["yes", "no"],
+                    help="a backward origin's op has an infinite derivative at a value "
+                         "it read, sqrt of 0 (infinite_derivative), or it is not said to")
     ap.add_argument("--received-by", metavar="MODULE",
                     help="an input from outside the model: the module that first received "
                          "it, whose view of it the origin describes")
@@ -137,6 +141,8 @@ def main():
             want["op_inside"] = a.op_inside == "yes"
         if a.op_read_finite:
             want["op_read_finite"] = a.op_read_finite == "yes"
+        if a.infinite_derivative:
+            want["infinite_derivative"] = True if a.infinite_derivative == "yes" else None
         if a.divided_by_zero:
             want["divided_by_zero"] = True if a.divided_by_zero == "yes" else None
         if a.received_by is not None:

@@ -1747,3 +1747,36 @@ Test(findings, the_where_trap_says_the_divisor_held_0)
 			       "is inf or NaN where n = 0, even where a torch.where"), "%s", text);
 	free(text);
 }
+
+/* A backward birth at a point where its op's derivative is infinite
+ * (SINGULAR on its CHECK GRAD): sqrt of 0 says so and what to do; the
+ * same record without the flag says nothing of it. */
+static char *backward_birth(uint8_t flags, const char *what)
+{
+	sim.step = 2;
+	mod_enter(&sim, 100, M_NET, T_NET, 1);
+	mod_exit(&sim, 130, 4);
+	bwd_enter(&sim, 140);
+	node(&sim, 150, 2);
+	check_flags(155, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, flags, what);
+	cr_assert_eq(origins, 1);
+	return origin_paragraph();
+}
+
+Test(findings, sqrt_of_0_in_backward_says_its_derivative_is_infinite)
+{
+	char *text = backward_birth(NP_AF_SINGULAR, "SqrtBackward0");
+	cr_expect(strstr(text, "  derivative: sqrt's derivative is infinite at 0, and it read a 0 "
+			       "there: a norm or distance of exactly 0"), "%s", text);
+	free(text);
+	text = checks_line();
+	cr_expect(strstr(text, "\n      sqrt's derivative is infinite at 0"), "%s", text);
+	free(text);
+}
+
+Test(findings, a_backward_birth_without_the_flag_says_nothing_of_derivatives)
+{
+	char *text = backward_birth(0, "SqrtBackward0");
+	cr_expect_null(strstr(text, "derivative"), "%s", text);
+	free(text);
+}
