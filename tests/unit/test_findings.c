@@ -1726,31 +1726,9 @@ Test(findings, a_loss_without_the_flag_says_nothing_of_divisions)
 	free(text);
 }
 
-/* The where trap: a division's backward whose divisor held 0 (ZERO_DIVISOR
- * on its CHECK GRAD) makes NaN gradients though the forward was finite:
- * the paragraph says why, and how to divide safely. */
-Test(findings, the_where_trap_says_the_divisor_held_0)
-{
-	sim.step = 3;
-	mod_enter(&sim, 100, M_NET, T_NET, 1);
-	mod_enter(&sim, 110, M_LIN, T_LIN, 2);
-	mod_exit(&sim, 120, 3);
-	mod_exit(&sim, 130, 4);
-	bwd_enter(&sim, 140);
-	node(&sim, 150, 2);
-	check_flags(155, NP_ROLE_GRAD, NP_APHASE_BACKWARD, 0, NP_AF_ZERO_DIVISOR, "DivBackward0");
-	cr_assert_eq(origins, 1);
-	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_BACKWARD);
-	cr_assert(proc->ag.origin.divided_by_zero);
-	char *text = origin_paragraph();
-	cr_expect(strstr(text, "  divisor: the division's divisor held 0: the gradient of s / n "
-			       "is inf or NaN where n = 0, even where a torch.where"), "%s", text);
-	free(text);
-}
-
-/* A backward birth at a point where its op's derivative is infinite
- * (SINGULAR on its CHECK GRAD): sqrt of 0 says so and what to do; the
- * same record without the flag says nothing of it. */
+/* A backward birth in step 2: a node of no module whose gradient is
+ * non-finite from finite ones, its CHECK GRAD with flags; the origin
+ * paragraph, to free(). */
 static char *backward_birth(uint8_t flags, const char *what)
 {
 	sim.step = 2;
@@ -1763,6 +1741,22 @@ static char *backward_birth(uint8_t flags, const char *what)
 	return origin_paragraph();
 }
 
+/* The where trap: a division's backward whose divisor held 0 (ZERO_DIVISOR
+ * on its CHECK GRAD) makes NaN gradients though the forward was finite:
+ * the paragraph says why, and how to divide safely. */
+Test(findings, the_where_trap_says_the_divisor_held_0)
+{
+	char *text = backward_birth(NP_AF_ZERO_DIVISOR, "DivBackward0");
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_BACKWARD);
+	cr_assert(proc->ag.origin.divided_by_zero);
+	cr_expect(strstr(text, "  divisor: the division's divisor held 0: the gradient of s / n "
+			       "is inf or NaN where n = 0, even where a torch.where"), "%s", text);
+	free(text);
+}
+
+/* A backward birth at a point where its op's derivative is infinite
+ * (SINGULAR on its CHECK GRAD): sqrt of 0 says so and what to do; the
+ * same record without the flag says nothing of it. */
 Test(findings, sqrt_of_0_in_backward_says_its_derivative_is_infinite)
 {
 	char *text = backward_birth(NP_AF_SINGULAR, "SqrtBackward0");
