@@ -12,6 +12,7 @@
 #include "../../agent/agent_report.h"
 #include "ctxhist.h"
 #include "findings.h"
+#include "findings_out.h"
 #include "gpu_findings.h"
 
 #define PID  0x7ffffff0u
@@ -147,6 +148,10 @@ Test(gpu_findings, birth_is_origin_once_it_propagates_placed_at_its_launch)
 	cr_assert_eq(o->tid, TID, "the launching thread, not the drain thread");
 	cr_assert(o->inputs_finite);
 	cr_assert(!o->graph);
+	/* a float16 kernel's birth says what float16 holds: an overflow is
+	 * the first thing to suspect of a half-precision GEMM */
+	cr_assert(!strncmp(np_range_note(o), "float16 holds finite values up to 65504", 39),
+		  "%s", np_range_note(o));
 	gpu_check(1003, 260, 9, 42, true, 0);
 	cr_assert_eq(origins, 1, "never a second origin");
 	cr_assert_eq(proc->ag.propagation, 1);
