@@ -30,9 +30,8 @@
  * tensors, no tensor kept shows its output, and the search's work stays
  * within _REDO_COST: a loss's -(y * log(p)).sum() keeps neither log(p)
  * nor the product (y needs no gradient), and log is then found from its
- * p alone; fp16 attention
- * scores q @ k^T that overflow are kept by no node (softmax keeps its
- * result), and the bmm is found from q and k.
+ * p alone; fp16 attention scores q @ k^T that overflow are kept by no
+ * node (softmax keeps its result), and the bmm is found from q and k.
  * seen: the tensor that showed the answer's output non-finite (kept by
  * the graph, or computed again), when one did (a node dirty only by
  * moves() has none).  A saved tensor that needs no gradient and is
@@ -44,8 +43,9 @@
  * A division whose kept divisor holds 0 (a mean over a mask with no
  * valid token: sum / mask.sum()) is dirty without its output seen: x / 0
  * is inf or NaN whatever x is; not when a where, a masked_fill, an index
- * or a nan_to_num reads it (the safe division keeps what is finite).  zero_divisor: the answer is one (16 M
- * divisor elements looked at, at most, per search).
+ * or a nan_to_num reads it (the safe division keeps what is finite).
+ * zero_divisor: the answer is one (16 M divisor elements looked at, at
+ * most, per search).
  *
  * Saved tensors behind saved-tensor hooks (checkpointing: unpacking
  * would recompute the block) and lists of them are skipped, as is every
