@@ -58,6 +58,9 @@ enum np_arec_flags {
 	NP_AF_AFTER_STEP = 2,    /* sent after optimizer.step() returned */
 	NP_AF_PREEXISTING = 4,   /* already non-finite when the agent first saw it */
 	NP_AF_GRAPH = 8,         /* GPU: the check ran inside a replayed CUDA graph */
+	NP_AF_DEAD_ROWS = 8,     /* CHECK OUTPUT (CPU): `what` is a softmax or
+				  * log_softmax that made NaN of whole rows (an
+				  * input row all -inf: all masked; or +inf) */
 	NP_AF_LAST = 16,         /* GPU_NAME: the name's last piece */
 	NP_AF_ZERO_DIVISOR = 16, /* CHECK OUTPUT: a division whose divisor, kept by
 				  * the graph, held 0 made the value: `what` itself,

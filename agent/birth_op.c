@@ -9,7 +9,7 @@
 #include "tensor.h"
 
 /* first_op(out, ins, kw, bad, moves, limit): (node name, inside,
- * read_finite, seen, const, zero_divisor) or None.
+ * read_finite, seen, const, zero_divisor, dead_rows) or None.
  *
  * The walk: the module's autograd nodes, breadth first from its output,
  * not past the nodes that made its inputs (their outputs are finite: the
@@ -45,7 +45,10 @@
  * is inf or NaN whatever x is; not when a where, a masked_fill, an index
  * or a nan_to_num reads it (the safe division keeps what is finite).
  * zero_divisor: the answer is one (16 M divisor elements looked at, at
- * most, per search).
+ * most, per search).  dead_rows: the answer is a softmax or log_softmax
+ * whose kept result is NaN over a whole row along its dim: an input row
+ * of -inf everywhere (a padded sample with every key masked, a state
+ * with no valid action) or one holding +inf or NaN.
  *
  * Saved tensors behind saved-tensor hooks (checkpointing: unpacking
  * would recompute the block) and lists of them are skipped, as is every
@@ -184,6 +187,16 @@ static const char helper_py[] =
 "        return bool((v.detach() == 0).any())\n"
 "    except Exception:\n"
 "        return False\n"
+"def _dead_rows(n, t):\n"
+"    # a softmax or log_softmax whose kept result is NaN over a whole row\n"
+"    # along its dim: that input row was -inf everywhere (all masked), or\n"
+"    # held +inf or NaN\n"
+"    if type(n).__name__ not in ('SoftmaxBackward0', 'LogSoftmaxBackward0') or t is None:\n"
+"        return False\n"
+"    try:\n"
+"        return bool(torch.isnan(t.detach()).all(dim=_index(n._saved_dim)).any())\n"
+"    except Exception:\n"
+"        return False\n"
 "_cur = getattr(torch._C, '_current_autograd_node', None)\n"
 "def saved_data(bad):\n"
 "    n = _cur() if _usable and _cur is not None else None\n"
@@ -320,7 +333,7 @@ static const char helper_py[] =
 "    cb = [n for n in order if id(n) in consts_bad and id(n) not in stop]\n"
 "    q = min(cb, key=_seq) if cb else None\n"
 "    if q is not None and (p is None or _seq(q) <= _seq(p)):\n"
-"        return (q.name(), q is not r, False, None, consts_bad[id(q)], False)\n"
+"        return (q.name(), q is not r, False, None, consts_bad[id(q)], False, False)\n"
 "    if p is None:\n"
 "        return None\n"
 "    ok, nconst = id(p) not in consts_bad, 0\n"
@@ -330,7 +343,8 @@ static const char helper_py[] =
 "        elif (id(f), nr) not in finite:\n"
 "            ok = False\n"
 "    ok = ok and nconst <= consts_ok.get(id(p), 0)\n"
-"    return (p.name(), p is not r, ok, seen.get(id(p)), None, id(p) in zeros)\n";
+"    return (p.name(), p is not r, ok, seen.get(id(p)), None, id(p) in zeros,\n"
+"            _dead_rows(p, seen.get(id(p))))\n";
 
 static PyObject *first_op_fn, *saved_data_fn, *cause_fn, *bad_fn, *moves_fn;
 static int broken;                /* the helper could not be made */
@@ -414,7 +428,7 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
 				kw ? kw : np_py.None, bad_fn, moves_fn, limit, NULL) : NULL;
 	unsigned flags = 0;
 	const char *name = NULL;
-	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 6 &&
+	if (res && np_py_type(res) == np_py.TupleType && np_py.Tuple_Size(res) == 7 &&
 	    (name = np_py.Unicode_AsUTF8(np_py.Tuple_GetItem(res, 0)))) {
 		snprintf(op, len, "%s", name);
 		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 1)) == 1)
@@ -423,6 +437,8 @@ unsigned np_birth_op(PyObject *out, PyObject *in, PyObject *kw, char *op, size_t
 			flags |= NP_AF_OP_READ_FINITE;
 		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 5)) == 1)
 			flags |= NP_AF_ZERO_DIVISOR;
+		if (np_py.Object_IsTrue(np_py.Tuple_GetItem(res, 6)) == 1)
+			flags |= NP_AF_DEAD_ROWS;
 		PyObject *t = np_py.Tuple_GetItem(res, 3);
 		if (seen && np_is_tensor(t)) {
 			np_py.IncRef(t);

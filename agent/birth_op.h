@@ -39,7 +39,8 @@
  * to name, writes its autograd node's name ("ExpBackward0") to op and
  * returns NP_AF_OP_INSIDE when it is not the op that made the output,
  * plus NP_AF_OP_READ_FINITE when everything it read was seen finite,
- * plus NP_AF_ZERO_DIVISOR when it is a division whose divisor held 0;
+ * plus NP_AF_ZERO_DIVISOR when it is a division whose divisor held 0,
+ * plus NP_AF_DEAD_ROWS when it is a softmax that made NaN of whole rows;
  * else returns 0 and leaves op alone.  seen (may be NULL): a new
  * reference to the tensor the graph kept of that op's output, when the
  * walk saw one non-finite, else NULL.  outside_in (may be NULL): a new

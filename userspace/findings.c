@@ -129,6 +129,7 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 		f->op_read_finite = r->flags & NP_AF_OP_READ_FINITE;
 		f->op_read_outside = !r->module && (r->flags & NP_AF_CONST_INPUT);
 		f->divided_by_zero = r->flags & NP_AF_ZERO_DIVISOR;
+		f->dead_rows = r->flags & NP_AF_DEAD_ROWS;
 	}
 	if (r->role == NP_ROLE_GRAD) {   /* the where trap, sqrt of 0 */
 		f->divided_by_zero = r->flags & NP_AF_ZERO_DIVISOR;

@@ -258,6 +258,8 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 			"overflow\n", o->scaler_run);
 	if (*np_divisor_note(o))
 		fprintf(f, "  divisor: %s\n", np_divisor_note(o));
+	if (*np_rows_note(o))
+		fprintf(f, "  rows:   %s\n", np_rows_note(o));
 	if (*np_singular_note(o, op))
 		fprintf(f, "  derivative: %s\n", np_singular_note(o, op));
 	if (*np_range_note(o))
@@ -326,6 +328,15 @@ const char *np_divisor_note(const struct np_finding *o)
 	return "a division by a tensor that held 0 made it (0 / 0 is NaN, x / 0 is inf): "
 	       "a mean over a mask or a count with nothing in it, a norm, std or "
 	       "temperature of 0";
+}
+
+const char *np_rows_note(const struct np_finding *o)
+{
+	if (!o->dead_rows)
+		return "";
+	return "it made NaN of whole rows: an input row of -inf everywhere, every entry "
+	       "masked (a padded sample or query with nothing to attend to, a state with "
+	       "no valid action), or a row holding +inf (an overflow before it)";
 }
 
 const char *np_singular_note(const struct np_finding *o, const char *op)
@@ -639,6 +650,8 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 			fprintf(f, "      where in it %s: %s\n", shape, spread);
 		if (*np_divisor_note(o))
 			fprintf(f, "      %s\n", np_divisor_note(o));
+		if (*np_rows_note(o))
+			fprintf(f, "      %s\n", np_rows_note(o));
 		if (*np_singular_note(o, op))
 			fprintf(f, "      %s\n", np_singular_note(o, op));
 	}
@@ -718,6 +731,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "divided_by_zero", true);
 	if (!o->gpu && o->singular)
 		np_jsonw_bool_field(w, "infinite_derivative", true);
+	if (!o->gpu && o->dead_rows)
+		np_jsonw_bool_field(w, "rows_all_masked", true);
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
 	if (o->phase == NP_PHASE_FORWARD && o->root_call)
@@ -871,6 +886,7 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "why", .kind = NP_ARG_STR, .s = np_origin_why(o) },
 			{ .key = "range_note", .kind = NP_ARG_STR, .s = np_range_note(o) },
 			{ .key = "divisor_note", .kind = NP_ARG_STR, .s = np_divisor_note(o) },
+			{ .key = "rows_note", .kind = NP_ARG_STR, .s = np_rows_note(o) },
 			{ .key = "derivative_note", .kind = NP_ARG_STR,
 			  .s = np_singular_note(o, np_name(c, o->op)) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },

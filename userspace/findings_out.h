@@ -30,6 +30,9 @@ const char *np_range_note(const struct np_finding *o);
 /* For an op that divided by a tensor holding 0 (agent/birth_op.h), the
  * words saying so ("" otherwise). */
 const char *np_divisor_note(const struct np_finding *o);
+/* For a softmax that made NaN of whole rows, the words saying what that
+ * takes ("" otherwise). */
+const char *np_rows_note(const struct np_finding *o);
 /* For a backward origin whose op's derivative is infinite at a value it
  * read (sqrt of 0), the words saying so and what to do ("" otherwise);
  * op: the origin's op name ("SqrtBackward0"). */

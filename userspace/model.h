@@ -129,6 +129,8 @@ struct np_finding {
 				   * from it (agent_state masked) */
 	bool divided_by_zero;     /* forward: a division by a tensor holding 0 made it;
 				   * backward: the node is such a division's */
+	bool dead_rows;           /* forward: op is a softmax that made NaN of whole
+				   * rows (an input row all -inf: all masked; or +inf) */
 	bool singular;            /* backward: the node's op has an infinite derivative
 				   * at a value it read (sqrt of 0) */
 	bool op_read_outside;     /* outside modules: the tensor is what op read from

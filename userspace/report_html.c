@@ -80,6 +80,8 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "why", np_origin_why(o));
 		if (*np_divisor_note(o))
 			np_jsonw_string_field(w, "divisor_note", np_divisor_note(o));
+		if (*np_rows_note(o))
+			np_jsonw_string_field(w, "rows_note", np_rows_note(o));
 		if (*np_singular_note(o, np_name(c, o->op)))
 			np_jsonw_string_field(w, "derivative_note",
 					      np_singular_note(o, np_name(c, o->op)));

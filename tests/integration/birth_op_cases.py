@@ -8,13 +8,15 @@ Each case is a module whose inputs are finite and whose output is not,
 called once in a step of its own (the agent searches 4 births a step).
 No backward runs: the graph is only looked at.  At the end the script
 reads the agent's records from FILE and checks, for every case, the op
-of the module's CHECK record and its three flags: OP_INSIDE (an op
+of the module's CHECK record and its four flags: OP_INSIDE (an op
 inside the module, not the output's own), OP_READ_FINITE (all it read
-was seen finite) and ZERO_DIVISOR (a division whose divisor held 0: the
-classes with zero_divisor = True, and only those).  Where torch cannot tell a saved tensor behind saved-tensor
-hooks from a plain one (no SavedTensor.unpack_hook: torch 1.13), the
-agent does not search: every case must then name the output's own op
-(past views) with neither flag.  Prints PASS/FAIL per case; exit 1 on
+was seen finite), ZERO_DIVISOR (a division whose divisor held 0: the
+classes with zero_divisor = True, and only those) and DEAD_ROWS (a
+softmax that made NaN of whole rows: dead_rows = True, only those).
+Where torch cannot tell a saved tensor behind saved-tensor hooks from a
+plain one (no SavedTensor.unpack_hook: torch 1.13), the agent does not
+search: every case must then name the output's own op (past views)
+with no flag.  Prints PASS/FAIL per case; exit 1 on
 any failure.
 """
 import os
@@ -28,7 +30,7 @@ from torch.utils.checkpoint import checkpoint
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import read_records  # noqa: E402
 
-F_ZERO_DIVISOR, F_OP_INSIDE, F_OP_READ_FINITE = 16, 64, 128
+F_DEAD_ROWS, F_ZERO_DIVISOR, F_OP_INSIDE, F_OP_READ_FINITE = 8, 16, 64, 128
 SEARCHES = hasattr(getattr(torch._C._autograd, "SavedTensor", None), "unpack_hook")
 
 
@@ -114,7 +116,10 @@ class ScoresOverflow(nn.Module):
 class ScoresTooLarge(ScoresOverflow):
     """The same with q [1024, 64]: a bmm of 67 M multiply-adds is past
     what the agent computes again (_REDO_COST, 16 M): the softmax, the
-    first op seen non-finite, is named, not all it read seen."""
+    first op seen non-finite, is named, not all it read seen; its rows
+    that held +inf are NaN whole (DEAD_ROWS)."""
+    dead_rows = True
+
     def forward(self, x):
         return super().forward(x.repeat(256, 8))
 
@@ -275,9 +280,9 @@ def main():
             continue
         r = got[0]
         seen = (r["what"], bool(r["flags"] & F_OP_INSIDE), bool(r["flags"] & F_OP_READ_FINITE),
-                bool(r["flags"] & F_ZERO_DIVISOR))
-        want = (searched + (getattr(mod, "zero_divisor", False),) if SEARCHES
-                else (plain, False, False, False))
+                bool(r["flags"] & F_ZERO_DIVISOR), bool(r["flags"] & F_DEAD_ROWS))
+        want = (searched + (getattr(mod, "zero_divisor", False), getattr(mod, "dead_rows", False))
+                if SEARCHES else (plain, False, False, False, False))
         ok = seen == want and r["flags"] & 1 == 0   # and born here: finite inputs
         detail = "got %s, want %s (flags %d)" % (seen, want, r["flags"])
         if isinstance(mod, Checkpointed):

@@ -3,7 +3,7 @@
   check_origin.py EVENTS --origin PHASE MODULE TENSOR [--op OP] [--step N]
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no] [--divided-by-zero yes|no]
-                  [--infinite-derivative yes|no]
+                  [--infinite-derivative yes|no] [--rows-all-masked yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
                   [--grad-mode enabled|no_grad|inference_mode] [--outermost-call N]
                   [--held]
@@ -63,6 +63,9 @@ def main():
     ap.add_argument("--infinite-derivative", choices=["yes", "no"],
                     help="a backward origin's op has an infinite derivative at a value "
                          "it read, sqrt of 0 (infinite_derivative), or it is not said to")
+    ap.add_argument("--rows-all-masked", choices=["yes", "no"],
+                    help="the origin's op is a softmax that made NaN of whole rows "
+                         "(rows_all_masked), or it is not said to")
     ap.add_argument("--received-by", metavar="MODULE",
                     help="an input from outside the model: the module that first received "
                          "it, whose view of it the origin describes")
@@ -141,6 +144,8 @@ def main():
             want["op_inside"] = a.op_inside == "yes"
         if a.op_read_finite:
             want["op_read_finite"] = a.op_read_finite == "yes"
+        if a.rows_all_masked:
+            want["rows_all_masked"] = True if a.rows_all_masked == "yes" else None
         if a.infinite_derivative:
             want["infinite_derivative"] = True if a.infinite_derivative == "yes" else None
         if a.divided_by_zero:

@@ -311,14 +311,16 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	}
 	masked "action masks every step, no fault: no origin, 10 masks" "--dead-row-at -1" \
 		--no-origin --masked-outputs 10
-	masked "a fully masked row at step 6: the policy's NaN, sample 3" "--dead-row-at 6" \
-		--origin forward "" output --module-type Policy --op log_softmax --step 6 \
-		--only-index 0 3 --masked-outputs 6
+	rows=no; [ $saved = 1 ] && rows=yes   # the NaN row said, where the result is read
+	masked "a fully masked row at step 6: the policy's NaN, sample 3, its whole row" \
+		"--dead-row-at 6" --origin forward "" output --module-type Policy --op log_softmax \
+		--step 6 --only-index 0 3 --masked-outputs 6 --rows-all-masked $rows
 	if grep -q "all 5 along dim 1 (of its NaN; its -inf, as a mask holds, left out)" "$T/np.err"
 	then ok "$tag the spread is the NaN's, the mask's -inf left out"
 	else bad "$tag spread of the NaN among a mask" "$T/np.err"; fi
 	masked "label smoothing over the masked actions: the mask, step 0" "--loss smoothed" \
-		--origin forward "" output --module-type Policy --step 0 --masked-outputs 0
+		--origin forward "" output --module-type Policy --step 0 --masked-outputs 0 \
+		--rows-all-masked no
 	if grep -q '"mask_made_nonfinite":true' "$T/$tag-mask/events.jsonl" &&
 	   grep -q "as a mask holds, but what came next in the step made a NaN or an Inf" "$T/np.err"
 	then ok "$tag the mask is said to be one, made non-finite by what came next"
@@ -339,9 +341,9 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		"--lr-inf-at 4 --pass-on" --origin optimizer net.0 param --param weight --step 4 \
 		--masked-outputs 5
 	if [ $saved = 1 ]; then
-		masked "masked in the loop: log_softmax outside modules, sample 3" \
+		masked "masked in the loop: log_softmax outside modules, sample 3, its whole row" \
 			"--dead-row-at 6 --mask-in loop" --outside --op log_softmax --step 6 \
-			--only-index 0 3
+			--only-index 0 3 --rows-all-masked yes
 	fi
 
 	# float16 attention scores that overflow in sample 2 at step 5: the

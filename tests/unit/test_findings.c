@@ -1774,3 +1774,25 @@ Test(findings, a_backward_birth_without_the_flag_says_nothing_of_derivatives)
 	cr_expect_null(strstr(text, "derivative"), "%s", text);
 	free(text);
 }
+
+/* A softmax that made NaN of whole rows (DEAD_ROWS on its module's CHECK
+ * OUTPUT): the paragraph and the summary say what that takes. */
+Test(findings, a_softmax_with_whole_nan_rows_says_they_were_masked_or_overflowed)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	check_flags(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN,
+		    NP_AF_DEAD_ROWS | NP_AF_OP_INSIDE, "SoftmaxBackward0");
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	cr_assert(proc->ag.origin.dead_rows);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  rows:   it made NaN of whole rows: an input row of -inf "
+			       "everywhere, every entry masked"), "%s", text);
+	cr_expect(strstr(text, "or a row holding +inf (an overflow before it)\n"), "%s", text);
+	free(text);
+	text = checks_line();
+	cr_expect(strstr(text, "\n      it made NaN of whole rows"), "%s", text);
+	free(text);
+}
