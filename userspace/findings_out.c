@@ -144,6 +144,26 @@ const char *np_op_note(const struct np_finding *f)
 	return f->op_read_finite ? "it read only finite values" : "";
 }
 
+/* What made the origin's value, when the agent could tell (a division
+ * by 0, a softmax's whole NaN rows, an infinite derivative): one line
+ * each, labelled as in the origin paragraph, or bare under the summary's
+ * origin line. */
+static void print_causes(FILE *f, const struct np_finding *o, const char *op,
+			 const char *indent, bool labelled)
+{
+	const struct {
+		const char *label, *text;
+	} causes[] = {
+		{ "divisor: ", np_divisor_note(o) },
+		{ "rows:   ", np_rows_note(o) },
+		{ "derivative: ", np_singular_note(o, op) },
+	};
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
+		if (*causes[i].text)
+			fprintf(f, "%s%s%s\n", indent, labelled ? causes[i].label : "",
+				causes[i].text);
+}
+
 /* "[4, 6, 32]" */
 static void dims_text(char *buf, size_t n, const uint32_t *v, int nd)
 {
@@ -256,12 +276,7 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on, down to "
 			"a loss scale of 1: the gradients are non-finite unscaled, no scale "
 			"overflow\n", o->scaler_run);
-	if (*np_divisor_note(o))
-		fprintf(f, "  divisor: %s\n", np_divisor_note(o));
-	if (*np_rows_note(o))
-		fprintf(f, "  rows:   %s\n", np_rows_note(o));
-	if (*np_singular_note(o, op))
-		fprintf(f, "  derivative: %s\n", np_singular_note(o, op));
+	print_causes(f, o, op, "  ", true);
 	if (*np_range_note(o))
 		fprintf(f, "  range:  %s\n", np_range_note(o));
 	fprintf(f, "  %s\n", np_origin_why(o));
@@ -648,12 +663,7 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
 		if (spread[0])
 			fprintf(f, "      where in it %s: %s\n", shape, spread);
-		if (*np_divisor_note(o))
-			fprintf(f, "      %s\n", np_divisor_note(o));
-		if (*np_rows_note(o))
-			fprintf(f, "      %s\n", np_rows_note(o));
-		if (*np_singular_note(o, op))
-			fprintf(f, "      %s\n", np_singular_note(o, op));
+		print_causes(f, o, op, "      ", false);
 	}
 	else if (a->received)
 		fprintf(f, "    first non-finite: received through %s at step %llu (born on "

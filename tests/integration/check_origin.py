@@ -25,6 +25,16 @@ import json
 import sys
 
 
+# what made the origin's value, when the agent could tell: a field of
+# nan_origin present (true) or absent, each with its option --FIELD yes|no
+CAUSES = {
+    "divided_by_zero": "a division by a tensor that held 0 made the origin's value",
+    "infinite_derivative": "a backward origin's op has an infinite derivative at a value "
+                           "it read, sqrt of 0",
+    "rows_all_masked": "the origin's op is a softmax that made NaN of whole rows",
+}
+
+
 def spread_errors(o):
     """Where in its tensor an origin's values lie: present for a CPU
     birth of more than one element, and consistent."""
@@ -57,15 +67,9 @@ def main():
                          "its autograd graph saved, not the op that made the output")
     ap.add_argument("--op-read-finite", choices=["yes", "no"],
                     help="what the origin's op read was seen finite")
-    ap.add_argument("--divided-by-zero", choices=["yes", "no"],
-                    help="a division by a tensor that held 0 made the origin's value "
-                         "(divided_by_zero), or it is not said to")
-    ap.add_argument("--infinite-derivative", choices=["yes", "no"],
-                    help="a backward origin's op has an infinite derivative at a value "
-                         "it read, sqrt of 0 (infinite_derivative), or it is not said to")
-    ap.add_argument("--rows-all-masked", choices=["yes", "no"],
-                    help="the origin's op is a softmax that made NaN of whole rows "
-                         "(rows_all_masked), or it is not said to")
+    for field, what in CAUSES.items():
+        ap.add_argument("--" + field.replace("_", "-"), choices=["yes", "no"],
+                        help="%s (%s), or it is not said to" % (what, field))
     ap.add_argument("--received-by", metavar="MODULE",
                     help="an input from outside the model: the module that first received "
                          "it, whose view of it the origin describes")
@@ -144,12 +148,9 @@ def main():
             want["op_inside"] = a.op_inside == "yes"
         if a.op_read_finite:
             want["op_read_finite"] = a.op_read_finite == "yes"
-        if a.rows_all_masked:
-            want["rows_all_masked"] = True if a.rows_all_masked == "yes" else None
-        if a.infinite_derivative:
-            want["infinite_derivative"] = True if a.infinite_derivative == "yes" else None
-        if a.divided_by_zero:
-            want["divided_by_zero"] = True if a.divided_by_zero == "yes" else None
+        for field in CAUSES:   # present and true, or absent
+            if getattr(a, field):
+                want[field] = True if getattr(a, field) == "yes" else None
         if a.received_by is not None:
             want["received_by"] = a.received_by
         if a.numel is not None:
