@@ -10,6 +10,7 @@
 #include "../kernels/finite.h"
 #include "../kernels/gpu_ring.h"
 #include "dirty.h"
+#include "grad_mode.h"
 #include "drain.h"
 #include "gpu.h"
 #include "gpu_ctx.h"
@@ -98,6 +99,7 @@ static void report(const struct np_gpu_rec *g, const struct np_inflight *e, uint
 	r.flags = (uint8_t)((propagated ? NP_AF_SOURCE_DIRTY : 0) |
 			    (e->captured ? NP_AF_GRAPH : 0));
 	r.dtype = (uint8_t)g->dtype;
+	r.mode = e->mode;
 	r.module = e->dl.stream;
 	r.gpu.numel = g->numel;
 	r.gpu.nan = g->nan;
@@ -271,6 +273,7 @@ static void *drain_main(void *arg)
 {
 	uint64_t last_counters = now_ns();
 	while (!__atomic_load_n(&stop_asked, __ATOMIC_ACQUIRE)) {
+		np_grad_mode_resolve();   /* torch imported after CUDA started */
 		if (!drain_once())
 			usleep(NP_DRAIN_POLL_US);
 		if (now_ns() - last_counters > NP_DRAIN_COUNTERS_MS * 1000000ull) {

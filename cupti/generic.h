@@ -54,6 +54,7 @@ struct np_generic_launch {
 	uint32_t tid;		/* the launching thread */
 	uint32_t func;		/* its kfunc id */
 	uint8_t captured;	/* launched into a stream capturing a CUDA graph */
+	uint8_t mode;		/* the launching thread's grad mode (grad_mode.h) */
 	uint32_t n_words;
 	uint64_t words[NP_GENERIC_WORDS];	/* its pointer words inside allocations */
 	uint32_t read_only;	/* bit k: words[k] it is known to only read (an input of

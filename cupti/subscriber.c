@@ -27,6 +27,7 @@
 #include "generic.h"
 #include "gpu.h"
 #include "gpu_ctx.h"
+#include "grad_mode.h"
 #include "inflight.h"
 #include "intervals.h"
 #include "kfunc.h"
@@ -145,7 +146,8 @@ static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_
 	struct np_inflight e = { .tag = tag, .launch_ns = now_ns(),
 				 .tid = my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid)),
 				 .func = f->id,
-				 .dtype = (uint8_t)b->dtype, .captured = (uint8_t)captured };
+				 .dtype = (uint8_t)b->dtype, .captured = (uint8_t)captured,
+				 .mode = np_grad_mode_now() };
 	/* dirty.h orders launches by dl.tag.  A captured tag (bit 63) would
 	 * come after every ordinary launch: a kernel reading a graph's
 	 * output would never see it dirty, and a graph's birth could never
@@ -158,6 +160,7 @@ static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_
 		e.launch_ns = as->launch_ns;
 		e.tid = as->tid;
 		e.func = as->func;
+		e.mode = as->mode;
 		order = as->order;
 	}
 	/* the generic tier's check is judged at its reader, after results of
@@ -396,6 +399,7 @@ static void note_words(CUstream stream, const struct np_kfunc *f, const uint64_t
 		return;
 	u.launch_ns = now_ns();
 	u.tid = my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid));
+	u.mode = np_grad_mode_now();
 	np_generic_note(&u);
 }
 
@@ -893,6 +897,7 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 		goto out;
 	}
 	np_kfunc_demangle = np_cu.cxa_demangle;
+	np_grad_mode_resolve();   /* torch is loaded before CUDA: found now */
 	config = *cfg;
 	if (np_inflight_init() || np_kfunc_init() ||
 	    np_alloc_init()) {

@@ -68,6 +68,7 @@ static void finding_of(struct np_collector *c, struct np_proc_state *p,
 	/* a kernel's output, or what a module-level check looked at */
 	f->role = r->role ? r->role : NP_ROLE_OUTPUT;
 	f->dtype = r->dtype;
+	f->grad_mode = r->mode;   /* the launching thread's, when torch's was read */
 	f->inputs_finite = !(r->flags & NP_AF_SOURCE_DIRTY);
 	f->numel = r->gpu.numel;
 	f->nan = r->gpu.nan;

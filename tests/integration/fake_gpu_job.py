@@ -77,6 +77,11 @@ statistics, then an add); head reads the norm's output.  At step --at
 the convolution overflows: the GroupNorm's statistics kernel, read as
 group norm's, lets the generic tier name the convolution.
 
+With --eval no_grad (or inference_mode) the gate overflows in an
+evaluation pass after step --at's update, under torch.no_grad() (or
+torch.inference_mode()): the launch callback reads the thread's grad mode
+from torch's c10, and the origin says the mode.
+
 With --sum the gate's overflow is a sum instead: y = 3e38 at step --at
 (else 1), r = y.sum() in torch's reduce_kernel, whose ReduceOp the
 agent must read to check r; head reads r.
@@ -105,7 +110,8 @@ forward.
                   [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
                   [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--gn] [--mlp gemm|input
                   [--gemm sgemm|gemmex|batched|lt|sgemmex|gemv|dot|trsm]] [--cpu-grads]
-                  [--cpu-outputs] [--wait-agent SEC] [--ready-file F]
+                  [--cpu-outputs] [--eval no_grad|inference_mode] [--wait-agent SEC]
+                  [--ready-file F]
 """
 import argparse
 import ctypes
@@ -186,6 +192,10 @@ def main():
                          "the exp overflows")
     ap.add_argument("--gemm", default="sgemm", choices=GEMM_APIS,
                     help="--mlp: the cuBLAS API its matmuls call")
+    ap.add_argument("--eval", choices=["no_grad", "inference_mode"],
+                    help="the gate overflows in an evaluation pass after step --at's "
+                         "update, under torch.no_grad() or torch.inference_mode(), not in "
+                         "training")
     ap.add_argument("--stale", action="store_true",
                     help="--modules: at step --at, attn first fills the gate's output "
                          "buffer with -inf (a decoded fill), which the gate then overwrites")
@@ -451,18 +461,24 @@ def main():
 
 
 def train(model, a, after_backward=None, opt_cls=torch.optim.SGD, gate_at=None):
-    """The loop both jobs share: the gate overflows at step gate_at (--at)."""
+    """The loop both jobs share: the gate overflows at step gate_at (--at),
+    in training, or with --eval in the evaluation pass after its update."""
     gate_at = a.at if gate_at is None else gate_at
     opt = opt_cls(model.parameters(), lr=0.01)
+    gate = model.blocks[0].gate
     for step in range(a.steps):
         train.step = opt.step_no = step
-        model.blocks[0].gate.value = 100.0 if step == gate_at else 1.0
+        gate.value = 100.0 if step == gate_at and not a.eval else 1.0
         opt.zero_grad()
         loss = model(torch.ones(2, 4, requires_grad=True)).sum()
         loss.backward()
         if after_backward:
             after_backward()
         opt.step()
+        if a.eval:
+            gate.value = 100.0 if step == gate_at else 1.0
+            with torch.no_grad() if a.eval == "no_grad" else torch.inference_mode():
+                model(torch.ones(2, 4))
         print("step %d loss %r" % (step, loss.item()), flush=True)
         time.sleep(0.05)            # the drain thread polls every 0.5 ms
     time.sleep(0.3)

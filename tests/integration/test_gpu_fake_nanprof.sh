@@ -4,8 +4,10 @@
 # modules launch real torch kernels through ctypes (fake_gpu_job.py).
 # BPF sees the module calls, the agent checks every kernel's output and
 # reports through its BPF probe, and nanprof must place the overflowing
-# exp in blocks.0.gate at step 3, forward, as a CUDA origin (and an
-# overflowing sum there, in torch's reduce_kernel; and when the gate's
+# exp in blocks.0.gate at step 3, forward, as a CUDA origin, with grad
+# enabled (and the same overflow in an evaluation pass under no_grad or
+# inference_mode, which the origin says, read from torch's c10 at the
+# launch; an overflowing sum there, in torch's reduce_kernel; and when the gate's
 # output is cloned by a device-to-device copy, or concatenated by
 # torch.cat's kernel, in one launch or in two, that head reads); the same
 # kernel launched by the backward of a node blocks.0.gate made, in the
@@ -85,7 +87,7 @@ one_python() {   # python
 	fi
 	run_fake "$py" "$T/$tag-fault" --at 3
 	if python3 $IT/check_origin.py "$T/$tag-fault/events.jsonl" --cuda \
-		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
+		--origin forward blocks.0.gate output --step 3 --grad-mode enabled > "$T/chk" 2>&1 &&
 	   grep -q '"op":"[^"]*exp_kernel_cuda' "$T/$tag-fault/events.jsonl" &&
 	   grep -q '"gpu_propagations_inside":[1-9]' "$T/$tag-fault/events.jsonl"; then
 		ok "$tag: the exp kernel in blocks.0.gate, step 3, forward, named through BPF; the mask held inside attn"
@@ -93,6 +95,20 @@ one_python() {   # python
 		cat "$T/$tag-fault.err" >> "$T/chk"
 		bad "$tag: fake GPU origin under nanprof" "$T/chk"
 	fi
+	# an evaluation pass after step 3's update (step 4's work): the
+	# launch callback reads the thread's grad mode from torch's c10
+	for mode in no_grad inference_mode; do
+		run_fake "$py" "$T/$tag-$mode" --eval $mode --at 3
+		if python3 $IT/check_origin.py "$T/$tag-$mode/events.jsonl" --cuda \
+			--origin forward blocks.0.gate output --step 4 --grad-mode $mode \
+			> "$T/chk" 2>&1 &&
+		   grep -q "forward pass under $mode" "$T/$tag-$mode.err"; then
+			ok "$tag: an evaluation pass under $mode: the exp kernel in blocks.0.gate, step 4, its grad mode said"
+		else
+			cat "$T/$tag-$mode.err" >> "$T/chk"
+			bad "$tag: fake GPU origin under $mode" "$T/chk"
+		fi
+	done
 	run_fake "$py" "$T/$tag-sum" --sum --at 3
 	if python3 $IT/check_origin.py "$T/$tag-sum/events.jsonl" --cuda \
 		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
