@@ -154,7 +154,7 @@ static void print_causes(FILE *f, const struct np_finding *o, const char *op,
 	const struct {
 		const char *label, *text;
 	} causes[] = {
-		{ "divisor: ", np_divisor_note(o) },
+		{ "divisor: ", np_divisor_note(o, op) },
 		{ "rows:   ", np_rows_note(o) },
 		{ "derivative: ", np_singular_note(o, op) },
 	};
@@ -303,6 +303,13 @@ const char *np_origin_why(const struct np_finding *o)
 		return "-inf and nothing else, as a mask holds, but what came next in "
 		       "the step made a NaN or an Inf of it (the loss: label smoothing "
 		       "or a sum over masked entries; a later module; a gradient).";
+	if (o->op_read_outside && o->numel && o->nan == o->numel)
+		/* NaN everywhere: what a std of one value gives (advantages
+		 * normalised over a batch of one) */
+		return "it was already NaN everywhere when the loss's code read it: made "
+		       "without gradient (data, a statistic of the batch such as the std "
+		       "of a single value, code under no_grad), outside what autograd and "
+		       "the module checks see.";
 	if (o->op_read_outside)
 		return "it was already non-finite when the loss's code read it: made "
 		       "without gradient (data, a statistic of the batch, code under "
@@ -331,10 +338,22 @@ const char *np_origin_why(const struct np_finding *o)
 	return "what flowed in was already non-finite, from outside the checked tensors.";
 }
 
-const char *np_divisor_note(const struct np_finding *o)
+/* "std", "var", "std_mean", "var_mean": a forward op's name, as the
+ * agent writes it (agent/birth_op.c: _too_few) */
+static bool is_spread_stat(const char *op)
+{
+	return !strcmp(op, "std") || !strcmp(op, "var") || !strcmp(op, "std_mean") ||
+	       !strcmp(op, "var_mean");
+}
+
+const char *np_divisor_note(const struct np_finding *o, const char *op)
 {
 	if (!o->divided_by_zero || o->op_read_outside)
 		return "";
+	if (o->role != NP_ROLE_GRAD && is_spread_stat(op))
+		return "a std or var over no more values than its correction (1 by default: "
+		       "Bessel's) divides by n - correction = 0: the std of a single value is "
+		       "NaN (a batch of one sample: pass correction=0, or skip such a batch)";
 	if (o->role == NP_ROLE_GRAD)
 		return "the division's divisor held 0: the gradient of s / n is inf or NaN "
 		       "where n = 0, even where a torch.where or masked_fill dropped the "
@@ -895,7 +914,8 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "received_by", .kind = NP_ARG_STR, .s = np_name(c, o->received_by) },
 			{ .key = "why", .kind = NP_ARG_STR, .s = np_origin_why(o) },
 			{ .key = "range_note", .kind = NP_ARG_STR, .s = np_range_note(o) },
-			{ .key = "divisor_note", .kind = NP_ARG_STR, .s = np_divisor_note(o) },
+			{ .key = "divisor_note", .kind = NP_ARG_STR,
+			  .s = np_divisor_note(o, np_name(c, o->op)) },
 			{ .key = "rows_note", .kind = NP_ARG_STR, .s = np_rows_note(o) },
 			{ .key = "derivative_note", .kind = NP_ARG_STR,
 			  .s = np_singular_note(o, np_name(c, o->op)) },

@@ -27,9 +27,9 @@ const char *np_origin_why(const struct np_finding *o);
 /* For a value born here in a narrow float type, what that type holds:
  * "float16 holds finite values up to 65504 only: ..." ("" otherwise). */
 const char *np_range_note(const struct np_finding *o);
-/* For an op that divided by a tensor holding 0 (agent/birth_op.h), the
- * words saying so ("" otherwise). */
-const char *np_divisor_note(const struct np_finding *o);
+/* For an op that divided by a tensor holding 0 (agent/birth_op.h), or a
+ * std or var (op) over too few values, the words saying so ("" otherwise). */
+const char *np_divisor_note(const struct np_finding *o, const char *op);
 /* For a softmax that made NaN of whole rows, the words saying what that
  * takes ("" otherwise). */
 const char *np_rows_note(const struct np_finding *o);

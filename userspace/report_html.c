@@ -78,8 +78,8 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 			np_jsonw_string_field(w, "received_by", np_name(c, o->received_by));
 		np_jsonw_string_field(w, "param", *np_name(c, o->param) ? np_name(c, o->param) : NULL);
 		np_jsonw_string_field(w, "why", np_origin_why(o));
-		if (*np_divisor_note(o))
-			np_jsonw_string_field(w, "divisor_note", np_divisor_note(o));
+		if (*np_divisor_note(o, np_name(c, o->op)))
+			np_jsonw_string_field(w, "divisor_note", np_divisor_note(o, np_name(c, o->op)));
 		if (*np_rows_note(o))
 			np_jsonw_string_field(w, "rows_note", np_rows_note(o));
 		if (*np_singular_note(o, np_name(c, o->op)))

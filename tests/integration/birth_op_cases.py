@@ -10,8 +10,8 @@ No backward runs: the graph is only looked at.  At the end the script
 reads the agent's records from FILE and checks, for every case, the op
 of the module's CHECK record and its four flags: OP_INSIDE (an op
 inside the module, not the output's own), OP_READ_FINITE (all it read
-was seen finite), ZERO_DIVISOR (a division whose divisor held 0: the
-classes with zero_divisor = True, and only those) and DEAD_ROWS (a
+was seen finite), ZERO_DIVISOR (a division whose divisor held 0, or a
+std of one value: the classes with zero_divisor = True, and only those) and DEAD_ROWS (a
 softmax that made NaN of whole rows: dead_rows = True, only those).
 Where torch cannot tell a saved tensor behind saved-tensor hooks from a
 plain one (no SavedTensor.unpack_hook: torch 1.13), the agent does not
@@ -186,6 +186,35 @@ class Checkpointed(nn.Module):
         return checkpoint(self.body, x, use_reentrant=False)
 
 
+class StdOfOne(nn.Module):
+    """Features whitened over a batch of one sample: h.std(0) of one value
+    divides by n - 1 = 0 (Bessel's correction), NaN, kept as the std's
+    result; the div after it reads that NaN.  The std is named, as a
+    division by 0 (ZERO_DIVISOR)."""
+    zero_divisor = True
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x[:1])
+        return (h - h.mean(0)) / h.std(0)
+
+
+class StdThenLog(nn.Module):
+    """A std over the batch's 4 samples (finite), then a log of 0: the log,
+    and no division by 0 (the std had values enough)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        s = self.lin(x).std(0)
+        return torch.log(s - s) + 1
+
+
 class LoopedCell(nn.Module):
     """A GRUCell run over 12 time steps in the module's own loop, with
     0 / 0 between steps 7 and 8: the div is named, four cells (some 80
@@ -235,6 +264,10 @@ CASES = [
     ("an in-place write into a slice", SliceWrite(), ("LogBackward0", True, True), "CopySlices"),
     ("checkpointed: nothing unpacked, nothing recomputed", Checkpointed(),
      ("AddBackward0", False, False), "AddBackward0"),
+    ("the std of one sample: n - 1 = 0", StdOfOne(), ("StdBackward0", True, True),
+     "DivBackward0"),
+    ("a std over 4 samples, then a log of 0: the log", StdThenLog(),
+     ("LogBackward0", True, True), "AddBackward0"),
     ("0 / 0 in a loop of 12 GRUCell steps", LoopedCell(), ("DivBackward0", True, True),
      "AddmmBackward0"),
 ]

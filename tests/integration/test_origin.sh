@@ -389,6 +389,13 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	# nowhere; the loss's add is named, and the division said
 	pooled "a loss averaged over no valid token, in the loop: the add, a division by 0" loop \
 		"$made" --outside --op add --op-inside no
+	# the pooled vectors standardised over a batch of one sample: the
+	# std of one value divides by n - 1 = 0 (without the op search, the
+	# module's own div is named)
+	std_op=div; [ $saved = 1 ] && std_op=std
+	pooled "the std over a batch of one sample: BatchWhiten's $std_op, n - 1 = 0" whiten \
+		"divisor: a std or var over no more values than its correction" \
+		--origin forward whiten output --op $std_op
 
 	# --on-nan signal:INT: the job stops at its first NaN, as on Ctrl-C,
 	# and everything is still written

@@ -1565,6 +1565,21 @@ Test(findings, a_loss_op_that_read_an_untracked_nan_names_that_tensor)
 	free(text);
 }
 
+/* The same tensor NaN everywhere (the std of one value: advantages
+ * normalised over a batch of one sample) says so among its makers. */
+Test(findings, an_untracked_tensor_nan_everywhere_names_the_std_of_one_value)
+{
+	check_counts(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0,
+		     NP_AF_OP_INSIDE | NP_AF_SOURCE_DIRTY | NP_AF_CONST_INPUT, "MulBackward0",
+		     1, 0, 1, 0);
+	cr_assert_eq(origins, 1);
+	char *text = origin_paragraph();
+	cr_assert(strstr(text, "it was already NaN everywhere when the loss's code read it: made "
+			       "without gradient (data, a statistic of the batch such as the std "
+			       "of a single value"), "%s", text);
+	free(text);
+}
+
 /* A birth elsewhere in a step that also returned a mask is its own
  * origin: an update with lr=inf (no SOURCE_DIRTY: the agent does not
  * count masks as what flowed in). */
@@ -1696,6 +1711,24 @@ Test(findings, a_division_by_zero_in_a_module_says_so)
 	cr_expect(strstr(text, "  divisor: a division by a tensor that held 0 made it (0 / 0 is "
 			       "NaN, x / 0 is inf)"), "%s", text);
 	cr_expect(strstr(text, "it was born here"), "%s", text);
+	free(text);
+}
+
+/* The std of one value (agent/birth_op.c: _too_few) sets the same flag:
+ * its divisor line says what n - 1 = 0 takes, not a tensor holding 0. */
+Test(findings, the_std_of_one_value_says_what_it_divided_by)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	check_flags(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET,
+		    NP_AF_ZERO_DIVISOR | NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, "StdBackward0");
+	cr_assert_eq(origins, 1);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  op:     std (inside the module; it read only finite values)\n"),
+		  "%s", text);
+	cr_expect(strstr(text, "  divisor: a std or var over no more values than its correction "
+			       "(1 by default: Bessel's) divides by n - correction = 0: the std "
+			       "of a single value is NaN (a batch of one sample"), "%s", text);
+	cr_expect_null(strstr(text, "a tensor that held 0"), "%s", text);
 	free(text);
 }
 
