@@ -149,7 +149,7 @@ const char *np_op_note(const struct np_finding *f)
  * each, labelled as in the origin paragraph, or bare under the summary's
  * origin line. */
 static void print_causes(FILE *f, const struct np_finding *o, const char *op,
-			 const char *indent, bool labelled)
+			 const char *type, const char *indent, bool labelled)
 {
 	const struct {
 		const char *label, *text;
@@ -157,6 +157,7 @@ static void print_causes(FILE *f, const struct np_finding *o, const char *op,
 		{ "divisor: ", np_divisor_note(o, op) },
 		{ "rows:   ", np_rows_note(o) },
 		{ "derivative: ", np_singular_note(o, op) },
+		{ "ctc:    ", np_ctc_note(o, op, type) },
 	};
 	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
 		if (*causes[i].text)
@@ -276,7 +277,7 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on, down to "
 			"a loss scale of 1: the gradients are non-finite unscaled, no scale "
 			"overflow\n", o->scaler_run);
-	print_causes(f, o, op, "  ", true);
+	print_causes(f, o, op, type, "  ", true);
 	if (*np_range_note(o))
 		fprintf(f, "  range:  %s\n", np_range_note(o));
 	fprintf(f, "  %s\n", np_origin_why(o));
@@ -371,6 +372,19 @@ const char *np_rows_note(const struct np_finding *o)
 	return "it made NaN of whole rows: an input row of -inf everywhere, every entry "
 	       "masked (a padded sample or query with nothing to attend to, a state with "
 	       "no valid action), or a row holding +inf (an overflow before it)";
+}
+
+const char *np_ctc_note(const struct np_finding *o, const char *op, const char *type)
+{
+	/* from finite log-probabilities CTC's loss is +inf only when no
+	 * path through the frames spells the target: its probability is 0 */
+	if (o->role != NP_ROLE_OUTPUT || o->phase != NP_PHASE_FORWARD || !o->inputs_finite ||
+	    o->preexisting || !o->posinf || (strcmp(op, "ctc_loss") && strcmp(type, "CTCLoss")))
+		return "";
+	return "CTC's loss is +inf for a sample whose target no alignment fits: more labels "
+	       "than its input_lengths has frames, counting a blank frame between repeated "
+	       "labels (\"aa\" takes 3); nn.CTCLoss(zero_infinity=True) makes such a loss "
+	       "and its gradient 0, or leave those samples out";
 }
 
 const char *np_singular_note(const struct np_finding *o, const char *op)
@@ -682,7 +696,7 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
 		if (spread[0])
 			fprintf(f, "      where in it %s: %s\n", shape, spread);
-		print_causes(f, o, op, "      ", false);
+		print_causes(f, o, op, type, "      ", false);
 	}
 	else if (a->received)
 		fprintf(f, "    first non-finite: received through %s at step %llu (born on "
@@ -762,6 +776,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "infinite_derivative", true);
 	if (!o->gpu && o->dead_rows)
 		np_jsonw_bool_field(w, "rows_all_masked", true);
+	if (*np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type)))
+		np_jsonw_bool_field(w, "ctc_no_alignment", true);
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
 	if (o->phase == NP_PHASE_FORWARD && o->root_call)
@@ -919,6 +935,8 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			{ .key = "rows_note", .kind = NP_ARG_STR, .s = np_rows_note(o) },
 			{ .key = "derivative_note", .kind = NP_ARG_STR,
 			  .s = np_singular_note(o, np_name(c, o->op)) },
+			{ .key = "ctc_note", .kind = NP_ARG_STR,
+			  .s = np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type)) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
 			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
 			{ .key = "neginf", .kind = NP_ARG_UINT, .u = o->neginf },

@@ -33,6 +33,9 @@ const char *np_divisor_note(const struct np_finding *o, const char *op);
 /* For a softmax that made NaN of whole rows, the words saying what that
  * takes ("" otherwise). */
 const char *np_rows_note(const struct np_finding *o);
+/* For CTC's loss born +inf (op ctc_loss, or a CTCLoss module: type), what
+ * that takes, a target no alignment fits ("" otherwise). */
+const char *np_ctc_note(const struct np_finding *o, const char *op, const char *type);
 /* For a backward origin whose op's derivative is infinite at a value it
  * read (sqrt of 0), the words saying so and what to do ("" otherwise);
  * op: the origin's op name ("SqrtBackward0"). */

@@ -82,6 +82,9 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 			np_jsonw_string_field(w, "divisor_note", np_divisor_note(o, np_name(c, o->op)));
 		if (*np_rows_note(o))
 			np_jsonw_string_field(w, "rows_note", np_rows_note(o));
+		const char *ctc = np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type));
+		if (*ctc)
+			np_jsonw_string_field(w, "ctc_note", ctc);
 		if (*np_singular_note(o, np_name(c, o->op)))
 			np_jsonw_string_field(w, "derivative_note",
 					      np_singular_note(o, np_name(c, o->op)));

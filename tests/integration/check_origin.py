@@ -4,6 +4,7 @@
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no] [--divided-by-zero yes|no]
                   [--infinite-derivative yes|no] [--rows-all-masked yes|no]
+                  [--ctc-no-alignment yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
                   [--grad-mode enabled|no_grad|inference_mode] [--outermost-call N]
                   [--held]
@@ -32,6 +33,7 @@ CAUSES = {
     "infinite_derivative": "a backward origin's op has an infinite derivative at a value "
                            "it read, sqrt of 0",
     "rows_all_masked": "the origin's op is a softmax that made NaN of whole rows",
+    "ctc_no_alignment": "the origin is CTC's loss born +inf: a target no alignment fits",
 }
 
 

@@ -397,6 +397,18 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		"divisor: a std or var over no more values than its correction" \
 		--origin forward whiten output --op $std_op
 
+	# CTC: a target longer than its input at step 3 gives +inf in the
+	# CTCLoss module (its ctc_loss with the op search, its mean without),
+	# and the ctc line says what that takes
+	ctc_op=mean; [ $saved = 1 ] && ctc_op=ctc_loss
+	if $NP run -q -o "$T/$tag-ctc" -- $PY $IT/ctc_job.py > "$T/job.out" 2> "$T/np.err" &&
+	   $PY $IT/check_origin.py "$T/$tag-ctc/events.jsonl" --origin forward ctc output \
+		--step 3 --op $ctc_op --ctc-no-alignment yes --divided-by-zero no > "$T/chk" 2>&1 &&
+	   grep -q "ctc:    CTC's loss is +inf for a sample whose target no alignment fits" \
+		"$T/np.err"
+	then ok "$tag CTC's loss +inf for a target longer than its input: ctc, $ctc_op, said why"
+	else cat "$T/np.err" >> "$T/chk"; bad "$tag CTC's impossible alignment" "$T/chk"; fi
+
 	# --on-nan signal:INT: the job stops at its first NaN, as on Ctrl-C,
 	# and everything is still written
 	out=$T/$tag-onnan

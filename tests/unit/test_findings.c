@@ -1732,6 +1732,56 @@ Test(findings, the_std_of_one_value_says_what_it_divided_by)
 	free(text);
 }
 
+/* CTC's loss born +inf says what that takes: by its op (ctc_loss, with
+ * the op search) or by its module's class (CTCLoss, without); not when
+ * it is NaN, nor when what flowed in was non-finite. */
+#define T_CTC 0x800ULL
+#define M_CTC 0x80000ULL
+static char *ctc_birth(const char *what, uint64_t posinf, uint64_t nan, bool src_dirty)
+{
+	type_name(&sim, 1, T_CTC, "CTCLoss");
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_CTC, T_CTC, NP_SEQ_UNKNOWN);
+	check_counts(115, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_CTC,
+		     src_dirty ? NP_AF_SOURCE_DIRTY : NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, what,
+		     1, posinf, nan, 0);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	return origin_paragraph();
+}
+
+Test(findings, ctc_loss_born_inf_says_no_alignment_fits)
+{
+	char *text = ctc_birth("CtcLossBackward0", 1, 0, false);
+	cr_expect(strstr(text, "  ctc:    CTC's loss is +inf for a sample whose target no "
+			       "alignment fits: more labels than its input_lengths has frames"),
+		  "%s", text);
+	free(text);
+}
+
+Test(findings, a_ctc_module_born_inf_says_so_by_its_class)
+{
+	char *text = ctc_birth("MeanBackward0", 1, 0, false);   /* no op search: torch 1.13 */
+	cr_expect(strstr(text, "  op:     mean"), "%s", text);
+	cr_expect(strstr(text, "  ctc:    CTC's loss is +inf"), "%s", text);
+	free(text);
+}
+
+Test(findings, a_ctc_loss_of_nan_or_of_bad_inputs_says_nothing_of_alignments)
+{
+	char *text = ctc_birth("CtcLossBackward0", 0, 1, false);
+	cr_expect_null(strstr(text, "ctc:"), "%s", text);
+	free(text);
+}
+
+Test(findings, a_ctc_loss_that_read_bad_inputs_says_nothing_of_alignments)
+{
+	char *text = ctc_birth("CtcLossBackward0", 1, 0, true);
+	cr_expect_null(strstr(text, "ctc:"), "%s", text);
+	free(text);
+}
+
 Test(findings, a_loss_divided_by_zero_in_the_loop_says_so)
 {
 	check_flags(105, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, 0, NP_AF_ZERO_DIVISOR, "AddBackward0");
