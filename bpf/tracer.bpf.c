@@ -598,7 +598,9 @@ static __always_inline int bwd_exit(void)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
-	if (!p)
+	/* THPEngine_run_backward that raised before the engine ran (a
+	 * tensor that needs no gradient): no pass to end */
+	if (!p || !p->ctx.bwd_depth)
 		return 0;
 	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
 	struct np_event *e = event_new(NP_EV_BWD_EXIT, p, t);
@@ -670,13 +672,6 @@ int np_call_session(struct pt_regs *ctx)
 	return call_enter(ctx);
 }
 
-SEC("kprobe.multi")
-int np_bwd_session(struct pt_regs *ctx)
-{
-	if (bpf_session_is_return())
-		return bwd_exit();
-	return bwd_enter(ctx);
-}
 
 
 /* Fallback pairs for kernels without uprobe sessions. */
@@ -688,6 +683,10 @@ SEC("uprobe")
 int BPF_KPROBE(np_call_entry) { call_enter(ctx); return 0; }
 SEC("uretprobe")
 int BPF_KPROBE(np_call_return) { return call_exit(ctx); }
+
+/* A backward pass, with or without sessions: entry at Engine::execute,
+ * return at THPEngine_run_backward (see userspace/probes.c: a return
+ * probe on Engine::execute would turn torch's errors into std::terminate). */
 SEC("uprobe")
 int BPF_KPROBE(np_bwd_entry) { bwd_enter(ctx); return 0; }
 SEC("uretprobe")

@@ -29,6 +29,10 @@
 #define SYM_SEQ_PEEK    "_ZN2at15sequence_number4peekEv"
 #define SYM_PY_SEQ_NR   "_ZN5torch8autograd26THPCppFunction_sequence_nrEP7_objectS2_"
 #define SYM_PYNODE_VTABLE "_ZTVN5torch8autograd6PyNodeE"
+/* THPEngine_run_backward, behind loss.backward() and autograd.grad():
+ * static in torch 2.x (in .symtab), global in 1.x */
+static const char *const SYM_RUN_BACKWARD[] = { "_ZL22THPEngine_run_backwardP7_objectS0_S0_",
+						 "_Z22THPEngine_run_backwardP7_objectS0_S0_" };
 #define SYM_PYNODE_TRACEABLE "_ZN5torch8autograd6PyNode12is_traceableEv"
 
 #define MAX_LINKS 12
@@ -55,6 +59,7 @@ struct torch_syms {
 	uint64_t py_bias;          /* libtorch_python's load bias */
 	uint64_t pynode_vt;        /* its PyNode vtable's vaddr (0: none) */
 	uint32_t pynode_obj_off;   /* PyNode's Python object (0: not read from the code) */
+	uint64_t run_bwd_off;      /* THPEngine_run_backward's file offset (0: none) */
 };
 
 struct np_probes {
@@ -96,11 +101,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 static void set_session_mode(struct tracer_bpf *s, bool session)
 {
-	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_call_session,
-				       s->progs.np_bwd_session };
+	/* the backward pass's pair is loaded either way (np_probes_add_torch) */
+	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_call_session };
 	struct bpf_program *pair[] = { s->progs.np_py_eval_entry, s->progs.np_py_eval_return,
-				       s->progs.np_call_entry, s->progs.np_call_return,
-				       s->progs.np_bwd_entry, s->progs.np_bwd_return };
+				       s->progs.np_call_entry, s->progs.np_call_return };
 	for (size_t i = 0; i < sizeof(sess) / sizeof(sess[0]); i++) {
 		bpf_program__set_autoload(sess[i], session);
 		bpf_program__set_expected_attach_type(sess[i], NP_BPF_TRACE_UPROBE_SESSION);
@@ -352,6 +356,10 @@ static uint32_t node_seq_offset(struct torch_syms *ts, const struct np_mapping *
 		ts->py_bias = e ? np_elf_load_bias(e) : 0;
 		ts->pynode_vt = e ? np_elf_sym_addr(e, SYM_PYNODE_VTABLE, 0) : 0;
 		ts->pynode_obj_off = pynode_obj_offset(e);
+		ts->run_bwd_off = 0;
+		for (size_t i = 0; e && !ts->run_bwd_off && i < sizeof(SYM_RUN_BACKWARD) /
+								 sizeof(SYM_RUN_BACKWARD[0]); i++)
+			ts->run_bwd_off = sym_offset(e, SYM_RUN_BACKWARD[i], 0);
 		uint8_t code[16];
 		if (fn && np_elf_read(e, fn, code, sizeof(code)) == 0) {
 			int off = np_seq_offset_decode(code, sizeof(code));
@@ -489,8 +497,22 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	torch_seq_locate(p, pid, info, ts, seq_off);
 	struct tracer_bpf *s = p->skel;
 	size_t used = strlen(info->probes);
-	if (exec_off && !(err = attach_probe(p, l, m.path, exec_off, s->progs.np_bwd_session,
-					     s->progs.np_bwd_entry, s->progs.np_bwd_return)))
+	/* A backward pass begins at Engine::execute (entry only: it reads
+	 * accumulate_grad there) and ends when THPEngine_run_backward
+	 * returns.  Not at Engine::execute's return: a return probe replaces
+	 * the return address with the kernel's trampoline, which the C++
+	 * unwinder cannot step past, so an error torch throws inside the
+	 * engine (backward through a freed graph, anomaly mode's NaN check, a
+	 * hook's exception) would end the job in std::terminate instead of
+	 * reaching Python.  THPEngine_run_backward catches every error in
+	 * its own frame: the unwinder never needs its return address. */
+	uint64_t run_off = ts->run_bwd_off;
+	if (exec_off && !run_off)
+		np_warn("%s has no THPEngine_run_backward symbol: backward passes are not "
+			"traced (their end cannot be probed safely)", pym.path);
+	if (exec_off && run_off &&
+	    !(err = attach_probe(p, l, m.path, exec_off, NULL, s->progs.np_bwd_entry, NULL)) &&
+	    !(err = attach_probe(p, l, pym.path, run_off, NULL, NULL, s->progs.np_bwd_return)))
 		used += snprintf(info->probes + used, sizeof(info->probes) - used, ",Engine::execute");
 	if (!err && evfn_off &&
 	    !(err = attach_probe(p, l, m.path, evfn_off, NULL, s->progs.np_node_entry, NULL)))
