@@ -72,9 +72,10 @@ FARGS=(--device "$DEV" --steps 10 --at 6)   # the fault in step 6 of 10, as on t
 FAULT_KINDS=(forward reduction broadcast backward functional optimizer input loss ignored)
 # under nanprof before the benchmark: the CPU issue's faults; the faults
 # of the newer decoders (a reduction, a strided elementwise kernel,
-# nll_loss's scalars) run after it, if the budget has time left
+# nll_loss's scalars) and an evaluation pass's grad mode run after it, if the
+# budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash memeff chain solve)
+LATE_KINDS=(reduction broadcast ignored flash memeff chain solve eval)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -514,6 +515,9 @@ set_origin() {
 	loss) ORIGIN=(--outside --step 6) ;;
 	# nll_loss's two scalars (loss, total weight) sized by kdecode.c
 	ignored) ORIGIN=(--outside --step 6 --op-kernel nll_loss) ;;
+	# an evaluation pass under no_grad after step 6's update (step 7's
+	# work): the kernel's grad mode, read from c10 at its launch
+	eval) ORIGIN=(--origin forward blocks.1.gate '*' --step 7 --grad-mode no_grad) ;;
 	none) ORIGIN=(--no-origin --no-warnings) ;;
 	# CUDA .grad norms come back a step late (agent/gpu_norms.c)
 	explode) ORIGIN=(--warning-before-origin) ;;
