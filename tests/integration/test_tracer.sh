@@ -188,24 +188,30 @@ if $PY -c 'import torch' 2>/dev/null; then
 	# Python (not std::terminate), with sessions and with entry+return
 	# probes; the job goes on, its steps and phases traced, and anomaly
 	# mode's step names the birth (SqrtBackward0)
-	$PY $IT/engine_error_job.py > "$T/alone.out" 2> /dev/null
-	for how in session no-session; do
-		out=$T/engine-$how
-		flag=; [ $how = no-session ] && flag=--no-session
-		$NP run -q $flag -o "$out" -- $PY $IT/engine_error_job.py > "$T/job.out" 2> "$T/np.err"
-		rc=$?
-		if [ $rc -eq 0 ] && cmp -s "$T/job.out" "$T/alone.out" &&
-		   grep -q "caught 3 errors, finished 6 steps" "$T/job.out" &&
-		   $PY $IT/check_events.py "$out/events.jsonl" --mode run --steps 6 --every-phase \
-			> "$T/chk" 2>&1 &&
-		   $PY $IT/check_origin.py "$out/events.jsonl" --origin backward "<none>" grad \
-			--op SqrtBackward0 --step 3 \
-			>> "$T/chk" 2>&1; then
-			ok "run $tag ($how): torch's errors in backward reach the job, which goes on; SqrtBackward0 at step 3"
-		else
-			{ echo "rc=$rc"; diff "$T/alone.out" "$T/job.out"; tail -5 "$T/np.err"; } >> "$T/chk"
-			bad "run $tag ($how): torch's errors in backward" "$T/chk"
+	for EPY in python3 /usr/bin/python3; do
+		if ! $EPY -c 'import torch' 2>/dev/null; then
+			skp "torch's errors in backward with $EPY" "no torch for $EPY"
+			continue
 		fi
+		etag=$(basename "$(readlink -f "$(command -v $EPY)")")-$($EPY -c 'import torch;print(torch.__version__)')
+		$EPY $IT/engine_error_job.py > "$T/alone.out" 2> /dev/null
+		for how in session no-session; do
+			out=$T/engine-$how
+			flag=; [ $how = no-session ] && flag=--no-session
+			$NP run -q $flag -o "$out" -- $EPY $IT/engine_error_job.py > "$T/job.out" 2> "$T/np.err"
+			rc=$?
+			if [ $rc -eq 0 ] && cmp -s "$T/job.out" "$T/alone.out" &&
+			   grep -q "caught 3 errors, finished 6 steps" "$T/job.out" &&
+			   $EPY $IT/check_events.py "$out/events.jsonl" --mode run --steps 6 --every-phase \
+				> "$T/chk" 2>&1 &&
+			   $EPY $IT/check_origin.py "$out/events.jsonl" --origin backward "<none>" grad \
+				--op SqrtBackward0 --step 3 >> "$T/chk" 2>&1; then
+				ok "run $etag ($how): torch's errors in backward reach the job, which goes on; SqrtBackward0 at step 3"
+			else
+				{ echo "rc=$rc"; diff "$T/alone.out" "$T/job.out"; tail -5 "$T/np.err"; } >> "$T/chk"
+				bad "run $etag ($how): torch's errors in backward" "$T/chk"
+			fi
+		done
 	done
 
 	# the statically linked build (for GPU hosts without libbpf) runs with
