@@ -2,11 +2,11 @@
  * by `nanprof attach`.
  *
  * Preloaded, it first makes each process of the job wait (bounded) until
- * nanprof has attached its probes, before main() and again right after
- * libtorch is loaded, so no module call, backward pass or optimizer step
- * is missed.  Then, in both modes, it starts the control thread
- * (control.c) that puts the finite checks (hooks.c) in place once torch
- * is imported.  It links nothing but libc, libdl and libpthread (CPython
+ * nanprof has attached its probes, before main(); its control thread
+ * (control.c) tells nanprof when libtorch is mapped, within milliseconds
+ * of torch._C's load and long before `import torch` returns, so no
+ * backward pass or optimizer step is missed.  In both modes that thread
+ * puts the finite checks (hooks.c) in place once torch is imported.  It links nothing but libc, libdl and libpthread (CPython
  * is found at run time), never writes to stdout, and on any failure just
  * lets the process go on.
  */
@@ -75,23 +75,19 @@ static int find_torch(struct dl_phdr_info *info, size_t size, void *arg)
 	return base && strncmp(base, "libtorch_python.so", 18) == 0;
 }
 
-/* Python loads torch with dlopen(full path), and libtorch comes in as its
- * dependency: check after each dlopen until it is there. */
-__attribute__((visibility("default")))
-void *dlopen(const char *file, int mode)
+int np_agent_torch_mapped(void)
 {
-	static void *(*real_dlopen)(const char *, int);
-	if (!real_dlopen)
-		real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	if (!real_dlopen)
-		return NULL;
-	void *h = real_dlopen(file, mode);
-	if (h && !torch_reported && getenv(NP_AGENT_ENV_SOCK) &&
-	    dl_iterate_phdr(find_torch, NULL)) {
-		torch_reported = 1;
+	return dl_iterate_phdr(find_torch, NULL);
+}
+
+/* Not by wrapping dlopen: glibc searches a library's DT_RUNPATH by the
+ * caller of dlopen, and a wrapper made every dlopen("libfoo.so") look in
+ * the agent's (none) instead: torch's lazy load of libnvrtc by name, a
+ * library's own plugins, failed under nanprof. */
+void np_agent_torch_loaded(void)
+{
+	if (getenv(NP_AGENT_ENV_SOCK) && !__atomic_exchange_n(&torch_reported, 1, __ATOMIC_ACQ_REL))
 		handshake(NP_AGENT_LIBTORCH);
-	}
-	return h;
 }
 
 /* CUDA_INJECTION64_PATH (set by `nanprof run`): the driver dlopens the
@@ -114,7 +110,7 @@ static void agent_init(void)
 	}
 	/* A process that already has libtorch (a fork of a torch process
 	 * that then exec'd one) reports it at once. */
-	if (dl_iterate_phdr(find_torch, NULL))
+	if (np_agent_torch_mapped())
 		torch_reported = 1;
 	handshake(NP_AGENT_HELLO);
 	np_control_start(1);

@@ -25,6 +25,8 @@
 #include "triton_plan.h"
 
 enum state { IDLE, WANT_ON, ON, WANT_OFF };
+#define WATCH_ONLY 2   /* control_main's mode besides run (1) and attach (0):
+			* --no-checks, libtorch watched for nanprof */
 
 static volatile int state = IDLE;
 static PyObject *ns;                  /* the bootstrap's namespace */
@@ -200,14 +202,6 @@ static void with_gil(void)
 	np_py.GILState_Release(g);
 }
 
-static int find_torch(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	(void)arg;
-	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-	return base && strncmp(base + 1, "libtorch_python.so", 18) == 0;
-}
-
 static int find_libcuda(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -263,6 +257,28 @@ static void gpu_poll(int *told)
 /* Checks on while fd is open: install once torch is there, take the
  * hooks out when nanprof hangs up.  fd -1: on until the process ends
  * (poll ignores a negative fd). */
+/* How long to wait between looks for libtorch: often in the process's
+ * first 30 s (Python's start and its imports: torch._C's load comes half
+ * a second or more before `import torch` returns, and nanprof's probes
+ * must be in before the first backward), then every 50 ms. */
+static int torch_look_ms(void)
+{
+	static struct timespec start;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!start.tv_sec && !start.tv_nsec)
+		start = now;
+	return now.tv_sec - start.tv_sec < 30 ? 5 : 50;
+}
+
+/* libtorch mapped now, and nanprof told (first time only) */
+static int torch_now_mapped(int *mapped)
+{
+	if (!*mapped && (*mapped = np_agent_torch_mapped()))
+		np_agent_torch_loaded();
+	return *mapped;
+}
+
 static void serve(int fd)
 {
 	state = WANT_ON;
@@ -271,14 +287,13 @@ static void serve(int fd)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		/* from libtorch loaded to torch imported, look often: the job
 		 * may start training a few milliseconds after its import */
-		int n = poll(&p, 1, state == WANT_ON && torch_mapped ? 2 : 50);
+		int n = poll(&p, 1, !torch_mapped ? torch_look_ms() : state == WANT_ON ? 2 : 50);
 		if (n > 0) {
 			char buf[64];
 			if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
 				break;   /* nanprof is gone */
 		}
-		if (state == WANT_ON && np_pyapi_load() == 0 &&
-		    (torch_mapped || (torch_mapped = dl_iterate_phdr(find_torch, NULL))))
+		if (torch_now_mapped(&torch_mapped) && state == WANT_ON && np_pyapi_load() == 0)
 			with_gil();
 		/* kernels are checked even before (or without) torch's hooks */
 		gpu_poll(&gpu_told);
@@ -354,15 +369,29 @@ static void compare_only(void)
 	while (!cmp.done) {
 		struct timespec ts = { 0, (torch_mapped ? 2 : 50) * 1000000L };
 		nanosleep(&ts, NULL);
-		if (np_pyapi_load() == 0 &&
-		    (torch_mapped || (torch_mapped = dl_iterate_phdr(find_torch, NULL))))
+		if (torch_now_mapped(&torch_mapped) && np_pyapi_load() == 0)
 			with_gil();
+	}
+}
+
+/* --no-checks: no hooks, but nanprof's autograd probes still wait for
+ * word that libtorch is mapped */
+static void watch_torch(void)
+{
+	int torch_mapped = 0;
+	while (!torch_now_mapped(&torch_mapped)) {
+		struct timespec ts = { 0, torch_look_ms() * 1000000L };
+		nanosleep(&ts, NULL);
 	}
 }
 
 static void *control_main(void *arg)
 {
 	int run_mode = (int)(intptr_t)arg;
+	if (run_mode == WATCH_ONLY) {
+		watch_torch();
+		return NULL;
+	}
 	attached = !run_mode;
 	if (cmp.mode && strcmp(cmp.mode, "nanprof") != 0) {
 		compare_only();
@@ -426,8 +455,11 @@ void np_control_start(int run_mode)
 	if (!cmp.mode || !cmp.out || cmp.steps <= 0)
 		cmp.mode = NULL;
 	const char *off = getenv(NP_AGENT_ENV_CHECKS);
-	if (off && strcmp(off, "0") == 0 && !cmp.mode)
-		return;
+	if (off && strcmp(off, "0") == 0 && !cmp.mode) {
+		if (!run_mode || np_agent_torch_mapped())
+			return;
+		run_mode = WATCH_ONLY;
+	}
 	started = 1;
 	pthread_atfork(NULL, NULL, in_child);
 	pthread_attr_t a;

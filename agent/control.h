@@ -12,7 +12,14 @@
 #ifndef NP_CONTROL_H
 #define NP_CONTROL_H
 
-/* Starts the control thread (once per process). */
+/* Starts the control thread (once per process).  With the checks off
+ * (--no-checks) it only watches for libtorch, for nanprof's probes. */
 void np_control_start(int run_mode);
+
+/* agent.c: whether libtorch_python is mapped; and telling nanprof, once,
+ * that it is (it then attaches its autograd probes; the caller waits,
+ * bounded, for its answer). */
+int np_agent_torch_mapped(void);
+void np_agent_torch_loaded(void);
 
 #endif

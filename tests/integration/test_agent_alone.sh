@@ -65,6 +65,24 @@ one_python() {   # python
 	fi
 }
 
+# the agent leaves the job's library loading as it is: a library's
+# dlopen by bare name still searches that library's DT_RUNPATH
+mkdir -p "$T/rp/sub"
+if cc -shared -fPIC -DDEP "$IT/runpath_lib.c" -o "$T/rp/sub/librunpath_dep.so" &&
+   cc -shared -fPIC "$IT/runpath_lib.c" -o "$T/rp/librunpath_loader.so" -ldl \
+	-Wl,--enable-new-dtags,-rpath,'$ORIGIN/sub'; then
+	load='import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).load_dep())'
+	if [ "$(python3 -c "$load" "$T/rp/librunpath_loader.so" 2>&1)" = 42 ] &&
+	   [ "$(LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$T/rp.rec" \
+		python3 -c "$load" "$T/rp/librunpath_loader.so" 2> "$T/chk")" = 42 ]; then
+		ok "a library's dlopen by bare name finds its DT_RUNPATH with the agent preloaded"
+	else
+		bad "a library's dlopen with the agent preloaded" "$T/chk"
+	fi
+else
+	skp "a library's dlopen with the agent preloaded" "no C compiler"
+fi
+
 one_python python3
 if [ -x /usr/bin/python3 ]; then
 	one_python /usr/bin/python3
