@@ -194,3 +194,48 @@ const char *np_elf_sym_at(const struct np_elf *e, uint64_t vaddr, const char *pr
 	}
 	return NULL;
 }
+
+#define MAX_RODATA (64u << 20)
+
+int np_elf_rodata_strings(const struct np_elf *e, const char *s, uint64_t *out, int max)
+{
+	uint64_t addr, size;
+	if (np_elf_section(e, ".rodata", &addr, &size) || size > MAX_RODATA)
+		return 0;
+	char *buf = malloc(size);
+	if (!buf)
+		return 0;
+	size_t len = strlen(s) + 1;   /* with its NUL */
+	int n = 0;
+	if (np_elf_read(e, addr, buf, size) == 0)
+		for (uint64_t i = 1; i + len <= size && n < max; i++)
+			if (buf[i - 1] == 0 && memcmp(buf + i, s, len) == 0)
+				out[n++] = addr + i;
+	free(buf);
+	return n;
+}
+
+int np_elf_relative_relocs(const struct np_elf *e, np_elf_reloc_fn fn, void *ctx)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(e->elf, &eh))
+		return 0;
+	uint32_t relative = eh.e_machine == EM_AARCH64 ? R_AARCH64_RELATIVE : R_X86_64_RELATIVE;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			int rc;
+			if (gelf_getrela(data, (int)i, &r) && GELF_R_TYPE(r.r_info) == relative &&
+			    (rc = fn(ctx, r.r_offset, (uint64_t)r.r_addend)))
+				return rc;
+		}
+	}
+	return 0;
+}

@@ -29,6 +29,17 @@ int np_elf_section(const struct np_elf *e, const char *name, uint64_t *vaddr, ui
 /* Reads size bytes at a virtual address from the file.  0 or -errno. */
 int np_elf_read(const struct np_elf *e, uint64_t vaddr, void *buf, size_t size);
 
+/* The vaddrs of the NUL-terminated string s in .rodata, each a whole
+ * string (preceded by a NUL, not the tail of a longer one): up to max of
+ * them written to out; how many. */
+int np_elf_rodata_strings(const struct np_elf *e, const char *s, uint64_t *out, int max);
+
+/* Calls fn(ctx, slot, target) for every relative relocation of the file
+ * (R_X86_64_RELATIVE, R_AARCH64_RELATIVE: a pointer the loader sets to
+ * load bias + target), until fn returns non-zero; returns that, or 0. */
+typedef int (*np_elf_reloc_fn)(void *ctx, uint64_t slot, uint64_t target);
+int np_elf_relative_relocs(const struct np_elf *e, np_elf_reloc_fn fn, void *ctx);
+
 /* Name of the defined symbol containing vaddr (st_value <= vaddr <
  * st_value + st_size), among those starting with prefix; NULL if none. */
 const char *np_elf_sym_at(const struct np_elf *e, uint64_t vaddr, const char *prefix);

@@ -14,6 +14,7 @@
 #include "proc.h"
 #include "pyoffsets.h"
 #include "pymem.h"
+#include "pymethods.h"
 #include "pyslots.h"
 #include "insn.h"
 #include "tracer.skel.h"
@@ -29,11 +30,12 @@
 #define SYM_SEQ_PEEK    "_ZN2at15sequence_number4peekEv"
 #define SYM_PY_SEQ_NR   "_ZN5torch8autograd26THPCppFunction_sequence_nrEP7_objectS2_"
 #define SYM_PYNODE_VTABLE "_ZTVN5torch8autograd6PyNodeE"
+#define SYM_PYNODE_TRACEABLE "_ZN5torch8autograd6PyNode12is_traceableEv"
 /* THPEngine_run_backward, behind loss.backward() and autograd.grad():
- * static in torch 2.x (in .symtab), global in 1.x */
+ * static in torch 2.x (in .symtab; else found by its method table,
+ * pymethods.h), global in 1.x */
 static const char *const SYM_RUN_BACKWARD[] = { "_ZL22THPEngine_run_backwardP7_objectS0_S0_",
 						 "_Z22THPEngine_run_backwardP7_objectS0_S0_" };
-#define SYM_PYNODE_TRACEABLE "_ZN5torch8autograd6PyNode12is_traceableEv"
 
 #define MAX_LINKS 12
 #define NP_MAX_TORCH_LIBS 8
@@ -60,6 +62,7 @@ struct torch_syms {
 	uint64_t pynode_vt;        /* its PyNode vtable's vaddr (0: none) */
 	uint32_t pynode_obj_off;   /* PyNode's Python object (0: not read from the code) */
 	uint64_t run_bwd_off;      /* THPEngine_run_backward's file offset (0: none) */
+	uint64_t run_bwd_slot;     /* without its symbol: its method entry's ml_meth (0: none) */
 };
 
 struct np_probes {
@@ -356,10 +359,13 @@ static uint32_t node_seq_offset(struct torch_syms *ts, const struct np_mapping *
 		ts->py_bias = e ? np_elf_load_bias(e) : 0;
 		ts->pynode_vt = e ? np_elf_sym_addr(e, SYM_PYNODE_VTABLE, 0) : 0;
 		ts->pynode_obj_off = pynode_obj_offset(e);
-		ts->run_bwd_off = 0;
+		ts->run_bwd_off = ts->run_bwd_slot = 0;
 		for (size_t i = 0; e && !ts->run_bwd_off && i < sizeof(SYM_RUN_BACKWARD) /
 								 sizeof(SYM_RUN_BACKWARD[0]); i++)
 			ts->run_bwd_off = sym_offset(e, SYM_RUN_BACKWARD[i], 0);
+		if (e && !ts->run_bwd_off &&
+		    np_pymethod_slot(e, "run_backward", "queue_callback", &ts->run_bwd_slot))
+			ts->run_bwd_slot = 0;
 		uint8_t code[16];
 		if (fn && np_elf_read(e, fn, code, sizeof(code)) == 0) {
 			int off = np_seq_offset_decode(code, sizeof(code));
@@ -461,12 +467,77 @@ static void torch_syms_prefetch(struct np_probes *p, pid_t pid)
 		node_seq_offset(ts, &pym);
 }
 
+/* THPEngine_run_backward's file offset in pym: by its symbol, or read
+ * from its method table entry in the process.  -EAGAIN while that entry
+ * is unset (the library is still loading); -ENOENT when neither is. */
+static int run_backward_offset(pid_t pid, const struct torch_syms *ts,
+			       const struct np_mapping *pym, uint64_t *off)
+{
+	uint64_t v;
+	*off = ts->run_bwd_off;
+	if (*off)
+		return 0;
+	if (!ts->run_bwd_slot)
+		return -ENOENT;
+	int err = np_pymethod_read(pid, pym->start - ts->py_bias, ts->run_bwd_slot, &v);
+	if (err)
+		return err;
+	struct np_elf *e = np_elf_open(pym->path);
+	*off = e ? np_elf_vaddr_to_offset(e, v) : 0;
+	np_elf_close(e);
+	return *off ? 0 : -ENOENT;
+}
+
+/* A backward pass begins at Engine::execute (entry only: it reads
+ * accumulate_grad there) and ends when THPEngine_run_backward returns.
+ * Not at Engine::execute's return: a return probe replaces the return
+ * address with the kernel's trampoline, which the C++ unwinder cannot
+ * step past, so an error torch throws inside the engine (backward
+ * through a freed graph, anomaly mode's NaN check, a hook's exception)
+ * would end the job in std::terminate instead of reaching Python.
+ * THPEngine_run_backward catches every error in its own frame: the
+ * unwinder never needs its return address.  Both probes or neither (an
+ * entry without its end would leave the process in backward for good).
+ * 1 attached; 0 not yet (info->torch_bwd_pending: tried again); -errno. */
+static int attach_backward(struct np_probes *p, struct proc_links *l, pid_t pid,
+			   struct np_proc_info *info, const struct torch_syms *ts,
+			   const struct np_mapping *m, const struct np_mapping *pym)
+{
+	uint64_t run_off;
+	int err = run_backward_offset(pid, ts, pym, &run_off);
+	info->torch_bwd_pending = err == -EAGAIN && ++info->torch_bwd_tries < NP_SEQ_TRIES;
+	if (info->torch_bwd_pending)
+		return 0;
+	if (err) {
+		np_warn("%s: THPEngine_run_backward not found (no symbol, no method table "
+			"entry): backward passes are not traced", pym->path);
+		return 0;
+	}
+	struct tracer_bpf *s = p->skel;
+	if ((err = attach_probe(p, l, m->path, ts->exec_off, NULL, s->progs.np_bwd_entry, NULL)) ||
+	    (err = attach_probe(p, l, pym->path, run_off, NULL, NULL, s->progs.np_bwd_return)))
+		return err;
+	size_t used = strlen(info->probes);
+	snprintf(info->probes + used, sizeof(info->probes) - used, ",Engine::execute");
+	return 1;
+}
+
 int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *info)
 {
 	if (info->torch_attached) {
 		struct torch_syms *ts = torch_cache_of(p, info->torch_lib);
 		if (info->torch_seq_pending && ts)
 			torch_seq_locate(p, pid, info, ts, info->torch_seq_off);
+		struct np_mapping m, pym;
+		struct proc_links *l;
+		if (info->torch_bwd_pending && ts && (l = links_of(p, pid, false)) &&
+		    !np_proc_find_mapping(pid, "libtorch_cpu.so", &m) &&
+		    !np_proc_find_mapping(pid, "libtorch_python.so", &pym)) {
+			int err = attach_backward(p, l, pid, info, ts, &m, &pym);
+			if (err < 0)
+				np_warn("cannot attach the backward probes to pid %d: %s", pid,
+					strerror(-err));
+		}
 		return 0;
 	}
 	/* both halves: libtorch_python decides Node's layout, and without
@@ -496,29 +567,15 @@ int np_probes_add_torch(struct np_probes *p, pid_t pid, struct np_proc_info *inf
 	info->pynode_obj_sent = info->pynode_obj != 0;   /* with the rest, below */
 	torch_seq_locate(p, pid, info, ts, seq_off);
 	struct tracer_bpf *s = p->skel;
-	size_t used = strlen(info->probes);
-	/* A backward pass begins at Engine::execute (entry only: it reads
-	 * accumulate_grad there) and ends when THPEngine_run_backward
-	 * returns.  Not at Engine::execute's return: a return probe replaces
-	 * the return address with the kernel's trampoline, which the C++
-	 * unwinder cannot step past, so an error torch throws inside the
-	 * engine (backward through a freed graph, anomaly mode's NaN check, a
-	 * hook's exception) would end the job in std::terminate instead of
-	 * reaching Python.  THPEngine_run_backward catches every error in
-	 * its own frame: the unwinder never needs its return address. */
-	uint64_t run_off = ts->run_bwd_off;
-	if (exec_off && !run_off)
-		np_warn("%s has no THPEngine_run_backward symbol: backward passes are not "
-			"traced (their end cannot be probed safely)", pym.path);
-	if (exec_off && run_off &&
-	    !(err = attach_probe(p, l, m.path, exec_off, NULL, s->progs.np_bwd_entry, NULL)) &&
-	    !(err = attach_probe(p, l, pym.path, run_off, NULL, NULL, s->progs.np_bwd_return)))
-		used += snprintf(info->probes + used, sizeof(info->probes) - used, ",Engine::execute");
-	if (!err && evfn_off &&
-	    !(err = attach_probe(p, l, m.path, evfn_off, NULL, s->progs.np_node_entry, NULL)))
+	if (exec_off)
+		err = attach_backward(p, l, pid, info, ts, &m, &pym);
+	if (err >= 0 && evfn_off &&
+	    !(err = attach_probe(p, l, m.path, evfn_off, NULL, s->progs.np_node_entry, NULL))) {
+		size_t used = strlen(info->probes);
 		snprintf(info->probes + used, sizeof(info->probes) - used,
 			 ",Engine::evaluate_function");
-	if (err) {
+	}
+	if (err < 0) {
 		np_warn("cannot attach libtorch probes to pid %d: %s", pid, strerror(-err));
 		return err;
 	}

@@ -40,6 +40,8 @@ struct np_proc_info {
 	bool py_attached, torch_attached;
 	bool torch_seq_pending;    /* libtorch's tls_index not relocated yet: retry */
 	int torch_seq_tries;
+	bool torch_bwd_pending;    /* THPEngine_run_backward's method entry unset yet: retry */
+	int torch_bwd_tries;
 	uint32_t torch_seq_off;    /* Node::sequence_nr_ offset in use */
 	uint64_t torch_base;       /* runtime address of libtorch_cpu's vaddr 0 */
 	const struct np_elf *torch_elf;  /* its symbols; owned by the probes */

@@ -7,27 +7,6 @@
 #define MAX_CANDIDATES 16
 #define MAX_SECTION (64u << 20)
 
-/* vaddrs of "__call__" strings in .rodata (each preceded by a NUL, so
- * not the tail of a longer name) */
-static int call_strings(const struct np_elf *e, uint64_t *out, int max)
-{
-	uint64_t addr, size;
-	if (np_elf_section(e, ".rodata", &addr, &size) || size > MAX_SECTION)
-		return 0;
-	char *buf = malloc(size);
-	if (!buf)
-		return 0;
-	int n = 0;
-	if (np_elf_read(e, addr, buf, size) == 0) {
-		static const char needle[] = "\0__call__";   /* with its NUL */
-		for (uint64_t i = 0; i + sizeof(needle) <= size && n < max; i++)
-			if (memcmp(buf + i, needle, sizeof(needle)) == 0)
-				out[n++] = addr + i + 1;
-	}
-	free(buf);
-	return n;
-}
-
 static int scan_section(const struct np_elf *e, const char *name, uint64_t bias,
 			np_mem_read_fn read, void *ctx, const uint64_t *strs, int nstrs,
 			uint64_t *vaddr)
@@ -72,7 +51,7 @@ int np_find_slot_tp_call(const struct np_elf *e, uint64_t bias, np_mem_read_fn r
 		return 0;
 	}
 	uint64_t strs[MAX_CANDIDATES];
-	int n = call_strings(e, strs, MAX_CANDIDATES);
+	int n = np_elf_rodata_strings(e, "__call__", strs, MAX_CANDIDATES);
 	if (n == 0)
 		return -ENOENT;
 	if (scan_section(e, ".data", bias, read, ctx, strs, n, vaddr) == 0 ||

@@ -188,7 +188,8 @@ int np_session_add(struct np_session *s, pid_t pid, bool followed)
 void np_session_check_torch(struct np_session *s, pid_t pid)
 {
 	struct np_proc_state *p = np_collector_proc(&s->col, pid);
-	if (!p || p->exited || (p->info.torch_attached && !p->info.torch_seq_pending))
+	if (!p || p->exited || (p->info.torch_attached && !p->info.torch_seq_pending &&
+				!p->info.torch_bwd_pending))
 		return;
 	if (np_probes_add_torch(s->probes, pid, &p->info) == 1)
 		np_debug("pid %d loaded torch %s: autograd probes attached", pid,
