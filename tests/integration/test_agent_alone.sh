@@ -68,8 +68,8 @@ one_python() {   # python
 # the agent leaves the job's library loading as it is: a library's
 # dlopen by bare name still searches that library's DT_RUNPATH
 mkdir -p "$T/rp/sub"
-if cc -shared -fPIC -DDEP "$IT/runpath_lib.c" -o "$T/rp/sub/librunpath_dep.so" &&
-   cc -shared -fPIC "$IT/runpath_lib.c" -o "$T/rp/librunpath_loader.so" -ldl \
+if gcc -shared -fPIC -DDEP "$IT/runpath_lib.c" -o "$T/rp/sub/librunpath_dep.so" &&
+   gcc -shared -fPIC "$IT/runpath_lib.c" -o "$T/rp/librunpath_loader.so" -ldl \
 	-Wl,--enable-new-dtags,-rpath,'$ORIGIN/sub'; then
 	load='import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).load_dep())'
 	if [ "$(python3 -c "$load" "$T/rp/librunpath_loader.so" 2>&1)" = 42 ] &&
