@@ -271,11 +271,26 @@ static int torch_look_ms(void)
 	return now.tv_sec - start.tv_sec < 30 ? 5 : 50;
 }
 
+/* Tells nanprof that libtorch is mapped, holding the GIL where Python
+ * runs: the job's `import torch` pauses at its next bytecode until
+ * nanprof's autograd probes are in (bounded by NANPROF_WAIT_MS, as the
+ * start-up handshake), since a short job's first backward can follow the
+ * import before a busy nanprof has read libtorch's symbols. */
+static void report_torch(void)
+{
+	int py = np_pyapi_load() == 0 && np_py.IsInitialized() &&
+		 !(np_py.IsFinalizing && np_py.IsFinalizing());
+	int g = py ? np_py.GILState_Ensure() : 0;
+	np_agent_torch_loaded();
+	if (py)
+		np_py.GILState_Release(g);
+}
+
 /* libtorch mapped now, and nanprof told (first time only) */
 static int torch_now_mapped(int *mapped)
 {
 	if (!*mapped && (*mapped = np_agent_torch_mapped()))
-		np_agent_torch_loaded();
+		report_torch();
 	return *mapped;
 }
 
