@@ -5,9 +5,10 @@
  * nanprof has attached its probes, before main(); its control thread
  * (control.c) tells nanprof when libtorch is mapped, holding the GIL so
  * that `import torch` waits for nanprof's autograd probes: no backward
- * pass or optimizer step is missed.  In both modes that thread
- * puts the finite checks (hooks.c) in place once torch is imported.  It links nothing but libc, libdl and libpthread (CPython
- * is found at run time), never writes to stdout, and on any failure just
+ * pass or optimizer step is missed.  In both modes that thread puts the
+ * finite checks (hooks.c) in place once torch is imported.  It links
+ * nothing but libc, libdl and libpthread (CPython is found at run time),
+ * wraps no libc function, never writes to stdout, and on any failure just
  * lets the process go on.
  */
 #define _GNU_SOURCE

@@ -254,13 +254,9 @@ static void gpu_poll(int *told)
 	}
 }
 
-/* Checks on while fd is open: install once torch is there, take the
- * hooks out when nanprof hangs up.  fd -1: on until the process ends
- * (poll ignores a negative fd). */
 /* How long to wait between looks for libtorch: often in the process's
- * first 30 s (Python's start and its imports: torch._C's load comes half
- * a second or more before `import torch` returns, and nanprof's probes
- * must be in before the first backward), then every 50 ms. */
+ * first 30 s (Python's start and its imports, when torch is most likely
+ * to come), then every 50 ms. */
 static int torch_look_ms(void)
 {
 	static struct timespec start;
@@ -294,6 +290,9 @@ static int torch_now_mapped(int *mapped)
 	return *mapped;
 }
 
+/* Checks on while fd is open: install once torch is there, take the
+ * hooks out when nanprof hangs up.  fd -1: on until the process ends
+ * (poll ignores a negative fd). */
 static void serve(int fd)
 {
 	state = WANT_ON;
