@@ -8,7 +8,8 @@
  * counters, collective, scaler): registers the global forward hook, sends the
  * counters at exit, checks around synchronous torch.distributed collectives,
  * wraps GradScaler.scale and .update (agent/scaler.h), wraps torch.autograd.backward and
- * .grad so each graph is walked first, and hooks optimizer steps: with
+ * .grad so each graph is walked first (the wrappers registered as the same
+ * TorchScript builtins, aten::backward and aten::grad), and hooks optimizer steps: with
  * torch's global optimizer hooks (2.0+) or, on older torch, by wrapping
  * step() of every Optimizer subclass.  Returns (uninstall, version), or
  * (None, reason).  uninstall() puts back only what is still ours: a
@@ -356,9 +357,23 @@ static const char np_bootstrap_py[] =
 "                walk(a[0] if a else k.get(roots))\n"
 "                return orig(*a, **k)\n"
 "            setattr(A, name, f)\n"
+"            # TorchScript maps torch.autograd.grad to aten::grad by the\n"
+"            # function's id: the wrapper must map there too, or a function\n"
+"            # scripted from now on that calls it compiles the wrapper (and\n"
+"            # fails: its Python is not TorchScript)\n"
+"            table = None\n"
+"            try:\n"
+"                import torch.jit._builtins as B\n"
+"                table = B._get_builtin_table()\n"
+"                if id(orig) in table:\n"
+"                    table[id(f)] = table[id(orig)]\n"
+"            except Exception:\n"
+"                table = None\n"
 "            def restore():\n"
 "                if getattr(A, name) is f:\n"
 "                    setattr(A, name, orig)\n"
+"                if table is not None:   # ids are reused once f is gone\n"
+"                    table.pop(id(f), None)\n"
 "            undo.append(restore)\n"
 "        if 'backward' not in skip:\n"
 "            wrap_autograd('backward', 'tensors')\n"

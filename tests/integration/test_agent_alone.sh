@@ -54,6 +54,17 @@ one_python() {   # python
 	else
 		bad "$tag: an error inside backward()" "$T/chk"
 	fi
+	# a function scripted once the agent's wrapper of torch.autograd.grad
+	# is in still compiles (the wrapper is TorchScript's aten::grad too)
+	"$py" "$IT/script_grad_job.py" > "$T/plain.out" 2>&1
+	if LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$T/$tag-script.rec" \
+		timeout 120 "$py" "$IT/script_grad_job.py" --wait-agent > "$T/alone.out" 2>&1 &&
+	   cmp -s "$T/plain.out" "$T/alone.out"; then
+		ok "$tag: a TorchScript function calling torch.autograd.grad, scripted after the agent's hooks, runs as without"
+	else
+		{ diff "$T/plain.out" "$T/alone.out"; tail -5 "$T/alone.out"; } > "$T/chk" 2>&1
+		bad "$tag: TorchScript's autograd.grad with the agent" "$T/chk"
+	fi
 	"$py" "$IT/faults.py" --fault none --steps 6 > "$T/plain.out" 2>&1
 	if alone "$T/$tag-none.rec" "$py" --fault none --steps 6 > "$T/alone.out" 2>&1 &&
 	   cmp -s "$T/plain.out" "$T/alone.out" &&
