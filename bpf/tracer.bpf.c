@@ -54,6 +54,8 @@ struct np_thread {
 	__u64 step_record;        /* slot_tp_call form: the open step's record */
 	__u32 in_step;            /* this thread is inside optimizer.step() */
 	__u32 step_depth;         /* its module depth when the step began */
+	__u32 run_bwd;            /* THPEngine_run_backward calls in progress */
+	__u32 run_bwd_engine;     /* how many of them entered Engine::execute */
 };
 
 struct {
@@ -572,6 +574,25 @@ static __always_inline int bwd_accumulates(struct pt_regs *ctx)
 #endif
 }
 
+/* A backward pass is an Engine::execute that a Python backward()
+ * (THPEngine_run_backward, whose return ends it) called on this thread.
+ * Per thread, run_bwd counts the run_backward calls in progress and
+ * run_bwd_engine those that entered the engine: an Engine::execute no
+ * run_backward of its own called (TorchScript's, C++'s: its end would
+ * never be seen) is no pass, and a run_backward that raised before the
+ * engine (a tensor needing no gradient) ends none. */
+static __always_inline int run_bwd_enter(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	if (!bpf_map_lookup_elem(&procs, &tgid))
+		return 0;
+	struct np_thread *t = thread_get((__u32)id, true);
+	if (t)
+		t->run_bwd++;
+	return 0;
+}
+
 /* torch::autograd::Engine::execute: a backward pass. */
 static __always_inline int bwd_enter(struct pt_regs *ctx)
 {
@@ -580,11 +601,14 @@ static __always_inline int bwd_enter(struct pt_regs *ctx)
 	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p)
 		return 1;
+	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
+	if (!t || t->run_bwd_engine >= t->run_bwd)
+		return 0;
+	t->run_bwd_engine++;
 	int grads_only = !bwd_accumulates(ctx);
 	if (!p->ctx.bwd_depth)
 		p->ctx.bwd_grads_only = grads_only;
 	p->ctx.bwd_depth++;
-	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
 	struct np_event *e = event_new(NP_EV_BWD_ENTER, p, t);
 	if (e) {
 		e->a = (__u64)grads_only;
@@ -593,16 +617,20 @@ static __always_inline int bwd_enter(struct pt_regs *ctx)
 	return 0;
 }
 
+/* THPEngine_run_backward returns: the pass it began ends, if it began one */
 static __always_inline int bwd_exit(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	struct np_proc_entry *p = bpf_map_lookup_elem(&procs, &tgid);
-	/* THPEngine_run_backward that raised before the engine ran (a
-	 * tensor that needs no gradient): no pass to end */
-	if (!p || !p->ctx.bwd_depth)
-		return 0;
 	struct np_thread *t = bpf_map_lookup_elem(&threads, &(__u32){(__u32)id});
+	if (!p || !t || !t->run_bwd)   /* entered before nanprof attached */
+		return 0;
+	int began = t->run_bwd_engine == t->run_bwd;
+	t->run_bwd--;
+	if (!began)
+		return 0;
+	t->run_bwd_engine--;
 	struct np_event *e = event_new(NP_EV_BWD_EXIT, p, t);
 	if (e)
 		event_send(e);
@@ -672,6 +700,14 @@ int np_call_session(struct pt_regs *ctx)
 	return call_enter(ctx);
 }
 
+SEC("kprobe.multi")
+int np_run_bwd_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return())
+		return bwd_exit();
+	return run_bwd_enter();
+}
+
 
 
 /* Fallback pairs for kernels without uprobe sessions. */
@@ -684,11 +720,14 @@ int BPF_KPROBE(np_call_entry) { call_enter(ctx); return 0; }
 SEC("uretprobe")
 int BPF_KPROBE(np_call_return) { return call_exit(ctx); }
 
-/* A backward pass, with or without sessions: entry at Engine::execute,
- * return at THPEngine_run_backward (see userspace/probes.c: a return
- * probe on Engine::execute would turn torch's errors into std::terminate). */
+/* A backward pass: Engine::execute's entry (a plain uprobe in both
+ * modes) between THPEngine_run_backward's entry and return (see
+ * userspace/probes.c: a return probe on Engine::execute would turn
+ * torch's errors into std::terminate). */
 SEC("uprobe")
 int BPF_KPROBE(np_bwd_entry) { bwd_enter(ctx); return 0; }
+SEC("uprobe")
+int BPF_KPROBE(np_run_bwd_entry) { return run_bwd_enter(); }
 SEC("uretprobe")
 int BPF_KPROBE(np_bwd_return) { return bwd_exit(); }
 

@@ -104,10 +104,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 static void set_session_mode(struct tracer_bpf *s, bool session)
 {
-	/* the backward pass's pair is loaded either way (np_probes_add_torch) */
-	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_call_session };
+	/* Engine::execute's entry probe is loaded either way */
+	struct bpf_program *sess[] = { s->progs.np_py_eval_session, s->progs.np_call_session,
+				       s->progs.np_run_bwd_session };
 	struct bpf_program *pair[] = { s->progs.np_py_eval_entry, s->progs.np_py_eval_return,
-				       s->progs.np_call_entry, s->progs.np_call_return };
+				       s->progs.np_call_entry, s->progs.np_call_return,
+				       s->progs.np_run_bwd_entry, s->progs.np_bwd_return };
 	for (size_t i = 0; i < sizeof(sess) / sizeof(sess[0]); i++) {
 		bpf_program__set_autoload(sess[i], session);
 		bpf_program__set_expected_attach_type(sess[i], NP_BPF_TRACE_UPROBE_SESSION);
@@ -496,8 +498,9 @@ static int run_backward_offset(pid_t pid, const struct torch_syms *ts,
  * through a freed graph, anomaly mode's NaN check, a hook's exception)
  * would end the job in std::terminate instead of reaching Python.
  * THPEngine_run_backward catches every error in its own frame: the
- * unwinder never needs its return address.  Both probes or neither (an
- * entry without its end would leave the process in backward for good).
+ * unwinder never needs its return address.  Its entry is probed too: an
+ * Engine::execute that no run_backward called (TorchScript's) is no pass,
+ * as its end would never be seen.  All of them or none.
  * 1 attached; 0 not yet (info->torch_bwd_pending: tried again); -errno. */
 static int attach_backward(struct np_probes *p, struct proc_links *l, pid_t pid,
 			   struct np_proc_info *info, const struct torch_syms *ts,
@@ -515,7 +518,8 @@ static int attach_backward(struct np_probes *p, struct proc_links *l, pid_t pid,
 	}
 	struct tracer_bpf *s = p->skel;
 	if ((err = attach_probe(p, l, m->path, ts->exec_off, NULL, s->progs.np_bwd_entry, NULL)) ||
-	    (err = attach_probe(p, l, pym->path, run_off, NULL, NULL, s->progs.np_bwd_return)))
+	    (err = attach_probe(p, l, pym->path, run_off, s->progs.np_run_bwd_session,
+				s->progs.np_run_bwd_entry, s->progs.np_bwd_return)))
 		return err;
 	size_t used = strlen(info->probes);
 	snprintf(info->probes + used, sizeof(info->probes) - used, ",Engine::execute");

@@ -212,6 +212,19 @@ if $PY -c 'import torch' 2>/dev/null; then
 				bad "run $etag ($how): torch's errors in backward" "$T/chk"
 			fi
 		done
+		# a TorchScript function's autograd.grad runs the engine from
+		# C++, with no Python backward() around it: no backward pass
+		# (its end would never be seen), every module call in forward
+		out=$T/script-grad
+		if $NP run -q -o "$out" -- $EPY $IT/script_grad_job.py > "$T/job.out" 2> "$T/np.err" &&
+		   grep -q "step 3 loss" "$T/job.out" &&
+		   $EPY $IT/check_events.py "$out/events.jsonl" --mode run --steps 4 --every-phase \
+			--backward-module 0 > "$T/chk" 2>&1; then
+			ok "run $etag: TorchScript's autograd.grad is no backward pass; every step's phases right"
+		else
+			cat "$T/job.out" "$T/np.err" >> "$T/chk"
+			bad "run $etag: TorchScript's autograd.grad" "$T/chk"
+		fi
 	done
 
 	# the statically linked build (for GPU hosts without libbpf) runs with
