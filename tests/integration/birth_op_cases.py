@@ -21,7 +21,6 @@ any failure.
 """
 import os
 import sys
-import time
 
 import torch
 import torch.nn as nn
@@ -29,6 +28,7 @@ from torch.utils.checkpoint import checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import read_records  # noqa: E402
+from agent_hooks import wait_for_agent_hooks  # noqa: E402
 
 F_DEAD_ROWS, F_ZERO_DIVISOR, F_OP_INSIDE, F_OP_READ_FINITE = 8, 16, 64, 128
 SEARCHES = hasattr(getattr(torch._C._autograd, "SavedTensor", None), "unpack_hook")
@@ -273,21 +273,11 @@ CASES = [
 ]
 
 
-def wait_for_hooks():
-    """The agent installs its global forward hook from its own thread."""
-    hooks = torch.nn.modules.module._global_forward_hooks
-    for _ in range(200):
-        if len(hooks):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def main():
     rec_path = sys.argv[1]
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    if not wait_for_hooks():
+    if not wait_for_agent_hooks():
         print("FAIL: the agent's forward hook never appeared")
         return 1
     dummy = nn.Parameter(torch.zeros(1))

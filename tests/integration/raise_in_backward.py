@@ -5,18 +5,14 @@ the agent's frame "<nanprof agent>", not an anonymous "<string>".
 Exits 0 when both hold, 1 (with the traceback) when not, 2 when the
 agent's hooks never came in."""
 import sys
-import time
 import traceback
 
 import torch
 import torch.nn as nn
-from torch.nn.modules import module as M
 
-for _ in range(500):   # the agent installs its hooks soon after torch's import
-    if M._global_forward_hooks:
-        break
-    time.sleep(0.02)
-else:
+from agent_hooks import wait_for_agent_hooks
+
+if not wait_for_agent_hooks():
     print("the agent's hooks never came in")
     sys.exit(2)
 out = nn.Linear(4, 3)(torch.randn(2, 4))

@@ -12,11 +12,11 @@ and the hooks never came.
 """
 import argparse
 import sys
-import time
 
 import torch
 import torch.nn as nn
-from torch.nn.modules import module as M
+
+from agent_hooks import wait_for_agent_hooks
 
 
 def main():
@@ -24,14 +24,9 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--wait-agent", action="store_true")
     args = ap.parse_args()
-    if args.wait_agent:
-        for _ in range(500):
-            if M._global_forward_hooks:
-                break
-            time.sleep(0.02)
-        else:
-            print("the agent's hooks never came in")
-            sys.exit(2)
+    if args.wait_agent and not wait_for_agent_hooks():
+        print("the agent's hooks never came in")
+        sys.exit(2)
 
     @torch.jit.script
     def penalty(y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
