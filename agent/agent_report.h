@@ -31,6 +31,10 @@ enum np_arec_kind {
 	NP_AREC_SPREAD = 6,    /* where the non-finite values of the CHECK record
 				* that follows it (seq + 1, same thread) lie in
 				* its tensor: births only (agent/bad_spread.h) */
+	NP_AREC_UPDATE = 7,    /* why an optimizer's update made the PARAM CHECK
+				* record after it (seq + 1, or + 2 with a SPREAD
+				* between; same thread) non-finite from finite
+				* values (agent/update_cause.h) */
 	/* (2 was one record per 3 modules' statistics: now np_agent_report_bulk) */
 };
 
@@ -117,6 +121,14 @@ enum np_arec_status {
 				  * (the probes see its class, not which one) */
 };
 
+/* UPDATE records: what made the update non-finite (in `status`). */
+enum np_update_cause {
+	NP_UPD_ZERO_DENOM = 1,   /* it divides by a state (Adam's exp_avg_sq) plus
+				  * eps, eps is 0 in the state's dtype, and the
+				  * state held 0 where the parameter went bad */
+	NP_UPD_LR = 2,           /* its param group's learning rate is not finite */
+};
+
 /* One module's statistics of one step (np_agent_report_bulk). */
 struct np_arec_stat {
 	uint64_t module;         /* nn.Module object; 0: parameters of no module */
@@ -179,6 +191,16 @@ struct np_agent_rec {
 			uint32_t bad[NP_SPREAD_DIMS];
 			uint32_t first[NP_SPREAD_DIMS];
 		} spread;
+		/* UPDATE (status: enum np_update_cause; dtype: the state's) */
+		struct {
+			double eps;              /* the param group's eps */
+			double lr;               /* ... and learning rate */
+			uint64_t at_zero;        /* ZERO_DENOM: the parameter's non-finite
+						  * elements where the state held 0 */
+			char optimizer[24];      /* its class: "Adam" */
+			char state[16];          /* ZERO_DENOM: the state it divides
+						  * by: "exp_avg_sq" */
+		} upd;
 		/* GPU_NAME: piece `role` of kernel `module`'s name (NP_AF_LAST) */
 		struct {
 			char text[72];

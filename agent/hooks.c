@@ -27,6 +27,7 @@
 #include "report.h"
 #include "scaler.h"
 #include "tensor.h"
+#include "update_cause.h"
 #include "../cupti/gpu.h"
 #include "../cupti/outmax.h"
 
@@ -1010,9 +1011,18 @@ static void grad_one(PyObject *p, void *arg)
 		np_py_err_clear();
 }
 
+/* What param_one needs of the update: the optimizer, the flags of its
+ * records, and whether one of its parameters was already reported. */
+struct update_ctx {
+	PyObject *optimizer;
+	uint8_t flags;
+	bool reported;
+};
+
 static void param_one(PyObject *p, void *arg)
 {
-	uint8_t flags = *(uint8_t *)arg;
+	struct update_ctx *u = arg;
+	uint8_t flags = u->flags;
 	struct np_tensor_view v;
 	struct np_tensor_check c;
 	int r = np_tensor_view(p, &v);
@@ -1032,6 +1042,11 @@ static void param_one(PyObject *p, void *arg)
 	np_tensor_check_view(&v, &c);
 	if (bad(&c)) {
 		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
+		/* the update's first bad parameter, from finite values: the
+		 * candidate origin, whose cause the optimizer may tell */
+		if (!u->reported && !(flags & NP_AF_SOURCE_DIRTY))
+			np_update_cause(u->optimizer, p);
+		u->reported = true;
 		send_check(NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, flags, ps ? ps->module : 0, &c,
 			   ps ? ps->name : NULL, p);
 	}
@@ -1168,7 +1183,8 @@ static PyObject *opt_post(PyObject *self, PyObject *args, uint8_t extra)
 			flags |= beyond_masks ? NP_AF_SOURCE_DIRTY : 0;
 		}
 		send_optimizer(np_py.Tuple_GetItem(args, 0));
-		each_param(np_py.Tuple_GetItem(args, 0), param_one, &flags);
+		struct update_ctx u = { .optimizer = np_py.Tuple_GetItem(args, 0), .flags = flags };
+		each_param(u.optimizer, param_one, &u);
 		/* the step is over: statistics and bounds start again */
 		if (++gen == 0)
 			gen = 1;

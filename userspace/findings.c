@@ -146,6 +146,11 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 	if (p->ag.spread_pending && p->ag.spread_tid == e->tid && p->ag.spread_seq + 1 == r->seq)
 		f->spread = p->ag.spread;
 	p->ag.spread_pending = false;
+	/* the UPDATE record before it, with its SPREAD between */
+	if (p->ag.update_pending && r->role == NP_ROLE_PARAM && p->ag.update_tid == e->tid &&
+	    r->seq > p->ag.update_seq && r->seq - p->ag.update_seq <= 2)
+		f->update = p->ag.update;
+	p->ag.update_pending = false;
 	char what[sizeof(r->chk.what) + 1];
 	memcpy(what, r->chk.what, sizeof(r->chk.what));
 	what[sizeof(r->chk.what)] = 0;
@@ -769,6 +774,29 @@ static void spread_record(struct np_agent_state *a, uint32_t tid, const struct n
 	memcpy(s->first, r->spread.first, sizeof(s->first));
 }
 
+static void update_record(struct np_collector *c, struct np_agent_state *a, uint32_t tid,
+			  const struct np_agent_rec *r)
+{
+	struct np_update *u = &a->update;
+	char optimizer[sizeof(r->upd.optimizer) + 1], state[sizeof(r->upd.state) + 1];
+	memset(u, 0, sizeof(*u));
+	a->update_pending = r->status == NP_UPD_ZERO_DENOM || r->status == NP_UPD_LR;
+	if (!a->update_pending)
+		return;
+	a->update_tid = tid;
+	a->update_seq = r->seq;
+	snprintf(optimizer, sizeof(optimizer), "%.*s", (int)sizeof(r->upd.optimizer),
+		 r->upd.optimizer);
+	snprintf(state, sizeof(state), "%.*s", (int)sizeof(r->upd.state), r->upd.state);
+	u->cause = (uint8_t)r->status;
+	u->state_dtype = r->dtype;
+	u->eps = r->upd.eps;
+	u->lr = r->upd.lr;
+	u->at_zero = r->upd.at_zero;
+	u->optimizer = np_intern(c, optimizer);
+	u->state = np_intern(c, state);
+}
+
 void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 			struct np_thread_state *t, const struct np_event *e)
 {
@@ -790,6 +818,9 @@ void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 		break;
 	case NP_AREC_SPREAD:
 		spread_record(&p->ag, e->tid, &r);
+		break;
+	case NP_AREC_UPDATE:
+		update_record(c, &p->ag, e->tid, &r);
 		break;
 	case NP_AREC_STATUS:
 		if (r.status == NP_AST_OPTIMIZER) {   /* the first of its step names it */

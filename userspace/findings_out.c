@@ -145,12 +145,13 @@ const char *np_op_note(const struct np_finding *f)
 }
 
 /* What made the origin's value, when the agent could tell (a division
- * by 0, a softmax's whole NaN rows, an infinite derivative): one line
- * each, labelled as in the origin paragraph, or bare under the summary's
- * origin line. */
-static void print_causes(FILE *f, const struct np_finding *o, const char *op,
-			 const char *type, const char *indent, bool labelled)
+ * by 0, a softmax's whole NaN rows, an infinite derivative, the
+ * optimizer's arithmetic): one line each, labelled as in the origin
+ * paragraph, or bare under the summary's origin line. */
+static void print_causes(FILE *f, const struct np_collector *c, const struct np_finding *o,
+			 const char *op, const char *type, const char *indent, bool labelled)
 {
+	char update[NP_UPDATE_NOTE_MAX];
 	const struct {
 		const char *label, *text;
 	} causes[] = {
@@ -158,6 +159,7 @@ static void print_causes(FILE *f, const struct np_finding *o, const char *op,
 		{ "rows:   ", np_rows_note(o) },
 		{ "derivative: ", np_singular_note(o, op) },
 		{ "ctc:    ", np_ctc_note(o, op, type) },
+		{ "update: ", np_update_note(c, o, update, sizeof(update)) },
 	};
 	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
 		if (*causes[i].text)
@@ -277,7 +279,7 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 		fprintf(f, "  the GradScaler skipped %u iterations in a row from here on, down to "
 			"a loss scale of 1: the gradients are non-finite unscaled, no scale "
 			"overflow\n", o->scaler_run);
-	print_causes(f, o, op, type, "  ", true);
+	print_causes(f, c, o, op, type, "  ", true);
 	if (*np_range_note(o))
 		fprintf(f, "  range:  %s\n", np_range_note(o));
 	fprintf(f, "  %s\n", np_origin_why(o));
@@ -385,6 +387,56 @@ const char *np_ctc_note(const struct np_finding *o, const char *op, const char *
 	       "than its input_lengths has frames, counting a blank frame between repeated "
 	       "labels (\"aa\" takes 3); nn.CTCLoss(zero_infinity=True) makes such a loss "
 	       "and its gradient 0, or leave those samples out";
+}
+
+const char *np_update_note(const struct np_collector *c, const struct np_finding *o, char *buf,
+			   size_t n)
+{
+	const struct np_update *u = &o->update;
+	if (o->role != NP_ROLE_PARAM || !o->inputs_finite || o->preexisting || !n)
+		return "";
+	const char *opt = np_name(c, u->optimizer);
+	if (u->cause == NP_UPD_LR) {
+		snprintf(buf, n, "%s's learning rate is %s: every update it scales is "
+			 "non-finite (a learning-rate schedule that divided by 0, or read a "
+			 "non-finite value)", opt, isnan(u->lr) ? "nan" : u->lr > 0 ? "inf" : "-inf");
+		return buf;
+	}
+	if (u->cause != NP_UPD_ZERO_DENOM)
+		return "";
+	const char *st = np_name(c, u->state), *dt = np_dtype_name(u->state_dtype);
+	char denom[64], eps[64], hint[192];
+	if (!strcmp(st, "exp_inf"))   /* Adamax: a running max of |grad|, eps a floor */
+		snprintf(denom, sizeof(denom), "exp_inf (the largest |gradient| so far, or eps)");
+	else if (!strcmp(opt, "Adadelta"))
+		snprintf(denom, sizeof(denom), "sqrt(%s + eps)", st);
+	else
+		snprintf(denom, sizeof(denom), "sqrt(%s) plus eps", st);
+	if (u->eps == 0) {
+		snprintf(eps, sizeof(eps), "eps = 0");
+		snprintf(hint, sizeof(hint), "every gradient there so far was 0 (an embedding "
+			 "row never looked up, a dead unit, a padding index): use an eps > 0 "
+			 "(1e-8 by default)");
+	} else {
+		snprintf(eps, sizeof(eps), "eps = %g is 0 in %s", u->eps, dt);
+		snprintf(hint, sizeof(hint), "a gradient of 0 so far, or one too small for its "
+			 "square to show in %s: use an eps %s holds (1e-4 or more in float16), or "
+			 "keep the optimizer's state in float32", dt, dt);
+	}
+	snprintf(buf, n, "%s divides each update by %s, and %s: %llu of the %llu non-finite "
+		 "values are where %s held 0, so the update was 0 / 0 (NaN) or x / 0 (inf) "
+		 "there; %s", opt, denom, eps, (unsigned long long)u->at_zero,
+		 (unsigned long long)(o->nan + o->posinf + o->neginf), st, hint);
+	return buf;
+}
+
+const char *np_update_cause_name(const struct np_finding *o)
+{
+	if (o->role != NP_ROLE_PARAM || !o->inputs_finite || o->preexisting)
+		return "";
+	return o->update.cause == NP_UPD_ZERO_DENOM ? "zero_denominator"
+	       : o->update.cause == NP_UPD_LR	     ? "learning_rate"
+						     : "";
 }
 
 const char *np_singular_note(const struct np_finding *o, const char *op)
@@ -696,7 +748,7 @@ void np_print_checks(FILE *f, const struct np_collector *c, const struct np_proc
 		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
 		if (spread[0])
 			fprintf(f, "      where in it %s: %s\n", shape, spread);
-		print_causes(f, o, op, type, "      ", false);
+		print_causes(f, c, o, op, type, "      ", false);
 	}
 	else if (a->received)
 		fprintf(f, "    first non-finite: received through %s at step %llu (born on "
@@ -726,6 +778,25 @@ static void uint_array(struct np_jsonw *w, const char *name, const uint32_t *v, 
 
 /* where in the tensor: its shape, the first non-finite element's index,
  * and how many indices along each dimension hold one */
+/* The optimizer's cause of a parameter's birth (np_update_note). */
+static void update_json(struct np_jsonw *w, const struct np_collector *c,
+			const struct np_finding *o)
+{
+	const struct np_update *u = &o->update;
+	char note[NP_UPDATE_NOTE_MAX];
+	np_jsonw_string_field(w, "update_cause", np_update_cause_name(o));
+	np_jsonw_string_field(w, "optimizer", np_name(c, u->optimizer));
+	if (u->cause == NP_UPD_ZERO_DENOM) {
+		np_jsonw_string_field(w, "optimizer_state", np_name(c, u->state));
+		np_jsonw_string_field(w, "optimizer_state_dtype", np_dtype_name(u->state_dtype));
+		np_jsonw_double_field(w, "eps", u->eps);
+		np_jsonw_uint_field(w, "nonfinite_where_state_zero", u->at_zero);
+	} else {   /* not a JSON number */
+		np_jsonw_string_field(w, "lr", isnan(u->lr) ? "nan" : u->lr > 0 ? "inf" : "-inf");
+	}
+	np_jsonw_string_field(w, "update_note", np_update_note(c, o, note, sizeof(note)));
+}
+
 static void spread_json(struct np_jsonw *w, const struct np_spread *s)
 {
 	uint_array(w, "shape", s->size, s->ndim);
@@ -778,6 +849,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "rows_all_masked", true);
 	if (*np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type)))
 		np_jsonw_bool_field(w, "ctc_no_alignment", true);
+	if (*np_update_cause_name(o))
+		update_json(w, c, o);
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
 		np_jsonw_string_field(w, "grad_mode", grad_mode_name(o->grad_mode));
 	if (o->phase == NP_PHASE_FORWARD && o->root_call)
@@ -912,7 +985,7 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 	}
 	if (a->found) {
 		const struct np_finding *o = &a->origin;
-		char shape[128], first[128], spread[512];
+		char shape[128], first[128], spread[512], update[NP_UPDATE_NOTE_MAX];
 		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
 		dims_text(first, sizeof(first), o->spread.first, o->spread.ndim);
 		np_spread_text(spread, sizeof(spread), &o->spread);
@@ -937,6 +1010,8 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			  .s = np_singular_note(o, np_name(c, o->op)) },
 			{ .key = "ctc_note", .kind = NP_ARG_STR,
 			  .s = np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type)) },
+			{ .key = "update_note", .kind = NP_ARG_STR,
+			  .s = np_update_note(c, o, update, sizeof(update)) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },
 			{ .key = "posinf", .kind = NP_ARG_UINT, .u = o->posinf },
 			{ .key = "neginf", .kind = NP_ARG_UINT, .u = o->neginf },

@@ -36,6 +36,14 @@ const char *np_rows_note(const struct np_finding *o);
 /* For CTC's loss born +inf (op ctc_loss, or a CTCLoss module: type), what
  * that takes, a target no alignment fits ("" otherwise). */
 const char *np_ctc_note(const struct np_finding *o, const char *op, const char *type);
+/* For a parameter that an update made non-finite from finite values, what
+ * the optimizer did (a denominator of 0: eps = 0, or 1e-8 in float16; a
+ * learning rate that is not finite), written into buf ("" otherwise). */
+#define NP_UPDATE_NOTE_MAX 640
+const char *np_update_note(const struct np_collector *c, const struct np_finding *o, char *buf,
+			   size_t n);
+/* Its JSON name: "zero_denominator", "learning_rate" ("" otherwise). */
+const char *np_update_cause_name(const struct np_finding *o);
 /* For a backward origin whose op's derivative is infinite at a value it
  * read (sqrt of 0), the words saying so and what to do ("" otherwise);
  * op: the origin's op name ("SqrtBackward0"). */

@@ -112,6 +112,17 @@ enum np_checks_state {
 	NP_CHECKS_DETACHED,
 };
 
+/* Why an optimizer's update made a parameter non-finite, as the agent
+ * read it off the optimizer (an UPDATE record: agent/update_cause.h). */
+struct np_update {
+	uint8_t cause;            /* enum np_update_cause; 0: none known */
+	uint8_t state_dtype;      /* ZERO_DENOM: the state's dtype (enum np_dtype) */
+	double eps, lr;
+	uint64_t at_zero;         /* non-finite elements where the state held 0 */
+	uint32_t optimizer;       /* its class (name id) */
+	uint32_t state;           /* the state divided by: "exp_avg_sq" (name id) */
+};
+
 /* One non-finite tensor the agent reported, placed by the BPF context. */
 struct np_finding {
 	uint64_t step, ts;
@@ -156,6 +167,7 @@ struct np_finding {
 	bool held;                /* an input from outside that stayed inside the
 				   * model in forward, the origin of the first
 				   * non-finite value of its step's backward */
+	struct np_update update;  /* a parameter after the update: what made it */
 };
 
 #define NP_MAX_WARNINGS 100       /* explosion warnings kept per process */
@@ -240,6 +252,11 @@ struct np_agent_state {
 	bool spread_pending;
 	uint32_t spread_tid, spread_seq;
 	struct np_spread spread;
+	/* an UPDATE record, for the PARAM CHECK record after it (a SPREAD
+	 * between them), same thread */
+	bool update_pending;
+	uint32_t update_tid, update_seq;
+	struct np_update update;
 	uint64_t checked, bytes, skipped, dropped, overflow;   /* its counters */
 	/* origin */
 	bool found;

@@ -53,7 +53,7 @@ import struct
 import sys
 
 REC = 96
-KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name"}
+KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name", 7: "update"}
 ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective", 6: "input"}
 STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
           6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches",
@@ -77,6 +77,11 @@ def decode(buf):
         r.update(role=ROLE.get(role, role), phase=phase, flags=flags, dtype=DTYPE.get(dtype, dtype),
                  module=module, numel=numel, nan=nan, posinf=pinf, neginf=ninf, first_bad=first,
                  max_abs=mx, what=text(body[48:72]))
+    elif kind == 7:   # why an optimizer's update went non-finite
+        eps, lr, at_zero = struct.unpack_from("<ddQ", body, 0)
+        r.update(cause={1: "zero_denominator", 2: "learning_rate"}.get(status, status),
+                 dtype=DTYPE.get(dtype, dtype), eps=eps, lr=lr, at_zero=at_zero,
+                 optimizer=text(body[24:48]), state=text(body[48:64]))
     elif kind == 4:
         numel, nan, pinf, ninf, first, mx, ns, tid, func, birth = \
             struct.unpack_from("<QQQQqdQIIQ", body, 0)

@@ -1879,3 +1879,138 @@ Test(findings, a_softmax_with_whole_nan_rows_says_they_were_masked_or_overflowed
 	cr_expect(strstr(text, "\n      it made NaN of whole rows"), "%s", text);
 	free(text);
 }
+
+/* Why an update made a parameter non-finite (agent/update_cause.h): the
+ * agent's UPDATE record comes before the parameter's CHECK record, with
+ * its SPREAD between, and the origin paragraph, the summary and
+ * events.jsonl say what the optimizer did. */
+static void update_rec(uint64_t ts, uint16_t cause, const char *optimizer, const char *state,
+		       uint8_t dtype, double eps, double lr, uint64_t at_zero)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_UPDATE;
+	r.status = cause;
+	r.dtype = dtype;
+	r.upd.eps = eps;
+	r.upd.lr = lr;
+	r.upd.at_zero = at_zero;
+	strncpy(r.upd.optimizer, optimizer, sizeof(r.upd.optimizer) - 1);
+	strncpy(r.upd.state, state, sizeof(r.upd.state) - 1);
+	agent(ts, &r);
+}
+
+/* The param's update: UPDATE, SPREAD, then CHECK (3 +inf, 1 nan). */
+static void bad_update(uint16_t cause, const char *optimizer, const char *state, uint8_t dtype,
+		       double eps, double lr, uint8_t flags)
+{
+	sim.step = 3;
+	update_rec(214, cause, optimizer, state, dtype, eps, lr, 4);
+	spread(215, 1, (uint32_t[]){ 16 }, (uint32_t[]){ 4 }, (uint32_t[]){ 5 }, false);
+	check_flags(216, NP_ROLE_PARAM, NP_APHASE_OPTIMIZER, M_LIN, flags, "weight");
+}
+
+static char *origin_json(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct np_jsonw *w = np_jsonw_new(f, NP_JSONW_LINES);
+	np_json_findings(w, &col, proc);
+	np_jsonw_free(w);
+	fclose(f);
+	return buf;
+}
+
+Test(findings, an_update_that_divided_by_a_zero_state_says_eps_is_0)
+{
+	bad_update(NP_UPD_ZERO_DENOM, "Adam", "exp_avg_sq", NP_DT_F32, 0.0, 1e-3, 0);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.update.cause, NP_UPD_ZERO_DENOM);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  update: Adam divides each update by sqrt(exp_avg_sq) plus eps, "
+			       "and eps = 0: 4 of the 4 non-finite values are where exp_avg_sq "
+			       "held 0, so the update was 0 / 0 (NaN) or x / 0 (inf) there; every "
+			       "gradient there so far was 0"), "%s", text);
+	free(text);
+	text = checks_line();
+	cr_expect(strstr(text, "\n      Adam divides each update by sqrt(exp_avg_sq)"), "%s", text);
+	free(text);
+	text = origin_json();
+	cr_expect(strstr(text, "\"update_cause\":\"zero_denominator\",\"optimizer\":\"Adam\","
+			       "\"optimizer_state\":\"exp_avg_sq\",\"optimizer_state_dtype\":"
+			       "\"float32\",\"eps\":0,\"nonfinite_where_state_zero\":4,"
+			       "\"update_note\":\"Adam divides"), "%s", text);
+	free(text);
+}
+
+Test(findings, an_eps_that_float16_rounds_to_0_is_named_with_its_dtype)
+{
+	bad_update(NP_UPD_ZERO_DENOM, "RMSprop", "square_avg", NP_DT_F16, 1e-8, 1e-3, 0);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  update: RMSprop divides each update by sqrt(square_avg) plus eps, "
+			       "and eps = 1e-08 is 0 in float16: 4 of the 4 non-finite values"),
+		  "%s", text);
+	cr_expect(strstr(text, "or one too small for its square to show in float16: use an eps "
+			       "float16 holds (1e-4 or more in float16), or keep the optimizer's "
+			       "state in float32\n"), "%s", text);
+	free(text);
+}
+
+Test(findings, adamax_divides_by_its_running_max)
+{
+	bad_update(NP_UPD_ZERO_DENOM, "Adamax", "exp_inf", NP_DT_F32, 0.0, 1e-3, 0);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  update: Adamax divides each update by exp_inf (the largest "
+			       "|gradient| so far, or eps), and eps = 0"), "%s", text);
+	free(text);
+}
+
+Test(findings, adadelta_adds_eps_under_the_root)
+{
+	bad_update(NP_UPD_ZERO_DENOM, "Adadelta", "square_avg", NP_DT_F32, 0.0, 1.0, 0);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  update: Adadelta divides each update by sqrt(square_avg + eps), "
+			       "and eps = 0"), "%s", text);
+	free(text);
+}
+
+Test(findings, a_learning_rate_that_is_nan_is_named)
+{
+	bad_update(NP_UPD_LR, "SGD", "", NP_DT_F32, 0.0, NAN, 0);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  update: SGD's learning rate is nan: every update it scales is "
+			       "non-finite"), "%s", text);
+	free(text);
+	text = origin_json();
+	cr_expect(strstr(text, "\"update_cause\":\"learning_rate\",\"optimizer\":\"SGD\","
+			       "\"lr\":\"nan\",\"update_note\":\"SGD's learning rate is nan"),
+		  "%s", text);
+	free(text);
+}
+
+/* The UPDATE record is the next parameter's only: not a later record's
+ * (another thread's, a gradient's), and no origin of propagation says it. */
+Test(findings, an_update_cause_belongs_to_the_check_right_after_it)
+{
+	sim.step = 3;
+	update_rec(214, NP_UPD_ZERO_DENOM, "Adam", "exp_avg_sq", NP_DT_F32, 0.0, 1e-3, 4);
+	check_flags(216, NP_ROLE_PARAM_GRAD, NP_APHASE_OPTIMIZER, M_LIN, 0, "weight");
+	cr_assert_eq(origins, 1);
+	cr_expect_eq(proc->ag.origin.update.cause, 0);
+	char *text = origin_paragraph();
+	cr_expect_null(strstr(text, "update:"), "%s", text);
+	free(text);
+}
+
+Test(findings, a_parameter_that_read_bad_values_gets_no_update_line)
+{
+	bad_update(NP_UPD_ZERO_DENOM, "Adam", "exp_avg_sq", NP_DT_F32, 0.0, 1e-3,
+		   NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING);
+	char *text = origin_paragraph();
+	cr_expect_null(strstr(text, "update:"), "%s", text);
+	free(text);
+	text = origin_json();
+	cr_expect_null(strstr(text, "update_cause"), "%s", text);
+	free(text);
+}
