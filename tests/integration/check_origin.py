@@ -7,7 +7,8 @@
                   [--ctc-no-alignment yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
                   [--grad-mode enabled|no_grad|inference_mode] [--outermost-call N]
-                  [--held]
+                  [--held] [--update-cause CAUSE|none [--optimizer CLASS]
+                  [--optimizer-state NAME]]
   check_origin.py EVENTS --no-origin [--no-warnings]
   check_origin.py EVENTS --warning-before-origin
 Always: the process's checks were on (or detached) and checked tensors;
@@ -87,6 +88,12 @@ def main():
                          "(held_in_forward) and surfaced in its step's backward")
     ap.add_argument("--grad-mode", choices=["enabled", "no_grad", "inference_mode"],
                     help="a forward origin's grad mode (an evaluation pass: no_grad)")
+    ap.add_argument("--update-cause", choices=["zero_denominator", "learning_rate", "none"],
+                    help="why the optimizer's update made the origin (a parameter) "
+                         "non-finite, with its note; none: no cause given")
+    ap.add_argument("--optimizer", help="with --update-cause: the optimizer's class")
+    ap.add_argument("--optimizer-state", help="with --update-cause zero_denominator: the "
+                                              "state it divided by (exp_avg_sq)")
     ap.add_argument("--param")
     ap.add_argument("--module-type", help="the origin module's class (OptimizedModule)")
     ap.add_argument("--step", type=int)
@@ -169,6 +176,14 @@ def main():
                 want["viewed_as_real"] = True
         if a.param:
             want["param"] = a.param
+        if a.update_cause:
+            want["update_cause"] = None if a.update_cause == "none" else a.update_cause
+            if a.update_cause != "none" and not o.get("update_note"):
+                errors.append("origin has an update cause but no update_note: %s" % o)
+        if a.optimizer:
+            want["optimizer"] = a.optimizer
+        if a.optimizer_state:
+            want["optimizer_state"] = a.optimizer_state
         if a.module_type:
             want["module_type"] = a.module_type
         if a.step is not None:

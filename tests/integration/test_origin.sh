@@ -335,8 +335,9 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	masked "a NaN state the critic received at step 4: its input, not the mask" \
 		"--critic --nan-state-at 4" --origin forward "" input --module-type Linear \
 		--step 4 --only-index 0 5 --masked-outputs 5
-	masked "lr=inf at step 4: the update, not the mask" "--lr-inf-at 4" \
-		--origin optimizer net.0 param --param weight --step 4 --masked-outputs 5
+	masked "lr=inf at step 4: the update, not the mask, said of the learning rate" \
+		"--lr-inf-at 4" --origin optimizer net.0 param --param weight --step 4 \
+		--masked-outputs 5 --update-cause learning_rate --optimizer Adam
 	masked "lr=inf at step 4, the mask passed through a module: still the update" \
 		"--lr-inf-at 4 --pass-on" --origin optimizer net.0 param --param weight --step 4 \
 		--masked-outputs 5
@@ -408,6 +409,43 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		"$T/np.err"
 	then ok "$tag CTC's loss +inf for a target longer than its input: ctc, $ctc_op, said why"
 	else cat "$T/np.err" >> "$T/chk"; bad "$tag CTC's impossible alignment" "$T/chk"; fi
+
+	# an update that divided by a second moment of 0 with eps = 0 (rows
+	# of an embedding never looked up), and by float16's rounding of
+	# eps = 1e-8 to 0; a learning-rate schedule run past its end (nan);
+	# an update that overflowed, which nanprof has no cause for
+	# optim NAME JOB_ARGS WORDS CHECK_ORIGIN_ARGS...: WORDS on stderr too
+	optim() {
+		local name=$1 args=$2 words=$3; shift 3
+		$NP run -q -o "$T/$tag-optim" -- $PY $IT/optim_job.py $args \
+			> "$T/job.out" 2> "$T/np.err"
+		local rc=$?
+		if [ $rc = 3 ]; then
+			skp "$tag $name" "$(head -n1 "$T/job.out")"
+		elif [ $rc = 0 ] && $PY $IT/check_origin.py "$T/$tag-optim/events.jsonl" \
+			--origin optimizer 0 param --param weight "$@" > "$T/chk" 2>&1 &&
+		   grep -q "$words" "$T/np.err"
+		then ok "$tag $name"
+		else cat "$T/np.err" >> "$T/chk"; bad "$tag $name" "$T/chk"; fi
+	}
+	for o in adam:exp_avg_sq:Adam radam:exp_avg_sq:RAdam rmsprop:square_avg:RMSprop \
+		 adagrad:sum:Adagrad adadelta:square_avg:Adadelta adamax:exp_inf:Adamax; do
+		IFS=: read -r opt state cls <<< "$o"
+		optim "$cls with eps=0 over embedding rows never looked up: 0 / 0, $state" \
+			"--fault eps0 --optim $opt --steps 8" \
+			"update: $cls divides each update by .*and eps = 0: 20 of the 20 non-finite" \
+			--step $([ $opt = radam ] && echo 5 || echo 0) \
+			--update-cause zero_denominator --optimizer $cls \
+			--optimizer-state $state
+	done
+	optim "Adam in float16: eps=1e-8 is 0 in float16" "--fault half" \
+		"and eps = 1e-08 is 0 in float16: 20 of the 20 non-finite values" \
+		--step 0 --dtype float16 --update-cause zero_denominator --optimizer Adam
+	optim "a learning-rate schedule run past its end: SGD's lr is nan at step 4" \
+		"--fault lr" "update: SGD's learning rate is nan" \
+		--step 4 --update-cause learning_rate --optimizer SGD
+	optim "an update that overflowed: no cause said" "--fault overflow" \
+		"tensor: a parameter after the update" --step 0 --update-cause none
 
 	# --on-nan signal:INT: the job stops at its first NaN, as on Ctrl-C,
 	# and everything is still written

@@ -58,6 +58,21 @@ else
 		cat "$T/console2.log" >> "$T/chk"; bad "screenshot" "$T/chk"
 	fi
 
+	# an update that divided by a second moment of 0 (eps = 0): the page
+	# says what the optimizer did, under the origin sentence
+	$NP run -q -o "$T/upd" -- $PY $IT/optim_job.py --fault eps0 > /dev/null 2> "$T/upd.err"
+	page="file://$(readlink -f "$T/upd/report.html")"
+	run_chrome --dump-dom > "$T/dom-upd.html" 2> "$T/console-upd.log"
+	if grep -q 'id="origin"[^>]*>First non-finite value born at step 0, optimizer pass, in 0 (Embedding), tensor param weight' "$T/dom-upd.html" &&
+	   grep -q 'id="update"[^>]*>Adam divides each update by sqrt(exp_avg_sq) plus eps, and eps = 0: 20 of the 20 non-finite values' "$T/dom-upd.html" &&
+	   ! grep -E "CONSOLE|Uncaught" "$T/console-upd.log" > /dev/null; then
+		ok "an update that divided by 0 (Adam, eps = 0): the page says so under the origin"
+	else
+		cat "$T/upd.err" "$T/console-upd.log" > "$T/chk"
+		grep -o 'id="origin"[^<]*\|id="update"[^<]*' "$T/dom-upd.html" >> "$T/chk"
+		bad "the update's cause on the page" "$T/chk"
+	fi
+
 	# loss scaling: the iterations a GradScaler skipped, on the page
 	# the bundled example computes its loss in a module of its own: two
 	# outermost modules, each labelled by its class, not both "(model)";
