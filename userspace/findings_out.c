@@ -159,6 +159,7 @@ static void print_causes(FILE *f, const struct np_collector *c, const struct np_
 		{ "rows:   ", np_rows_note(o) },
 		{ "derivative: ", np_singular_note(o, op) },
 		{ "ctc:    ", np_ctc_note(o, op, type) },
+		{ "domain: ", np_domain_note(o, op) },
 		{ "update: ", np_update_note(c, o, update, sizeof(update)) },
 	};
 	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
@@ -387,6 +388,60 @@ const char *np_ctc_note(const struct np_finding *o, const char *op, const char *
 	       "than its input_lengths has frames, counting a blank frame between repeated "
 	       "labels (\"aa\" takes 3); nn.CTCLoss(zero_infinity=True) makes such a loss "
 	       "and its gradient 0, or leave those samples out";
+}
+
+/* op, a forward op that read only finite values, made o: which values
+ * outside its domain take that (a NaN from a negative sqrt; -inf only,
+ * from a log of exactly 0) and where they usually come from. */
+const char *np_domain_note(const struct np_finding *o, const char *op)
+{
+	if (o->role != NP_ROLE_OUTPUT || o->phase != NP_PHASE_FORWARD || o->gpu ||
+	    !(o->op_inside || o->op_read_finite) || !o->inputs_finite || o->preexisting ||
+	    o->divided_by_zero)
+		return "";   /* (the op search's, torch 2: 1.13 names the output's op) */
+	bool nan = o->nan > 0, inf_only = !o->nan && (o->posinf || o->neginf);
+	bool neg_only = inf_only && !o->posinf;
+	bool root = !strcmp(op, "sqrt") || !strcmp(op, "rsqrt");
+	/* sqrt keeps its result only, so what it read is seldom seen: a NaN
+	 * there may be one it read; every other op here keeps its input */
+	if (root && nan && !o->op_read_finite)
+		return "a square root of a negative value is NaN (what it read was kept "
+		       "nowhere: it may have read a NaN instead): a variance written as "
+		       "E[x^2] - E[x]^2, or another difference that should be >= 0, can round "
+		       "below 0 (clamp(min=0) before it, or torch.var)";
+	if (!o->op_read_finite)
+		return "";
+	if (root && nan)
+		return "a square root of a negative value is NaN: a variance written as "
+		       "E[x^2] - E[x]^2, or another difference that should be >= 0, can round "
+		       "below 0 (clamp(min=0) before it, or torch.var)";
+	if (!strcmp(op, "rsqrt") && inf_only)
+		return "rsqrt of 0 is +inf (an eps inside it: rsqrt(var + eps))";
+	if (!strcmp(op, "log") || !strcmp(op, "log2") || !strcmp(op, "log10")) {
+		if (nan)
+			return "a log of a negative value is NaN: what it read should have been "
+			       "> 0 (a difference or a sum of signed terms; clamp(min=eps) first)";
+		if (neg_only)
+			return "a log of exactly 0 is -inf: a probability, count or norm of 0 "
+			       "(keep the value in log space: log_softmax, logsumexp; or "
+			       "clamp(min=eps) first)";
+	}
+	if ((!strcmp(op, "log1_p") || !strcmp(op, "log1p")) && (nan || neg_only))
+		return "log1p of a value below -1 is NaN, of -1 -inf (a 1 + x that reached 0 or "
+		       "below)";
+	if ((!strcmp(op, "acos") || !strcmp(op, "asin")) && nan)
+		return "acos and asin of a value past +-1 are NaN: a cosine similarity or a "
+		       "normalised dot product can round past 1 (clamp to [-1 + eps, 1 - eps] "
+		       "first)";
+	if (!strcmp(op, "atanh") && (nan || inf_only))
+		return "atanh of a value past +-1 is NaN, of +-1 +-inf (tanh's output rounded to "
+		       "+-1: clamp to [-1 + eps, 1 - eps] first)";
+	if (!strcmp(op, "acosh") && nan)
+		return "acosh of a value below 1 is NaN (clamp(min=1 + eps) first)";
+	if (!strcmp(op, "pow") && nan)
+		return "a negative base to a fractional power is NaN (x ** 0.5 of a negative x: "
+		       "clamp the base to >= 0, or x.abs() ** p * x.sign())";
+	return "";
 }
 
 const char *np_update_note(const struct np_collector *c, const struct np_finding *o, char *buf,
@@ -849,6 +904,8 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "rows_all_masked", true);
 	if (*np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type)))
 		np_jsonw_bool_field(w, "ctc_no_alignment", true);
+	if (*np_domain_note(o, np_name(c, o->op)))
+		np_jsonw_bool_field(w, "outside_domain", true);
 	if (*np_update_cause_name(o))
 		update_json(w, c, o);
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
@@ -1010,6 +1067,8 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			  .s = np_singular_note(o, np_name(c, o->op)) },
 			{ .key = "ctc_note", .kind = NP_ARG_STR,
 			  .s = np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type)) },
+			{ .key = "domain_note", .kind = NP_ARG_STR,
+			  .s = np_domain_note(o, np_name(c, o->op)) },
 			{ .key = "update_note", .kind = NP_ARG_STR,
 			  .s = np_update_note(c, o, update, sizeof(update)) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },

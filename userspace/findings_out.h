@@ -36,6 +36,11 @@ const char *np_rows_note(const struct np_finding *o);
 /* For CTC's loss born +inf (op ctc_loss, or a CTCLoss module: type), what
  * that takes, a target no alignment fits ("" otherwise). */
 const char *np_ctc_note(const struct np_finding *o, const char *op, const char *type);
+/* For an op (a forward op's name: "sqrt") that read only finite values
+ * and made NaN or an Inf of values outside its domain (a square root of
+ * a negative value, a log of 0, an acos past 1), the words saying so and
+ * where such values come from ("" otherwise). */
+const char *np_domain_note(const struct np_finding *o, const char *op);
 /* For a parameter that an update made non-finite from finite values, what
  * the optimizer did (a denominator of 0: eps = 0, or 1e-8 in float16; a
  * learning rate that is not finite), written into buf ("" otherwise). */

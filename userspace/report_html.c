@@ -85,6 +85,8 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		const char *ctc = np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type));
 		if (*ctc)
 			np_jsonw_string_field(w, "ctc_note", ctc);
+		if (*np_domain_note(o, np_name(c, o->op)))
+			np_jsonw_string_field(w, "domain_note", np_domain_note(o, np_name(c, o->op)));
 		char update[NP_UPDATE_NOTE_MAX];
 		if (*np_update_note(c, o, update, sizeof(update)))
 			np_jsonw_string_field(w, "update_note", update);

@@ -4,7 +4,7 @@
                   [--param P] [--module-type CLASS] [--only-index DIM K]
                   [--op-inside yes|no] [--op-read-finite yes|no] [--divided-by-zero yes|no]
                   [--infinite-derivative yes|no] [--rows-all-masked yes|no]
-                  [--ctc-no-alignment yes|no]
+                  [--ctc-no-alignment yes|no] [--outside-domain yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
                   [--grad-mode enabled|no_grad|inference_mode] [--outermost-call N]
                   [--held] [--update-cause CAUSE|none [--optimizer CLASS]
@@ -35,6 +35,8 @@ CAUSES = {
                            "it read, sqrt of 0",
     "rows_all_masked": "the origin's op is a softmax that made NaN of whole rows",
     "ctc_no_alignment": "the origin is CTC's loss born +inf: a target no alignment fits",
+    "outside_domain": "the origin's op read finite values outside its domain (a square "
+                      "root of a negative value, a log of 0, an acos past 1)",
 }
 
 

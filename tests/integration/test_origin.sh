@@ -410,6 +410,27 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	then ok "$tag CTC's loss +inf for a target longer than its input: ctc, $ctc_op, said why"
 	else cat "$T/np.err" >> "$T/chk"; bad "$tag CTC's impossible alignment" "$T/chk"; fi
 
+	# ops that read finite values outside their domain, in sample 2 of
+	# step 3: a hand-written variance that rounds below 0 under a sqrt, a
+	# cosine that rounds past 1 under an acos, a log of 0, a negative
+	# base ** 0.5.  The op search names the op and the domain line says
+	# what that takes (torch 2); without it, the module's output op
+	for o in "sqrt:div:a square root of a negative value is NaN (what it read was kept nowhere" \
+		 "acos:mul:acos and asin of a value past +-1 are NaN: a cosine similarity" \
+		 "log:log:a log of exactly 0 is -inf" \
+		 "pow:pow:a negative base to a fractional power is NaN"; do
+		IFS=: read -r dop out_op words <<< "$o"
+		want=$out_op; dom=no; [ $saved = 1 ] && { want=$dop; dom=yes; }
+		if $NP run -q -o "$T/$tag-domain" -- $PY $IT/domain_job.py --op $dop \
+			> "$T/job.out" 2> "$T/np.err" &&
+		   $PY $IT/check_origin.py "$T/$tag-domain/events.jsonl" --origin forward feat \
+			output --step 3 --only-index 0 2 --op $want --outside-domain $dom \
+			> "$T/chk" 2>&1 &&
+		   { [ $dom = no ] || grep -q "domain: $words" "$T/np.err"; }
+		then ok "$tag $dop out of its domain in sample 2: $want, domain line $dom"
+		else cat "$T/np.err" >> "$T/chk"; bad "$tag $dop out of its domain" "$T/chk"; fi
+	done
+
 	# an update that divided by a second moment of 0 with eps = 0 (rows
 	# of an embedding never looked up), and by float16's rounding of
 	# eps = 1e-8 to 0; a learning-rate schedule run past its end (nan);

@@ -2014,3 +2014,84 @@ Test(findings, a_parameter_that_read_bad_values_gets_no_update_line)
 	cr_expect_null(strstr(text, "update_cause"), "%s", text);
 	free(text);
 }
+
+/* An op that read finite values outside its domain (a square root of a
+ * negative value, a log of 0) says what that takes; by the op search's
+ * flags (torch 2) and the kind of value it made. */
+static char *domain_birth(const char *node, uint8_t flags, uint64_t posinf, uint64_t nan,
+			  uint64_t neginf)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	mod_enter(&sim, 110, M_LIN, T_LIN, NP_SEQ_UNKNOWN);
+	struct np_agent_rec r = check_rec(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_LIN, 16);
+	r.flags = flags;
+	r.chk.posinf = posinf;
+	r.chk.nan = nan;
+	r.chk.neginf = neginf;
+	r.chk.first_bad = 2;
+	strncpy(r.chk.what, node, sizeof(r.chk.what) - 1);
+	agent(115, &r);
+	mod_exit(&sim, 120, NP_SEQ_UNKNOWN);
+	check(125, NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, true, NULL);
+	cr_assert_eq(origins, 1);
+	return origin_paragraph();
+}
+
+Test(findings, a_log_of_zero_and_a_log_of_a_negative_value_say_so)
+{
+	char *text = domain_birth("LogBackward0", NP_AF_OP_READ_FINITE, 0, 0, 4);
+	cr_expect(strstr(text, "  domain: a log of exactly 0 is -inf: a probability, count or "
+			       "norm of 0"), "%s", text);
+	free(text);
+}
+
+Test(findings, a_log_of_a_negative_value_is_nan)
+{
+	char *text = domain_birth("LogBackward0", NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 2, 0);
+	cr_expect(strstr(text, "  domain: a log of a negative value is NaN"), "%s", text);
+	free(text);
+}
+
+/* sqrt keeps only its result: what it read is seldom seen, and the line
+ * says a NaN it read would do the same */
+Test(findings, a_sqrt_whose_input_was_not_seen_hedges)
+{
+	char *text = domain_birth("SqrtBackward0", NP_AF_OP_INSIDE, 0, 16, 0);
+	cr_expect(strstr(text, "  domain: a square root of a negative value is NaN (what it read "
+			       "was kept nowhere: it may have read a NaN instead): a variance "
+			       "written as E[x^2] - E[x]^2"), "%s", text);
+	free(text);
+}
+
+Test(findings, an_acos_past_one_and_a_fractional_power_of_a_negative_base)
+{
+	char *text = domain_birth("AcosBackward0", NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 1, 0);
+	cr_expect(strstr(text, "  domain: acos and asin of a value past +-1 are NaN"), "%s", text);
+	free(text);
+	np_collector_free(&col);
+	setup();
+	text = domain_birth("PowBackward0", NP_AF_OP_READ_FINITE, 0, 1, 0);
+	cr_expect(strstr(text, "  domain: a negative base to a fractional power is NaN"), "%s",
+		  text);
+	free(text);
+}
+
+/* Not without the op search (torch 1.13 names the output's op, which may
+ * have read a NaN made before it), not for a log that read something
+ * unseen, not for a pow's overflow (+inf) */
+Test(findings, no_domain_line_without_the_op_search_or_for_an_overflow)
+{
+	char *text = domain_birth("LogBackward0", 0, 0, 2, 0);
+	cr_expect_null(strstr(text, "domain:"), "%s", text);
+	free(text);
+	np_collector_free(&col);
+	setup();
+	text = domain_birth("LogBackward0", NP_AF_OP_INSIDE, 0, 2, 0);
+	cr_expect_null(strstr(text, "domain:"), "%s", text);
+	free(text);
+	np_collector_free(&col);
+	setup();
+	text = domain_birth("PowBackward0", NP_AF_OP_READ_FINITE, 3, 0, 0);
+	cr_expect_null(strstr(text, "domain:"), "%s", text);
+	free(text);
+}
