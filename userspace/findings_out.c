@@ -151,7 +151,7 @@ const char *np_op_note(const struct np_finding *f)
 static void print_causes(FILE *f, const struct np_collector *c, const struct np_finding *o,
 			 const char *op, const char *type, const char *indent, bool labelled)
 {
-	char update[NP_UPDATE_NOTE_MAX];
+	char update[NP_UPDATE_NOTE_MAX], exp[NP_EXP_NOTE_MAX];
 	const struct {
 		const char *label, *text;
 	} causes[] = {
@@ -160,6 +160,7 @@ static void print_causes(FILE *f, const struct np_collector *c, const struct np_
 		{ "derivative: ", np_singular_note(o, op) },
 		{ "ctc:    ", np_ctc_note(o, op, type) },
 		{ "domain: ", np_domain_note(o, op) },
+		{ "exp:    ", np_exp_note(o, op, exp, sizeof(exp)) },
 		{ "update: ", np_update_note(c, o, update, sizeof(update)) },
 	};
 	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++)
@@ -442,6 +443,29 @@ const char *np_domain_note(const struct np_finding *o, const char *op)
 		return "a negative base to a fractional power is NaN (x ** 0.5 of a negative x: "
 		       "clamp the base to >= 0, or x.abs() ** p * x.sign())";
 	return "";
+}
+
+const char *np_exp_note(const struct np_finding *o, const char *op, char *buf, size_t n)
+{
+	if (o->role != NP_ROLE_OUTPUT || o->phase != NP_PHASE_FORWARD || o->gpu || !n ||
+	    !(o->op_inside || o->op_read_finite) || !o->inputs_finite || o->preexisting ||
+	    strcmp(op, "exp") || !(o->posinf || o->neginf))
+		return "";
+	/* the largest x whose exp the type holds: log(its max) */
+	const char *limit;
+	switch (o->dtype) {
+	case NP_DT_F16: limit = "11.09"; break;
+	case NP_DT_F64: limit = "709.78"; break;
+	case NP_DT_F32: case NP_DT_BF16: limit = "88.72"; break;
+	default: return "";
+	}
+	snprintf(buf, n, "exp of a value above %s is +inf in %s%s: a logit, log-variance or "
+		 "score that grew (clamp it before the exp, subtract the row's max first, or "
+		 "stay in log space: logsumexp, log_softmax, softplus)", limit,
+		 np_dtype_name(o->dtype),
+		 o->op_read_finite ? "" : " (what it read was kept nowhere: it may have read "
+					  "an inf instead)");
+	return buf;
 }
 
 const char *np_update_note(const struct np_collector *c, const struct np_finding *o, char *buf,
@@ -906,6 +930,9 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_bool_field(w, "ctc_no_alignment", true);
 	if (*np_domain_note(o, np_name(c, o->op)))
 		np_jsonw_bool_field(w, "outside_domain", true);
+	char exp[NP_EXP_NOTE_MAX];
+	if (*np_exp_note(o, np_name(c, o->op), exp, sizeof(exp)))
+		np_jsonw_bool_field(w, "exp_overflow", true);
 	if (*np_update_cause_name(o))
 		update_json(w, c, o);
 	if (o->phase == NP_PHASE_FORWARD && (o->grad_mode & NP_AMODE_KNOWN))
@@ -1043,6 +1070,7 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 	if (a->found) {
 		const struct np_finding *o = &a->origin;
 		char shape[128], first[128], spread[512], update[NP_UPDATE_NOTE_MAX];
+		char exp[NP_EXP_NOTE_MAX];
 		dims_text(shape, sizeof(shape), o->spread.size, o->spread.ndim);
 		dims_text(first, sizeof(first), o->spread.first, o->spread.ndim);
 		np_spread_text(spread, sizeof(spread), &o->spread);
@@ -1069,6 +1097,8 @@ void np_trace_findings(struct np_trace *t, const struct np_collector *c,
 			  .s = np_ctc_note(o, np_name(c, o->op), np_name(c, o->module_type)) },
 			{ .key = "domain_note", .kind = NP_ARG_STR,
 			  .s = np_domain_note(o, np_name(c, o->op)) },
+			{ .key = "exp_note", .kind = NP_ARG_STR,
+			  .s = np_exp_note(o, np_name(c, o->op), exp, sizeof(exp)) },
 			{ .key = "update_note", .kind = NP_ARG_STR,
 			  .s = np_update_note(c, o, update, sizeof(update)) },
 			{ .key = "nan", .kind = NP_ARG_UINT, .u = o->nan },

@@ -41,6 +41,10 @@ const char *np_ctc_note(const struct np_finding *o, const char *op, const char *
  * a negative value, a log of 0, an acos past 1), the words saying so and
  * where such values come from ("" otherwise). */
 const char *np_domain_note(const struct np_finding *o, const char *op);
+/* For an exp (op) named so that made an Inf, the value past which exp
+ * overflows the tensor's dtype, and what to do, written into buf ("" otherwise). */
+#define NP_EXP_NOTE_MAX 320
+const char *np_exp_note(const struct np_finding *o, const char *op, char *buf, size_t n);
 /* For a parameter that an update made non-finite from finite values, what
  * the optimizer did (a denominator of 0: eps = 0, or 1e-8 in float16; a
  * learning rate that is not finite), written into buf ("" otherwise). */

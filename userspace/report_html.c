@@ -87,6 +87,9 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 			np_jsonw_string_field(w, "ctc_note", ctc);
 		if (*np_domain_note(o, np_name(c, o->op)))
 			np_jsonw_string_field(w, "domain_note", np_domain_note(o, np_name(c, o->op)));
+		char exp[NP_EXP_NOTE_MAX];
+		if (*np_exp_note(o, np_name(c, o->op), exp, sizeof(exp)))
+			np_jsonw_string_field(w, "exp_note", exp);
 		char update[NP_UPDATE_NOTE_MAX];
 		if (*np_update_note(c, o, update, sizeof(update)))
 			np_jsonw_string_field(w, "update_note", update);

@@ -85,6 +85,7 @@ static const char np_report_script[] =
 "  if(o&&o.rows_note){const p=el('p','');p.id='rows';p.textContent=o.rows_note.charAt(0).toUpperCase()+o.rows_note.slice(1)+'.';root.appendChild(p);}\n"
 "  if(o&&o.ctc_note){const p=el('p','');p.id='ctc';p.textContent=o.ctc_note+'.';root.appendChild(p);}\n"
 "  if(o&&o.domain_note){const p=el('p','');p.id='domain';p.textContent=o.domain_note.charAt(0).toUpperCase()+o.domain_note.slice(1)+'.';root.appendChild(p);}\n"
+"  if(o&&o.exp_note){const p=el('p','');p.id='exp';p.textContent=o.exp_note.charAt(0).toUpperCase()+o.exp_note.slice(1)+'.';root.appendChild(p);}\n"
 "  if(o&&o.update_note){const p=el('p','');p.id='update';p.textContent=o.update_note+'.';root.appendChild(p);}\n"
 "  if(o&&o.derivative_note){const p=el('p','');p.id='derivative';p.textContent=o.derivative_note.charAt(0).toUpperCase()+o.derivative_note.slice(1)+'.';root.appendChild(p);}\n"
 "  if(o&&o.range_note){const p=el('p','');p.id='range';p.textContent=o.range_note.charAt(0).toUpperCase()+o.range_note.slice(1)+'.';root.appendChild(p);}\n"

@@ -5,6 +5,7 @@
                   [--op-inside yes|no] [--op-read-finite yes|no] [--divided-by-zero yes|no]
                   [--infinite-derivative yes|no] [--rows-all-masked yes|no]
                   [--ctc-no-alignment yes|no] [--outside-domain yes|no]
+                  [--exp-overflow yes|no]
                   [--received-by MODULE] [--numel N] [--no-shape] [--dtype D]
                   [--grad-mode enabled|no_grad|inference_mode] [--outermost-call N]
                   [--held] [--update-cause CAUSE|none [--optimizer CLASS]
@@ -37,6 +38,7 @@ CAUSES = {
     "ctc_no_alignment": "the origin is CTC's loss born +inf: a target no alignment fits",
     "outside_domain": "the origin's op read finite values outside its domain (a square "
                       "root of a negative value, a log of 0, an acos past 1)",
+    "exp_overflow": "the origin's op is an exp that overflowed its dtype",
 }
 
 

@@ -38,8 +38,10 @@ for PY in python3 /usr/bin/python3; do
 	# does the agent look inside modules, at what autograd saved? (lib.sh)
 	saved=0; [ "$(gate_op $PY | cut -d" " -f2)" = exp ] && saved=1
 	FARGS="--steps 10 --at 6"
-	fault "forward fault: blocks.1.gate, $(gate_op $PY | cut -d" " -f2)" forward --origin forward blocks.1.gate output $(gate_op $PY) --step 6 \
-		--grad-mode enabled
+	causes=no; [ $saved = 1 ] && causes=yes   # the op search's lines: torch 2
+	fault "forward fault: blocks.1.gate, $(gate_op $PY | cut -d" " -f2), exp's overflow said: $causes" \
+		forward --origin forward blocks.1.gate output $(gate_op $PY) --step 6 \
+		--grad-mode enabled --exp-overflow $causes
 	# log(0) inside the gate, before its child proj and the add that makes
 	# its output: the log is named where torch shows the saved tensors,
 	# and it read x * x * 0, saved by the log itself: finite
@@ -47,8 +49,8 @@ for PY in python3 /usr/bin/python3; do
 	then inner="--op log --op-inside yes --op-read-finite yes"
 	else inner="--op add --op-inside no"
 	fi
-	fault "log(0) inside blocks.1.gate: $(echo $inner | cut -d" " -f2)" inner \
-		--origin forward blocks.1.gate output $inner --step 6
+	fault "log(0) inside blocks.1.gate: $(echo $inner | cut -d" " -f2), its domain said: $causes" \
+		inner --origin forward blocks.1.gate output $inner --step 6 --outside-domain $causes
 	# the same under checkpointing by saved-tensor hooks: unpacking the
 	# gate's saved tensors would recompute the block (and find the log);
 	# the agent leaves them packed, names the add, and the losses are the

@@ -2095,3 +2095,43 @@ Test(findings, no_domain_line_without_the_op_search_or_for_an_overflow)
 	cr_expect_null(strstr(text, "domain:"), "%s", text);
 	free(text);
 }
+
+/* An exp named so that made an Inf overflowed its dtype: the line says
+ * past which value, per dtype, and hedges when what it read was unseen
+ * (exp keeps its result only). */
+Test(findings, an_exp_that_overflowed_says_past_which_value)
+{
+	char *text = domain_birth("ExpBackward0", NP_AF_OP_INSIDE, 3, 0, 2);
+	cr_expect(strstr(text, "  exp:    exp of a value above 88.72 is +inf in float32 (what it "
+			       "read was kept nowhere: it may have read an inf instead): a logit"),
+		  "%s", text);
+	free(text);
+}
+
+Test(findings, an_exp_in_float16_overflows_above_11)
+{
+	mod_enter(&sim, 100, M_NET, T_NET, NP_SEQ_UNKNOWN);
+	struct np_agent_rec r = check_rec(NP_ROLE_OUTPUT, NP_APHASE_FORWARD, M_NET, 16);
+	r.flags = NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE;
+	r.dtype = NP_DT_F16;
+	r.chk.posinf = 1;
+	strncpy(r.chk.what, "ExpBackward0", sizeof(r.chk.what) - 1);
+	agent(115, &r);
+	cr_assert_eq(origins, 1);
+	char *text = origin_paragraph();
+	cr_expect(strstr(text, "  exp:    exp of a value above 11.09 is +inf in float16: a logit"),
+		  "%s", text);
+	free(text);
+}
+
+Test(findings, no_exp_line_without_the_op_search_or_for_another_op)
+{
+	char *text = domain_birth("ExpBackward0", 0, 3, 0, 0);
+	cr_expect_null(strstr(text, "exp:"), "%s", text);
+	free(text);
+	np_collector_free(&col);
+	setup();
+	text = domain_birth("MulBackward0", NP_AF_OP_INSIDE, 3, 0, 0);
+	cr_expect_null(strstr(text, "exp:"), "%s", text);
+	free(text);
+}
