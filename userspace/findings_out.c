@@ -351,8 +351,23 @@ static bool is_spread_stat(const char *op)
 	       !strcmp(op, "var_mean");
 }
 
+/* nll_loss (cross-entropy's last op) made NaN from finite values: with
+ * a mean reduction it divides by the total weight of its targets, 0 when
+ * every target is ignore_index (a batch of padding only) or weighs 0 */
+static bool empty_nll_mean(const struct np_finding *o, const char *op)
+{
+	return o->role == NP_ROLE_OUTPUT && o->phase == NP_PHASE_FORWARD && !o->gpu &&
+	       o->op_read_finite && o->inputs_finite && !o->preexisting && o->nan &&
+	       (!strcmp(op, "nll_loss") || !strcmp(op, "nll_loss2d"));
+}
+
 const char *np_divisor_note(const struct np_finding *o, const char *op)
 {
+	if (empty_nll_mean(o, op))
+		return "nll_loss's mean divides by the total weight of its targets, 0 here: "
+		       "every target was ignore_index (a batch of padding only) or had weight "
+		       "0, and 0 / 0 is NaN (skip such batches, or take reduction='sum' over "
+		       "max(count, 1))";
 	if (!o->divided_by_zero || o->op_read_outside)
 		return "";
 	if (o->role != NP_ROLE_GRAD && is_spread_stat(op))
@@ -920,7 +935,7 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 		if (o->op_read_outside)
 			np_jsonw_bool_field(w, "op_read_untracked", true);
 	}
-	if (!o->gpu && o->divided_by_zero)
+	if (!o->gpu && (o->divided_by_zero || empty_nll_mean(o, np_name(c, o->op))))
 		np_jsonw_bool_field(w, "divided_by_zero", true);
 	if (!o->gpu && o->singular)
 		np_jsonw_bool_field(w, "infinite_derivative", true);

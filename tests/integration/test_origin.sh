@@ -269,7 +269,12 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	# no targets, the log of a softmax's exact 0 (in sample 5 only)
 	if [ $saved = 1 ]; then
 		fault "cross-entropy over targets all ignored: 0/0 in nll_loss, outside modules" \
-			ignored --outside --op nll_loss --op-inside yes --op-read-finite yes --step 6
+			ignored --outside --op nll_loss --op-inside yes --op-read-finite yes --step 6 \
+			--divided-by-zero yes
+		if grep -q "divisor: nll_loss's mean divides by the total weight of its targets" \
+			"$T/np.err"
+		then ok "$tag nll_loss over no target: its divisor line"
+		else bad "$tag nll_loss's divisor line" "$T/np.err"; fi
 		fault "hand-written cross-entropy: log(0) of sample 5, outside modules" loss-xent \
 			--outside --op log --op-inside yes --op-read-finite yes --only-index 0 5 --step 6
 		if grep -q "tensor: the op's output, float32 \[8, 2\]" "$T/np.err"

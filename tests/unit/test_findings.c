@@ -2135,3 +2135,20 @@ Test(findings, no_exp_line_without_the_op_search_or_for_another_op)
 	cr_expect_null(strstr(text, "exp:"), "%s", text);
 	free(text);
 }
+
+/* nll_loss (cross-entropy) that made NaN from finite values divided by a
+ * total target weight of 0: every target ignored.  Not said when what it
+ * read was not seen finite. */
+Test(findings, an_nll_loss_over_no_target_says_its_mean_divided_by_0)
+{
+	char *text = domain_birth("NllLossBackward0", NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 1,
+				  0);
+	cr_expect(strstr(text, "  divisor: nll_loss's mean divides by the total weight of its "
+			       "targets, 0 here: every target was ignore_index"), "%s", text);
+	free(text);
+	np_collector_free(&col);
+	setup();
+	text = domain_birth("NllLossBackward0", NP_AF_OP_INSIDE, 0, 1, 0);
+	cr_expect_null(strstr(text, "divisor:"), "%s", text);
+	free(text);
+}
