@@ -35,19 +35,22 @@ else
 	}
 	run_chrome --dump-dom > "$T/dom.html" 2> "$T/console.log"
 	# the op and what is known of it (lib.sh: gate_op)
+	# and, with the op search, exp's overflow said
 	if [ "$(gate_op $PY | cut -d" " -f2)" = exp ]
 	then op="op exp (inside the module: the first op seen non-finite; not all it read was seen)"
-	else op="op add"
+	     exp_line='id="exp"[^>]*>Exp of a value above 88.72 is +inf in float32'
+	else op="op add"; exp_line='id="why"'
 	fi
 	if grep -q 'data-rendered="1"' "$T/dom.html" &&
 	   grep -q 'id="origin"[^>]*>First non-finite value born at step 10, forward pass, in blocks.1.gate (Gate), '"$op"', tensor output' "$T/dom.html" &&
 	   grep -q 'id="spread"[^>]*>Where in the tensor (shape \[8, 12, 32\]): the first non-finite element is at \[[0-9]*, [0-9]*, [0-9]*\]; non-finite values in \(all 8\|[0-9]* of 8\) along dim 0' "$T/dom.html" &&
 	   grep -q 'id="why"[^>]*>What flowed in was finite: it was born here' "$T/dom.html" &&
+	   grep -q "$exp_line" "$T/dom.html" &&
 	   grep -q '<div id="error"></div>' "$T/dom.html" &&
 	   ! grep -E "CONSOLE|Uncaught" "$T/console.log" > "$T/errs"; then
-		ok "Chromium renders the page with no console error and states the origin, why, and where in its tensor"
+		ok "Chromium renders the page with no console error and states the origin, why, where in its tensor (and exp's overflow)"
 	else
-		cat "$T/errs" "$T/console.log" > "$T/chk" 2>/dev/null; grep -o 'id="origin"[^<]*\|id="why"[^<]*\|id="spread"[^<]*' "$T/dom.html" >> "$T/chk"
+		cat "$T/errs" "$T/console.log" > "$T/chk" 2>/dev/null; grep -o 'id="origin"[^<]*\|id="why"[^<]*\|id="spread"[^<]*\|id="exp"[^<]*' "$T/dom.html" >> "$T/chk"
 		bad "Chromium renders the page" "$T/chk"
 	fi
 	run_chrome --screenshot="$T/shot.png" --window-size=1280,1600 > /dev/null 2> "$T/console2.log"
