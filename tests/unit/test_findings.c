@@ -2037,43 +2037,52 @@ static char *domain_birth(const char *node, uint8_t flags, uint64_t posinf, uint
 	return origin_paragraph();
 }
 
-Test(findings, a_log_of_zero_and_a_log_of_a_negative_value_say_so)
+/* The paragraph of that birth holds `want` (expect_line) or no line
+ * labelled `label` (expect_no_line); each in a fresh collector, so that
+ * a test may try several. */
+static void expect_line(const char *want, const char *node, uint8_t flags, uint64_t posinf,
+			uint64_t nan, uint64_t neginf)
 {
-	char *text = domain_birth("LogBackward0", NP_AF_OP_READ_FINITE, 0, 0, 4);
-	cr_expect(strstr(text, "  domain: a log of exactly 0 is -inf: a probability, count or "
-			       "norm of 0"), "%s", text);
+	np_collector_free(&col);
+	setup();
+	char *text = domain_birth(node, flags, posinf, nan, neginf);
+	cr_expect(strstr(text, want), "%s after %s", text, node);
 	free(text);
 }
 
-Test(findings, a_log_of_a_negative_value_is_nan)
+static void expect_no_line(const char *label, const char *node, uint8_t flags,
+			   uint64_t posinf, uint64_t nan, uint64_t neginf)
 {
-	char *text = domain_birth("LogBackward0", NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 2, 0);
-	cr_expect(strstr(text, "  domain: a log of a negative value is NaN"), "%s", text);
+	np_collector_free(&col);
+	setup();
+	char *text = domain_birth(node, flags, posinf, nan, neginf);
+	cr_expect_null(strstr(text, label), "%s after %s", text, node);
 	free(text);
+}
+
+Test(findings, a_log_of_zero_and_a_log_of_a_negative_value_say_so)
+{
+	expect_line("  domain: a log of exactly 0 is -inf: a probability, count or norm of 0",
+		    "LogBackward0", NP_AF_OP_READ_FINITE, 0, 0, 4);
+	expect_line("  domain: a log of a negative value is NaN", "LogBackward0",
+		    NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 2, 0);
 }
 
 /* sqrt keeps only its result: what it read is seldom seen, and the line
  * says a NaN it read would do the same */
 Test(findings, a_sqrt_whose_input_was_not_seen_hedges)
 {
-	char *text = domain_birth("SqrtBackward0", NP_AF_OP_INSIDE, 0, 16, 0);
-	cr_expect(strstr(text, "  domain: a square root of a negative value is NaN (what it read "
-			       "was kept nowhere: it may have read a NaN instead): a variance "
-			       "written as E[x^2] - E[x]^2"), "%s", text);
-	free(text);
+	expect_line("  domain: a square root of a negative value is NaN (what it read was kept "
+		    "nowhere: it may have read a NaN instead): a variance written as "
+		    "E[x^2] - E[x]^2", "SqrtBackward0", NP_AF_OP_INSIDE, 0, 16, 0);
 }
 
 Test(findings, an_acos_past_one_and_a_fractional_power_of_a_negative_base)
 {
-	char *text = domain_birth("AcosBackward0", NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 1, 0);
-	cr_expect(strstr(text, "  domain: acos and asin of a value past +-1 are NaN"), "%s", text);
-	free(text);
-	np_collector_free(&col);
-	setup();
-	text = domain_birth("PowBackward0", NP_AF_OP_READ_FINITE, 0, 1, 0);
-	cr_expect(strstr(text, "  domain: a negative base to a fractional power is NaN"), "%s",
-		  text);
-	free(text);
+	expect_line("  domain: acos and asin of a value past +-1 are NaN", "AcosBackward0",
+		    NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 1, 0);
+	expect_line("  domain: a negative base to a fractional power is NaN", "PowBackward0",
+		    NP_AF_OP_READ_FINITE, 0, 1, 0);
 }
 
 /* Not without the op search (torch 1.13 names the output's op, which may
@@ -2081,19 +2090,9 @@ Test(findings, an_acos_past_one_and_a_fractional_power_of_a_negative_base)
  * unseen, not for a pow's overflow (+inf) */
 Test(findings, no_domain_line_without_the_op_search_or_for_an_overflow)
 {
-	char *text = domain_birth("LogBackward0", 0, 0, 2, 0);
-	cr_expect_null(strstr(text, "domain:"), "%s", text);
-	free(text);
-	np_collector_free(&col);
-	setup();
-	text = domain_birth("LogBackward0", NP_AF_OP_INSIDE, 0, 2, 0);
-	cr_expect_null(strstr(text, "domain:"), "%s", text);
-	free(text);
-	np_collector_free(&col);
-	setup();
-	text = domain_birth("PowBackward0", NP_AF_OP_READ_FINITE, 3, 0, 0);
-	cr_expect_null(strstr(text, "domain:"), "%s", text);
-	free(text);
+	expect_no_line("domain:", "LogBackward0", 0, 0, 2, 0);
+	expect_no_line("domain:", "LogBackward0", NP_AF_OP_INSIDE, 0, 2, 0);
+	expect_no_line("domain:", "PowBackward0", NP_AF_OP_READ_FINITE, 3, 0, 0);
 }
 
 /* An exp named so that made an Inf overflowed its dtype: the line says
@@ -2101,11 +2100,9 @@ Test(findings, no_domain_line_without_the_op_search_or_for_an_overflow)
  * (exp keeps its result only). */
 Test(findings, an_exp_that_overflowed_says_past_which_value)
 {
-	char *text = domain_birth("ExpBackward0", NP_AF_OP_INSIDE, 3, 0, 2);
-	cr_expect(strstr(text, "  exp:    exp of a value above 88.72 is +inf in float32 (what it "
-			       "read was kept nowhere: it may have read an inf instead): a logit"),
-		  "%s", text);
-	free(text);
+	expect_line("  exp:    exp of a value above 88.72 is +inf in float32 (what it read was "
+		    "kept nowhere: it may have read an inf instead): a logit", "ExpBackward0",
+		    NP_AF_OP_INSIDE, 3, 0, 2);
 }
 
 Test(findings, an_exp_in_float16_overflows_above_11)
@@ -2126,14 +2123,8 @@ Test(findings, an_exp_in_float16_overflows_above_11)
 
 Test(findings, no_exp_line_without_the_op_search_or_for_another_op)
 {
-	char *text = domain_birth("ExpBackward0", 0, 3, 0, 0);
-	cr_expect_null(strstr(text, "exp:"), "%s", text);
-	free(text);
-	np_collector_free(&col);
-	setup();
-	text = domain_birth("MulBackward0", NP_AF_OP_INSIDE, 3, 0, 0);
-	cr_expect_null(strstr(text, "exp:"), "%s", text);
-	free(text);
+	expect_no_line("exp:", "ExpBackward0", 0, 3, 0, 0);
+	expect_no_line("exp:", "MulBackward0", NP_AF_OP_INSIDE, 3, 0, 0);
 }
 
 /* nll_loss (cross-entropy) that made NaN from finite values divided by a
@@ -2141,14 +2132,8 @@ Test(findings, no_exp_line_without_the_op_search_or_for_another_op)
  * read was not seen finite. */
 Test(findings, an_nll_loss_over_no_target_says_its_mean_divided_by_0)
 {
-	char *text = domain_birth("NllLossBackward0", NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 1,
-				  0);
-	cr_expect(strstr(text, "  divisor: nll_loss's mean divides by the total weight of its "
-			       "targets, 0 here: every target was ignore_index"), "%s", text);
-	free(text);
-	np_collector_free(&col);
-	setup();
-	text = domain_birth("NllLossBackward0", NP_AF_OP_INSIDE, 0, 1, 0);
-	cr_expect_null(strstr(text, "divisor:"), "%s", text);
-	free(text);
+	expect_line("  divisor: nll_loss's mean divides by the total weight of its targets, 0 "
+		    "here: every target was ignore_index", "NllLossBackward0",
+		    NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 1, 0);
+	expect_no_line("divisor:", "NllLossBackward0", NP_AF_OP_INSIDE, 0, 1, 0);
 }
