@@ -420,17 +420,16 @@ const char *np_domain_note(const struct np_finding *o, const char *op)
 	bool root = !strcmp(op, "sqrt") || !strcmp(op, "rsqrt");
 	/* sqrt keeps its result only, so what it read is seldom seen: a NaN
 	 * there may be one it read; every other op here keeps its input */
+#define ROUNDED_BELOW_0 "a variance written as E[x^2] - E[x]^2, or another difference " \
+			"that should be >= 0, can round below 0 (clamp(min=0) before it, or torch.var)"
 	if (root && nan && !o->op_read_finite)
 		return "a square root of a negative value is NaN (what it read was kept "
-		       "nowhere: it may have read a NaN instead): a variance written as "
-		       "E[x^2] - E[x]^2, or another difference that should be >= 0, can round "
-		       "below 0 (clamp(min=0) before it, or torch.var)";
+		       "nowhere: it may have read a NaN instead): " ROUNDED_BELOW_0;
 	if (!o->op_read_finite)
 		return "";
 	if (root && nan)
-		return "a square root of a negative value is NaN: a variance written as "
-		       "E[x^2] - E[x]^2, or another difference that should be >= 0, can round "
-		       "below 0 (clamp(min=0) before it, or torch.var)";
+		return "a square root of a negative value is NaN: " ROUNDED_BELOW_0;
+#undef ROUNDED_BELOW_0
 	if (!strcmp(op, "rsqrt") && inf_only)
 		return "rsqrt of 0 is +inf (an eps inside it: rsqrt(var + eps))";
 	if (!strcmp(op, "log") || !strcmp(op, "log2") || !strcmp(op, "log10")) {
@@ -483,21 +482,26 @@ const char *np_exp_note(const struct np_finding *o, const char *op, char *buf, s
 	return buf;
 }
 
+/* a learning rate that is not finite, in words (and in JSON, which has
+ * no number for it) */
+static const char *nonfinite_words(double v)
+{
+	return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
 const char *np_update_note(const struct np_collector *c, const struct np_finding *o, char *buf,
 			   size_t n)
 {
 	const struct np_update *u = &o->update;
-	if (o->role != NP_ROLE_PARAM || !o->inputs_finite || o->preexisting || !n)
+	if (!*np_update_cause_name(o) || !n)
 		return "";
 	const char *opt = np_name(c, u->optimizer);
 	if (u->cause == NP_UPD_LR) {
 		snprintf(buf, n, "%s's learning rate is %s: every update it scales is "
 			 "non-finite (a learning-rate schedule that divided by 0, or read a "
-			 "non-finite value)", opt, isnan(u->lr) ? "nan" : u->lr > 0 ? "inf" : "-inf");
+			 "non-finite value)", opt, nonfinite_words(u->lr));
 		return buf;
 	}
-	if (u->cause != NP_UPD_ZERO_DENOM)
-		return "";
 	const char *st = np_name(c, u->state), *dt = np_dtype_name(u->state_dtype);
 	char denom[64], eps[64], hint[192];
 	if (!strcmp(st, "exp_inf"))   /* Adamax: a running max of |grad|, eps a floor */
@@ -870,8 +874,6 @@ static void uint_array(struct np_jsonw *w, const char *name, const uint32_t *v, 
 	np_jsonw_end_array(w);
 }
 
-/* where in the tensor: its shape, the first non-finite element's index,
- * and how many indices along each dimension hold one */
 /* The optimizer's cause of a parameter's birth (np_update_note). */
 static void update_json(struct np_jsonw *w, const struct np_collector *c,
 			const struct np_finding *o)
@@ -886,11 +888,13 @@ static void update_json(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_double_field(w, "eps", u->eps);
 		np_jsonw_uint_field(w, "nonfinite_where_state_zero", u->at_zero);
 	} else {   /* not a JSON number */
-		np_jsonw_string_field(w, "lr", isnan(u->lr) ? "nan" : u->lr > 0 ? "inf" : "-inf");
+		np_jsonw_string_field(w, "lr", nonfinite_words(u->lr));
 	}
 	np_jsonw_string_field(w, "update_note", np_update_note(c, o, note, sizeof(note)));
 }
 
+/* where in the tensor: its shape, the first non-finite element's index,
+ * and how many indices along each dimension hold one */
 static void spread_json(struct np_jsonw *w, const struct np_spread *s)
 {
 	uint_array(w, "shape", s->size, s->ndim);
