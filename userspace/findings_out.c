@@ -459,11 +459,20 @@ const char *np_domain_note(const struct np_finding *o, const char *op)
 	return "";
 }
 
+/* A CUDA birth's op is its kernel: torch's exp runs as the functor
+ * at::native::exp_kernel_cuda inside an elementwise kernel template. */
+static bool exp_kernel(const char *kernel)
+{
+	return strstr(kernel, "::exp_kernel_cuda(") != NULL;
+}
+
 const char *np_exp_note(const struct np_finding *o, const char *op, char *buf, size_t n)
 {
-	if (o->role != NP_ROLE_OUTPUT || o->phase != NP_PHASE_FORWARD || o->gpu || !n ||
-	    !(o->op_inside || o->op_read_finite) || !o->inputs_finite || o->preexisting ||
-	    strcmp(op, "exp") || !(o->posinf || o->neginf))
+	/* the op search named it (torch 2), or it is torch's CUDA exp kernel,
+	 * the first after which its output held an Inf */
+	bool named = o->gpu ? exp_kernel(op) : (o->op_inside || o->op_read_finite) && !strcmp(op, "exp");
+	if (o->role != NP_ROLE_OUTPUT || o->phase != NP_PHASE_FORWARD || !n || !named ||
+	    !o->inputs_finite || o->preexisting || !(o->posinf || o->neginf))
 		return "";
 	/* the largest x whose exp the type holds: log(its max) */
 	const char *limit;
@@ -477,8 +486,11 @@ const char *np_exp_note(const struct np_finding *o, const char *op, char *buf, s
 		 "score that grew (clamp it before the exp, subtract the row's max first, or "
 		 "stay in log space: logsumexp, log_softmax, softplus)", limit,
 		 np_dtype_name(o->dtype),
-		 o->op_read_finite ? "" : " (what it read was kept nowhere: it may have read "
-					  "an inf instead)");
+		 o->gpu ? " (unless what it read held an inf: the writer of its input may "
+			  "not have been checked)"
+		 : o->op_read_finite ? ""
+				     : " (what it read was kept nowhere: it may have read an inf "
+				       "instead)");
 	return buf;
 }
 

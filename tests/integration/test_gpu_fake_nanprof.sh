@@ -89,8 +89,10 @@ one_python() {   # python
 	if python3 $IT/check_origin.py "$T/$tag-fault/events.jsonl" --cuda \
 		--origin forward blocks.0.gate output --step 3 --grad-mode enabled > "$T/chk" 2>&1 &&
 	   grep -q '"op":"[^"]*exp_kernel_cuda' "$T/$tag-fault/events.jsonl" &&
+	   grep -q '"exp_overflow":true' "$T/$tag-fault/events.jsonl" &&
+	   grep -q "exp:    exp of a value above 88.72 is +inf in float32" "$T/$tag-fault.err" &&
 	   grep -q '"gpu_propagations_inside":[1-9]' "$T/$tag-fault/events.jsonl"; then
-		ok "$tag: the exp kernel in blocks.0.gate, step 3, forward, named through BPF; the mask held inside attn"
+		ok "$tag: the exp kernel in blocks.0.gate, step 3, forward, named through BPF, its overflow said; the mask held inside attn"
 	else
 		cat "$T/$tag-fault.err" >> "$T/chk"
 		bad "$tag: fake GPU origin under nanprof" "$T/chk"

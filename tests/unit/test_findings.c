@@ -2137,3 +2137,24 @@ Test(findings, an_nll_loss_over_no_target_says_its_mean_divided_by_0)
 		    NP_AF_OP_INSIDE | NP_AF_OP_READ_FINITE, 0, 1, 0);
 	expect_no_line("divisor:", "NllLossBackward0", NP_AF_OP_INSIDE, 0, 1, 0);
 }
+
+/* A CUDA birth's op is its kernel: torch's exp kernel that made an Inf
+ * gets the line too, hedged (the writer of its input may be unchecked);
+ * another kernel does not. */
+Test(findings, a_cuda_exp_kernel_that_overflowed_says_so)
+{
+	struct np_finding o = { .role = NP_ROLE_OUTPUT, .phase = NP_PHASE_FORWARD, .gpu = true,
+				.inputs_finite = true, .dtype = NP_DT_F32, .posinf = 4096 };
+	char buf[NP_EXP_NOTE_MAX];
+	const char *exp = "void at::native::vectorized_elementwise_kernel<8, "
+			  "at::native::exp_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}>";
+	cr_expect_str_eq(np_exp_note(&o, exp, buf, sizeof(buf)),
+			 "exp of a value above 88.72 is +inf in float32 (unless what it read held "
+			 "an inf: the writer of its input may not have been checked): a logit, "
+			 "log-variance or score that grew (clamp it before the exp, subtract the "
+			 "row's max first, or stay in log space: logsumexp, log_softmax, softplus)");
+	cr_expect_str_eq(np_exp_note(&o, "void at::native::reduce_kernel<512, 1>", buf,
+				     sizeof(buf)), "");
+	o.inputs_finite = false;
+	cr_expect_str_eq(np_exp_note(&o, exp, buf, sizeof(buf)), "");
+}
