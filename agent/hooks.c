@@ -464,7 +464,8 @@ static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_
 	memcpy(in, site->in, site->n_in * sizeof(in[0]));
 	in[site->n_in] = (uint64_t)(uintptr_t)v->ptr;
 	struct np_gpu_tensor t = { .ptr = (uint64_t)(uintptr_t)v->ptr, .numel = v->numel,
-				   .stream = stream, .dtype = v->dtype, .what = site->what,
+				   .stream = stream, .dtype = v->dtype, .pairs = v->pairs,
+				   .what = site->what,
 				   .inputs = in, .n_in = site->n_in + 1,
 				   .stat_module = site->stat_module, .stat_step = gen };
 	if (np_gpu_check_tensor(&t) && site->stat_module)

@@ -98,7 +98,7 @@ static void report(const struct np_gpu_rec *g, const struct np_inflight *e, uint
 	r.role = role_of(np_kfunc_by_id(e->func));
 	r.flags = (uint8_t)((propagated ? NP_AF_SOURCE_DIRTY : 0) |
 			    (e->captured ? NP_AF_GRAPH : 0));
-	r.dtype = (uint8_t)g->dtype;
+	r.dtype = (uint8_t)(g->dtype | (e->pairs ? NP_ADTYPE_PAIRS : 0));
 	r.mode = e->mode;
 	r.module = e->dl.stream;
 	r.gpu.numel = g->numel;

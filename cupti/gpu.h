@@ -127,6 +127,7 @@ struct np_gpu_tensor {
 	uint64_t ptr, numel;       /* contiguous device memory */
 	uint64_t stream;           /* the stream that made it (torch's current) */
 	uint8_t dtype;             /* enum np_dtype */
+	uint8_t pairs;             /* complex: dtype and numel are its real view's */
 	uint8_t what;              /* enum np_gpu_what */
 	const uint64_t *inputs;    /* data pointers it was made from: known
 				    * non-finite there makes it propagation */

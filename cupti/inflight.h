@@ -30,6 +30,7 @@ struct np_inflight {
 	uint32_t tid;
 	uint32_t func;           /* kfunc id */
 	uint8_t dtype;
+	uint8_t pairs;           /* a complex output checked as its real view (np_kbuf) */
 	uint8_t captured;
 	uint8_t mode;            /* the launching thread's grad mode (grad_mode.h) */
 	struct np_dirty_launch dl;

@@ -490,6 +490,7 @@ struct np_kbuf *emit_next(struct emit *e)
 	b = &e->out[e->n++];
 	b->n_in = -1;
 	b->esize = 0;
+	b->pairs = 0;
 	return b;
 }
 

@@ -223,6 +223,9 @@ struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
 	enum np_kdtype_why dtype_why;
+	uint8_t pairs;           /* elementwise: the output is complex, c10::complex<dtype>:
+				  * its outputs count dtype's elements, two each
+				  * (np_kbuf.pairs) */
 	int in_dtype;            /* elementwise kernels loading without a cast
 				  * (vectorized, unrolled, strided _nocast): the dtype
 				  * of every tensor input, when the functor names one
@@ -302,6 +305,9 @@ struct np_kbuf {
 	uint64_t numel;          /* elements, 0 = unknown (size it from the allocation map) */
 	enum np_dtype dtype;     /* NP_DT_MAX: not known (NP_KH_CAT) */
 	uint32_t esize;          /* NP_KH_CAT: the element's size */
+	uint8_t pairs;           /* a complex output, checked as its real view
+				  * (torch.view_as_real): dtype and numel are its
+				  * parts' (complex64: float32, twice the elements) */
 	enum np_khow how;
 	int n_in;                /* -1: the caller takes the launch's pointer words as this
 				  * output's inputs; else in[0..n_in) are all it reads (an

@@ -31,27 +31,38 @@ static int lambda_params(struct span f, struct span *args)
 }
 
 /* The one floating dtype all of the last lambda's parameters in f have;
- * -1 when f names no lambda, it takes none, or they differ. */
-static int lambda_args_dtype(struct span f)
+ * -1 when f names no lambda, it takes none, or they differ.  With pairs,
+ * that type may be complex (all of them, *pairs set); without, not. */
+static int lambda_args_dtype(struct span f, int *pairs)
 {
 	struct span args, a;
-	int d = -1, n = 0, w;
+	int d = -1, n = 0, w, pr = 0;
 
 	if (lambda_params(f, &args))
 		return -1;
 	while (next_item(&args, &a)) {
-		int t = type_dtype(a, &w);
-		if (t < 0 || (n && t != d))
+		int p = 0, t = pairs ? type_dtype_pairs(a, &w, &p) : type_dtype(a, &w);
+		if (t < 0 || (n && (t != d || p != pr)))
 			return -1;
 		d = t;
+		pr = p;
 		n++;
 	}
+	if (pairs)
+		*pairs = pr;
 	return d;
 }
 
+/* Ops that take a complex value to a real one (|z|, arg z, its parts):
+ * a lambda of complex parameters with one of these in its name is not
+ * taken to return a complex. */
+static const char *const complex_to_real[] = {
+	"abs", "angle", "real", "imag", "norm",
+};
+
 /* The output dtype of an elementwise lambda "...::{lambda(A, B)#1}": its
  * parameters' one type, unless the op is known to change it. */
-static int lambda_dtype(struct span f, int *why)
+static int lambda_dtype(struct span f, int *why, int *pairs)
 {
 	int d;
 
@@ -59,7 +70,10 @@ static int lambda_dtype(struct span f, int *why)
 	for (size_t i = 0; i < sizeof(type_changing) / sizeof(type_changing[0]); i++)
 		if (span_has(f, type_changing[i]))
 			return -1;
-	d = lambda_args_dtype(f);
+	d = lambda_args_dtype(f, pairs);
+	for (size_t i = 0; *pairs && i < sizeof(complex_to_real) / sizeof(complex_to_real[0]); i++)
+		if (span_has(f, complex_to_real[i]))
+			return *pairs = 0, -1;
 	if (d >= 0)
 		*why = NP_KDT_INFERRED;
 	return d;
@@ -71,22 +85,26 @@ static const char *const same_type_functors[] = {
 	"AbsFunctor", "CalcIgamma", "CalcIgammac",
 };
 
-/* The output dtype of an elementwise functor type (or lambda). */
-static int functor_dtype(struct span f, int *why)
+/* The output dtype of an elementwise functor type (or lambda); *pairs
+ * set when it is a complex of that dtype. */
+static int functor_dtype(struct span f, int *why, int *pairs)
 {
 	struct span name, targs, rest;
 	f = trim(f);
 	*why = NP_KDT_UNKNOWN;
+	*pairs = 0;
 	if (span_ends(f, "}"))
-		return lambda_dtype(f, why);
+		return lambda_dtype(f, why, pairs);
 	if (!split_name(f, &name, &targs, &rest))
 		return -1;
 	if (span_eq(name, "BinaryFunctor") || span_eq(name, "AUnaryFunctor") ||
 	    span_eq(name, "BUnaryFunctor"))
-		return type_dtype(nth_item(targs, 2), why);
+		return type_dtype_pairs(nth_item(targs, 2), why, pairs);
+	if (span_eq(name, "AbsFunctor"))   /* |z| of a complex z is real */
+		return type_dtype(nth_item(targs, 0), why);
 	for (size_t i = 0; i < sizeof(same_type_functors) / sizeof(same_type_functors[0]); i++)
 		if (span_eq(name, same_type_functors[i]))
-			return type_dtype(nth_item(targs, 0), why);
+			return type_dtype_pairs(nth_item(targs, 0), why, pairs);
 	if (span_eq(name, "CompareFunctor")) {      /* eq/ne/lt/..: bool out */
 		*why = NP_KDT_UNCHECKABLE;
 		return -1;
@@ -113,7 +131,7 @@ static int functor_in_dtype(struct span f)
 
 	f = trim(f);
 	if (span_ends(f, "}"))
-		return lambda_args_dtype(f);
+		return lambda_args_dtype(f, NULL);
 	if (!split_name(f, &name, &targs, &rest))
 		return -1;
 	if (span_eq(name, "BinaryFunctor")) {
@@ -204,18 +222,30 @@ static void lambda_classify(struct np_kinfo *ki, struct span targs)
 	ki->lam.vt = (uint8_t)vt;
 }
 
-/* c10::ScalarType (a byte in StoreWithCast::dtypes) to np_dtype, or -1. */
-static int scalar_type_dtype(uint8_t st)
+/* c10::ScalarType (a byte in StoreWithCast::dtypes) to np_dtype, or -1.
+ * With pairs, a complex type gives its parts' dtype and sets *pairs;
+ * without, it is -1. */
+static int scalar_type_dtype(uint8_t st, int *pairs)
 {
+	int d = -1, p = 0;
+
 	switch (st) {
-	case 5: return NP_DT_F16;       /* Half */
-	case 6: return NP_DT_F32;       /* Float */
-	case 7: return NP_DT_F64;       /* Double */
-	case 15: return NP_DT_BF16;     /* BFloat16 */
-	case 23: return NP_DT_F8E5M2;   /* Float8_e5m2 */
-	case 24: return NP_DT_F8E4M3;   /* Float8_e4m3fn */
-	default: return -1;             /* ints, bool, complex, fnuz, ... */
+	case 5: d = NP_DT_F16; break;           /* Half */
+	case 6: d = NP_DT_F32; break;           /* Float */
+	case 7: d = NP_DT_F64; break;           /* Double */
+	case 8: d = NP_DT_F16; p = 1; break;    /* ComplexHalf */
+	case 9: d = NP_DT_F32; p = 1; break;    /* ComplexFloat */
+	case 10: d = NP_DT_F64; p = 1; break;   /* ComplexDouble */
+	case 15: d = NP_DT_BF16; break;         /* BFloat16 */
+	case 23: d = NP_DT_F8E5M2; break;       /* Float8_e5m2 */
+	case 24: d = NP_DT_F8E4M3; break;       /* Float8_e4m3fn */
+	default: return -1;                     /* ints, bool, fnuz, ... */
 	}
+	if (p && !pairs)
+		return -1;
+	if (pairs)
+		*pairs = p;
+	return d;
 }
 
 /* Input k's dtype in an unrolled kernel's LoadWithCast<N> (parameter 5:
@@ -231,7 +261,7 @@ static int load_cast_dtype(const struct np_kinfo *ki, const struct np_kparams *l
 
 	if (!nl || k < 0 || (uint32_t)k >= nl || l->n != 7 || l->p[5].size != sizes + 4 * nl)
 		return -1;
-	dt = scalar_type_dtype(((const uint8_t *)kp[5])[k]);
+	dt = scalar_type_dtype(((const uint8_t *)kp[5])[k], NULL);
 	return dt >= 0 && np_u32_at(kp[5], sizes + 4u * (uint32_t)k) ==
 				  np_dtype_size((enum np_dtype)dt) ? dt : -1;
 }
@@ -240,7 +270,7 @@ static int load_cast_dtype(const struct np_kinfo *ki, const struct np_kparams *l
 int kd_elementwise_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 			       void *const *kp, uint64_t hint, struct emit *e)
 {
-	int want = ki->family == NP_KF_VEC_ELEMENTWISE ? 3 : 7, dtype = ki->dtype;
+	int want = ki->family == NP_KF_VEC_ELEMENTWISE ? 3 : 7, dtype = ki->dtype, pairs = ki->pairs;
 	struct np_kbuf *out;
 	int32_t n;
 	uint64_t ptr;
@@ -251,7 +281,7 @@ int kd_elementwise_outputs(const struct np_kinfo *ki, const struct np_kparams *l
 	if (ki->dtype_why == NP_KDT_RUNTIME) {
 		if (l->p[6].size < 1)
 			return 0;
-		dtype = scalar_type_dtype(*(const uint8_t *)kp[6]);
+		dtype = scalar_type_dtype(*(const uint8_t *)kp[6], &pairs);
 	} else if (ki->dtype_why != NP_KDT_KNOWN && ki->dtype_why != NP_KDT_INFERRED) {
 		return 0;
 	}
@@ -263,8 +293,9 @@ int kd_elementwise_outputs(const struct np_kinfo *ki, const struct np_kparams *l
 	if (!out)
 		return e->n;
 	out->ptr = ptr;
-	out->numel = (uint64_t)n;
+	out->numel = (uint64_t)n << pairs;      /* a complex output: its real view's */
 	out->dtype = (enum np_dtype)dtype;
+	out->pairs = (uint8_t)pairs;
 	out->how = ki->dtype_why == NP_KDT_INFERRED ? NP_KH_ELEMENTWISE_INFERRED : NP_KH_ELEMENTWISE;
 	return e->n;
 }
@@ -273,29 +304,31 @@ int kd_elementwise_outputs(const struct np_kinfo *ki, const struct np_kparams *l
  * its output's dtype: the functor's result (_nocast) or the output's own,
  * captured in the lambda (casting).  1, or 0 when it does not read. */
 static int lambda_view(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
-		       const struct np_klaunch *kl, struct np_lambda_view *v, int *dtype)
+		       const struct np_klaunch *kl, struct np_lambda_view *v, int *dtype,
+		       int *pairs)
 {
 	int kind = ki->lam.kind, era = __atomic_load_n(&lambda_era, __ATOMIC_RELAXED);
 	struct np_lambda_shape sh;
 	int32_t n;
 
 	*dtype = ki->dtype;
+	*pairs = ki->pairs;
 	if (kind == NP_KL_IMPL_FIRST)   /* casting in torch 2.x, not before; unknown: neither */
 		kind = era > 0 ? NP_KL_CASTING : era < 0 ? NP_KL_NOCAST : NP_KL_NONE;
 	if (kind == NP_KL_NONE || l->n != 2 || l->p[0].size != 4 || !kl)
 		return 0;
 	sh = (struct np_lambda_shape){ kind == NP_KL_CASTING, ki->lam.arity, ki->lam.threads,
-				       ki->lam.vt, 0, 0 };
+				       ki->lam.vt, 0, 0, ki->pairs };
 	if (!sh.casting) {
 		if (*dtype < 0 || (ki->dtype_why != NP_KDT_KNOWN && ki->dtype_why != NP_KDT_INFERRED))
 			return 0;
-		sh.esize = np_dtype_size((enum np_dtype)*dtype);
+		sh.esize = np_dtype_size((enum np_dtype)*dtype) << *pairs;
 		sh.in_esize = ki->in_dtype >= 0 ? np_dtype_size((enum np_dtype)ki->in_dtype) : 0;
 	}
 	memcpy(&n, kp[0], sizeof(n));
 	if (!np_lambda_read(kp[1], l->p[1].size, n, &sh, kl->grid, kl->block, v))
 		return 0;
-	return !sh.casting || (*dtype = scalar_type_dtype((uint8_t)v->scalar_type)) >= 0;
+	return !sh.casting || (*dtype = scalar_type_dtype((uint8_t)v->scalar_type, pairs)) >= 0;
 }
 
 /* A strided elementwise kernel's output, read from its lambda: N
@@ -306,16 +339,17 @@ int kd_lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 {
 	struct np_lambda_view v;
 	struct np_kbuf *out;
-	int dtype;
+	int dtype, pairs;
 
-	if (!lambda_view(ki, l, kp, kl, &v, &dtype))
+	if (!lambda_view(ki, l, kp, kl, &v, &dtype, &pairs))
 		return 0;
 	out = emit_next(e);
 	if (!out)
 		return e->n;
 	out->ptr = v.data[0];
-	out->numel = v.numel;
+	out->numel = v.numel << pairs;
 	out->dtype = (enum np_dtype)dtype;
+	out->pairs = (uint8_t)pairs;
 	out->how = NP_KH_STRIDED;
 	out->n_in = 0;
 	for (int k = 1; k < v.ntensors && out->n_in < NP_KD_BUF_INPUTS; k++)
@@ -326,12 +360,13 @@ int kd_lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 void kd_elementwise_classify(struct np_kinfo *ki, struct span targs)
 {
 	static const char load_cast[] = "at::native::memory::LoadWithCast<";
-	int why = NP_KDT_UNKNOWN, d = -1, vec = ki->family == NP_KF_VEC_ELEMENTWISE;
+	int why = NP_KDT_UNKNOWN, d = -1, pairs = 0, vec = ki->family == NP_KF_VEC_ELEMENTWISE;
 	struct span arr;
 
 	if (ki->family == NP_KF_LAMBDA_ELEMENTWISE) {
-		ki->dtype = functor_dtype(unwrap_impl(nth_item(targs, 2)), &why);
+		ki->dtype = functor_dtype(unwrap_impl(nth_item(targs, 2)), &why, &pairs);
 		ki->dtype_why = why;
+		ki->pairs = (uint8_t)(ki->dtype >= 0 && pairs);
 		ki->in_dtype = functor_in_dtype(unwrap_impl(nth_item(targs, 2)));
 		lambda_classify(ki, targs);
 		return;
@@ -348,13 +383,14 @@ void kd_elementwise_classify(struct np_kinfo *ki, struct span targs)
 	if (!vec && span_starts(nth_item(targs, 6), "at::native::memory::StoreWithCast<")) {
 		why = NP_KDT_RUNTIME;   /* the output's type is in the launch */
 	} else {
-		d = functor_dtype(nth_item(targs, vec), &why);
+		d = functor_dtype(nth_item(targs, vec), &why, &pairs);
 		/* inputs loaded as they are, not cast: the functor's types */
 		if (vec || span_starts(nth_item(targs, 5), "at::native::memory::LoadWithoutCast"))
 			ki->in_dtype = functor_in_dtype(nth_item(targs, vec));
 	}
 	ki->dtype = d;
 	ki->dtype_why = why;
+	ki->pairs = (uint8_t)(d >= 0 && pairs);
 }
 
 int kd_elementwise_reads(const struct np_kinfo *ki, const struct np_kparams *l,
@@ -367,8 +403,8 @@ int kd_elementwise_reads(const struct np_kinfo *ki, const struct np_kparams *l,
 
 	if (ki->family == NP_KF_LAMBDA_ELEMENTWISE && ki->in_dtype >= 0) {
 		struct np_lambda_view v;
-		int dtype;
-		if (!lambda_view(ki, l, kp, kl, &v, &dtype))
+		int dtype, pairs;
+		if (!lambda_view(ki, l, kp, kl, &v, &dtype, &pairs))
 			return 0;
 		for (int k = 1; k < v.ntensors && n < max; k++)
 			if (v.in_numel[k] && v.data[k])
@@ -380,12 +416,14 @@ int kd_elementwise_reads(const struct np_kinfo *ki, const struct np_kparams *l,
 	    (ki->in_dtype < 0 && !ki->load_cast) || ki->narrays < 2 ||
 	    kd_elementwise_outputs(ki, l, kp, kl ? kl->threads : 0, &e) != 1)
 		return 0;
-	/* the output's checks passed the layout: data[] has narrays words */
+	/* the output's checks passed the layout: data[] has narrays words,
+	 * each input N elements of its dtype (a complex output's numel is
+	 * twice N) */
 	for (int k = 1; k < ki->narrays && n < max; k++) {
 		uint64_t p = word_at(kp, 2, 8u * (unsigned)k);
 		int dt = ki->in_dtype >= 0 ? ki->in_dtype : load_cast_dtype(ki, l, kp, k - 1);
 		if (p && dt >= 0)
-			out[n++] = (struct np_kread){ p, o.numel, (enum np_dtype)dt };
+			out[n++] = (struct np_kread){ p, o.numel >> o.pairs, (enum np_dtype)dt };
 	}
 	return n;
 }

@@ -83,9 +83,18 @@ static uint64_t input_numel(const unsigned char *c, int32_t dims, int nt, int k,
 	return np_dense_numel(&d, esize);
 }
 
-/* The byte size of a floating c10::ScalarType, 0 for any other. */
-static uint32_t floating_size(unsigned st)
+/* The byte size of a floating c10::ScalarType, 0 for any other; with
+ * complex, of a complex one instead.  Apart, so that a byte 8 or 16 (a
+ * stride) is never taken for a complex type where a real one is meant. */
+static uint32_t floating_size(unsigned st, int complex)
 {
+	if (complex)
+		switch (st) {
+		case 8: return 4;       /* ComplexHalf */
+		case 9: return 8;       /* ComplexFloat */
+		case 10: return 16;     /* ComplexDouble */
+		default: return 0;
+		}
 	switch (st) {
 	case 5: case 15: return 2;      /* Half, BFloat16 */
 	case 6: return 4;               /* Float */
@@ -97,20 +106,33 @@ static uint32_t floating_size(unsigned st)
 
 /* The casting lambda's dtypes array, between the functor's start and the
  * host pointer: the one place where nt bytes are all ScalarTypes and the
- * first is floating of the output's element size (any size if esize is
- * 0).  The output's ScalarType, or -1 unless exactly one place fits. */
-static int find_dtypes(const unsigned char *c, uint32_t from, uint32_t end, int nt, uint32_t esize)
+ * first is floating (complex, with complex) of the output's element size
+ * (any size if esize is 0).  The output's ScalarType, or -1 unless
+ * exactly one place fits.
+ * One echo is not a second place: when the last input has the output's
+ * type ({ComplexFloat, Float, ComplexFloat}), that input's byte followed
+ * by the zero padding after the array fits too.  A place that starts
+ * inside the one before and reaches past it only into zeros is that. */
+static int find_dtypes(const unsigned char *c, uint32_t from, uint32_t end, int nt, uint32_t esize,
+		       int complex)
 {
 	int found = -1, places = 0;
+	uint32_t last = 0;
 	for (uint32_t p = from; p + (uint32_t)nt <= end; p++) {
-		uint32_t sz = floating_size(c[p]);
+		uint32_t sz = floating_size(c[p], complex);
 		int ok = sz && (!esize || sz == esize);
 		for (int k = 1; ok && k < nt; k++)
 			ok = c[p + k] <= MAX_SCALAR_TYPE;
-		if (ok) {
-			found = c[p];
-			places++;
-		}
+		if (!ok)
+			continue;
+		int echo = places && p < last + (uint32_t)nt;
+		for (uint32_t q = last + (uint32_t)nt; echo && q < p + (uint32_t)nt; q++)
+			echo = c[q] == 0;
+		if (echo)
+			continue;
+		found = c[p];
+		last = p;
+		places++;
 	}
 	return places == 1 ? found : -1;
 }
@@ -174,11 +196,11 @@ int np_lambda_read(const unsigned char *c, uint32_t size, int32_t n,
 	v->scalar_type = -1;
 	if (sh->casting) {
 		uint32_t from = data_at(nt) + 8u * (uint32_t)nt;
-		v->scalar_type = find_dtypes(c, from, size - HOST_PTR, nt, v->esize);
+		v->scalar_type = find_dtypes(c, from, size - HOST_PTR, nt, v->esize, sh->complex);
 		if (v->scalar_type < 0)
 			return 0;
 		if (!v->esize)
-			v->esize = floating_size((unsigned)v->scalar_type);
+			v->esize = floating_size((unsigned)v->scalar_type, sh->complex);
 	} else {
 		if (!sh->esize)
 			return 0;

@@ -63,6 +63,9 @@ struct np_lambda_shape {
 	int threads, vt;         /* elementwise_kernel<threads, vt, ..> */
 	uint32_t esize;          /* nocast: sizeof the output type the name gives */
 	uint32_t in_esize;       /* nocast: sizeof the inputs' type, 0 if not one known */
+	int complex;             /* the functor computes complex values: a casting
+				  * lambda's output is complex (torch casts no complex
+				  * result to a real output), a real one's never is */
 };
 
 /* Reads the lambda of one launch: closure, size bytes (parameter 1), n

@@ -253,6 +253,31 @@ no:
 	return -1;
 }
 
+/* c10::complex<T> (a tensor's complex64, complex128, complex32): the
+ * np_dtype of its parts T, or -1 when t is no complex of a checkable T. */
+static int complex_parts(struct span t)
+{
+	struct span name, targs, rest;
+	int why, d;
+
+	t = strip_cv(t);
+	if (!span_starts(t, "c10::complex<") || !split_name(t, &name, &targs, &rest) || rest.n)
+		return -1;
+	d = type_dtype(targs, &why);
+	return d == NP_DT_F32 || d == NP_DT_F64 || d == NP_DT_F16 ? d : -1;
+}
+
+int type_dtype_pairs(struct span t, int *why, int *pairs)
+{
+	int d = complex_parts(t);
+
+	*pairs = d >= 0;
+	if (d < 0)
+		return type_dtype(t, why);
+	*why = NP_KDT_KNOWN;
+	return d;
+}
+
 int in_list(struct span name, const char *const *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

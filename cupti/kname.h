@@ -49,6 +49,11 @@ struct span strip_cv(struct span t);
 /* The np_dtype a whole type names, or -1 with *why (np_kdtype_why)
  * saying why not: unknown, or known and not checkable (ints, complex). */
 int type_dtype(struct span t, int *why);
+/* The same, but a c10::complex<T> of a floating T gives T's dtype with
+ * *pairs set (its elements are checked as T's, two each, as
+ * torch.view_as_real shows them); *pairs 0 otherwise.  For outputs
+ * only: an input read as pairs would need its count doubled too. */
+int type_dtype_pairs(struct span t, int *why, int *pairs);
 
 int in_list(struct span name, const char *const *list, size_t n);
 #define IN_LIST(name, list) in_list(name, list, sizeof(list) / sizeof(list[0]))

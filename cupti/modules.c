@@ -85,7 +85,7 @@ static int check_tensor(const struct np_gpu_tensor *t)
 	if (!f)
 		return 0;
 	struct np_kbuf b = { .ptr = t->ptr, .numel = t->numel, .dtype = (enum np_dtype)t->dtype,
-			     .n_in = -1 };
+			     .pairs = t->pairs, .n_in = -1 };
 	uint64_t tag = 0;
 	if (np_gpu_launch_check(g, stream, f, &b, t->inputs, t->n_in, captured, &tag) != 1)
 		return 0;

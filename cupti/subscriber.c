@@ -146,7 +146,8 @@ static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_
 	struct np_inflight e = { .tag = tag, .launch_ns = now_ns(),
 				 .tid = my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid)),
 				 .func = f->id,
-				 .dtype = (uint8_t)b->dtype, .captured = (uint8_t)captured,
+				 .dtype = (uint8_t)b->dtype, .pairs = b->pairs,
+				 .captured = (uint8_t)captured,
 				 .mode = np_grad_mode_now() };
 	/* dirty.h orders launches by dl.tag.  A captured tag (bit 63) would
 	 * come after every ordinary launch: a kernel reading a graph's

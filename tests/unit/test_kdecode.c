@@ -293,7 +293,10 @@ static void elementwise_output_is_data0_with_numel_n(void)
 			continue;
 		decoded++;
 		cr_expect_eq(out[0].ptr, DATA(0), "%s", lines[i].dem);
-		cr_expect_eq(out[0].numel, 12345);
+		/* a complex output counts its parts (ki.pairs; its StoreWithCast
+		 * launch here stores bfloat16) */
+		cr_expect_eq(out[0].numel, 12345u << ki.pairs, "%s", lines[i].dem);
+		cr_expect_eq(out[0].pairs, ki.pairs, "%s", lines[i].dem);
 		cr_expect_eq((int)out[0].dtype, want_dtype);
 		cr_expect_eq(out[0].how, ki.dtype_why == NP_KDT_INFERRED ? NP_KH_ELEMENTWISE_INFERRED :
 					 NP_KH_ELEMENTWISE);
@@ -312,6 +315,14 @@ static void elementwise_output_is_data0_with_numel_n(void)
 			elementwise_launch(&ln, &l, 77, 5 /* Half */);
 			cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 1);
 			cr_expect_eq(out[0].dtype, NP_DT_F16);
+			cr_expect_eq(out[0].numel, 77);
+			cr_expect_eq(out[0].pairs, 0);
+			/* a complex64 output: 77 pairs of floats */
+			elementwise_launch(&ln, &l, 77, 9 /* ComplexFloat */);
+			cr_expect_eq(np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4), 1);
+			cr_expect_eq(out[0].dtype, NP_DT_F32);
+			cr_expect_eq(out[0].numel, 154);
+			cr_expect_eq(out[0].pairs, 1);
 		}
 		/* a layout that does not fit the name gives nothing */
 		l.n--;
@@ -783,7 +794,8 @@ Test(kdecode_names, elementwise_functors_and_lambdas)
 		  NP_DT_F32, NP_KDT_KNOWN },
 		{ "at::native::AUnaryFunctor<float, float, c10::BFloat16, at::native::F>", NP_DT_BF16,
 		  NP_KDT_KNOWN },
-		{ "at::native::FillFunctor<c10::complex<double> >", -1, NP_KDT_UNCHECKABLE },
+		/* a complex result: its parts' dtype (ki.pairs, below) */
+		{ "at::native::FillFunctor<c10::complex<double> >", NP_DT_F64, NP_KDT_KNOWN },
 		{ "at::native::SomeNewFunctor<float>", -1, NP_KDT_UNKNOWN },
 		{ "at::native::op(at::TensorIteratorBase&)::{lambda(float, double)#1}", -1,
 		  NP_KDT_UNKNOWN },
@@ -807,6 +819,108 @@ Test(kdecode_names, elementwise_functors_and_lambdas)
 		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].functor, ki.dtype);
 		cr_expect_eq(ki.dtype_why, t[i].why, "%s: why %d", t[i].functor, ki.dtype_why);
 	}
+}
+
+/* Complex outputs (RoPE's freqs_cis product, a spectral layer's
+ * weights times an FFT): checked as torch.view_as_real shows them, the
+ * parts' dtype and twice the elements, from torch 2.14.1's own kernels. */
+Test(kdecode_fixture, complex_outputs_are_their_real_view)
+{
+	static struct launch ln;
+	static const struct {
+		const char *sub;
+		int dtype, pairs;
+		enum np_kdtype_why why;
+	} t[] = {
+		{ "vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::complex<float>, c10::complex<float>, c10::complex<float>, at::native::binary_internal::MulFunctor",
+		  NP_DT_F32, 1, NP_KDT_KNOWN },
+		{ "vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<c10::complex<double>,",
+		  NP_DT_F64, 1, NP_KDT_KNOWN },
+		{ "vectorized_elementwise_kernel<4, at::native::tanh_kernel_cuda(", NP_DT_F32, 1,
+		  NP_KDT_INFERRED },
+		/* complex in, bool out */
+		{ "vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::complex<float>, c10::complex<float>, bool,",
+		  -1, 0, NP_KDT_UNCHECKABLE },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct np_kinfo ki;
+		struct np_kparams l;
+		struct np_kbuf out[4];
+		struct np_kread in[4];
+		const struct kline *k = fixture_find(t[i].sub);
+		cr_assert_eq(np_kdecode_classify(k->dem, &ki), NP_KF_VEC_ELEMENTWISE, "%s", t[i].sub);
+		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].sub, ki.dtype);
+		cr_expect_eq(ki.pairs, t[i].pairs, "%s: pairs %d", t[i].sub, ki.pairs);
+		cr_expect_eq(ki.dtype_why, t[i].why, "%s: why %d", t[i].sub, ki.dtype_why);
+		/* its inputs are complex too: not offered as reads of one dtype */
+		cr_expect_eq(ki.in_dtype, -1, "%s", t[i].sub);
+		np_kdecode_layout_parse(k->layout, &l);
+		elementwise_launch(&ln, &l, 1000, 0);
+		int n = np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4);
+		cr_assert_eq(n, t[i].dtype >= 0, "%s: %d outputs", t[i].sub, n);
+		cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 0, "%s", t[i].sub);
+		if (!n)
+			continue;
+		cr_expect_eq(out[0].ptr, DATA(0));
+		cr_expect_eq(out[0].numel, 2000, "%s: 1000 complex values, 2000 parts", t[i].sub);
+		cr_expect_eq((int)out[0].dtype, t[i].dtype);
+		cr_expect_eq(out[0].pairs, 1);
+	}
+	/* the strided kernels and complex32's fill: named as their parts */
+	static const char *const lambda_sub[] = {
+		"elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<c10::complex<float>, c10::complex<float>, c10::complex<float>, at::native::binary_internal::MulFunctor",
+		"elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::FillFunctor<c10::complex<c10::Half> > >",
+	};
+	static const int lambda_dtype[] = { NP_DT_F32, NP_DT_F16 };
+	for (size_t i = 0; i < 2; i++) {
+		struct np_kinfo ki;
+		np_kdecode_classify(fixture_find(lambda_sub[i])->dem, &ki);
+		cr_expect_eq(ki.family, NP_KF_LAMBDA_ELEMENTWISE);
+		cr_expect_eq(ki.dtype, lambda_dtype[i], "%s: dtype %d", lambda_sub[i], ki.dtype);
+		cr_expect_eq(ki.pairs, 1, "%s", lambda_sub[i]);
+	}
+}
+
+Test(kdecode_names, complex_results_and_the_ops_that_make_them_real)
+{
+	static const struct {
+		const char *functor;
+		int dtype, pairs;
+	} t[] = {
+		{ "at::native::BinaryFunctor<c10::complex<float>, c10::complex<float>, float, at::native::F>",
+		  NP_DT_F32, 0 },
+		{ "at::native::BinaryFunctor<float, float, c10::complex<float>, at::native::F>",
+		  NP_DT_F32, 1 },
+		{ "at::native::CUDAFunctor_add<c10::complex<c10::Half> >", NP_DT_F16, 1 },
+		/* |z| is real: AbsFunctor names its input type */
+		{ "at::native::AbsFunctor<c10::complex<float> >", -1, 0 },
+		{ "at::native::op(at::TensorIteratorBase&)::{lambda(c10::complex<double>)#1}", NP_DT_F64,
+		  1 },
+		{ "at::native::abs_kernel_cuda(at::TensorIteratorBase&)::{lambda(c10::complex<float>)#1}",
+		  -1, 0 },
+		{ "at::native::angle_kernel_cuda(at::TensorIteratorBase&)::{lambda(c10::complex<float>)#1}",
+		  -1, 0 },
+		/* mixed parameters: no one type */
+		{ "at::native::op(at::TensorIteratorBase&)::{lambda(c10::complex<float>, float)#1}", -1,
+		  0 },
+		/* parts no check reads, and other complex types */
+		{ "at::native::FillFunctor<c10::complex<int> >", -1, 0 },
+		{ "at::native::FillFunctor<c10::complex<c10::BFloat16> >", -1, 0 },
+		{ "at::native::FillFunctor<std::complex<float> >", -1, 0 },
+	};
+	char name[512];
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(name, sizeof(name),
+			 "void at::native::vectorized_elementwise_kernel<4, %s, std::array<char*, 3ul>, "
+			 "false>(int, %s, std::array<char*, 3ul>)", t[i].functor, t[i].functor);
+		struct np_kinfo ki = classify(name);
+		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].functor, ki.dtype);
+		cr_expect_eq(ki.pairs, t[i].pairs, "%s: pairs %d", t[i].functor, ki.pairs);
+	}
+	/* a complex pointer in a signature stays a type no check reads */
+	struct np_kinfo ki = classify("void k(c10::complex<float>*, float const*)");
+	cr_expect_eq(ki.sig[0].dtype, -1);
+	cr_expect_eq(ki.sig[0].why, NP_KDT_UNCHECKABLE);
 }
 
 Test(kdecode_names, malformed_and_odd_names)

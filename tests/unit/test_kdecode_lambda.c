@@ -128,6 +128,9 @@ Test(kdecode_lambda, dtypes_from_the_name_or_from_the_lambda_when_it_casts)
 		{ "half_add_broadcast", NP_DT_F16, 2 },
 		{ "exp_cast_half_in", NP_DT_F32, 1 },          /* computed and stored as float */
 		{ "add_cast_bf16_out", NP_DT_BF16, 2 },        /* float math, a bfloat16 output */
+		/* complex64 outputs, checked as their real view (pairs) */
+		{ "complex_mul_transposed", NP_DT_F32, 2 },
+		{ "complex_mul_cast_float_in", NP_DT_F32, 2 },
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct np_kbuf out[NP_KD_MAX_OUTPUTS];
@@ -137,6 +140,8 @@ Test(kdecode_lambda, dtypes_from_the_name_or_from_the_lambda_when_it_casts)
 			     out[0].dtype);
 		cr_expect_eq(out[0].n_in, want[i].inputs, "%s: %d inputs", want[i].label,
 			     out[0].n_in);
+		cr_expect_eq(out[0].pairs, !strncmp(want[i].label, "complex", 7), "%s: pairs %d",
+			     want[i].label, out[0].pairs);
 	}
 }
 
@@ -251,6 +256,24 @@ Test(kdecode_lambda, a_second_place_for_the_dtypes_refuses_the_launch)
 		  c.buf[8 + 521], c.buf[8 + 522]);
 	c.buf[8 + 524] = 6;     /* Float, Byte: another dtypes array in the padding */
 	c.buf[8 + 525] = 0;
+	cr_expect_eq(decode(&c, NULL, out), 0);
+}
+
+/* complex_mul_cast_float_in: dtypes {ComplexFloat, Float, ComplexFloat}
+ * at 633, zero padding to 640: the last input's byte and the padding
+ * after it fit as a place too, an echo of the array, not a second one;
+ * the same with a byte of that padding set is two places. */
+Test(kdecode_lambda, the_arrays_echo_in_its_padding_is_not_a_second_place)
+{
+	static struct fx_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	seen_torch_2();
+	c = *fx_find(cases, ncases, "complex_mul_cast_float_in");
+	cr_assert(c.buf[8 + 633] == 9 && c.buf[8 + 634] == 6 && c.buf[8 + 635] == 9 &&
+		  c.buf[8 + 636] == 0 && c.buf[8 + 637] == 0, "dtypes at 633");
+	cr_assert_eq(decode(&c, NULL, out), 1);
+	cr_expect_eq(out[0].numel, 24, "12 complex values");
+	c.buf[8 + 636] = 6;
 	cr_expect_eq(decode(&c, NULL, out), 0);
 }
 
