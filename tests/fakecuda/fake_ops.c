@@ -13,6 +13,9 @@
  *   fo_gate(v)       y = v (fill), e = exp(y) (exp): +inf when v = 100
  *   fo_gate_opaque(v) the same, the exp in a kernel no decoder reads
  *   fo_head()        s = e + x (add): reads the gate's output
+ *   fo_gate_rope(v)  y = v (fill), c = x * y as complex64 views (torch's
+ *                    complex multiply, RoPE's x * freqs_cis): +inf imaginary
+ *                    parts when v = 3e38; read by fo_head_copy()
  *   fo_gate_sum(v)   y = v (fill), r = y.sum() (reduce_kernel): +inf when
  *                    v = 3e38 (4096 of them overflow float)
  *   fo_head_sum()    s = r + x (add): reads the sum
@@ -108,6 +111,12 @@ static const char fill_f32[] =
 /* the fixture's log_kernel_cuda row with the name changed (as fake_job.c) */
 static const char exp_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_15exp_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE0_clEvENKUlvE0_clEvEUlfE_St5arrayIPcLm2EELb1EEEviT0_T1_";
+
+/* x * freqs_cis on complex64 tensors: torch 2.14.1's kernel (the fixture's
+ * row) */
+static const char cmul_c64[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIN3c107complexIfEES5_"
+	"S5_NS0_15binary_internal10MulFunctorIS5_EEEESt5arrayIPcLm3EELb0EEEviT0_T1_";
 
 /* a cuBLAS-like kernel: a C name and one opaque parameter struct, whose
  * output no decoder can find (counted as undecoded) */
@@ -220,6 +229,7 @@ _Static_assert(offsetof(struct cleanup_args, max_chunks) == 25608, "torch 2.14.1
 #define ADIM 64
 #define AQKV (ASEQ * 3 * AHEADS * ADIM)
 
+static CUfunction cmul;
 static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, qkv_named, lpnorm,
 	cleanup;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
@@ -277,6 +287,19 @@ static void k_exp(const void *a, unsigned grid, unsigned block)
 	char **d = data(a, 8);
 	for (int i = 0; i < numel(a); i++)
 		((float *)d[0])[i] = expf(((float *)d[1])[i]);
+}
+
+/* N complex values, (re, im) pairs of floats: d[0] = d[1] * d[2] */
+static void k_cmul(const void *a, unsigned grid, unsigned block)
+{
+	char **d = data(a, 8);
+	const float *p = (const float *)d[1], *q = (const float *)d[2];
+	float *out = (float *)d[0];
+	for (int i = 0; i < numel(a); i++) {
+		float re = p[2 * i] * q[2 * i] - p[2 * i + 1] * q[2 * i + 1];
+		float im = p[2 * i] * q[2 * i + 1] + p[2 * i + 1] * q[2 * i];
+		out[2 * i] = re, out[2 * i + 1] = im;
+	}
 }
 
 struct opaque_args {
@@ -481,6 +504,8 @@ int fo_init(void)
 	add = reg(add_f32, 3, off3, size_add, k_add);
 	fill = reg(fill_f32, 3, off3, size_fill, k_fill);
 	exp_ = reg(exp_f32, 3, off3, size_exp, k_exp);
+	static const uint32_t size_cmul[] = { 4, 1, 24 };
+	cmul = reg(cmul_c64, 3, off3, size_cmul, k_cmul);
 	static const uint32_t off1[] = { 0 }, size_opaque[] = { sizeof(struct opaque_args) };
 	opaque = reg(opaque_exp, 1, off1, size_opaque, k_opaque);
 	static const uint32_t size_sum[] = { sizeof(struct reduce_op) };
@@ -600,6 +625,21 @@ int fo_gate(float v)
 	char *d[2] = { (char *)e, (char *)y };
 	void *p[] = { &n, &lambda, d };
 	check(cuLaunchKernel(exp_, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
+/* RoPE's rotation, x * freqs_cis on complex64 views of x and y (N / 2
+ * complex values each): y = v (each value v + vi); x holds 0.0 .. 0.9, so
+ * x's (0.8, 0.9) times (3e38, 3e38) has an imaginary part of 5.1e38:
+ * +inf from finite values, in the complex multiply. */
+int fo_gate_rope(float v)
+{
+	launch1(fill, v, y);
+	int n = N / 2;
+	char functor = 0;
+	char *d[3] = { (char *)c, (char *)x, (char *)y };
+	void *p[] = { &n, &functor, d };
+	check(cuLaunchKernel(cmul, 4, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
 	return failed ? -1 : 0;
 }
 

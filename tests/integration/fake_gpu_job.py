@@ -148,6 +148,9 @@ def main():
     ap.add_argument("--opaque", action="store_true")
     ap.add_argument("--sum", action="store_true",
                     help="the gate overflows in a reduction (y.sum()), not in exp()")
+    ap.add_argument("--rope", action="store_true",
+                    help="the gate overflows in a complex64 multiply (RoPE's x * freqs_cis), "
+                         "not in exp(); head reads it")
     ap.add_argument("--cat", action="store_true",
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--cat-split", action="store_true",
@@ -221,6 +224,7 @@ def main():
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
+    ops.fo_gate_rope.argtypes = [ctypes.c_float]
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
     ops.fo_gate_cat.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_clip.argtypes = [ctypes.c_float]
@@ -402,6 +406,8 @@ def main():
                 x = GradGemm.apply(x)
             if a.sum:
                 ops.fo_gate_sum(3e38 if self.value == 100.0 else self.value)
+            elif a.rope:
+                ops.fo_gate_rope(3e38 if self.value == 100.0 else self.value)
             elif a.copy:
                 ops.fo_gate_copy(self.value)
             elif a.cat or a.cat_split:
@@ -433,7 +439,7 @@ def main():
                  else ops.fo_head_tri if a.triton
                  else ops.fo_head_sum if a.sum
                  else ops.fo_head_copy if (a.copy or a.cat or a.cat_split or a.gn or a.bn_cudnn
-                                           or a.conv)
+                                           or a.conv or a.rope)
                  else ops.fo_head)()
             return self.lin(x)
 

@@ -7,7 +7,8 @@
 # exp in blocks.0.gate at step 3, forward, as a CUDA origin, with grad
 # enabled (and the same overflow in an evaluation pass under no_grad or
 # inference_mode, which the origin says, read from torch's c10 at the
-# launch; an overflowing sum there, in torch's reduce_kernel; and when the gate's
+# launch; an overflowing sum there, in torch's reduce_kernel; an overflowing
+# complex64 multiply (RoPE), checked as its real view; and when the gate's
 # output is cloned by a device-to-device copy, or concatenated by
 # torch.cat's kernel, in one launch or in two, that head reads); the same
 # kernel launched by the backward of a node blocks.0.gate made, in the
@@ -119,6 +120,22 @@ one_python() {   # python
 	else
 		cat "$T/$tag-sum.err" >> "$T/chk"
 		bad "$tag: fake GPU reduction origin under nanprof" "$T/chk"
+	fi
+	# RoPE's x * freqs_cis in torch's complex64 multiply: read by name,
+	# checked as its real view (not left to the generic tier as float32)
+	run_fake "$py" "$T/$tag-rope" --rope --at 3
+	if python3 $IT/check_origin.py "$T/$tag-rope/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 \
+		--op-kernel 'MulFunctor<c10::complex<float>' > "$T/chk" 2>&1 &&
+	   grep -q '"type":"nan_origin".*"dtype":"complex64","viewed_as_real":true' \
+		"$T/$tag-rope/events.jsonl" &&
+	   grep -q '"gpu_launches_undecoded":0' "$T/$tag-rope/events.jsonl" &&
+	   grep -q "its output, complex64 viewed as real, 4096 elements: 0 nan, 818 +inf" \
+		"$T/$tag-rope.err"; then
+		ok "$tag: a complex64 multiply that overflows (RoPE): its kernel in blocks.0.gate, step 3, checked as its real view"
+	else
+		cat "$T/$tag-rope.err" >> "$T/chk"
+		bad "$tag: fake GPU complex origin under nanprof" "$T/chk"
 	fi
 	# the exp's value moved without a kernel, or by torch.cat's: the
 	# reader in head is propagation, the exp still the origin
