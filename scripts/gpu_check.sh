@@ -26,6 +26,8 @@
 #      kernel (tests/gpu/flash_fault.py); two cuBLAS matmuls in a row, the
 #      first overflowing (tests/gpu/chain_fault.py); a triangular solve by
 #      a zero diagonal, beside a gemv and a dot (tests/gpu/solve_fault.py);
+#      rotary embeddings as complex numbers overflowing in torch's complex64
+#      multiply, checked as its real view (tests/gpu/rope_fault.py);
 #      a torch.compile'd model's Triton kernel overflowing
 #      (tests/gpu/compile_fault.py; informative: CHECK, not FAIL);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
@@ -75,7 +77,7 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # nll_loss's scalars) and an evaluation pass's grad mode run after it, if the
 # budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash memeff chain solve eval)
+LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope eval)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -345,6 +347,9 @@ start_agent_jobs() {
 	# cuBLAS's trsm dividing by a zero diagonal, its gemv and dot beside it
 	agent_job agent-solve "$secs" "$PY" "$GPUT/solve_fault.py" --device "$DEV" --steps 10 \
 		--at 6 --step-times "$W/agent-solve.times"
+	# RoPE's x * freqs_cis overflowing in torch's complex64 multiply
+	agent_job agent-rope "$secs" "$PY" "$GPUT/rope_fault.py" --device "$DEV" --steps 10 \
+		--at 6 --step-times "$W/agent-rope.times"
 	# torch.compile: Inductor's Triton kernels, their outputs told by the
 	# wrapped CachingAutotuner.run (cupti/triton.h); needs Triton's C
 	# compiler on the host, so it only informs
@@ -433,6 +438,8 @@ step_agent_alone() {
 	verdict agent-chain --fault chain --at 6
 	job_ran agent-solve 9
 	verdict agent-solve --fault solve --at 6
+	job_ran agent-rope 9
+	verdict agent-rope --fault rope --at 6
 	compile_rows
 }
 
@@ -532,6 +539,8 @@ set_origin() {
 	chain) ORIGIN=(--origin forward down '*' --step 6) ;;
 	# the solve's trsm kernel, seen at its call, in the module that called it
 	solve) ORIGIN=(--origin forward solve '*' --step 6 --op-kernel trsm) ;;
+	# the complex64 multiply, read by name, not wo's matmul that reads it
+	rope) ORIGIN=(--origin forward attn '*' --step 6 --op-kernel 'c10::complex<float>') ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -567,6 +576,9 @@ nanprof_job() {
 			"$GPUT/chain_fault.py" --device "$DEV" --steps 10 --at 6
 	elif [ "$f" = solve ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/solve_fault.py" \
+			--device "$DEV" --steps 10 --at 6
+	elif [ "$f" = rope ]; then
+		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/rope_fault.py" \
 			--device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
 		local cl=()

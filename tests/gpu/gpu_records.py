@@ -85,6 +85,9 @@ EXPECTED = {
                             "Inductor's Triton kernel that computes it"),
     "solve": (["trsm"], "a zero on the triangle's diagonal: cuBLAS's triangular solve "
                         "divides by it, seen at the call (cublasStrsm_v2)"),
+    "rope": (["mulfunctor<c10::complex<float>", "complex"],
+             "freqs_cis of 3e38 + 3e38i: q times it overflows in torch's complex64 multiply "
+             "(strided, freqs_cis broadcast), checked as its real view"),
 }
 
 
