@@ -692,6 +692,8 @@ static const char *const movers[] = {
 	"AliasBackward0", "SplitBackward0", "SplitWithSizesBackward0", "CatBackward0",
 	"NegBackward0", "UnbindBackward0", "StackBackward0", "NarrowBackward0",
 	"ReluBackward0", "ThresholdBackward0", "HardtanhBackward0",
+	/* a complex tensor's real view and back (RoPE, spectral layers) */
+	"ViewAsRealBackward0", "ViewAsComplexBackward0",
 };
 
 #define TYPE_CACHE 256

@@ -209,6 +209,22 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 		fi
 		rm -rf "$T/$tag-spectral"
 	done
+	# rotary embeddings as complex numbers (LLaMA's reference code,
+	# torchtitan; the GPU check's rope_fault.py, run here on the CPU): q
+	# times a freqs_cis of 3e38 + 3e38i overflows in the complex multiply;
+	# view_as_real after it only moves values, so the op search passes it
+	# and names mul (torch 2); without the search, attn's output op, mm
+	want=mm; [ $saved = 1 ] && want=mul
+	if $NP run -q -o "$T/$tag-rope" -- $PY "$IT/../gpu/rope_fault.py" --device cpu --steps 8 \
+		--at 6 > "$T/job.out" 2> "$T/np.err" &&
+	   $PY $IT/check_origin.py "$T/$tag-rope/events.jsonl" --origin forward attn output \
+		--step 6 --op $want > "$T/chk" 2>&1; then
+		ok "$tag RoPE's complex multiply overflowing: $want in attn"
+	else
+		cat "$T/np.err" >> "$T/chk"
+		bad "$tag RoPE's complex multiply overflowing" "$T/chk"
+	fi
+	rm -rf "$T/$tag-rope"
 	# a corrupt sample that tanh hides from the model's output, whose
 	# backward is NaN (enc's weight gradient, Inf * 0): the input enc
 	# received, in the forward pass; a -Inf too, as enc's own backward
