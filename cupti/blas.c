@@ -47,6 +47,18 @@ static struct {
 				       const void *, int, int, long long, const void *, int, int,
 				       long long, const void *, void *, int, int, long long, int,
 				       int, int);
+	/* cublas{C,Z}gemm_v2 and their strided-batched forms: cuComplex and
+	 * cuDoubleComplex (two floats, two doubles) by address */
+	blas_status (*cgemm)(blas_handle, int, int, int, int, int, const void *, const void *, int,
+			     const void *, int, const void *, void *, int);
+	blas_status (*zgemm)(blas_handle, int, int, int, int, int, const void *, const void *, int,
+			     const void *, int, const void *, void *, int);
+	blas_status (*cgemm_strided)(blas_handle, int, int, int, int, int, const void *,
+				     const void *, int, long long, const void *, int, long long,
+				     const void *, void *, int, long long, int);
+	blas_status (*zgemm_strided)(blas_handle, int, int, int, int, int, const void *,
+				     const void *, int, long long, const void *, int, long long,
+				     const void *, void *, int, long long, int);
 	blas_status (*sgemv)(blas_handle, int, int, int, const float *, const float *, int,
 			     const float *, int, const float *, float *, int);
 	blas_status (*dgemv)(blas_handle, int, int, int, const double *, const double *, int,
@@ -137,11 +149,13 @@ static int pointer_mode(blas_handle h)
 }
 
 /* beta of a cublas<t>gemm call: in host memory unless the handle's
- * pointer mode says device */
-static enum np_gemm_beta beta_of(blas_handle h, const void *beta, unsigned size)
+ * pointer mode says device; complex: two parts of size bytes */
+static enum np_gemm_beta beta_of(blas_handle h, const void *beta, unsigned size, int complex)
 {
 	if (!size || pointer_mode(h) != POINTER_MODE_HOST)
 		return NP_GEMM_BETA_UNKNOWN;
+	if (complex)
+		return np_gemm_complex_zero(beta, size) ? NP_GEMM_BETA_ZERO : NP_GEMM_BETA_SET;
 	return np_gemm_scalar_zero(beta, size) ? NP_GEMM_BETA_ZERO : NP_GEMM_BETA_SET;
 }
 
@@ -159,15 +173,16 @@ static unsigned scalar_size(int compute)
 }
 
 /* begin() for a cublas<t>gemm-style call: its beta read first (only
- * when the call will be planned: it asks the handle) */
+ * when the call will be planned: it asks the handle), of size bytes, or
+ * two parts of size bytes when C is complex */
 static void begin_v2(struct np_gemm_call *c, blas_handle h, const void *beta, unsigned size)
 {
 	if (np_blas_idle())
-		c->beta = beta_of(h, beta, size);
+		c->beta = beta_of(h, beta, size, np_gemm_complex_dtype(c->d.cuda_dtype) >= 0);
 	begin(c);
 }
 
-enum { R32F = 0, R64F = 1 };
+enum { R32F = 0, R64F = 1, C32F = 4, C64F = 5 };
 
 static struct np_gemm_call call_of(int ta, int tb, int m, int n, int k, const void *A, int at,
 				   int lda, long long sa, const void *B, int bt, int ldb,
@@ -264,6 +279,52 @@ static blas_status w_gemm_strided_ex(blas_handle h, int ta, int tb, int m, int n
 	begin_v2(&c, h, beta, scalar_size(compute));
 	return end(real.gemm_strided_ex(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb,
 					beta, C, ct, ldc, sc, batch, compute, algo));
+}
+
+/* complex products (torch's matmul, bmm and einsum of complex64 and
+ * complex128 tensors: a spectral layer's weights times an FFT) */
+static blas_status w_cgemm(blas_handle h, int ta, int tb, int m, int n, int k, const void *alpha,
+			   const void *A, int lda, const void *B, int ldb, const void *beta,
+			   void *C, int ldc)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, C32F, lda, 0, B, C32F, ldb, 0, C, C32F,
+					ldc, 0, 1);
+	begin_v2(&c, h, beta, 4);
+	return end(real.cgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+static blas_status w_zgemm(blas_handle h, int ta, int tb, int m, int n, int k, const void *alpha,
+			   const void *A, int lda, const void *B, int ldb, const void *beta,
+			   void *C, int ldc)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, C64F, lda, 0, B, C64F, ldb, 0, C, C64F,
+					ldc, 0, 1);
+	begin_v2(&c, h, beta, 8);
+	return end(real.zgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+static blas_status w_cgemm_strided(blas_handle h, int ta, int tb, int m, int n, int k,
+				   const void *alpha, const void *A, int lda, long long sa,
+				   const void *B, int ldb, long long sb, const void *beta, void *C,
+				   int ldc, long long sc, int batch)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, C32F, lda, sa, B, C32F, ldb, sb, C,
+					C32F, ldc, sc, batch);
+	begin_v2(&c, h, beta, 4);
+	return end(real.cgemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
+				      ldc, sc, batch));
+}
+
+static blas_status w_zgemm_strided(blas_handle h, int ta, int tb, int m, int n, int k,
+				   const void *alpha, const void *A, int lda, long long sa,
+				   const void *B, int ldb, long long sb, const void *beta, void *C,
+				   int ldc, long long sc, int batch)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, C64F, lda, sa, B, C64F, ldb, sb, C,
+					C64F, ldc, sc, batch);
+	begin_v2(&c, h, beta, 8);
+	return end(real.zgemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
+				      ldc, sc, batch));
 }
 
 /* ---- the other calls torch makes with a floating result: a matrix
@@ -448,6 +509,12 @@ static const struct np_libcall wrapped[] = {
 	  (void **)&real.dgemm_strided },
 	{ "libcublas.so", "cublasGemmStridedBatchedEx", (void *)w_gemm_strided_ex,
 	  (void **)&real.gemm_strided_ex },
+	{ "libcublas.so", "cublasCgemm_v2", (void *)w_cgemm, (void **)&real.cgemm },
+	{ "libcublas.so", "cublasZgemm_v2", (void *)w_zgemm, (void **)&real.zgemm },
+	{ "libcublas.so", "cublasCgemmStridedBatched", (void *)w_cgemm_strided,
+	  (void **)&real.cgemm_strided },
+	{ "libcublas.so", "cublasZgemmStridedBatched", (void *)w_zgemm_strided,
+	  (void **)&real.zgemm_strided },
 	{ "libcublas.so", "cublasSgemv_v2", (void *)w_sgemv, (void **)&real.sgemv },
 	{ "libcublas.so", "cublasDgemv_v2", (void *)w_dgemv, (void **)&real.dgemv },
 	{ "libcublas.so", "cublasSdot_v2", (void *)w_sdot, (void **)&real.sdot },

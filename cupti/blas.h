@@ -4,7 +4,9 @@
  * their launches say nothing of where the product goes.  So the agent
  * points the process's imports of cuBLAS's matrix multiplies
  * (cublas{S,D}gemm_v2, cublasSgemmEx, cublasGemmEx, their strided-
- * batched forms and cublasLtMatmul), and of the other calls with a
+ * batched forms and cublasLtMatmul; the complex cublas{C,Z}gemm_v2 and
+ * their strided-batched forms, whose D is checked as its real view),
+ * and of the other calls with a
  * floating result that torch makes (cublas{S,D}gemv_v2, cublas{S,D}dot_v2
  * and cublasDotEx, cublas{S,D}trsm_v2: torch 2.11's libtorch_cuda.so
  * imports no other real-valued one but the batched LU and QR
@@ -18,7 +20,7 @@
  * named after that kernel (a split-K GEMM's last kernel is its
  * reduction, which writes D; an earlier one writes only cuBLAS's
  * workspace).  A call whose D cannot be checked (a
- * view with gaps, an integer or complex product) is not claimed: its
+ * view with gaps, an integer product) is not claimed: its
  * kernels go to the generic tier as before.
  *
  * The slots stay pointed at the wrappers when nanprof detaches (the

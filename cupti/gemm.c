@@ -7,6 +7,9 @@ enum {
 	CUDA_R_32F_ = 0,
 	CUDA_R_64F_ = 1,
 	CUDA_R_16F_ = 2,
+	CUDA_C_32F_ = 4,
+	CUDA_C_64F_ = 5,
+	CUDA_C_16F_ = 6,
 	CUDA_R_16BF_ = 14,
 	CUDA_R_8F_E4M3_ = 28,
 	CUDA_R_8F_E5M2_ = 29,
@@ -21,6 +24,16 @@ int np_gemm_dtype(int cuda_dtype)
 	case CUDA_R_16BF_: return NP_DT_BF16;
 	case CUDA_R_8F_E4M3_: return NP_DT_F8E4M3;
 	case CUDA_R_8F_E5M2_: return NP_DT_F8E5M2;
+	}
+	return -1;
+}
+
+int np_gemm_complex_dtype(int cuda_dtype)
+{
+	switch (cuda_dtype) {
+	case CUDA_C_32F_: return NP_DT_F32;
+	case CUDA_C_64F_: return NP_DT_F64;
+	case CUDA_C_16F_: return NP_DT_F16;
 	}
 	return -1;
 }
@@ -117,6 +130,12 @@ int np_gemm_scalar_zero(const void *p, unsigned size)
 	return (v & magnitude) == 0;
 }
 
+int np_gemm_complex_zero(const void *p, unsigned part)
+{
+	return p && np_gemm_scalar_zero(p, part) &&
+	       np_gemm_scalar_zero((const unsigned char *)p + part, part);
+}
+
 static void read_of(const struct np_gemm_mat *m, struct np_gemm_plan *p)
 {
 	int dt = np_gemm_dtype(m->cuda_dtype);
@@ -138,12 +157,14 @@ void np_gemm_add_input(struct np_kbuf *b, uint64_t ptr)
 int np_gemm_plan(const struct np_gemm_call *c, struct np_gemm_plan *p)
 {
 	memset(p, 0, sizeof(*p));
-	int dt = np_gemm_dtype(c->d.cuda_dtype);
+	int pairs = 0, dt = np_gemm_dtype(c->d.cuda_dtype);
 	uint64_t n = np_gemm_dense_numel(&c->d, 0);
+	if (dt < 0 && (dt = np_gemm_complex_dtype(c->d.cuda_dtype)) >= 0)
+		pairs = 1;      /* a complex D: its real view, twice the elements */
 	if (dt < 0 || !n)
 		return -1;
-	p->out = (struct np_kbuf){ .ptr = c->d.ptr, .numel = n, .dtype = (enum np_dtype)dt,
-				   .how = NP_KH_GEMM };
+	p->out = (struct np_kbuf){ .ptr = c->d.ptr, .numel = n << pairs, .dtype = (enum np_dtype)dt,
+				   .pairs = (uint8_t)pairs, .how = NP_KH_GEMM };
 	np_gemm_add_input(&p->out, c->a.ptr);
 	np_gemm_add_input(&p->out, c->b.ptr);
 	/* C is read when beta is set: in place (torch's addmm copies the

@@ -73,8 +73,13 @@ struct np_gemm_plan {
 };
 
 /* enum np_dtype of a cudaDataType, or -1 (integers, complex, the fp4 and
- * fp6 types: nothing a finite check reads). */
+ * fp6 types: nothing a finite check reads as it is). */
 int np_gemm_dtype(int cuda_dtype);
+
+/* The parts' enum np_dtype of a complex cudaDataType (CUDA_C_32F: float32),
+ * or -1.  A complex D is planned as its real view (np_kbuf.pairs: twice
+ * the elements); complex A and B are not offered as reads. */
+int np_gemm_complex_dtype(int cuda_dtype);
 
 /* An operand of the column-major APIs: A is m x k (k x m transposed), B
  * k x n (n x k), C and D m x n.  trans: cublasOperation_t (0: N). */
@@ -113,6 +118,10 @@ uint64_t np_gemm_dense_numel(const struct np_gemm_mat *m, int broadcast_ok);
 /* Whether a scalar alpha or beta is zero: size 2 (half), 4 (float or
  * int32), 8 (double); p a host pointer.  A negative zero is zero. */
 int np_gemm_scalar_zero(const void *p, unsigned size);
+
+/* Whether a complex alpha or beta is zero: both parts, each part bytes
+ * (4: cuComplex, 8: cuDoubleComplex). */
+int np_gemm_complex_zero(const void *p, unsigned part);
 
 /* Adds ptr (0: none) to an output's judgement inputs, once, while there
  * is room (NP_KD_BUF_INPUTS): for every library call's plan. */

@@ -12,7 +12,8 @@
 #define Y 0x7f0000300000ull     /* output (8, 16) */
 #define BIAS 0x7f0000400000ull
 
-enum { R32F = 0, R64F = 1, R16F = 2, R8I = 3, C32F = 4, R16BF = 14, E4M3 = 28, E5M2 = 29 };
+enum { R32F = 0, R64F = 1, R16F = 2, R8I = 3, C32F = 4, C64F = 5, C16F = 6, R16BF = 14,
+       E4M3 = 28, E5M2 = 29 };
 enum { OP_N = 0, OP_T = 1 };
 
 /* y = x @ W.T as torch asks cuBLAS: y^T (16 x 8) = op_T(W) (W stored 32 x 16
@@ -112,8 +113,7 @@ Test(gemm, dtypes_no_check_reads_are_not_planned)
 	struct np_gemm_plan p;
 	struct np_gemm_call c = linear(R8I, 16);
 	cr_expect_eq(np_gemm_plan(&c, &p), -1, "int8 output");
-	c = linear(C32F, 16);
-	cr_expect_eq(np_gemm_plan(&c, &p), -1, "complex");
+	cr_expect_eq(np_gemm_dtype(C32F), -1, "complex: not as it is");
 	cr_expect_eq(np_gemm_dtype(R64F), NP_DT_F64);
 	cr_expect_eq(np_gemm_dtype(E4M3), NP_DT_F8E4M3);
 	cr_expect_eq(np_gemm_dtype(E5M2), NP_DT_F8E5M2);
@@ -175,6 +175,51 @@ Test(gemm, absurd_sizes_are_refused_not_wrapped)
 	d.ld = -1;
 	d.batch = 1;
 	cr_expect_eq(np_gemm_dense_numel(&d, 0), 0);
+}
+
+/* torch's complex matmul (cublasCgemm_v2, cublasZgemm_v2: a spectral
+ * layer's einsum): D checked as its real view, complex A and B kept as
+ * its inputs but offered as no read */
+Test(gemm, a_complex_product_is_planned_as_its_real_view)
+{
+	static const struct {
+		int cuda;
+		int parts;
+	} t[] = { { C32F, NP_DT_F32 }, { C64F, NP_DT_F64 }, { C16F, NP_DT_F16 } };
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct np_gemm_call c = linear(t[i].cuda, 16);
+		struct np_gemm_plan p;
+		cr_expect_eq(np_gemm_complex_dtype(t[i].cuda), t[i].parts);
+		cr_assert_eq(np_gemm_plan(&c, &p), 0, "cudaDataType %d", t[i].cuda);
+		cr_expect_eq(p.out.ptr, Y);
+		cr_expect_eq(p.out.numel, 2 * 8 * 16, "128 complex values, 256 parts");
+		cr_expect_eq(p.out.dtype, t[i].parts);
+		cr_expect_eq(p.out.pairs, 1);
+		cr_expect(has_input(&p, W) && has_input(&p, X));
+		cr_expect_eq(p.n_rd, 0, "complex A and B: no read of one dtype");
+	}
+	/* a view with gaps stays unplanned, complex or not */
+	struct np_gemm_call c = linear(C32F, 32);
+	struct np_gemm_plan p;
+	cr_expect_eq(np_gemm_plan(&c, &p), -1);
+	/* a real product's D is not a pair */
+	c = linear(R32F, 16);
+	cr_assert_eq(np_gemm_plan(&c, &p), 0);
+	cr_expect_eq(p.out.pairs, 0);
+	cr_expect_eq(np_gemm_complex_dtype(R32F), -1);
+	cr_expect_eq(np_gemm_complex_dtype(R16BF), -1);
+}
+
+Test(gemm, complex_scalars_are_zero_only_when_both_parts_are)
+{
+	float c0[2] = { 0.0f, -0.0f }, c_im[2] = { 0.0f, 1.0f }, c_re[2] = { 2.0f, 0.0f };
+	double z0[2] = { -0.0, 0.0 }, z_im[2] = { 0.0, 1e-300 };
+	cr_expect(np_gemm_complex_zero(c0, 4));
+	cr_expect(!np_gemm_complex_zero(c_im, 4), "beta = i still reads C");
+	cr_expect(!np_gemm_complex_zero(c_re, 4));
+	cr_expect(np_gemm_complex_zero(z0, 8));
+	cr_expect(!np_gemm_complex_zero(z_im, 8));
+	cr_expect(!np_gemm_complex_zero(NULL, 4));
 }
 
 Test(gemm, scalars_zero_of_every_width)
