@@ -492,4 +492,65 @@ FAKE_EXPORT cublasStatus_t cublasStrsm_v2(cublasHandle_t h, int side, int uplo, 
 	return l1_launch(k_trsm, &a, h->stream);
 }
 
+/* ---- complex64 products: a kernel of their own (cuBLAS's cgemm
+ * kernels are not cublasLt's), opaque ---- */
+
+struct cgemm_args {
+	const float *a, *b;     /* m x k and k x n complex values, column-major */
+	float *d;               /* m x n, ldd */
+	int m, n, k, lda, ldb, ldd;
+	float alpha[2];         /* beta 0 only */
+};
+
+static CUfunction k_cgemm;
+static pthread_once_t c_once = PTHREAD_ONCE_INIT;
+
+static void run_cgemm(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	struct cgemm_args a;
+	memcpy(&a, args, sizeof(a));
+	for (int j = 0; j < a.n; j++)
+		for (int i = 0; i < a.m; i++) {
+			float re = 0, im = 0;
+			for (int l = 0; l < a.k; l++) {
+				const float *x = a.a + 2 * (i + (long)l * a.lda);
+				const float *y = a.b + 2 * (l + (long)j * a.ldb);
+				re += x[0] * y[0] - x[1] * y[1];
+				im += x[0] * y[1] + x[1] * y[0];
+			}
+			float *out = a.d + 2 * (i + (long)j * a.ldd);
+			out[0] = a.alpha[0] * re - a.alpha[1] * im;
+			out[1] = a.alpha[0] * im + a.alpha[1] * re;
+		}
+}
+
+static void c_init(void)
+{
+	static const uint32_t off[] = { 0 }, size[] = { sizeof(struct cgemm_args) };
+	k_cgemm = fake_cuda_register("cutlass_80_tensorop_c1688gemm_fake_64x64_nn_align1", 1, off,
+				     size, run_cgemm, NULL);
+}
+
+/* not transposed, beta 0, host pointer mode */
+FAKE_EXPORT cublasStatus_t cublasCgemm_v2(cublasHandle_t h, int ta, int tb, int m, int n, int k,
+					  const void *alpha, const void *A, int lda,
+					  const void *B, int ldb, const void *beta, void *C,
+					  int ldc)
+{
+	float b[2];
+	pthread_once(&c_once, c_init);
+	memcpy(b, beta, sizeof(b));
+	if (ta != CUBLAS_OP_N || tb != CUBLAS_OP_N || b[0] != 0 || b[1] != 0 ||
+	    h->pointer_mode != CUBLAS_POINTER_MODE_HOST || !k_cgemm || m <= 0 || n <= 0 || k <= 0)
+		return CUBLAS_STATUS_NOT_SUPPORTED;
+	struct cgemm_args a = { .a = A, .b = B, .d = C, .m = m, .n = n, .k = k, .lda = lda,
+				.ldb = ldb, .ldd = ldc };
+	memcpy(a.alpha, alpha, sizeof(a.alpha));
+	void *p[] = { &a };
+	return cuLaunchKernel(k_cgemm, (unsigned)(m + 63) / 64, (unsigned)(n + 63) / 64, 1, 128, 1,
+			      1, 0, h->stream, p, NULL) == CUDA_SUCCESS
+		       ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+
 #endif

@@ -3,8 +3,8 @@
  * cuBLAS (fake_cublas.c, built as libcublas.so.13 and libcublasLt.so.13)
  * implements for the fake job (fake_ops.c): the matrix multiplies torch
  * calls, a matrix-vector product, a dot product and a triangular solve,
- * and what they need.  Float only; cublasLt's layouts column- or
- * row-major.
+ * and what they need.  Float, and complex64 for cublasCgemm_v2;
+ * cublasLt's layouts column- or row-major.
  *
  * Each multiply launches its kernels on the fake driver, with opaque
  * parameters as cuBLAS's own kernels have (an nvjet-like name and one
@@ -78,6 +78,10 @@ cublasStatus_t cublasSgemv_v2(cublasHandle_t h, int trans, int m, int n, const f
 			      float *y, int incy);
 cublasStatus_t cublasSdot_v2(cublasHandle_t h, int n, const float *x, int incx, const float *y,
 			     int incy, float *result);
+/* complex64 (cuComplex: two floats) D = alpha A B, not transposed, beta 0 */
+cublasStatus_t cublasCgemm_v2(cublasHandle_t h, int ta, int tb, int m, int n, int k,
+			      const void *alpha, const void *A, int lda, const void *B, int ldb,
+			      const void *beta, void *C, int ldc);
 cublasStatus_t cublasStrsm_v2(cublasHandle_t h, int side, int uplo, int trans, int diag, int m,
 			      int n, const float *alpha, const float *A, int lda, float *B,
 			      int ldb);

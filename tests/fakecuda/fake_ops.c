@@ -54,7 +54,9 @@
  *                    2 cublasGemmStridedBatchedEx in two batches, 3
  *                    cublasLtMatmul with a bias epilogue, 4 cublasSgemmEx,
  *                    5 cublasSgemv_v2 per column, 6 cublasSdot_v2 per
- *                    element, 7 a copy then cublasStrsm_v2 in place):
+ *                    element, 7 a copy then cublasStrsm_v2 in place, 8
+ *                    cublasCgemm_v2 on complex64 views, half the rows,
+ *                    columns and k):
  *                    layer 1 h = u x
  *                    (32 x 128 by 128 x 32: split-K), layer 2 o = h x
  *                    (32 x 32 by 32 x 32); u = 3e37 overflows layer 1
@@ -945,6 +947,13 @@ static int gemm(int api, const float *A, const float *B, float *D, int k)
 						   D + i + j * MLP_M);
 		cublasSetPointerMode_v2(blas, CUBLAS_POINTER_MODE_HOST);
 		break;
+	case 8: {  /* complex64 views: D (MLP_M/2 x MLP_N/2) = A (MLP_M/2 x k/2) B
+		    * (k/2 x MLP_N/2), as torch's matmul of complex tensors */
+		float cone[2] = { 1.0f, 0.0f }, czero[2] = { 0.0f, 0.0f };
+		st = cublasCgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, MLP_M / 2, MLP_N / 2, k / 2, cone,
+				    A, MLP_M / 2, B, k / 2, czero, D, MLP_M / 2);
+		break;
+	}
 	case 7:   /* D = B's first MLP_N columns (a copy), then D = L^-1 D, L the
 		   * unit lower triangle of A's first MLP_M columns */
 		check(cuMemcpyAsync((CUdeviceptr)D, (CUdeviceptr)B, MLP_M * MLP_N * sizeof(float),

@@ -125,7 +125,7 @@ import torch.nn as nn
 from fake_inductor import DeviceTensor, inductor_kernel
 
 # --gemm: fake_ops.c's fo_mlp_fc api numbers, in order
-GEMM_APIS = ["sgemm", "gemmex", "batched", "lt", "sgemmex", "gemv", "dot", "trsm"]
+GEMM_APIS = ["sgemm", "gemmex", "batched", "lt", "sgemmex", "gemv", "dot", "trsm", "cgemm"]
 CONV_APIS = ["graph", "legacy", "legacy-data", "legacy-filter", "attn",
              "attn-unified"]   # fo_conv's api
 

@@ -514,6 +514,22 @@ PY
 			bad "$tag: cuBLAS $api call's output checked at the call" "$T/chk"
 		fi
 	done
+	# a complex64 product (cublasCgemm_v2: torch's matmul of complex
+	# tensors, a spectral layer's einsum): planned at the call, its D
+	# checked as its real view after its kernel, in fc1
+	run_fake "$py" "$T/$tag-mlp-cgemm" --mlp gemm --gemm cgemm --at 3
+	if python3 $IT/check_origin.py "$T/$tag-mlp-cgemm/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.fc1 output --step 3 \
+		--op-kernel c1688gemm > "$T/chk" 2>&1 &&
+	   grep -q '"type":"nan_origin".*"dtype":"complex64","viewed_as_real":true' \
+		"$T/$tag-mlp-cgemm/events.jsonl" &&
+	   grep -q '"gpu_gemm_checks":[1-9]' "$T/$tag-mlp-cgemm/events.jsonl"; then
+		ok "$tag: a cublasCgemm_v2 call's overflow named at its kernel in attn.fc1, complex64 as its real view"
+	else
+		cat "$T/$tag-mlp-cgemm.err" >> "$T/chk"
+		grep -h 'nan_origin\|gpu_gemm' "$T/$tag-mlp-cgemm/events.jsonl" >> "$T/chk"
+		bad "$tag: cublasCgemm_v2 call's output checked at the call" "$T/chk"
+	fi
 	# the dot MLP's fault makes 1024 births in one step: the agent
 	# reports 64 a second and counts the rest as held back by its
 	# bounds, apart from results lost (none)
