@@ -27,7 +27,9 @@
 #      first overflowing (tests/gpu/chain_fault.py); a triangular solve by
 #      a zero diagonal, beside a gemv and a dot (tests/gpu/solve_fault.py);
 #      rotary embeddings as complex numbers overflowing in torch's complex64
-#      multiply, checked as its real view (tests/gpu/rope_fault.py);
+#      multiply, checked as its real view (tests/gpu/rope_fault.py), and a
+#      Fourier layer's complex GEMM seen at its cublasCgemm call
+#      (tests/gpu/spectral_fault.py);
 #      a torch.compile'd model's Triton kernel overflowing
 #      (tests/gpu/compile_fault.py; informative: CHECK, not FAIL);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
@@ -77,7 +79,7 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # nll_loss's scalars) and an evaluation pass's grad mode run after it, if the
 # budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope eval)
+LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope spectral eval)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -350,6 +352,9 @@ start_agent_jobs() {
 	# RoPE's x * freqs_cis overflowing in torch's complex64 multiply
 	agent_job agent-rope "$secs" "$PY" "$GPUT/rope_fault.py" --device "$DEV" --steps 10 \
 		--at 6 --step-times "$W/agent-rope.times"
+	# an FNO Fourier layer's complex weights overflowing in cuBLAS's cgemm
+	agent_job agent-spectral "$secs" "$PY" "$GPUT/spectral_fault.py" --device "$DEV" \
+		--steps 10 --at 6 --step-times "$W/agent-spectral.times"
 	# torch.compile: Inductor's Triton kernels, their outputs told by the
 	# wrapped CachingAutotuner.run (cupti/triton.h); needs Triton's C
 	# compiler on the host, so it only informs
@@ -440,6 +445,8 @@ step_agent_alone() {
 	verdict agent-solve --fault solve --at 6
 	job_ran agent-rope 9
 	verdict agent-rope --fault rope --at 6
+	job_ran agent-spectral 9
+	verdict agent-spectral --fault spectral --at 6
 	compile_rows
 }
 
@@ -541,6 +548,8 @@ set_origin() {
 	solve) ORIGIN=(--origin forward solve '*' --step 6 --op-kernel trsm) ;;
 	# the complex64 multiply, read by name, not wo's matmul that reads it
 	rope) ORIGIN=(--origin forward attn '*' --step 6 --op-kernel 'c10::complex<float>') ;;
+	# the einsum's complex GEMM, seen at its call: complex64, in spectral
+	spectral) ORIGIN=(--origin forward spectral '*' --step 6 --dtype complex64) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -577,8 +586,8 @@ nanprof_job() {
 	elif [ "$f" = solve ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/solve_fault.py" \
 			--device "$DEV" --steps 10 --at 6
-	elif [ "$f" = rope ]; then
-		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/rope_fault.py" \
+	elif [ "$f" = rope ] || [ "$f" = spectral ]; then
+		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/${f}_fault.py" \
 			--device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
 		local cl=()

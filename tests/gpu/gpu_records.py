@@ -88,6 +88,9 @@ EXPECTED = {
     "rope": (["mulfunctor<c10::complex<float>", "complex"],
              "freqs_cis of 3e38 + 3e38i: q times it overflows in torch's complex64 multiply "
              "(strided, freqs_cis broadcast), checked as its real view"),
+    "spectral": (["gemm", "cutlass", "nvjet", "xmma", "sm90", "sm80", "cublas"],
+                 "the Fourier layer's complex weights of 3e38: the einsum's complex GEMM "
+                 "overflows in cuBLAS, seen at its cublasCgemm call, checked as its real view"),
 }
 
 

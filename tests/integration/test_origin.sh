@@ -214,17 +214,23 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	# times a freqs_cis of 3e38 + 3e38i overflows in the complex multiply;
 	# view_as_real after it only moves values, so the op search passes it
 	# and names mul (torch 2); without the search, attn's output op, mm
-	want=mm; [ $saved = 1 ] && want=mul
-	if $NP run -q -o "$T/$tag-rope" -- $PY "$IT/../gpu/rope_fault.py" --device cpu --steps 8 \
-		--at 6 > "$T/job.out" 2> "$T/np.err" &&
-	   $PY $IT/check_origin.py "$T/$tag-rope/events.jsonl" --origin forward attn output \
-		--step 6 --op $want > "$T/chk" 2>&1; then
-		ok "$tag RoPE's complex multiply overflowing: $want in attn"
-	else
-		cat "$T/np.err" >> "$T/chk"
-		bad "$tag RoPE's complex multiply overflowing" "$T/chk"
-	fi
-	rm -rf "$T/$tag-rope"
+	# and a Fourier layer (FNO's): its complex weights of 3e38 overflow
+	# in the einsum's batched complex matmul (torch 2: bmm; without the
+	# op search, the layer's output op, irfft's fft_c2_r)
+	for rf in "rope:attn:mul:mm" "spectral:spectral:bmm:fft_c2_r"; do
+		IFS=: read -r job mod op2 op1 <<< "$rf"
+		want=$op1; [ $saved = 1 ] && want=$op2
+		if $NP run -q -o "$T/$tag-$job" -- $PY "$IT/../gpu/${job}_fault.py" --device cpu \
+			--steps 8 --at 6 > "$T/job.out" 2> "$T/np.err" &&
+		   $PY $IT/check_origin.py "$T/$tag-$job/events.jsonl" --origin forward $mod output \
+			--step 6 --op $want > "$T/chk" 2>&1; then
+			ok "$tag complex numbers overflowing ($job): $want in $mod"
+		else
+			cat "$T/np.err" >> "$T/chk"
+			bad "$tag complex numbers overflowing ($job)" "$T/chk"
+		fi
+		rm -rf "$T/$tag-$job"
+	done
 	# a corrupt sample that tanh hides from the model's output, whose
 	# backward is NaN (enc's weight gradient, Inf * 0): the input enc
 	# received, in the forward pass; a -Inf too, as enc's own backward
