@@ -59,7 +59,9 @@ STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counter
           6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches",
           10: "scaler_on", 11: "scaler_verdict", 12: "gpu_undecoded", 13: "gpu_tracker"}
 DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "bfloat16", 4: "float8_e4m3fn",
-         5: "float8_e5m2"}
+         5: "float8_e5m2",
+         # NP_ADTYPE_PAIRS (0x80): a complex tensor, checked as its real view
+         0x80: "complex64", 0x81: "complex128", 0x82: "complex32"}
 F_SOURCE_DIRTY, F_GRAPH, F_LAST = 1, 8, 16
 
 
