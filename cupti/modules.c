@@ -93,7 +93,8 @@ static int check_tensor(const struct np_gpu_tensor *t)
 	/* seen now: a guard of a parent returning the same tensor does not
 	 * check it again, and no check of it names an older suspect */
 	if (np_gpu_writers())
-		np_writers_checked(t->ptr, np_writers_next(), tag, t->dtype);
+		np_writers_checked(t->ptr, np_writers_next(), tag,
+				   t->dtype | (t->pairs ? NP_WRITERS_PAIRS : 0));
 	if (np_gpu_guarding())
 		__atomic_add_fetch(&np_gpu_cnt.guard_checks, 1, __ATOMIC_RELAXED);
 	return 1;

@@ -281,19 +281,30 @@ static int sampled_out(struct np_kfunc *f)
 	return n % config.sample_every != 0;
 }
 
+/* The dtype writers.h keeps for b's write: complex values marked. */
+static int written_dtype(const struct np_kbuf *b)
+{
+	return (int)b->dtype | (b->pairs ? NP_WRITERS_PAIRS : 0);
+}
+
 /* b with its dtype: a torch.cat output's is what last wrote its first
  * input (writers.h), of the element size the kernel copies, written into
  * *tmp; NULL when that is not known (the output then goes unchecked, as
- * an unsized one).  Any other buffer: b itself. */
+ * an unsized one).  A cat of complex values (OpaqueType<8> of complex64)
+ * is checked as their real view.  Any other buffer: b itself. */
 static const struct np_kbuf *typed(const struct np_kbuf *b, struct np_kbuf *tmp)
 {
 	if (b->how != NP_KH_CAT)
 		return b;
 	int d = b->n_in > 0 && np_gpu_writers() ? np_writers_dtype(b->in[0]) : -1;
-	if (d < 0 || np_dtype_size((enum np_dtype)d) != b->esize)
+	int pairs = d >= 0 && (d & NP_WRITERS_PAIRS);
+	d &= ~NP_WRITERS_PAIRS;
+	if (d < 0 || np_dtype_size((enum np_dtype)d) << pairs != b->esize)
 		return NULL;
 	*tmp = *b;
 	tmp->dtype = (enum np_dtype)d;
+	tmp->pairs = (uint8_t)pairs;
+	tmp->numel = b->numel << pairs;
 	return tmp;
 }
 
@@ -308,7 +319,7 @@ static void enqueue_checked(struct np_gpu_ctx *g, CUstream stream, struct check_
 	batch_add(g, stream, bt, c);
 	np_generic_forget(b->ptr);
 	if (seq)
-		np_writers_checked(b->ptr, seq, captured ? 0 : c->args.tag, b->dtype);
+		np_writers_checked(b->ptr, seq, captured ? 0 : c->args.tag, written_dtype(b));
 }
 
 /* Some launch of f had an output sized: from now on its sampled-out
@@ -750,8 +761,11 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;
-	if ((dtype = np_writers_dtype(src)) < 0 || !bytes ||
-	    bytes % np_dtype_size((enum np_dtype)dtype))
+	if ((dtype = np_writers_dtype(src)) < 0 || !bytes)
+		return;
+	int pairs = (dtype & NP_WRITERS_PAIRS) != 0;   /* complex: its real view */
+	unsigned part = np_dtype_size((enum np_dtype)(dtype & ~NP_WRITERS_PAIRS));
+	if (bytes % (part << pairs))
 		return;
 	/* both ends device memory (cuMemcpy also copies to and from the host) */
 	if (np_alloc_of(dst, &iv) || np_alloc_of(src, &iv))
@@ -766,8 +780,9 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					  "cuMemcpy device to device", np_kfunc_no_layout, NULL);
 	if (!g || !f)
 		return;
-	struct np_kbuf b = { .ptr = dst, .numel = bytes / np_dtype_size((enum np_dtype)dtype),
-			     .dtype = (enum np_dtype)dtype, .n_in = -1 };
+	struct np_kbuf b = { .ptr = dst, .numel = bytes / part,
+			     .dtype = (enum np_dtype)(dtype & ~NP_WRITERS_PAIRS),
+			     .pairs = (uint8_t)pairs, .n_in = -1 };
 	uint64_t seq = np_writers_next();
 	if (np_gpu_launch_check(g, stream, f, &b, &src, 1, captured, &tag) == 1)
 		np_writers_checked(dst, seq, tag, dtype);

@@ -41,9 +41,14 @@ void np_writers_reset(void);
 /* A number for a new launch, larger than every earlier one's (from 1). */
 uint64_t np_writers_next(void);
 
-/* Launch `seq` wrote ptr, as elements of dtype (enum np_dtype), and its
- * check was enqueued with `tag` (0: a captured check, whose records come
- * at replays). */
+/* In a dtype kept here: the write was a complex tensor's, checked as its
+ * real view (np_kbuf.pairs), and the rest of the value is its parts'
+ * enum np_dtype.  A copy or a cat of it is then a complex one too. */
+#define NP_WRITERS_PAIRS 0x100
+
+/* Launch `seq` wrote ptr, as elements of dtype (enum np_dtype, with
+ * NP_WRITERS_PAIRS for complex values), and its check was enqueued with
+ * `tag` (0: a captured check, whose records come at replays). */
 void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag, int dtype);
 
 /* Launch `seq` may have written buffers no check covers. */
@@ -60,7 +65,8 @@ int np_writers_seen(uint64_t ptr, uint64_t *tag);
 uint64_t np_writers_last(uint64_t ptr);
 
 /* The dtype of the latest checked write starting at ptr (what a copy of
- * it holds), or -1 if none is known. */
+ * it holds; NP_WRITERS_PAIRS set for complex values), or -1 if none is
+ * known. */
 int np_writers_dtype(uint64_t ptr);
 
 #endif

@@ -13,9 +13,12 @@
  *   fo_gate(v)       y = v (fill), e = exp(y) (exp): +inf when v = 100
  *   fo_gate_opaque(v) the same, the exp in a kernel no decoder reads
  *   fo_head()        s = e + x (add): reads the gate's output
- *   fo_gate_rope(v)  y = v (fill), c = x * y as complex64 views (torch's
+ *   fo_gate_rope(v, how)  y = v (fill), x * y as complex64 views (torch's
  *                    complex multiply, RoPE's x * freqs_cis): +inf imaginary
- *                    parts when v = 3e38; read by fo_head_copy()
+ *                    parts when v = 3e38; how 0 into c, 1 into e then
+ *                    cloned into c (cuMemcpyAsync), 2 into e then c =
+ *                    cat(e[:N/4], x[:N/4]) of complex values (OpaqueType<8>);
+ *                    read by fo_head_copy()
  *   fo_gate_sum(v)   y = v (fill), r = y.sum() (reduce_kernel): +inf when
  *                    v = 3e38 (4096 of them overflow float)
  *   fo_head_sum()    s = r + x (add): reads the sum
@@ -173,6 +176,11 @@ static const char cat_f32[] =
 	"_ZN2at6native40_GLOBAL__N__f1f992fe_8_Shape_cu_49f7391c26CatArrayBatchedCopy_contig"
 	"INS1_10OpaqueTypeILj4EEEjLi1ELi128ELi1EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_"
 	"EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_";
+/* the same kernel copying 8-byte elements: torch.cat of complex64 */
+static const char cat_c64[] =
+	"_ZN2at6native40_GLOBAL__N__f1f992fe_8_Shape_cu_49f7391c26CatArrayBatchedCopy_contig"
+	"INS1_10OpaqueTypeILj8EEEjLi1ELi128ELi1EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_"
+	"EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_";
 struct cat_meta {
 	const float *input[128];
 	uint32_t offset[128], dim_size[128], n_elements[128];
@@ -231,7 +239,7 @@ _Static_assert(offsetof(struct cleanup_args, max_chunks) == 25608, "torch 2.14.1
 #define ADIM 64
 #define AQKV (ASEQ * 3 * AHEADS * ADIM)
 
-static CUfunction cmul;
+static CUfunction cmul, cat8;
 static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, qkv_named, lpnorm,
 	cleanup;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
@@ -336,6 +344,15 @@ static void k_cat(const void *a, unsigned grid, unsigned block)
 	for (unsigned k = 0; k < grid / 8; k++)
 		memcpy(c->output + c->inputs.offset[k] * c->dim_stride, c->inputs.input[k],
 		       c->inputs.n_elements[k] * sizeof(float));
+}
+
+/* the same of 8-byte elements (complex64): offsets and counts in them */
+static void k_cat8(const void *a, unsigned grid, unsigned block)
+{
+	const struct cat_args *c = a;
+	for (unsigned k = 0; k < grid / 8; k++)
+		memcpy((char *)c->output + 8 * (size_t)c->inputs.offset[k] * c->dim_stride,
+		       c->inputs.input[k], c->inputs.n_elements[k] * 8);
 }
 
 /* One chunk a tensor, a block each: partials[t] = the sum of its squares. */
@@ -515,6 +532,7 @@ int fo_init(void)
 	static const uint32_t off_cat[] = { 0, 8, 2728, 2760, 2764 },
 			      size_cat[] = { 8, 2720, 32, 4, 4 };
 	cat = reg(cat_f32, 5, off_cat, size_cat, k_cat);
+	cat8 = reg(cat_c64, 5, off_cat, size_cat, k_cat8);
 	static const uint32_t size_memeff[] = { sizeof(struct fwd_params) },
 			      size_qkv[] = { sizeof(struct qkv_args) };
 	memeff = reg(memeff_f32, 1, off1, size_memeff, k_memeff);
@@ -634,14 +652,34 @@ int fo_gate(float v)
  * complex values each): y = v (each value v + vi); x holds 0.0 .. 0.9, so
  * x's (0.8, 0.9) times (3e38, 3e38) has an imaginary part of 5.1e38:
  * +inf from finite values, in the complex multiply. */
-int fo_gate_rope(float v)
+int fo_gate_rope(float v, int how)
 {
+	static struct cat_args a;
 	launch1(fill, v, y);
 	int n = N / 2;
 	char functor = 0;
-	char *d[3] = { (char *)c, (char *)x, (char *)y };
+	char *d[3] = { (char *)(how ? e : c), (char *)x, (char *)y };
 	void *p[] = { &n, &functor, d };
 	check(cuLaunchKernel(cmul, 4, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	if (how == 1)
+		check(cuMemcpyAsync((CUdeviceptr)c, (CUdeviceptr)e, N * sizeof(float), NULL),
+		      "cuMemcpyAsync");
+	if (how == 2) {         /* N / 2 complex values: N / 4 from each */
+		float *in[2] = { e, x };
+		memset(&a, 0xa5, sizeof(a));
+		a.output = c;
+		for (int k = 0; k < 2; k++) {
+			a.inputs.input[k] = in[k];
+			a.inputs.offset[k] = (uint32_t)k * (N / 4);
+			a.inputs.dim_size[k] = a.inputs.n_elements[k] = N / 4;
+			a.inputs.is_contiguous[k] = true;
+		}
+		a.os[0] = N / 2, a.os[4] = 1;
+		a.concat_dim = 0;
+		a.dim_stride = 1;
+		void *pc[] = { &a.output, &a.inputs, a.os, &a.concat_dim, &a.dim_stride };
+		check(cuLaunchKernel(cat8, 8, 2, 1, 512, 1, 1, 0, NULL, pc, NULL), "cuLaunchKernel");
+	}
 	return failed ? -1 : 0;
 }
 

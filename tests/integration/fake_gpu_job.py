@@ -125,6 +125,7 @@ import torch.nn as nn
 from fake_inductor import DeviceTensor, inductor_kernel
 
 # --gemm: fake_ops.c's fo_mlp_fc api numbers, in order
+ROPE_HOW = ["direct", "copy", "cat"]   # fo_gate_rope's how
 GEMM_APIS = ["sgemm", "gemmex", "batched", "lt", "sgemmex", "gemv", "dot", "trsm", "cgemm"]
 CONV_APIS = ["graph", "legacy", "legacy-data", "legacy-filter", "attn",
              "attn-unified"]   # fo_conv's api
@@ -148,9 +149,10 @@ def main():
     ap.add_argument("--opaque", action="store_true")
     ap.add_argument("--sum", action="store_true",
                     help="the gate overflows in a reduction (y.sum()), not in exp()")
-    ap.add_argument("--rope", action="store_true",
+    ap.add_argument("--rope", nargs="?", const="direct", choices=ROPE_HOW,
                     help="the gate overflows in a complex64 multiply (RoPE's x * freqs_cis), "
-                         "not in exp(); head reads it")
+                         "not in exp(); head reads it, or its clone (copy), or its torch.cat "
+                         "with x (cat)")
     ap.add_argument("--cat", action="store_true",
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--cat-split", action="store_true",
@@ -224,7 +226,7 @@ def main():
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
-    ops.fo_gate_rope.argtypes = [ctypes.c_float]
+    ops.fo_gate_rope.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
     ops.fo_gate_cat.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_clip.argtypes = [ctypes.c_float]
@@ -407,7 +409,8 @@ def main():
             if a.sum:
                 ops.fo_gate_sum(3e38 if self.value == 100.0 else self.value)
             elif a.rope:
-                ops.fo_gate_rope(3e38 if self.value == 100.0 else self.value)
+                ops.fo_gate_rope(3e38 if self.value == 100.0 else self.value,
+                                 ROPE_HOW.index(a.rope))
             elif a.copy:
                 ops.fo_gate_copy(self.value)
             elif a.cat or a.cat_split:

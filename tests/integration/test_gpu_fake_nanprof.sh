@@ -137,6 +137,23 @@ one_python() {   # python
 		cat "$T/$tag-rope.err" >> "$T/chk"
 		bad "$tag: fake GPU complex origin under nanprof" "$T/chk"
 	fi
+	# its clone (cuMemcpyAsync) and its torch.cat with x (OpaqueType<8>)
+	# hold complex values too: both checked as complex64, propagation
+	# (the agent alone, its records read)
+	for o in "copy:cuMemcpy device to device:818" "cat:OpaqueType<8u>:409"; do
+		IFS=: read -r how kernel pinf <<< "$o"
+		LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$T/$tag-rope-$how.rec" \
+			NANPROF_CUPTI="$F/libcupti.so.13" timeout 120 "$py" $IT/fake_gpu_job.py \
+			"$F/libfakeops.so" --rope $how --at 3 > "$T/$tag-rope-$how.out" 2>&1
+		if python3 $IT/read_records.py "$T/$tag-rope-$how.rec" --expect-gpu-check \
+			"$kernel:dtype=complex64,propagated=true,numel=4096,posinf=$pinf,first_bad=7" \
+			> "$T/chk" 2>&1; then
+			ok "$tag: the complex multiply's output moved by $how: checked as complex64, propagation"
+		else
+			cat "$T/$tag-rope-$how.out" >> "$T/chk"
+			bad "$tag: complex values moved by $how" "$T/chk"
+		fi
+	done
 	# the exp's value moved without a kernel, or by torch.cat's: the
 	# reader in head is propagation, the exp still the origin
 	for how in copy cat cat-split; do
