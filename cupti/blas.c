@@ -15,6 +15,14 @@
 typedef int blas_status;                   /* cublasStatus_t, 0: success */
 typedef void *blas_handle;                 /* cublasHandle_t */
 typedef void *lt_handle, *lt_desc, *lt_layout;
+/* cublas{C,Z}gemm_v2 and their strided-batched forms: cuComplex and
+ * cuDoubleComplex (two floats, two doubles) by address */
+typedef blas_status (*complex_gemm_fn)(blas_handle, int, int, int, int, int, const void *,
+				       const void *, int, const void *, int, const void *, void *,
+				       int);
+typedef blas_status (*complex_strided_fn)(blas_handle, int, int, int, int, int, const void *,
+					  const void *, int, long long, const void *, int,
+					  long long, const void *, void *, int, long long, int);
 enum { POINTER_MODE_HOST = 0, POINTER_MODE_DEVICE = 1 };   /* cublasPointerMode_t */
 /* cublasLtPointerMode_t beyond host (0) and device (1) */
 enum { LT_POINTER_BETA_ZERO = 3, LT_POINTER_BETA_HOST = 4 };
@@ -47,18 +55,8 @@ static struct {
 				       const void *, int, int, long long, const void *, int, int,
 				       long long, const void *, void *, int, int, long long, int,
 				       int, int);
-	/* cublas{C,Z}gemm_v2 and their strided-batched forms: cuComplex and
-	 * cuDoubleComplex (two floats, two doubles) by address */
-	blas_status (*cgemm)(blas_handle, int, int, int, int, int, const void *, const void *, int,
-			     const void *, int, const void *, void *, int);
-	blas_status (*zgemm)(blas_handle, int, int, int, int, int, const void *, const void *, int,
-			     const void *, int, const void *, void *, int);
-	blas_status (*cgemm_strided)(blas_handle, int, int, int, int, int, const void *,
-				     const void *, int, long long, const void *, int, long long,
-				     const void *, void *, int, long long, int);
-	blas_status (*zgemm_strided)(blas_handle, int, int, int, int, int, const void *,
-				     const void *, int, long long, const void *, int, long long,
-				     const void *, void *, int, long long, int);
+	complex_gemm_fn cgemm, zgemm;
+	complex_strided_fn cgemm_strided, zgemm_strided;
 	blas_status (*sgemv)(blas_handle, int, int, int, const float *, const float *, int,
 			     const float *, int, const float *, float *, int);
 	blas_status (*dgemv)(blas_handle, int, int, int, const double *, const double *, int,
@@ -282,25 +280,37 @@ static blas_status w_gemm_strided_ex(blas_handle h, int ta, int tb, int m, int n
 }
 
 /* complex products (torch's matmul, bmm and einsum of complex64 and
- * complex128 tensors: a spectral layer's weights times an FFT) */
+ * complex128 tensors: a spectral layer's weights times an FFT), of
+ * cudaDataType type, each part of alpha and beta part bytes; batch 1
+ * and strides 0 for the unbatched calls */
+static blas_status complex_gemm(complex_gemm_fn fn, complex_strided_fn strided, int type,
+				unsigned part, blas_handle h, int ta, int tb, int m, int n, int k,
+				const void *alpha, const void *A, int lda, long long sa,
+				const void *B, int ldb, long long sb, const void *beta, void *C,
+				int ldc, long long sc, int batch)
+{
+	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, type, lda, sa, B, type, ldb, sb, C,
+					type, ldc, sc, batch);
+	begin_v2(&c, h, beta, part);
+	return end(fn ? fn(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+		      : strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc,
+				sc, batch));
+}
+
 static blas_status w_cgemm(blas_handle h, int ta, int tb, int m, int n, int k, const void *alpha,
 			   const void *A, int lda, const void *B, int ldb, const void *beta,
 			   void *C, int ldc)
 {
-	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, C32F, lda, 0, B, C32F, ldb, 0, C, C32F,
-					ldc, 0, 1);
-	begin_v2(&c, h, beta, 4);
-	return end(real.cgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+	return complex_gemm(real.cgemm, NULL, C32F, 4, h, ta, tb, m, n, k, alpha, A, lda, 0, B,
+			    ldb, 0, beta, C, ldc, 0, 1);
 }
 
 static blas_status w_zgemm(blas_handle h, int ta, int tb, int m, int n, int k, const void *alpha,
 			   const void *A, int lda, const void *B, int ldb, const void *beta,
 			   void *C, int ldc)
 {
-	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, C64F, lda, 0, B, C64F, ldb, 0, C, C64F,
-					ldc, 0, 1);
-	begin_v2(&c, h, beta, 8);
-	return end(real.zgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+	return complex_gemm(real.zgemm, NULL, C64F, 8, h, ta, tb, m, n, k, alpha, A, lda, 0, B,
+			    ldb, 0, beta, C, ldc, 0, 1);
 }
 
 static blas_status w_cgemm_strided(blas_handle h, int ta, int tb, int m, int n, int k,
@@ -308,11 +318,8 @@ static blas_status w_cgemm_strided(blas_handle h, int ta, int tb, int m, int n, 
 				   const void *B, int ldb, long long sb, const void *beta, void *C,
 				   int ldc, long long sc, int batch)
 {
-	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, C32F, lda, sa, B, C32F, ldb, sb, C,
-					C32F, ldc, sc, batch);
-	begin_v2(&c, h, beta, 4);
-	return end(real.cgemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
-				      ldc, sc, batch));
+	return complex_gemm(NULL, real.cgemm_strided, C32F, 4, h, ta, tb, m, n, k, alpha, A, lda,
+			    sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 
 static blas_status w_zgemm_strided(blas_handle h, int ta, int tb, int m, int n, int k,
@@ -320,11 +327,8 @@ static blas_status w_zgemm_strided(blas_handle h, int ta, int tb, int m, int n, 
 				   const void *B, int ldb, long long sb, const void *beta, void *C,
 				   int ldc, long long sc, int batch)
 {
-	struct np_gemm_call c = call_of(ta, tb, m, n, k, A, C64F, lda, sa, B, C64F, ldb, sb, C,
-					C64F, ldc, sc, batch);
-	begin_v2(&c, h, beta, 8);
-	return end(real.zgemm_strided(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C,
-				      ldc, sc, batch));
+	return complex_gemm(NULL, real.zgemm_strided, C64F, 8, h, ta, tb, m, n, k, alpha, A, lda,
+			    sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 
 /* ---- the other calls torch makes with a floating result: a matrix

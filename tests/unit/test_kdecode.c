@@ -782,6 +782,16 @@ Test(kdecode_names, explicit_outputs_skip_unknown_pointees)
 	cr_expect_eq(np_kdecode_outputs(&ki, &l, kp, NULL, out, 4), 1);
 }
 
+/* A vectorized elementwise kernel of functor (or lambda) f, classified. */
+static struct np_kinfo classify_functor(const char *f)
+{
+	char name[512];
+	snprintf(name, sizeof(name),
+		 "void at::native::vectorized_elementwise_kernel<4, %s, std::array<char*, 3ul>, "
+		 "false>(int, %s, std::array<char*, 3ul>)", f, f);
+	return classify(name);
+}
+
 Test(kdecode_names, elementwise_functors_and_lambdas)
 {
 	static const struct {
@@ -808,13 +818,9 @@ Test(kdecode_names, elementwise_functors_and_lambdas)
 		{ "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}", -1,
 		  NP_KDT_UNKNOWN },
 	};
-	char name[512];
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		snprintf(name, sizeof(name),
-			 "void at::native::vectorized_elementwise_kernel<4, %s, std::array<char*, 3ul>, "
-			 "false>(int, %s, std::array<char*, 3ul>)", t[i].functor, t[i].functor);
-		struct np_kinfo ki = classify(name);
-		cr_expect_eq(ki.family, NP_KF_VEC_ELEMENTWISE, "%s", name);
+		struct np_kinfo ki = classify_functor(t[i].functor);
+		cr_expect_eq(ki.family, NP_KF_VEC_ELEMENTWISE, "%s", t[i].functor);
 		cr_expect_eq(ki.narrays, 3);
 		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].functor, ki.dtype);
 		cr_expect_eq(ki.dtype_why, t[i].why, "%s: why %d", t[i].functor, ki.dtype_why);
@@ -908,12 +914,8 @@ Test(kdecode_names, complex_results_and_the_ops_that_make_them_real)
 		{ "at::native::FillFunctor<c10::complex<c10::BFloat16> >", -1, 0 },
 		{ "at::native::FillFunctor<std::complex<float> >", -1, 0 },
 	};
-	char name[512];
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		snprintf(name, sizeof(name),
-			 "void at::native::vectorized_elementwise_kernel<4, %s, std::array<char*, 3ul>, "
-			 "false>(int, %s, std::array<char*, 3ul>)", t[i].functor, t[i].functor);
-		struct np_kinfo ki = classify(name);
+		struct np_kinfo ki = classify_functor(t[i].functor);
 		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].functor, ki.dtype);
 		cr_expect_eq(ki.pairs, t[i].pairs, "%s: pairs %d", t[i].functor, ki.pairs);
 	}
