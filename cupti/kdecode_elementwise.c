@@ -60,6 +60,14 @@ static const char *const complex_to_real[] = {
 	"abs", "angle", "real", "imag", "norm",
 };
 
+/* And ops that make one complex value of two real ones (torch.complex's
+ * real and imaginary parts, torch.polar's magnitude and angle): a lambda
+ * of real parameters in one of these returns a complex of their type,
+ * twice the elements a real result would have. */
+static const char *const real_to_complex[] = {
+	"::complex_kernel_cuda(", "::polar_kernel_cuda(",
+};
+
 /* The output dtype of an elementwise lambda "...::{lambda(A, B)#1}": its
  * parameters' one type, unless the op is known to change it. */
 static int lambda_dtype(struct span f, int *why, int *pairs)
@@ -74,6 +82,9 @@ static int lambda_dtype(struct span f, int *why, int *pairs)
 	for (size_t i = 0; *pairs && i < sizeof(complex_to_real) / sizeof(complex_to_real[0]); i++)
 		if (span_has(f, complex_to_real[i]))
 			return *pairs = 0, -1;
+	for (size_t i = 0; d >= 0 && i < sizeof(real_to_complex) / sizeof(real_to_complex[0]); i++)
+		if (span_has(f, real_to_complex[i]))
+			*pairs = 1;
 	if (d >= 0)
 		*why = NP_KDT_INFERRED;
 	return d;

@@ -837,16 +837,21 @@ Test(kdecode_fixture, complex_outputs_are_their_real_view)
 		const char *sub;
 		int dtype, pairs;
 		enum np_kdtype_why why;
+		int reads;      /* real inputs, read over N elements each */
 	} t[] = {
 		{ "vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::complex<float>, c10::complex<float>, c10::complex<float>, at::native::binary_internal::MulFunctor",
-		  NP_DT_F32, 1, NP_KDT_KNOWN },
+		  NP_DT_F32, 1, NP_KDT_KNOWN, 0 },
 		{ "vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<c10::complex<double>,",
-		  NP_DT_F64, 1, NP_KDT_KNOWN },
+		  NP_DT_F64, 1, NP_KDT_KNOWN, 0 },
 		{ "vectorized_elementwise_kernel<4, at::native::tanh_kernel_cuda(", NP_DT_F32, 1,
-		  NP_KDT_INFERRED },
+		  NP_KDT_INFERRED, 0 },
+		/* torch.complex(re, im): a lambda of two floats that makes one
+		 * complex64 value (1000 of them: 2000 parts, not 1000 floats) */
+		{ "complex_kernel_cuda(at::TensorIterator&)::{lambda()#1}::operator()() const::{lambda()#2}::operator()() const::{lambda(float, float)#1}, std::array<char*, 3ul>",
+		  NP_DT_F32, 1, NP_KDT_INFERRED, 2 },
 		/* complex in, bool out */
 		{ "vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::complex<float>, c10::complex<float>, bool,",
-		  -1, 0, NP_KDT_UNCHECKABLE },
+		  -1, 0, NP_KDT_UNCHECKABLE, 0 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct np_kinfo ki;
@@ -858,13 +863,19 @@ Test(kdecode_fixture, complex_outputs_are_their_real_view)
 		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].sub, ki.dtype);
 		cr_expect_eq(ki.pairs, t[i].pairs, "%s: pairs %d", t[i].sub, ki.pairs);
 		cr_expect_eq(ki.dtype_why, t[i].why, "%s: why %d", t[i].sub, ki.dtype_why);
-		/* its inputs are complex too: not offered as reads of one dtype */
-		cr_expect_eq(ki.in_dtype, -1, "%s", t[i].sub);
+		/* complex inputs are not offered as reads of one dtype; real
+		 * ones are, over their own N elements */
+		cr_expect_eq(ki.in_dtype, t[i].reads ? t[i].dtype : -1, "%s", t[i].sub);
 		np_kdecode_layout_parse(k->layout, &l);
 		elementwise_launch(&ln, &l, 1000, 0);
 		int n = np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4);
 		cr_assert_eq(n, t[i].dtype >= 0, "%s: %d outputs", t[i].sub, n);
-		cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 0, "%s", t[i].sub);
+		cr_assert_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), t[i].reads, "%s",
+			     t[i].sub);
+		for (int k = 0; k < t[i].reads; k++) {
+			cr_expect_eq(in[k].ptr, DATA(k + 1));
+			cr_expect_eq(in[k].numel, 1000, "%s: read %d", t[i].sub, k);
+		}
 		if (!n)
 			continue;
 		cr_expect_eq(out[0].ptr, DATA(0));
