@@ -60,12 +60,10 @@ def main():
         return (torch.randn(8, 3, 12, 12, generator=gen).to(dev, memory_format=fmt),
                 torch.randn(8, generator=gen).to(dev))
 
-    def fault(step):
-        if step == args.at:
-            with torch.no_grad():
-                (model.conv if args.fault == "conv" else model.bn).weight.fill_(3e38)
+    def corrupt():
+        (model.conv if args.fault == "conv" else model.bn).weight.fill_(3e38)
 
-    fault_loop.train(args, model, batch, fault)
+    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
 
 
 if __name__ == "__main__":

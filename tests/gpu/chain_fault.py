@@ -46,13 +46,11 @@ def main():
         return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
                 torch.randn(4, generator=gen).to(dev))
 
-    def fault(step):
-        if step == args.at:
-            with torch.no_grad():
-                w = model.down.weight
-                w.copy_(torch.where(w >= 0, 3e38, -3e38))
+    def corrupt():
+        w = model.down.weight
+        w.copy_(torch.where(w >= 0, 3e38, -3e38))
 
-    fault_loop.train(args, model, batch, fault)
+    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
 
 
 if __name__ == "__main__":

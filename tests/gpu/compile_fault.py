@@ -54,12 +54,10 @@ def main():
         return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
                 torch.randn(4, generator=gen).to(dev))
 
-    def fault(step):
-        if step == args.at:
-            with torch.no_grad():
-                model.mix.gain.fill_(1e4)
+    def corrupt():
+        model.mix.gain.fill_(1e4)
 
-    fault_loop.train(args, model, batch, fault)
+    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
 
 
 if __name__ == "__main__":

@@ -36,12 +36,23 @@ def device(args):
     return torch.device(args.device)
 
 
+def at_step(args, corrupt):
+    """fault(step) for train(): corrupt() under no_grad, at step args.at
+    only (the change a fault script makes to its model)."""
+    def fault(step):
+        if step == args.at:
+            with torch.no_grad():
+                corrupt()
+    return fault
+
+
 def train(args, model, batch, fault, around=None):
     """args.steps steps of SGD (lr 0.01) on mse_loss(model(inputs), target).
 
     batch(gen): (inputs, target) on the model's device, drawn from gen (a
     CPU generator, seeded the same every run); fault(step): called before
-    each step's forward, changes the model when step is args.at; around():
+    each step's forward, changes the model when step is args.at (at_step
+    makes one); around():
     a context manager the forward and backward run in (a kernel choice).
     """
     opt = torch.optim.SGD(model.parameters(), lr=0.01)

@@ -68,12 +68,10 @@ def main():
         return (torch.randint(0, 64, (4, 32), generator=gen).to(dev),
                 torch.randn(4, generator=gen).to(dev))
 
-    def fault(step):
-        if step == args.at:
-            with torch.no_grad():
-                model.attn.freqs_cis.fill_(complex(3e38, 3e38))
+    def corrupt():
+        model.attn.freqs_cis.fill_(complex(3e38, 3e38))
 
-    fault_loop.train(args, model, batch, fault)
+    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
 
 
 if __name__ == "__main__":

@@ -69,12 +69,10 @@ def main():
         return (torch.randint(0, 64, (96,), generator=gen).to(dev),
                 torch.randn(96, generator=gen).to(dev))
 
-    def fault(step):
-        if step == args.at:
-            with torch.no_grad():
-                model.solve.diag[7] = 0.0
+    def corrupt():
+        model.solve.diag[7] = 0.0
 
-    fault_loop.train(args, model, batch, fault)
+    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
 
 
 if __name__ == "__main__":
