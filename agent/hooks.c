@@ -592,10 +592,13 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 		 * At most one a step (masks returned before it aside); where
 		 * in it only for a NaN or a +Inf: an additive attention mask
 		 * passed positionally is -inf by design, every step, and may
-		 * be large. */
+		 * be large.  In the step an attach landed in, what made it may
+		 * have run before the hooks (the modules before this one): it
+		 * was non-finite when first seen, not known to come from outside. */
 		if (flags && !beyond_masks)
-			send_check(NP_ROLE_INPUT, NP_APHASE_FORWARD, 0, (uint64_t)(uintptr_t)module,
-				   &ins.first, "",
+			send_check(NP_ROLE_INPUT, NP_APHASE_FORWARD,
+				   mid_step ? NP_AF_SOURCE_DIRTY | NP_AF_PREEXISTING : 0,
+				   (uint64_t)(uintptr_t)module, &ins.first, "",
 				   ins.first.r.nan || ins.first.r.posinf ? ins.first_obj : NULL);
 		char op[64];   /* the record keeps 23: copy_what() */
 		output_op(s.first_obj, op, sizeof(op));

@@ -207,6 +207,8 @@ static void from_outside(struct np_proc_state *p, struct np_finding *f)
 	f->first_bad = in->first_bad;
 	f->max_abs = in->max_abs;
 	f->spread = in->spread;
+	/* in the step an attach landed in: made before the hooks, maybe */
+	f->preexisting |= in->preexisting;
 	if (in->module != f->module || in->module_type != f->module_type) {
 		f->received_by = in->module;
 		f->received_type = in->module_type;

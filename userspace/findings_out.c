@@ -96,6 +96,8 @@ static const char *tensor_words(const struct np_finding *f)
 		return f->role == 4   ? "a parameter's .grad, in the step nanprof attached in"
 		       : f->role == 1 ? "its output, made in the step nanprof attached in by a "
 					"forward pass it did not see"
+		       : f->role == 0 ? "its input, made in the step nanprof attached in by work "
+					"it did not see"
 				      : "a parameter of the module, when nanprof first saw it";
 	switch (f->role) {
 	case 1:   /* a module's output is not its op's; outside, the op's is sent */

@@ -140,8 +140,10 @@ def main():
                                                  for c in checks])
     if a.before_attach and len(origins) == 1:
         o = origins[0]
-        # a parameter, or (attached between forward and backward) the loss
-        if not (o["before_attach"] and (o["tensor"] in ("param", "param_grad") or
+        # a parameter, (attached between forward and backward) the loss,
+        # or (attached mid-forward) what a module received from modules
+        # that ran before the hooks
+        if not (o["before_attach"] and (o["tensor"] in ("param", "param_grad", "input") or
                                         (o["tensor"] == "output" and o["outside_modules"]))):
             errors.append("origin not reported as born before the attach: %s" % o)
     if a.origin or a.outside or a.warning_before_origin or a.before_attach:

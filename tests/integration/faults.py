@@ -171,6 +171,7 @@ class Block(nn.Module):
         self.root = Root()
 
     nap = 0.0                       # --sleep-at module: seconds asleep in here
+    nap_before_root = 0.0           # --sleep-at root: asleep between gate and root
     own_sqrt = False                # --fault block-backward: sqrt(0) in this forward itself
 
     def forward(self, x, mask):
@@ -179,7 +180,10 @@ class Block(nn.Module):
         a, _ = self.attn(x, x, x, attn_mask=mask, need_weights=False)
         x = self.norm1(x + a)
         x = self.norm2(x + self.ff(x))
-        out = self.gate(x) + 0.1 * self.root(x)
+        g = self.gate(x)
+        if self.nap_before_root:
+            time.sleep(self.nap_before_root)
+        out = g + 0.1 * self.root(x)
         if self.own_sqrt:
             out = out + torch.sqrt((out * 0) ** 2)   # + 0; its backward is +inf
         return out
@@ -263,11 +267,13 @@ def main():
     ap.add_argument("--at", type=int, default=6, help="step of the fault")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds between steps")
-    ap.add_argument("--sleep-at", choices=["end", "backward", "step", "module"], default="end",
+    ap.add_argument("--sleep-at", choices=["end", "backward", "step", "module", "root"],
+                    default="end",
                     help="where the --sleep goes: after each step, between its "
                          "forward and its backward, inside optimizer.step() before "
-                         "the update, or inside blocks.0's forward (an attach then "
-                         "lands mid-step, or mid-call)")
+                         "the update, inside blocks.0's forward, or in the last "
+                         "block's between its gate and its root, a module with no "
+                         "parameters (an attach then lands mid-step, or mid-call)")
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--wait-file", help="wait for this file before the first step")
     ap.add_argument("--ready-file", help="write this file after step 2")
@@ -356,6 +362,7 @@ def main():
         head_group = opt.param_groups[1]
     opt.nap = args.sleep if args.sleep_at == "step" else 0.0
     model.blocks[0].nap = args.sleep if args.sleep_at == "module" else 0.0
+    model.blocks[-1].nap_before_root = args.sleep if args.sleep_at == "root" else 0.0
     gen = torch.Generator().manual_seed(1 + rank)
     scaler = None
     if args.scaler:

@@ -615,11 +615,14 @@ sys.exit(not (len(a) == 1 and a[0]["param"] == "weight" and a[0]["shape"] == "[3
 	# between steps, the first thing seen is a parameter; between forward
 	# and backward (the job sleeps there), the loss given to backward();
 	# inside optimizer.step() (torch 2: its global pre-hook already
-	# passed), the parameters after an update whose start it did not see
-	for at in end backward step; do
+	# passed), the parameters after an update whose start it did not see;
+	# mid-forward, before a module with no parameters (the last block's
+	# root), what it received from the modules that ran before the hooks
+	for at in end backward step root; do
 		what="the bad parameter"
 		[ $at = backward ] && what="the loss, its forward unseen,"
 		[ $at = step ] && what="what the optimizer hooks see first"
+		[ $at = root ] && what="root's input, made before the hooks,"
 		rm -f "$T/ready"
 		$PY $IT/faults.py --fault optimizer --at 1 --steps 60 --sleep 0.03 --sleep-at $at \
 			--ready-file "$T/ready" > "$T/late.out" 2>&1 &
