@@ -271,6 +271,9 @@ static void close_step(struct np_collector *c, struct np_proc_state *p, uint64_t
 	memset(&p->cur, 0, sizeof(p->cur));
 	p->cur.step = next;
 	p->cur.t0 = ts;
+	/* attached while a step ran: the next may also have begun before the
+	 * backward probes went in, its backward unseen */
+	p->cur.partial = c->attach_mode && ts < p->probes_ready_ns;
 	p->bucket_open = false;   /* the next step's bucket opens with its first record */
 }
 

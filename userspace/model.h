@@ -58,7 +58,7 @@ struct np_step_stats {
 	uint32_t root_calls; /* outermost module calls begun in it, on any thread */
 	uint64_t optimizer;  /* its first optimizer.step()'s optimizer (agent; 0: none) */
 	bool complete;       /* ended by optimizer.step() */
-	bool partial;        /* began before nanprof attached */
+	bool partial;        /* began before nanprof attached (all its probes) */
 };
 
 struct np_bucket {       /* detail of one step */
@@ -367,6 +367,9 @@ struct np_proc_state {
 	struct np_agent_state ag;
 	struct np_gpu_state gpu;
 	uint64_t first_ts, last_ts;
+	/* attach: when its last probes went in (the libtorch ones follow the
+	 * Python one); a step begun before saw only part of its work */
+	uint64_t probes_ready_ns;
 	/* current step */
 	struct np_step_stats cur;
 	bool fwd_open;

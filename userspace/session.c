@@ -173,11 +173,13 @@ int np_session_add(struct np_session *s, pid_t pid, bool followed)
 	int rank = -1;
 	if (np_proc_getenv(pid, "RANK", rank_s, sizeof(rank_s)) == 0)
 		rank = atoi(rank_s);
-	if (!np_collector_add_proc(&s->col, &info, rank)) {
+	struct np_proc_state *p = np_collector_add_proc(&s->col, &info, rank);
+	if (!p) {
 		np_probes_remove(s->probes, pid);
 		np_warn("not tracing pid %d: too many processes", pid);
 		return -ENOSPC;
 	}
+	p->probes_ready_ns = np_now_ns();
 	if (followed)
 		np_info("tracing pid %d%s%s: python %d.%d, torch %s", pid,
 			rank >= 0 ? " rank " : "", rank >= 0 ? rank_s : "", info.py_major,
@@ -191,9 +193,10 @@ void np_session_check_torch(struct np_session *s, pid_t pid)
 	if (!p || p->exited || (p->info.torch_attached && !p->info.torch_seq_pending &&
 				!p->info.torch_bwd_pending))
 		return;
-	if (np_probes_add_torch(s->probes, pid, &p->info) == 1)
-		np_debug("pid %d loaded torch %s: autograd probes attached", pid,
-			 p->info.torch_version);
+	if (np_probes_add_torch(s->probes, pid, &p->info) != 1)
+		return;
+	p->probes_ready_ns = np_now_ns();
+	np_debug("pid %d loaded torch %s: autograd probes attached", pid, p->info.torch_version);
 }
 
 void np_session_tick(struct np_session *s)

@@ -864,6 +864,38 @@ Test(collector, attach_mode_first_step_partial)
 	cr_expect(p->steps[1].complete);
 }
 
+/* The libtorch probes go in after the Python one: a step begun in between
+ * (before probes_ready_ns) saw its forward but not its backward. */
+Test(collector, attach_mode_steps_begun_before_the_last_probes_are_partial)
+{
+	struct np_proc_state *p = start(8, 1000, 1000, 8, true);
+	p->probes_ready_ns = T(1) + 50000;   /* step 1 begins at T(0) + 30000 */
+
+	names(&sim, T(0));
+	for (unsigned k = 0; k < 4; k++)
+		std_step(&sim, k);
+	np_collector_finish(&col);
+	cr_assert_eq(p->nsteps, 4);
+	cr_expect(p->steps[0].partial);
+	cr_expect(p->steps[1].partial, "step 1 began before the probes were in");
+	cr_expect(p->steps[2].partial, "step 2 began at T(1) + 30000, before them too");
+	cr_expect_not(p->steps[3].partial);
+}
+
+Test(collector, run_mode_ignores_when_the_probes_went_in)
+{
+	struct np_proc_state *p = start_default();
+	p->probes_ready_ns = T(2);
+
+	names(&sim, T(0));
+	for (unsigned k = 0; k < 2; k++)
+		std_step(&sim, k);
+	np_collector_finish(&col);
+	cr_assert_eq(p->nsteps, 2);
+	cr_expect_not(p->steps[0].partial);
+	cr_expect_not(p->steps[1].partial);
+}
+
 Test(collector, run_mode_first_step_not_partial)
 {
 	struct np_proc_state *p = start_default();
