@@ -136,13 +136,18 @@ int np_gemm_complex_zero(const void *p, unsigned part)
 	       np_gemm_scalar_zero((const unsigned char *)p + part, part);
 }
 
+/* An operand read whole: offered to the generic tier (a complex one as
+ * its real view: what cuFFT wrote before a spectral layer's GEMM). */
 static void read_of(const struct np_gemm_mat *m, struct np_gemm_plan *p)
 {
-	int dt = np_gemm_dtype(m->cuda_dtype);
+	int pairs = 0, dt = np_gemm_dtype(m->cuda_dtype);
 	uint64_t n = m->partial ? 0 : np_gemm_dense_numel(m, 1);
+	if (dt < 0 && (dt = np_gemm_complex_dtype(m->cuda_dtype)) >= 0)
+		pairs = 1;
 	if (dt >= 0 && n)
-		p->rd[p->n_rd++] = (struct np_kread){ .ptr = m->ptr, .numel = n,
-						      .dtype = (enum np_dtype)dt };
+		p->rd[p->n_rd++] = (struct np_kread){ .ptr = m->ptr, .numel = n << pairs,
+						      .dtype = (enum np_dtype)dt,
+						      .pairs = (uint8_t)pairs };
 }
 
 void np_gemm_add_input(struct np_kbuf *b, uint64_t ptr)

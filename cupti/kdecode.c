@@ -807,7 +807,8 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		uint64_t b, a, an;
 		if (!dropout_view(ki, layout, kernelParams, &b, &a, &an) || !an || max < 1)
 			return 0;
-		out[0] = (struct np_kread){ a, an, (enum np_dtype)ki->dtype };
+		out[0] = (struct np_kread){ .ptr = a, .numel = an,
+					    .dtype = (enum np_dtype)ki->dtype };
 		return 1;
 	}
 	if (ki->family == NP_KF_NORM_CLEANUP && kernelParams) {   /* the partials */
@@ -816,7 +817,8 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		if (!cleanup_view(ki, layout, kernelParams, launch, &partials, &chunks, &tensors) ||
 		    max < 1)
 			return 0;
-		out[0] = (struct np_kread){ partials, tensors * chunks, (enum np_dtype)ki->in_dtype };
+		out[0] = (struct np_kread){ .ptr = partials, .numel = tensors * chunks,
+					    .dtype = (enum np_dtype)ki->in_dtype };
 		return 1;
 	}
 	if ((ki->family == NP_KF_FLASH || ki->family == NP_KF_MEMEFF) && kernelParams)

@@ -230,6 +230,7 @@ struct np_kinfo {
 				  * (vectorized, unrolled, strided _nocast): the dtype
 				  * of every tensor input, when the functor names one
 				  * floating type for all, else -1 */
+	uint8_t in_pairs;        /* that type is c10::complex<in_dtype> */
 	int narrays;             /* elementwise: N of std::array<char*, N>, else 0 */
 	uint8_t load_cast;       /* unrolled: N of LoadWithCast<N> (each input's
 				  * dtype read from the launch), else 0 */
@@ -365,13 +366,16 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
  * (generic.h) checks an undecoded kernel's output over. */
 struct np_kread {
 	uint64_t ptr;
-	uint64_t numel;
+	uint64_t numel;          /* with pairs, of its real view: two per value */
 	enum np_dtype dtype;
+	uint8_t pairs;           /* complex values, c10::complex<dtype>: checked as
+				  * their real view (np_kbuf.pairs) */
 };
 
 /* The inputs of one launch whose extent and dtype the name and layout
  * give, into out[0..max): a vectorized or unrolled elementwise kernel's
- * data[1..] (N elements each, loaded without a cast, of ki->in_dtype),
+ * data[1..] (N elements each, loaded without a cast, of ki->in_dtype; of
+ * complex values, 2N parts, pairs set),
  * a strided one's (_nocast) inputs that read one dense range
  * (kdecode_lambda.h), when the output decodes too; a layer norm's or
  * softmax's rows x N inputs (X, dY; a softmax's input, output and

@@ -201,7 +201,8 @@ int kd_acc_reads(const struct np_kinfo *ki, const struct np_kparams *l, void *co
 			continue;
 		m = acc3_numel(kp[p], a->isz, kl, &ptr);
 		if (ptr && m > 0)
-			out[n++] = (struct np_kread){ ptr, (uint64_t)m, (enum np_dtype)ki->in_dtype };
+			out[n++] = (struct np_kread){ .ptr = ptr, .numel = (uint64_t)m,
+						      .dtype = (enum np_dtype)ki->in_dtype };
 	}
 	return n;
 }

@@ -159,6 +159,7 @@ int kd_attn_reads(const struct np_kinfo *ki, const struct np_kparams *l, void *c
 		    np_memeff_reads(kp[0], l->p[0].size, &ki->memeff, kl->grid, kl->block, ptr,
 				    numel);
 	for (int i = 0; i < k && n < max; i++)
-		out[n++] = (struct np_kread){ ptr[i], numel[i], (enum np_dtype)ki->dtype };
+		out[n++] = (struct np_kread){ .ptr = ptr[i], .numel = numel[i],
+					      .dtype = (enum np_dtype)ki->dtype };
 	return n;
 }

@@ -134,28 +134,32 @@ static int functor_dtype(struct span f, int *why, int *pairs)
  * type T (add, abs); BinaryFunctor<A, B, R, op> when A is B;
  * AUnaryFunctor<A, B, R, op> (A captured) reads a B, BUnaryFunctor's (B
  * captured) an A (Loops.cuh).  The generic tier checks an input over the
- * elements the kernel reads, as this dtype (generic.h). */
-static int functor_in_dtype(struct span f)
+ * elements the kernel reads, as this dtype (generic.h); a complex one
+ * (*pairs set) as its parts' dtype, two per value: whatever the op makes
+ * of them (abs of a complex tensor is real), the kernel reads them all. */
+static int functor_in_dtype(struct span f, int *pairs)
 {
 	struct span name, targs, rest;
-	int d, why;
+	int d, why, p2 = 0;
 
+	*pairs = 0;
 	f = trim(f);
 	if (span_ends(f, "}"))
-		return lambda_args_dtype(f, NULL);
+		return lambda_args_dtype(f, pairs);
 	if (!split_name(f, &name, &targs, &rest))
 		return -1;
 	if (span_eq(name, "BinaryFunctor")) {
-		d = type_dtype(nth_item(targs, 0), &why);
-		return d == type_dtype(nth_item(targs, 1), &why) ? d : -1;
+		d = type_dtype_pairs(nth_item(targs, 0), &why, pairs);
+		return d == type_dtype_pairs(nth_item(targs, 1), &why, &p2) && *pairs == p2
+			       ? d : (*pairs = 0, -1);
 	}
 	if (span_eq(name, "AUnaryFunctor"))
-		return type_dtype(nth_item(targs, 1), &why);
+		return type_dtype_pairs(nth_item(targs, 1), &why, pairs);
 	if (span_eq(name, "BUnaryFunctor"))
-		return type_dtype(nth_item(targs, 0), &why);
+		return type_dtype_pairs(nth_item(targs, 0), &why, pairs);
 	for (size_t i = 0; i < sizeof(same_type_functors) / sizeof(same_type_functors[0]); i++)
 		if (span_eq(name, same_type_functors[i]))
-			return type_dtype(nth_item(targs, 0), &why);
+			return type_dtype_pairs(nth_item(targs, 0), &why, pairs);
 	return -1;
 }
 
@@ -263,18 +267,20 @@ static int scalar_type_dtype(uint8_t st, int *pairs)
  * ScalarType dtypes[N], then uint32 element_sizes[N] from a 4-byte
  * boundary), or -1: a cast on load (bf16 logits to float for the loss, in
  * autocast) reads its input as the type the launch names, which must
- * agree with the element size beside it. */
+ * agree with the element size beside it.  A complex one gives its parts'
+ * dtype, *pairs set. */
 static int load_cast_dtype(const struct np_kinfo *ki, const struct np_kparams *l,
-			   void *const *kp, int k)
+			   void *const *kp, int k, int *pairs)
 {
 	uint32_t nl = ki->load_cast, sizes = (nl + 3) & ~3u;
 	int dt;
 
+	*pairs = 0;
 	if (!nl || k < 0 || (uint32_t)k >= nl || l->n != 7 || l->p[5].size != sizes + 4 * nl)
 		return -1;
-	dt = scalar_type_dtype(((const uint8_t *)kp[5])[k], NULL);
+	dt = scalar_type_dtype(((const uint8_t *)kp[5])[k], pairs);
 	return dt >= 0 && np_u32_at(kp[5], sizes + 4u * (uint32_t)k) ==
-				  np_dtype_size((enum np_dtype)dt) ? dt : -1;
+				  np_dtype_size((enum np_dtype)dt) << *pairs ? dt : -1;
 }
 
 /* (int N, functor, std::array<char*, K> data, ...): data[0] is the output. */
@@ -334,7 +340,8 @@ static int lambda_view(const struct np_kinfo *ki, const struct np_kparams *l, vo
 		if (*dtype < 0 || (ki->dtype_why != NP_KDT_KNOWN && ki->dtype_why != NP_KDT_INFERRED))
 			return 0;
 		sh.esize = np_dtype_size((enum np_dtype)*dtype) << *pairs;
-		sh.in_esize = ki->in_dtype >= 0 ? np_dtype_size((enum np_dtype)ki->in_dtype) : 0;
+		sh.in_esize = ki->in_dtype >= 0
+				      ? np_dtype_size((enum np_dtype)ki->in_dtype) << ki->in_pairs : 0;
 	}
 	memcpy(&n, kp[0], sizeof(n));
 	if (!np_lambda_read(kp[1], l->p[1].size, n, &sh, kl->grid, kl->block, v))
@@ -378,7 +385,8 @@ void kd_elementwise_classify(struct np_kinfo *ki, struct span targs)
 		ki->dtype = functor_dtype(unwrap_impl(nth_item(targs, 2)), &why, &pairs);
 		ki->dtype_why = why;
 		ki->pairs = (uint8_t)(ki->dtype >= 0 && pairs);
-		ki->in_dtype = functor_in_dtype(unwrap_impl(nth_item(targs, 2)));
+		ki->in_dtype = functor_in_dtype(unwrap_impl(nth_item(targs, 2)), &pairs);
+		ki->in_pairs = (uint8_t)(ki->in_dtype >= 0 && pairs);
 		lambda_classify(ki, targs);
 		return;
 	}
@@ -394,10 +402,12 @@ void kd_elementwise_classify(struct np_kinfo *ki, struct span targs)
 	if (!vec && span_starts(nth_item(targs, 6), "at::native::memory::StoreWithCast<")) {
 		why = NP_KDT_RUNTIME;   /* the output's type is in the launch */
 	} else {
+		int in_pairs = 0;
 		d = functor_dtype(nth_item(targs, vec), &why, &pairs);
 		/* inputs loaded as they are, not cast: the functor's types */
 		if (vec || span_starts(nth_item(targs, 5), "at::native::memory::LoadWithoutCast"))
-			ki->in_dtype = functor_in_dtype(nth_item(targs, vec));
+			ki->in_dtype = functor_in_dtype(nth_item(targs, vec), &in_pairs);
+		ki->in_pairs = (uint8_t)(ki->in_dtype >= 0 && in_pairs);
 	}
 	ki->dtype = d;
 	ki->dtype_why = why;
@@ -419,8 +429,10 @@ int kd_elementwise_reads(const struct np_kinfo *ki, const struct np_kparams *l,
 			return 0;
 		for (int k = 1; k < v.ntensors && n < max; k++)
 			if (v.in_numel[k] && v.data[k])
-				out[n++] = (struct np_kread){ v.data[k], v.in_numel[k],
-							      (enum np_dtype)ki->in_dtype };
+				out[n++] = (struct np_kread){ v.data[k],
+							      v.in_numel[k] << ki->in_pairs,
+							      (enum np_dtype)ki->in_dtype,
+							      ki->in_pairs };
 		return n;
 	}
 	if ((ki->family != NP_KF_VEC_ELEMENTWISE && ki->family != NP_KF_UNROLLED_ELEMENTWISE) ||
@@ -429,12 +441,14 @@ int kd_elementwise_reads(const struct np_kinfo *ki, const struct np_kparams *l,
 		return 0;
 	/* the output's checks passed the layout: data[] has narrays words,
 	 * each input N elements of its dtype (a complex output's numel is
-	 * twice N) */
+	 * twice N; so is a complex input's) */
 	for (int k = 1; k < ki->narrays && n < max; k++) {
 		uint64_t p = word_at(kp, 2, 8u * (unsigned)k);
-		int dt = ki->in_dtype >= 0 ? ki->in_dtype : load_cast_dtype(ki, l, kp, k - 1);
+		int pairs = ki->in_pairs;
+		int dt = ki->in_dtype >= 0 ? ki->in_dtype : load_cast_dtype(ki, l, kp, k - 1, &pairs);
 		if (p && dt >= 0)
-			out[n++] = (struct np_kread){ p, o.numel >> o.pairs, (enum np_dtype)dt };
+			out[n++] = (struct np_kread){ p, (o.numel >> o.pairs) << pairs,
+						      (enum np_dtype)dt, (uint8_t)pairs };
 	}
 	return n;
 }

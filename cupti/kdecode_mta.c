@@ -493,7 +493,8 @@ int kd_mta_reads(const struct np_kinfo *ki, const struct np_kparams *l, void *co
 			uint64_t base = md_address(md, &sp.g, r, t), from, to;
 			mta_range(md, &sp, t, &from, &to);
 			if (base && from == 0 && to > 0)
-				out[n++] = (struct np_kread){ base, to, (enum np_dtype)m->dtype[r] };
+				out[n++] = (struct np_kread){ .ptr = base, .numel = to,
+							      .dtype = (enum np_dtype)m->dtype[r] };
 		}
 	}
 	return n;

@@ -425,7 +425,8 @@ int kd_rows_reads(const struct np_kinfo *ki, const struct np_kparams *l, void *c
 	for (int i = 0; i < ki->nsig && n < max; i++) {
 		uint64_t p = ki->rows.xin >> i & 1 && l->p[i].size == 8 ? word_at(kp, i, 0) : 0;
 		if (p)
-			out[n++] = (struct np_kread){ p, rows * cols, (enum np_dtype)ki->sig[i].dtype };
+			out[n++] = (struct np_kread){ .ptr = p, .numel = rows * cols,
+						      .dtype = (enum np_dtype)ki->sig[i].dtype };
 	}
 	return n;
 }

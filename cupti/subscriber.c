@@ -446,7 +446,7 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct np_launch *l,
 			continue;
 		struct np_kfunc *uf = np_kfunc_by_id(u.func);
 		struct np_kbuf b = { .ptr = in[i].ptr, .numel = in[i].numel, .dtype = in[i].dtype,
-				     .n_in = -1 };
+				     .pairs = in[i].pairs, .n_in = -1 };
 		/* judged on the launch's other words: the buffer's own address
 		 * may be known dirty from whatever held it before (a -inf mask
 		 * the allocator's block held last step), and the launch most
@@ -463,7 +463,8 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct np_launch *l,
 		added = 1;
 		__atomic_add_fetch(&np_gpu_cnt.generic_checks, 1, __ATOMIC_RELAXED);
 		if (u.seq && np_gpu_writers())
-			np_writers_checked(b.ptr, u.seq, captured ? 0 : c.args.tag, b.dtype);
+			np_writers_checked(b.ptr, u.seq, captured ? 0 : c.args.tag,
+					   written_dtype(&b));
 	}
 	/* their records must come before this launch's: not in one list */
 	if (added)

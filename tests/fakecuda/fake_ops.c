@@ -17,7 +17,10 @@
  *                    complex multiply, RoPE's x * freqs_cis): +inf imaginary
  *                    parts when v = 3e38; how 0 into c, 1 into e then
  *                    cloned into c (cuMemcpyAsync), 2 into e then c =
- *                    cat(e[:N/4], x[:N/4]) of complex values (OpaqueType<8>);
+ *                    cat(e[:N/4], x[:N/4]) of complex values (OpaqueType<8>),
+ *                    3 e = exp(y) in the undecodable kernel (as cuFFT
+ *                    writes a spectrum), then c = x * e: +inf born in the
+ *                    undecodable kernel, read as complex64 by the multiply;
  *                    read by fo_head_copy()
  *   fo_gate_sum(v)   y = v (fill), r = y.sum() (reduce_kernel): +inf when
  *                    v = 3e38 (4096 of them overflow float)
@@ -652,13 +655,18 @@ int fo_gate(float v)
  * complex values each): y = v (each value v + vi); x holds 0.0 .. 0.9, so
  * x's (0.8, 0.9) times (3e38, 3e38) has an imaginary part of 5.1e38:
  * +inf from finite values, in the complex multiply. */
+static int opaque_exp_of(float v, float *out);
+
 int fo_gate_rope(float v, int how)
 {
 	static struct cat_args a;
 	launch1(fill, v, y);
+	if (how == 3 && opaque_exp_of(v, e))
+		return -1;
 	int n = N / 2;
 	char functor = 0;
-	char *d[3] = { (char *)(how ? e : c), (char *)x, (char *)y };
+	char *d[3] = { (char *)(how == 1 || how == 2 ? e : c), (char *)x,
+		       (char *)(how == 3 ? e : y) };
 	void *p[] = { &n, &functor, d };
 	check(cuLaunchKernel(cmul, 4, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
 	if (how == 1)

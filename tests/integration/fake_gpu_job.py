@@ -125,7 +125,7 @@ import torch.nn as nn
 from fake_inductor import DeviceTensor, inductor_kernel
 
 # --gemm: fake_ops.c's fo_mlp_fc api numbers, in order
-ROPE_HOW = ["direct", "copy", "cat"]   # fo_gate_rope's how
+ROPE_HOW = ["direct", "copy", "cat", "opaque"]   # fo_gate_rope's how
 GEMM_APIS = ["sgemm", "gemmex", "batched", "lt", "sgemmex", "gemv", "dot", "trsm", "cgemm"]
 CONV_APIS = ["graph", "legacy", "legacy-data", "legacy-filter", "attn",
              "attn-unified"]   # fo_conv's api
@@ -152,7 +152,8 @@ def main():
     ap.add_argument("--rope", nargs="?", const="direct", choices=ROPE_HOW,
                     help="the gate overflows in a complex64 multiply (RoPE's x * freqs_cis), "
                          "not in exp(); head reads it, or its clone (copy), or its torch.cat "
-                         "with x (cat)")
+                         "with x (cat); or (opaque) the overflow is in an undecodable kernel "
+                         "(as cuFFT's) whose output the complex multiply reads")
     ap.add_argument("--cat", action="store_true",
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--cat-split", action="store_true",

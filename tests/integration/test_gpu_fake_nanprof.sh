@@ -154,6 +154,24 @@ one_python() {   # python
 			bad "$tag: complex values moved by $how" "$T/chk"
 		fi
 	done
+	# the overflow born in a kernel no decoder reads (as cuFFT's spectrum),
+	# then multiplied as complex64: the multiply's complex input is
+	# offered to the generic tier, which checks it as complex64 and names
+	# the undecodable kernel (before: the multiply, "born here")
+	run_fake "$py" "$T/$tag-rope-opq" --rope opaque --at 3
+	if python3 $IT/check_origin.py "$T/$tag-rope-opq/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 \
+		--op-kernel nvjet_fake_exp_64x64_1x1_opaque > "$T/chk" 2>&1 &&
+	   grep -q '"type":"nan_origin".*"dtype":"complex64","viewed_as_real":true' \
+		"$T/$tag-rope-opq/events.jsonl" &&
+	   grep -q '"gpu_generic_checks":[1-9]' "$T/$tag-rope-opq/events.jsonl" &&
+	   grep -q "its output, complex64 viewed as real, 4096 elements: 0 nan, 4096 +inf" \
+		"$T/$tag-rope-opq.err"; then
+		ok "$tag: an undecodable kernel's complex output read by the complex multiply: the undecodable kernel named, complex64"
+	else
+		cat "$T/$tag-rope-opq.err" >> "$T/chk"
+		bad "$tag: fake GPU complex read by the generic tier" "$T/chk"
+	fi
 	# the exp's value moved without a kernel, or by torch.cat's: the
 	# reader in head is propagation, the exp still the origin
 	for how in copy cat cat-split; do
@@ -572,17 +590,23 @@ PY
 		bad "$tag: NANPROF_GPU_BLAS=0" "$T/chk"
 	fi
 	# the MLP's input +inf from an undecodable kernel: fc1's call reads
-	# it, and names that kernel, in attn itself
-	run_fake "$py" "$T/$tag-mlp-in" --mlp input --gemm lt --at 3
-	if python3 $IT/check_origin.py "$T/$tag-mlp-in/events.jsonl" --cuda \
-		--origin forward blocks.0.attn output --step 3 --op-kernel nvjet_fake_exp \
-		> "$T/chk" 2>&1; then
-		ok "$tag: a cuBLAS call's input, made +inf by an undecoded kernel, named at that kernel"
-	else
-		cat "$T/$tag-mlp-in.err" >> "$T/chk"
-		grep -h nan_origin "$T/$tag-mlp-in/events.jsonl" >> "$T/chk"
-		bad "$tag: cuBLAS call's reads for the generic tier" "$T/chk"
-	fi
+	# it, and names that kernel, in attn itself; a complex product's
+	# input (cuFFT's spectrum before a spectral layer's einsum) is read
+	# as complex64 (before: fc1's complex GEMM, "born here")
+	for api in lt cgemm; do
+		local dtype=float32
+		[ $api = cgemm ] && dtype=complex64
+		run_fake "$py" "$T/$tag-mlp-in-$api" --mlp input --gemm $api --at 3
+		if python3 $IT/check_origin.py "$T/$tag-mlp-in-$api/events.jsonl" --cuda \
+			--origin forward blocks.0.attn output --step 3 --op-kernel nvjet_fake_exp \
+			--dtype $dtype > "$T/chk" 2>&1; then
+			ok "$tag: a cuBLAS $api call's input, made +inf by an undecoded kernel, named at that kernel, $dtype"
+		else
+			cat "$T/$tag-mlp-in-$api.err" >> "$T/chk"
+			grep -h nan_origin "$T/$tag-mlp-in-$api/events.jsonl" >> "$T/chk"
+			bad "$tag: cuBLAS $api call's reads for the generic tier" "$T/chk"
+		fi
+	done
 	# a convolution's overflow (an undecodable kernel) first read by
 	# GroupNorm's statistics kernel: read as group norm's, it checks the
 	# convolution's output, named in attn.conv

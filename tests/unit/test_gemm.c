@@ -196,7 +196,17 @@ Test(gemm, a_complex_product_is_planned_as_its_real_view)
 		cr_expect_eq(p.out.dtype, t[i].parts);
 		cr_expect_eq(p.out.pairs, 1);
 		cr_expect(has_input(&p, W) && has_input(&p, X));
-		cr_expect_eq(p.n_rd, 0, "complex A and B: no read of one dtype");
+		/* A and B offered as reads of their real view: a 16 x 32
+		 * weight and a 32 x 8 input, two parts per value */
+		cr_assert_eq(p.n_rd, 2);
+		cr_expect_eq(p.rd[0].ptr, W);
+		cr_expect_eq(p.rd[0].numel, 2 * 16 * 32);
+		cr_expect_eq(p.rd[1].ptr, X);
+		cr_expect_eq(p.rd[1].numel, 2 * 32 * 8);
+		for (int k = 0; k < 2; k++) {
+			cr_expect_eq(p.rd[k].dtype, t[i].parts);
+			cr_expect_eq(p.rd[k].pairs, 1);
+		}
 	}
 	/* a view with gaps stays unplanned, complex or not */
 	struct np_gemm_call c = linear(C32F, 32);

@@ -403,8 +403,10 @@ static void elementwise_reads_are_data1_on_with_numel_n(void)
 		cr_assert_eq(n, ki.narrays - 1, "%s: %d reads", lines[i].dem, n);
 		for (int k = 0; k < n; k++) {
 			cr_expect_eq(in[k].ptr, DATA(k + 1), "%s: read %d", lines[i].dem, k);
-			cr_expect_eq(in[k].numel, 4321);
+			/* a complex input's parts: two per value */
+			cr_expect_eq(in[k].numel, 4321u << ki.in_pairs, "%s", lines[i].dem);
 			cr_expect_eq((int)in[k].dtype, ki.in_dtype);
+			cr_expect_eq(in[k].pairs, ki.in_pairs);
 		}
 		cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 1), 1, "max is honoured");
 		/* a misread (N beyond the threads' reach) reads nothing either */
@@ -497,6 +499,44 @@ Test(kdecode_fixture, cast_on_load_reads_each_input_as_the_launch_names_it)
 	cr_expect_eq(in[0].dtype, NP_DT_BF16);
 	load[0] = 11;                           /* Bool: not checkable */
 	cr_expect_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 0);
+}
+
+/* The complex multiply casting on load (complex64 times a complex32
+ * upcast): each input read as the launch names it, complex ones as their
+ * real view, 2N parts. */
+Test(kdecode_fixture, cast_on_load_reads_complex_inputs_as_their_parts)
+{
+	static struct launch ln;
+	struct np_kinfo ki;
+	struct np_kparams l;
+	struct np_kread in[4];
+	const struct kline *k = fixture_find(
+		"unrolled_elementwise_kernel<at::native::BinaryFunctor<c10::complex<float>, "
+		"c10::complex<float>, c10::complex<float>, at::native::binary_internal::MulFunctor");
+	np_kdecode_classify(k->dem, &ki);
+	np_kdecode_layout_parse(k->layout, &l);
+	cr_assert_eq(ki.load_cast, 2);
+	elementwise_launch(&ln, &l, 777, 9 /* ComplexFloat out */);
+	unsigned char *load = ln.kp[5];
+	load[0] = 9, load[1] = 8;               /* ComplexFloat, ComplexHalf */
+	memcpy(load + 4, &(uint32_t){ 8 }, 4);
+	memcpy(load + 8, &(uint32_t){ 4 }, 4);
+	cr_assert_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 2);
+	cr_expect_eq(in[0].ptr, DATA(1));
+	cr_expect_eq(in[0].numel, 2 * 777, "777 complex values, 1554 parts");
+	cr_expect_eq(in[0].dtype, NP_DT_F32);
+	cr_expect_eq(in[0].pairs, 1);
+	cr_expect_eq(in[1].ptr, DATA(2));
+	cr_expect_eq(in[1].numel, 2 * 777);
+	cr_expect_eq(in[1].dtype, NP_DT_F16);
+	cr_expect_eq(in[1].pairs, 1);
+	load[1] = 6;                            /* Float of 4 bytes: a real input */
+	cr_assert_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 2);
+	cr_expect_eq(in[1].numel, 777);
+	cr_expect_eq(in[1].pairs, 0);
+	memcpy(load + 4, &(uint32_t){ 4 }, 4);  /* ComplexFloat of 4 bytes: a misread */
+	cr_assert_eq(np_kdecode_reads(&ki, &l, ln.kp, NULL, in, 4), 1);
+	cr_expect_eq(in[0].ptr, DATA(2));
 }
 
 /* Signature kernels: pointer param i holds 0x7f0000200000 + 0x100 * i. */
@@ -837,21 +877,24 @@ Test(kdecode_fixture, complex_outputs_are_their_real_view)
 		const char *sub;
 		int dtype, pairs;
 		enum np_kdtype_why why;
-		int reads;      /* real inputs, read over N elements each */
+		int in_dtype, in_pairs;
+		int reads;      /* inputs, read over N values each (2N parts if complex) */
 	} t[] = {
 		{ "vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::complex<float>, c10::complex<float>, c10::complex<float>, at::native::binary_internal::MulFunctor",
-		  NP_DT_F32, 1, NP_KDT_KNOWN, 0 },
+		  NP_DT_F32, 1, NP_KDT_KNOWN, NP_DT_F32, 1, 2 },
+		/* x * a with a captured: one complex input */
 		{ "vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<c10::complex<double>,",
-		  NP_DT_F64, 1, NP_KDT_KNOWN, 0 },
+		  NP_DT_F64, 1, NP_KDT_KNOWN, NP_DT_F64, 1, 1 },
 		{ "vectorized_elementwise_kernel<4, at::native::tanh_kernel_cuda(", NP_DT_F32, 1,
-		  NP_KDT_INFERRED, 0 },
+		  NP_KDT_INFERRED, NP_DT_F32, 1, 1 },
 		/* torch.complex(re, im): a lambda of two floats that makes one
 		 * complex64 value (1000 of them: 2000 parts, not 1000 floats) */
 		{ "complex_kernel_cuda(at::TensorIterator&)::{lambda()#1}::operator()() const::{lambda()#2}::operator()() const::{lambda(float, float)#1}, std::array<char*, 3ul>",
-		  NP_DT_F32, 1, NP_KDT_INFERRED, 2 },
-		/* complex in, bool out */
+		  NP_DT_F32, 1, NP_KDT_INFERRED, NP_DT_F32, 0, 2 },
+		/* complex in, bool out: the inputs' type known, no output to
+		 * size them by */
 		{ "vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::complex<float>, c10::complex<float>, bool,",
-		  -1, 0, NP_KDT_UNCHECKABLE, 0 },
+		  -1, 0, NP_KDT_UNCHECKABLE, NP_DT_F32, 1, 0 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct np_kinfo ki;
@@ -863,9 +906,10 @@ Test(kdecode_fixture, complex_outputs_are_their_real_view)
 		cr_expect_eq(ki.dtype, t[i].dtype, "%s: dtype %d", t[i].sub, ki.dtype);
 		cr_expect_eq(ki.pairs, t[i].pairs, "%s: pairs %d", t[i].sub, ki.pairs);
 		cr_expect_eq(ki.dtype_why, t[i].why, "%s: why %d", t[i].sub, ki.dtype_why);
-		/* complex inputs are not offered as reads of one dtype; real
-		 * ones are, over their own N elements */
-		cr_expect_eq(ki.in_dtype, t[i].reads ? t[i].dtype : -1, "%s", t[i].sub);
+		/* inputs offered to the generic tier, complex ones as their
+		 * real view (what cuFFT wrote, read by a spectral multiply) */
+		cr_expect_eq(ki.in_dtype, t[i].in_dtype, "%s", t[i].sub);
+		cr_expect_eq(ki.in_pairs, t[i].in_pairs, "%s", t[i].sub);
 		np_kdecode_layout_parse(k->layout, &l);
 		elementwise_launch(&ln, &l, 1000, 0);
 		int n = np_kdecode_outputs(&ki, &l, ln.kp, NULL, out, 4);
@@ -874,7 +918,9 @@ Test(kdecode_fixture, complex_outputs_are_their_real_view)
 			     t[i].sub);
 		for (int k = 0; k < t[i].reads; k++) {
 			cr_expect_eq(in[k].ptr, DATA(k + 1));
-			cr_expect_eq(in[k].numel, 1000, "%s: read %d", t[i].sub, k);
+			cr_expect_eq(in[k].numel, 1000u << t[i].in_pairs, "%s: read %d", t[i].sub, k);
+			cr_expect_eq((int)in[k].dtype, t[i].in_dtype);
+			cr_expect_eq(in[k].pairs, t[i].in_pairs);
 		}
 		if (!n)
 			continue;

@@ -345,10 +345,13 @@ Test(kdecode_lambda, a_strided_kernel_reads_each_input_over_its_own_elements)
 		{ "half_mul_transposed", 2, { 30, 30 }, NP_DT_F16 },
 		{ "half_add_broadcast", 2, { 60, 10 }, NP_DT_F16 },
 		{ "exp_into_transposed", 1, { 24 }, NP_DT_F32 },
+		/* complex64 [5, 4].t() times [4, 5]: 20 values, 40 parts each */
+		{ "complex_mul_transposed", 2, { 40, 40 }, NP_DT_F32 },
 		/* not read: a (bool, float, float) lambda, an output with gaps, casts */
 		{ "where_mixed_args", 0, { 0 }, 0 },
 		{ "exp_into_strided", 0, { 0 }, 0 },
 		{ "add_cast_bf16_out", 0, { 0 }, 0 },
+		{ "complex_mul_cast_float_in", 0, { 0 }, 0 },
 	};
 	seen_torch_2();
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -361,6 +364,8 @@ Test(kdecode_lambda, a_strided_kernel_reads_each_input_over_its_own_elements)
 			cr_expect_eq(in[k].numel, want[i].numel[k], "%s: input %d reads %" PRIu64,
 				     want[i].label, k, in[k].numel);
 			cr_expect_eq(in[k].dtype, want[i].dtype, "%s", want[i].label);
+			cr_expect_eq(in[k].pairs, !strncmp(want[i].label, "complex", 7), "%s",
+				     want[i].label);
 			cr_assert_eq(nout, 1);
 			cr_expect_eq(in[k].ptr, out[0].in[k], "%s: input %d's address", want[i].label, k);
 		}
