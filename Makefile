@@ -93,7 +93,7 @@ NVCC ?= $(if $(shell command -v nvcc 2>/dev/null),nvcc,$(CUDA_HOME)/bin/nvcc)
 HAVE_CUDA := $(if $(and $(wildcard $(CUDA_HOME)/include/cupti.h),$(shell command -v $(NVCC) 2>/dev/null)),1)
 AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/pyapi.c \
 	      agent/gpu_norms.c agent/scaler.c agent/triton_plan.c agent/birth_op.c \
-	      agent/update_cause.c agent/report.c $(AGENT_LIB_SRCS)
+	      agent/update_cause.c agent/report.c agent/module_paths.c $(AGENT_LIB_SRCS)
 ifeq ($(HAVE_CUDA),1)
 AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c cupti/modules.c \
 	      cupti/driver_args.c cupti/allocations.c \

@@ -35,6 +35,11 @@ enum np_arec_kind {
 				* record after it (seq + 1, or + 2 with a SPREAD
 				* between; same thread) non-finite from finite
 				* values (agent/update_cause.h) */
+	NP_AREC_MODULE_PATH = 8, /* `module` reaches a descendant module through
+				  * its _modules dicts by a dotted path: what
+				  * nanprof names that descendant by when it is
+				  * called from module and nanprof's own read of
+				  * the process fails (agent/module_paths.h) */
 	/* (2 was one record per 3 modules' statistics: now np_agent_report_bulk) */
 };
 
@@ -183,6 +188,12 @@ struct np_agent_rec {
 						  * non-finite: its own for a birth, an
 						  * earlier one's when SOURCE_DIRTY */
 		} gpu;
+		/* MODULE_PATH: the descendant, and its path from `module`
+		 * ("layers.1"), NUL-terminated */
+		struct {
+			uint64_t child;
+			char path[64];
+		} mp;
 		/* SPREAD: per dimension (ndim of them), its size (clamped to
 		 * UINT32_MAX), how many indices along it hold a non-finite
 		 * value, and the first non-finite element's index */

@@ -24,6 +24,7 @@
 #include "birth_op.h"
 #include "gpu_norms.h"
 #include "hooks.h"
+#include "module_paths.h"
 #include "report.h"
 #include "scaler.h"
 #include "tensor.h"
@@ -566,8 +567,10 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 	PyObject *output = np_py.Tuple_GetItem(args, nargs - 1);
 	int fresh = 0;
 	struct mod_slot *m = mod_get((uint64_t)(uintptr_t)module, &fresh);
-	if (fresh)
+	if (fresh) {
 		index_params(module, module, 0);
+		np_module_paths_report(module);
+	}
 	struct gpu_site site;
 	struct scan s = { .gpu = gpu_site(&site, NP_GPU_WHAT_OUTPUT, in) };
 	if (s.gpu && m)
@@ -1397,6 +1400,6 @@ void np_hooks_send_counters(void)
 	/* CUDA .grads over the norms' table, steps whose norms or output
 	 * maxima were given up */
 	r.cnt.overflow = overflow + np_gpu_norms_overflow + np_gpu_norms_dropped + np_scaler_dropped +
-			 np_outmax_dropped();
+			 np_outmax_dropped() + np_module_paths_dropped();
 	np_report_send(&r);
 }

@@ -64,7 +64,8 @@ int np_collector_init(struct np_collector *c, const struct np_collector_opts *o)
 	if (np_map_init(&c->names.index, c->names.max) ||
 	    np_map_init(&c->module_names, 1 << 20) ||
 	    np_map_init(&c->type_names, 1 << 18) || np_map_init(&c->node_types, 1 << 16) ||
-	    np_map_init(&c->dropped_threads, 1 << 16) || np_map_init(&c->module_addrs, 1 << 20))
+	    np_map_init(&c->dropped_threads, 1 << 16) || np_map_init(&c->module_addrs, 1 << 20) ||
+	    np_map_init(&c->agent_paths, 1 << 18))
 		return -ENOMEM;
 	c->procs = calloc(o->max_procs, sizeof(*c->procs));
 	if (!c->procs)
@@ -95,6 +96,7 @@ void np_collector_free(struct np_collector *c)
 	np_map_free(&c->node_types);
 	np_map_free(&c->dropped_threads);
 	np_map_free(&c->module_addrs);
+	np_map_free(&c->agent_paths);
 }
 
 /* ---- processes and threads ---- */
@@ -382,6 +384,12 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 	char path[384], full[512];
 	int err = p->mem.v ? np_py_module_path(&p->mem, parent, self, 3, path, sizeof(path))
 			   : -ENOTSUP;
+	/* the process gone, or its model freed, before this event came: the
+	 * path its agent reported at the parent's first return */
+	if (err && np_map_get(&c->agent_paths, ((uint64_t)p->pid << 32) ^ parent, key2, &id) == 0) {
+		snprintf(path, sizeof(path), "%s", np_name(c, (uint32_t)id));
+		err = 0;
+	}
 	if (err) /* called but not registered under its caller: say so */
 		snprintf(path, sizeof(path), "<%s>", np_name(c, type));
 	snprintf(full, sizeof(full), "%s%s%s", pname, *pname ? "." : "", path);
@@ -394,6 +402,15 @@ static uint32_t module_name(struct np_collector *c, struct np_proc_state *p,
 	if (!err && caller_known && !p->cur.partial)
 		np_map_put(&c->module_names, ((uint64_t)p->pid << 32) ^ parent, key2, id);
 	return (uint32_t)id;
+}
+
+void np_collector_agent_path(struct np_collector *c, const struct np_proc_state *p,
+			     uint64_t parent, uint64_t child, const char *path)
+{
+	uint32_t id = np_intern(c, path);
+	if (!id || np_map_put(&c->agent_paths, ((uint64_t)p->pid << 32) ^ parent,
+			      parent * 31 + child, id))
+		c->agent_paths_dropped++;
 }
 
 /* autograd node class from its vtable, e.g. "AddmmBackward0"; a Python

@@ -30,6 +30,9 @@ struct np_collector {
 	uint64_t first_ts;
 	bool attach_mode;             /* the first step of each process is partial */
 	struct np_map module_addrs;   /* (pid, module address) -> name | type << 32 */
+	struct np_map agent_paths;    /* (pid, parent, child) -> path the agent reported
+				       * (agent/module_paths.h); module_names' key */
+	uint64_t agent_paths_dropped; /* over the map's bound */
 	/* told at once of an origin (NP_FIND_ORIGIN) or an explosion warning
 	 * (NP_FIND_WARNING, the process's latest), e.g. to print it */
 	void (*on_finding)(struct np_collector *c, struct np_proc_state *p, int kind);
@@ -49,6 +52,11 @@ struct np_proc_state *np_collector_proc(struct np_collector *c, pid_t pid);
  * a tensor or kernel checked, a finding?  Launchers, compile workers and
  * DataLoader workers (torch imported, nothing trained) did not. */
 bool np_proc_worked(const struct np_proc_state *p);
+
+/* The agent's path from module parent to its descendant child ("layers.1"):
+ * the name of child's calls from parent when the process cannot be read. */
+void np_collector_agent_path(struct np_collector *c, const struct np_proc_state *p,
+			     uint64_t parent, uint64_t child, const char *path);
 
 /* Feed one event (probes' callback). */
 void np_collector_event(struct np_collector *c, const struct np_event *e);

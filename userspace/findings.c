@@ -824,6 +824,12 @@ void np_findings_record(struct np_collector *c, struct np_proc_state *p,
 	case NP_AREC_UPDATE:
 		update_record(c, &p->ag, e->tid, &r);
 		break;
+	case NP_AREC_MODULE_PATH: {
+		char path[sizeof(r.mp.path) + 1];
+		snprintf(path, sizeof(path), "%.*s", (int)sizeof(r.mp.path), r.mp.path);
+		np_collector_agent_path(c, p, r.module, r.mp.child, path);
+		break;
+	}
 	case NP_AREC_STATUS:
 		if (r.status == NP_AST_OPTIMIZER) {   /* the first of its step names it */
 			if (!p->cur.optimizer)

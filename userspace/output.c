@@ -196,6 +196,7 @@ int np_write_events(const struct np_collector *c, const struct np_session_info *
 	np_jsonw_uint_field(w, "thread_events_dropped", events_dropped);
 	np_jsonw_uint_field(w, "module_spans_dropped", spans_dropped);
 	np_jsonw_uint_field(w, "names_dropped", c->names.dropped);
+	np_jsonw_uint_field(w, "module_paths_dropped", c->agent_paths_dropped);
 	for (int k = 0; k < NP_CNT_MAX; k++)
 		np_jsonw_uint_field(w, counter_names[k], s->counters[k]);
 	np_jsonw_end_object(w);

@@ -53,7 +53,7 @@ import struct
 import sys
 
 REC = 96
-KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name", 7: "update"}
+KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name", 7: "update", 8: "module_path"}
 ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective", 6: "input"}
 STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
           6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches",
@@ -93,6 +93,9 @@ def decode(buf):
                  graph=bool(flags & F_GRAPH))
     elif kind == 5:
         r.update(func=module, piece=role, last=bool(flags & F_LAST), text=text(body[:72]))
+    elif kind == 8:   # a module's path to a descendant (agent/module_paths.h)
+        child, = struct.unpack_from("<Q", body, 0)
+        r.update(module=module, child=child, path=text(body[8:72]))
     elif kind == 3 and status == 9:
         launches, sampled, gchecks, gskips, claunches, generic, gemm, triton, over = \
             struct.unpack_from("<QQQQQQQQQ", body, 0)

@@ -38,6 +38,31 @@ one_python() {   # python
 		cat "$T/fwd.out" >> "$T/chk"
 		bad "$tag: agent alone on a forward fault" "$T/chk"
 	fi
+	# the paths each module reports to its descendants at its first
+	# return (agent/module_paths.h), for calls nanprof can no longer
+	# read: the model's blocks.1.gate is the gate blocks.1 reports
+	if python3 - "$T/recs.jsonl" > "$T/chk" 2>&1 <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+paths = [r for r in recs if r["kind"] == "module_path"]
+def one(module, path):
+    c = [r["child"] for r in paths if r["module"] == module and r["path"] == path]
+    assert len(c) == 1, "%d records of %s from %x" % (len(c), path, module)
+    return c[0]
+roots = {r["module"] for r in paths if r["path"] == "blocks.1.gate"}
+assert len(roots) == 1, "modules reporting blocks.1.gate: %d" % len(roots)
+model = roots.pop()
+b0, b1 = one(model, "blocks.0"), one(model, "blocks.1")
+gate = one(model, "blocks.1.gate")
+assert b0 != b1 and one(b1, "gate") == gate != one(b0, "gate"), "blocks.1's gate is not the model's"
+assert not [r for r in paths if r["path"].count(".") > 2], "deeper than three levels"
+print("%d paths" % len(paths))
+PY
+	then
+		ok "$tag: module paths reported at each module's first return: $(tail -1 "$T/chk")"
+	else
+		bad "$tag: module paths for nanprof" "$T/chk"
+	fi
 	# the op inside a module a birth is put on (agent/birth_op.h), case by case
 	rm -f "$T/$tag-ops.rec"
 	if LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$T/$tag-ops.rec" \

@@ -116,6 +116,31 @@ for PY in python3 /usr/bin/python3; do
 		echo "nanprof rc=$rc job rc=$jrc" >> "$T/chk"; cat "$T/np.err" "$T/live.out" >> "$T/chk"
 		bad "attach $tag" "$T/chk"
 	fi
+
+	# nanprof held up (stopped) while a short job runs, frees its model
+	# and exits: nothing left to read its module names from; the agent's
+	# module paths name them (the NaN input batch 7's Linear got: "0")
+	hold=$T/hold-$tag
+	rm -rf "$hold" && mkdir -p "$hold"
+	$NP run -q -o "$hold/out" -- $PY $IT/infer_job.py --no-grad --hold "$hold" \
+		> "$hold/job.out" 2> "$hold/np.err" &
+	np=$!
+	for _ in $(seq 300); do [ -e "$hold/ready" ] && break; sleep 0.1; done
+	kill -STOP $np
+	touch "$hold/go"
+	for _ in $(seq 300); do [ -e "$hold/done" ] && break; sleep 0.1; done
+	sleep 0.5   # the job's exit
+	kill -CONT $np
+	wait $np
+	rc=$?
+	if [ $rc -eq 0 ] && [ -e "$hold/done" ] &&
+	   $PY $IT/check_origin.py "$hold/out/events.jsonl" --origin forward "" input \
+		--received-by 0 --only-index 0 2 --step 0 --grad-mode no_grad > "$T/chk" 2>&1; then
+		ok "run $tag: a job gone before nanprof read its events: modules named from the agent's paths"
+	else
+		echo "nanprof rc=$rc" >> "$T/chk"; cat "$hold/np.err" "$hold/job.out" >> "$T/chk"
+		bad "run $tag: names of a job gone before nanprof read it" "$T/chk"
+	fi
 done
 
 PY=python3

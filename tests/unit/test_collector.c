@@ -864,6 +864,36 @@ Test(collector, attach_mode_first_step_partial)
 	cr_expect(p->steps[1].complete);
 }
 
+/* The name of the first depth-1 module record of step k's bucket. */
+static const char *child_name(const struct np_proc_state *p, uint32_t k)
+{
+	const struct np_bucket *b = np_bucket_at(&col, p, k);
+	for (uint32_t i = 0; i < b->len; i++)
+		if (b->recs[i].kind == NP_REC_MODULE && b->recs[i].depth == 1)
+			return np_name(&col, b->recs[i].name);
+	return NULL;
+}
+
+/* The simulated process cannot be read (no such pid), as a job that
+ * freed its model or exited before nanprof got to its calls: the child
+ * is "<Linear>" until its agent reports the path from its caller; from
+ * then on it is named by that path. */
+Test(collector, a_path_the_agent_reported_names_calls_the_process_cannot_tell)
+{
+	struct np_proc_state *p = start_default();
+
+	names(&sim, T(0));
+	std_step(&sim, 0);
+	np_collector_agent_path(&col, p, M_NET, M_LIN, "encoder.fc");
+	np_collector_agent_path(&col, p, M_LIN, M_NET, "elsewhere");   /* another pair */
+	std_step(&sim, 1);
+	np_collector_finish(&col);
+	cr_assert_eq(p->wlen, 2);
+	cr_expect_str_eq(child_name(p, 0), "<Linear>");
+	cr_expect_str_eq(child_name(p, 1), "encoder.fc");
+	cr_expect_eq(col.agent_paths_dropped, 0);
+}
+
 /* The libtorch probes go in after the Python one: a step begun in between
  * (before probes_ready_ns) saw its forward but not its backward. */
 Test(collector, attach_mode_steps_begun_before_the_last_probes_are_partial)

@@ -498,6 +498,7 @@ Test(output, events_end_record)
 		"{\"type\":\"end\",\"exit_status\":3,\"events\":57,\"records_dropped\":0,"
 		"\"step_counters_dropped\":0,\"processes_dropped\":0,\"threads_dropped\":0,"
 		"\"thread_events_dropped\":0,\"module_spans_dropped\":0,\"names_dropped\":0,"
+		"\"module_paths_dropped\":0,"
 		"\"ringbuf_full\":11,\"stack_overflow\":12,\"read_fail\":13,"
 		"\"python_frames_probed\":14,\"code_cache_full\":15}");
 }
