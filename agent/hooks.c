@@ -154,18 +154,6 @@ static void send_check(uint8_t role, uint8_t phase, uint8_t flags, uint64_t modu
 static inline int bad(const struct np_tensor_check *c);
 static void step_bounds_reset(void);
 
-static PyObject *as_dict(PyObject *module, PyObject *attr)
-{
-	PyObject *d = np_py.Object_GetAttr(module, attr);
-	if (d && np_py_type(d) != np_py.DictType && np_py.Object_IsInstance(d, np_py.DictType) <= 0) {
-		np_py.DecRef(d);   /* an OrderedDict (old torch) is a dict subclass */
-		d = NULL;
-	}
-	if (!d)
-		np_py_err_clear();
-	return d;
-}
-
 /* First sight of a module: the parameters it owns, so that a gradient
  * norm or a bad parameter can be put on it.  Children that run are seen
  * first (hooks fire innermost first) and claim their own; what is left
@@ -173,7 +161,7 @@ static PyObject *as_dict(PyObject *module, PyObject *attr)
  * out_proj, used functionally), and so to this one. */
 static void index_params(PyObject *module, PyObject *owner, int depth)
 {
-	PyObject *d = as_dict(module, np_n._parameters);
+	PyObject *d = np_py_dict_attr(module, np_n._parameters);
 	ptrdiff_t pos = 0;
 	PyObject *k, *v;
 	while (d && np_py.Dict_Next(d, &pos, &k, &v)) {
@@ -193,7 +181,7 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
 				   v);
 	}
 	np_py_xdecref(d);
-	if (depth < 8 && (d = as_dict(module, np_n._modules))) {
+	if (depth < 8 && (d = np_py_dict_attr(module, np_n._modules))) {
 		pos = 0;
 		while (np_py.Dict_Next(d, &pos, &k, &v))
 			if (v != np_py.None)
@@ -215,7 +203,7 @@ static void index_params(PyObject *module, PyObject *owner, int depth)
 static PyObject *bad_param(PyObject *module, PyObject *owner, int depth, const char *prefix,
 			   struct np_tensor_check *c, char *path, size_t len)
 {
-	PyObject *found = NULL, *k, *v, *d = as_dict(module, np_n._parameters);
+	PyObject *found = NULL, *k, *v, *d = np_py_dict_attr(module, np_n._parameters);
 	ptrdiff_t pos = 0;
 	while (!found && d && np_py.Dict_Next(d, &pos, &k, &v)) {
 		if (!np_is_tensor(v))
@@ -239,7 +227,7 @@ static PyObject *bad_param(PyObject *module, PyObject *owner, int depth, const c
 		}
 	}
 	np_py_xdecref(d);
-	if (!found && depth < 8 && (d = as_dict(module, np_n._modules))) {
+	if (!found && depth < 8 && (d = np_py_dict_attr(module, np_n._modules))) {
 		pos = 0;
 		while (!found && np_py.Dict_Next(d, &pos, &k, &v)) {
 			const char *n = np_py.Unicode_AsUTF8(k);

@@ -11,19 +11,6 @@
 static uint32_t sent;
 static uint64_t dropped;
 
-/* module._modules, a dict (an OrderedDict in old torch), or NULL. */
-static PyObject *children_of(PyObject *module)
-{
-	PyObject *d = np_py.Object_GetAttr(module, np_n._modules);
-	if (d && np_py_type(d) != np_py.DictType && np_py.Object_IsInstance(d, np_py.DictType) <= 0) {
-		np_py.DecRef(d);
-		d = NULL;
-	}
-	if (!d)
-		np_py_err_clear();
-	return d;
-}
-
 static void send_path(PyObject *top, PyObject *child, const char *path)
 {
 	struct np_agent_rec r;
@@ -39,7 +26,7 @@ static void send_path(PyObject *top, PyObject *child, const char *path)
  * used so far) extended by its keys, reported as reached from top. */
 static void walk(PyObject *top, PyObject *module, char *path, size_t len, int depth)
 {
-	PyObject *d = children_of(module), *k, *v;
+	PyObject *d = np_py_dict_attr(module, np_n._modules), *k, *v;
 	ptrdiff_t pos = 0;
 	while (d && np_py.Dict_Next(d, &pos, &k, &v)) {
 		if (v == np_py.None)

@@ -73,6 +73,18 @@ int np_pyapi_load(void)
 /* the exception kept aside by np_py_err_clear(); the GIL guards it */
 static PyObject *kept_type, *kept_value, *kept_tb;
 
+PyObject *np_py_dict_attr(PyObject *o, PyObject *attr)
+{
+	PyObject *d = np_py.Object_GetAttr(o, attr);
+	if (d && np_py_type(d) != np_py.DictType && np_py.Object_IsInstance(d, np_py.DictType) <= 0) {
+		np_py.DecRef(d);
+		d = NULL;
+	}
+	if (!d)
+		np_py_err_clear();
+	return d;
+}
+
 void np_py_err_clear(void)
 {
 	if (!np_py.Err_Occurred())

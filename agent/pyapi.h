@@ -94,6 +94,10 @@ static inline void np_py_xdecref(PyObject *o)
 		np_py.DecRef(o);
 }
 
+/* o.attr when it is a dict (or a subclass: an OrderedDict, a module's
+ * _modules in old torch), a new reference; NULL, no error set, if not. */
+PyObject *np_py_dict_attr(PyObject *o, PyObject *attr);
+
 /* Clears the current Python error, the agent's own failure: a check is
  * lost, never the job.  All but one kind: an exception that is not an
  * Exception (KeyboardInterrupt, SystemExit) is how Python stops a
