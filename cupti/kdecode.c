@@ -262,7 +262,10 @@ static void template_dtype(struct np_kinfo *ki, struct span targs)
 		return;
 	case NP_KF_REDUCE:      /* ReduceOp<scalar_t, ops_t, index_t, out_scalar_t, ..> */
 		if (split_name(nth_item(targs, 2), &name, &sub, &rest) && span_eq(name, "ReduceOp")) {
-			ki->dtype = type_dtype(nth_item(sub, 3), &why);
+			/* a complex result (a spectrum's sum): its real view */
+			int pairs = 0;
+			ki->dtype = type_dtype_pairs(nth_item(sub, 3), &why, &pairs);
+			ki->pairs = (uint8_t)(ki->dtype >= 0 && pairs);
 			reduce_classify(ki, targs, sub);
 		}
 		ki->dtype_why = why;
@@ -562,8 +565,8 @@ static int reduce_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 
 	if (ki->dtype_why != NP_KDT_KNOWN || ki->dtype < 0 || !ki->red.ovs || l->n != 1 || !kl ||
 	    !np_reduce_read(kp[0], l->p[0].size, ki->red.index_size,
-			    np_dtype_size((enum np_dtype)ki->dtype), ki->red.ovs, kl->grid, kl->block,
-			    &v))
+			    np_dtype_size((enum np_dtype)ki->dtype) << ki->pairs, ki->red.ovs, kl->grid,
+			    kl->block, &v))
 		return 0;
 	outputs = v.noutputs == 2 && ki->red.pair_values && v.dst[1] ? 2 : 1;
 	for (int i = 0; i < outputs; i++) {
@@ -571,8 +574,9 @@ static int reduce_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 		if (!out)
 			continue;
 		out->ptr = v.dst[i];
-		out->numel = v.num_outputs;
+		out->numel = (uint64_t)v.num_outputs << ki->pairs;
 		out->dtype = (enum np_dtype)ki->dtype;
+		out->pairs = ki->pairs;
 		out->how = NP_KH_REDUCE;
 		out->n_in = 0;
 		out->in[out->n_in++] = v.src;

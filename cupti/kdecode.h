@@ -223,7 +223,7 @@ struct np_kinfo {
 	enum np_kfamily family;
 	int dtype;               /* enum np_dtype of the (first) output, or -1 */
 	enum np_kdtype_why dtype_why;
-	uint8_t pairs;           /* elementwise: the output is complex, c10::complex<dtype>:
+	uint8_t pairs;           /* elementwise, reduce: the output is complex, c10::complex<dtype>:
 				  * its outputs count dtype's elements, two each
 				  * (np_kbuf.pairs) */
 	int in_dtype;            /* elementwise kernels loading without a cast

@@ -72,6 +72,7 @@ Test(kdecode_reduce, every_real_reduce_op_of_torch_2_and_1_yields_exactly_its_ou
 			cr_expect_eq(out[k].numel, c->want_numel[k], "%s %s[%d]: %" PRIu64 " elements",
 				     c->file, c->label, k, out[k].numel);
 			cr_expect_eq(out[k].dtype, ki.dtype, "%s", c->label);
+			cr_expect_eq(out[k].pairs, ki.pairs, "%s", c->label);
 			cr_expect_eq(out[k].how, NP_KH_REDUCE, "%s", c->label);
 			cr_expect_geq(out[k].n_in, 1, "%s", c->label);
 			cr_expect_eq(out[k].in[0], SRC, "%s: the input first", c->label);
@@ -84,6 +85,11 @@ Test(kdecode_reduce, dtypes_come_from_out_scalar_t)
 	struct np_kinfo ki;
 	np_kdecode_classify(find_case("half_sum_2d")->name, &ki);
 	cr_expect_eq(ki.dtype, NP_DT_F16);
+	cr_expect_eq(ki.pairs, 0);
+	/* a complex64 sum: its real view, float32 parts, two per value */
+	np_kdecode_classify(find_case("complex_sum_rows")->name, &ki);
+	cr_expect_eq(ki.dtype, NP_DT_F32);
+	cr_expect_eq(ki.pairs, 1);
 	np_kdecode_classify(find_case("norm_double")->name, &ki);
 	cr_expect_eq(ki.dtype, NP_DT_F64);
 	cr_expect_eq(ki.red.pair_values, 0);
