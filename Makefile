@@ -104,9 +104,20 @@ else
 AGENT_SRCS += cupti/gpu_stub.c
 $(warning no CUDA toolkit in $(CUDA_HOME) (cupti.h, nvcc): the agent is built without GPU checks)
 endif
-libnanprof_agent.so: $(AGENT_SRCS) $(AGENT_GPU_OBJS) $(wildcard agent/*.h cupti/*.h kernels/*.h)
+# Python the agent runs, kept as .py files (testable as they are) and
+# embedded as C strings: each line quoted, backslashes and quotes escaped
+$(OUTPUT)/agent/%_py.h: agent/%.py
+	$(call msg,EMBED,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q){ echo '/* generated from $< by the Makefile: do not edit */'; \
+	      echo 'static const char np_$*_py[] ='; \
+	      sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	      echo ';'; } > $@.tmp && mv $@.tmp $@
+
+libnanprof_agent.so: $(AGENT_SRCS) $(AGENT_GPU_OBJS) $(wildcard agent/*.h cupti/*.h kernels/*.h) \
+		     $(OUTPUT)/agent/triton_jit_py.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(AGENT_CFLAGS) -fPIC -shared -fvisibility=hidden $(AGENT_SRCS) \
+	$(Q)$(CC) $(CFLAGS) $(AGENT_CFLAGS) -I$(OUTPUT)/agent -fPIC -shared -fvisibility=hidden $(AGENT_SRCS) \
 		$(AGENT_GPU_OBJS) -ldl -lpthread -lm -o $@
 
 $(OUTPUT)/agent/%.o: agent/%.c agent/cpu_check.h kernels/finite.h

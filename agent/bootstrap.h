@@ -19,7 +19,10 @@
  * _nanprof_set_triton(plan, done), before the install: the calls the
  * wrapper of Inductor's CachingAutotuner.run makes (cupti/triton.h); the
  * install wraps run() once Inductor is loaded (at once, as soon as its
- * module is imported, or after the optimizer step that first finds it). */
+ * module is imported, or after the optimizer step that first finds it),
+ * and Triton's JITFunction.run, a user's own kernels' (agent/triton_jit.py,
+ * run into this namespace after this), at once or when triton is
+ * imported. */
 #ifndef NP_BOOTSTRAP_H
 #define NP_BOOTSTRAP_H
 
@@ -259,12 +262,12 @@ static const char np_bootstrap_py[] =
 "    undo.append(restore)\n"
 "    return True\n"
 "\n"
-"def watch_triton_import(functools, undo):\n"
-"    # Inductor not loaded yet: run() is wrapped the moment its module has\n"
-"    # run, through a finder first on sys.meta_path that answers for that\n"
-"    # one name (an inference job compiles with no optimizer step to look\n"
-"    # after).  It hands the import to the finders after it, and anything\n"
-"    # that goes wrong leaves the import as it would have been.\n"
+"def watch_import(module, wrap, undo):\n"
+"    # a module not loaded yet: wrap() runs the moment it has run, through\n"
+"    # a finder first on sys.meta_path that answers for that one name (an\n"
+"    # inference job compiles with no optimizer step to look after).  It\n"
+"    # hands the import to the finders after it, and anything that goes\n"
+"    # wrong leaves the import as it would have been.\n"
 "    import sys\n"
 "    class Loader:\n"
 "        def __init__(self, real):\n"
@@ -276,14 +279,14 @@ static const char np_bootstrap_py[] =
 "        def exec_module(self, m):\n"
 "            self.real.exec_module(m)\n"
 "            try:\n"
-"                wrap_triton(functools, undo)\n"
+"                wrap()\n"
 "                remove()\n"
 "            except Exception:\n"
 "                pass\n"
 "    class Watch:\n"
 "        @staticmethod\n"
 "        def find_spec(name, path=None, target=None):\n"
-"            if name != TRITON_MODULE:\n"
+"            if name != module:\n"
 "                return None\n"
 "            try:\n"
 "                for f in sys.meta_path:\n"
@@ -307,13 +310,21 @@ static const char np_bootstrap_py[] =
 "    undo.append(remove)\n"
 "\n"
 "def wrap_triton_later(functools, O, undo):\n"
+"    # a user's @triton.jit kernels (agent/triton_jit.py, run into this\n"
+"    # namespace after this): wrapped now, or when triton is imported\n"
+"    jit = globals().get('wrap_jit')\n"
+"    try:\n"
+"        if jit and not jit(functools, undo):\n"
+"            watch_import(JIT_MODULE, lambda: jit(functools, undo), undo)\n"
+"    except Exception:\n"
+"        pass\n"
 "    # Inductor is imported by a job's first compile, inside its first\n"
 "    # compiled step: wrapped when its module is imported, or else found\n"
 "    # after an optimizer step\n"
 "    if wrap_triton(functools, undo):\n"
 "        return\n"
 "    try:\n"
-"        watch_triton_import(functools, undo)\n"
+"        watch_import(TRITON_MODULE, lambda: wrap_triton(functools, undo), undo)\n"
 "    except Exception:\n"
 "        pass\n"
 "    if not hasattr(O, 'register_optimizer_step_post_hook'):\n"

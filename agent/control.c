@@ -23,6 +23,7 @@
 #include "pyapi.h"
 #include "report.h"
 #include "triton_plan.h"
+#include "triton_jit_py.h"   /* generated from agent/triton_jit.py (Makefile) */
 
 enum state { IDLE, WANT_ON, ON, WANT_OFF };
 #define WATCH_ONLY 2   /* control_main's mode besides run (1) and attach (0):
@@ -62,6 +63,14 @@ static int load_bootstrap(void)
 		return -1;
 	}
 	np_py.DecRef(r);
+	/* a user's @triton.jit kernels, into the same namespace: without it
+	 * the rest is whole, and their launches stay with the generic tier */
+	r = np_py_run(np_triton_jit_py, g);
+	if (!r) {
+		np_py_err_clear();
+		np_alog("cannot load the @triton.jit wrapper: user Triton kernels left to the generic tier");
+	}
+	np_py_xdecref(r);
 	ns = g;
 	return 0;
 }

@@ -31,7 +31,10 @@
  * mutated argument's old values are an input of its own judgement
  * (dirty.h): a non-finite value already there is propagation.  Other
  * tensors are reads of known extent and dtype, offered to the generic
- * tier (generic.h).  Pure logic: unit-tested (tests/unit/test_triton.c).
+ * tier (generic.h).  A user's own @triton.jit kernels hand over plans
+ * the same way, what they write read from their source
+ * (agent/triton_jit.py).  Pure logic: unit-tested
+ * (tests/unit/test_triton.c).
  */
 #ifndef NP_TRITON_H
 #define NP_TRITON_H

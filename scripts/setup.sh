@@ -22,3 +22,13 @@ if ! python3 -c 'import torch' 2>/dev/null; then
 	echo "setup: pip install torch==2.13.0" >&2
 	python3 -m pip install -q torch==2.13.0 >&2
 fi
+# --tests: triton, for the tests of user @triton.jit kernels
+# (tests/integration/test_triton_jit.sh), in a directory of its own: on
+# the jobs' path a CPU torch would take it up for torch.compile.  Without
+# it those tests skip and say so.
+TRITON_DIR=/opt/nanprof-test/triton
+if [ "${1:-}" = "--tests" ] && ! PYTHONPATH=$TRITON_DIR python3 -c 'import triton' 2>/dev/null; then
+	echo "setup: pip install triton==3.8.0 into $TRITON_DIR" >&2
+	python3 -m pip install -q --root-user-action=ignore --no-deps --target "$TRITON_DIR" triton==3.8.0 >&2 ||
+		echo "setup: no triton: the @triton.jit tests will skip" >&2
+fi

@@ -1,0 +1,214 @@
+"""The agent's reading of user @triton.jit kernels and its wrapper of
+JITFunction.run (agent/triton_jit.py), run as the agent runs it (in the
+bootstrap's namespace), on real Triton: its own JITFunction, binder and
+run(), with only the compiler and the launch replaced (there is no GPU
+here: tests/integration/fake_triton_jit.py) and the agent's calls
+recorded.
+
+  PYTHONPATH=<a directory holding triton> python3 tests/integration/triton_jit_check.py
+
+Prints one line per check ("ok ..." or "FAIL ..."); exit 1 if any failed.
+"""
+import ast
+import functools
+import importlib
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+failed = []
+
+
+def check(what, cond, detail=""):
+    print("%s %s%s" % ("ok  " if cond else "FAIL", what, (": " + detail) if not cond else ""))
+    if not cond:
+        failed.append(what)
+
+
+def agent_namespace():
+    """The bootstrap's Python (the C string literal the agent runs), then
+    triton_jit.py into the same namespace, as agent/control.c does."""
+    src = open(os.path.join(ROOT, "agent", "bootstrap.h")).read()
+    body = src[src.index("np_bootstrap_py[] =") + len("np_bootstrap_py[] ="):src.rindex(";")]
+    lines = [ln.strip() for ln in body.strip().splitlines()]
+    ns = {}
+    exec("".join(ast.literal_eval(ln) for ln in lines if ln.startswith('"')), ns)
+    exec(open(os.path.join(ROOT, "agent", "triton_jit.py")).read(), ns)
+    return ns
+
+
+class Tensor:
+    """A CUDA tensor as Triton's binder and the wrapper see one."""
+    is_cuda = True
+
+    def __init__(self, ptr, n, dtype=torch.float32, contiguous=True):
+        self.ptr, self.n, self.dtype, self.contiguous = ptr, n, dtype, contiguous
+
+    def data_ptr(self):
+        return self.ptr
+
+    def numel(self):
+        return self.n
+
+    def is_contiguous(self):
+        return self.contiguous
+
+
+launched = []
+
+
+def record(*a):
+    launched.append(a)
+
+
+def specs(ns):
+    import triton_jit_kernels as K
+    for jit, want in K.WRITES.items():
+        if want is None:
+            s = ns["jit_spec"](jit, frozenset(("out_ptr", "x_ptr")))
+            check("%s: a pointer handed to inline assembly: not known" % jit.__name__,
+                  s is None, repr(s))
+            continue
+        s = ns["jit_spec"](jit, frozenset(want))
+        got = {jit.arg_names[i]: r for i, r in s[1]} if s else {}
+        check("%s: what its source writes and reads" % jit.__name__,
+              s is not None and s[0] == jit.__name__ and got == want, repr(s))
+    w = ns["jit_whole"]
+    check("whole: an element count passed", w(1000, [1000, 128]))
+    check("whole: rows x columns, one program per row", w(4 * 96, [96, 128, 4]))
+    check("whole: three sizes", w(2 * 3 * 64, [2, 3, 64]))
+    check("not whole: no product of the sizes", not w(4 * 128 * 64, [5, 64, 4]))
+
+
+def launches(ns):
+    import triton
+    import triton.runtime.jit as J
+    import triton_jit_kernels as K
+    plans, dones = [], []
+    ns["TRITON"][:] = [lambda name, flat: plans.append((name, flat)), lambda: dones.append(1)]
+    orig = J.JITFunction.__dict__["run"]
+    undo = []
+    check("wrapped once triton is loaded", ns["wrap_jit"](functools, undo) is True)
+    check("wrapping again is a no-op", ns["wrap_jit"](functools, undo) is True and len(undo) == 1)
+    from fake_triton_jit import without_compiler
+    for jit in K.WRITES:
+        without_compiler(jit, record)
+
+    x, y, o = Tensor(0x1000, 1000), Tensor(0x2000, 1000), Tensor(0x3000, 1000)
+    K.add_kernel[lambda m: (triton.cdiv(1000, m["BLOCK_SIZE"]),)](x, y, o, 1000, BLOCK_SIZE=128)
+    check("launched once, through Triton's own run()", len(launched) == 1 and
+          launched[-1][:3] == (8, 1, 1), repr(launched[-1][:3]))
+    check("the plan: reads, then the output, from the source",
+          plans == [("add_kernel", (0, 0x1000, 1000, "*fp32", 0, 0x2000, 1000, "*fp32",
+                                    1, 0x3000, 1000, "*fp32"))], repr(plans))
+    check("done() after the launch", len(dones) == 1)
+
+    n, d = len(plans), len(dones)
+    K.add_tuned[lambda m: (triton.cdiv(1000, m["BLOCK_SIZE"]),)](x, y, o, 1000)
+    check("autotuned: each launch planned (two timed, then the chosen one)",
+          len(launched) == 4 and len(dones) == d + 3 and
+          plans[n:] == [("add_tuned", (0, 0x1000, 1000, "*fp32", 0, 0x2000, 1000, "*fp32",
+                                       1, 0x3000, 1000, "*fp32"))] * 3,
+          "%d launches, plans %r" % (len(launched), plans[n:]))
+
+    rows, cols = 6, 96
+    Y, X = Tensor(0x4000, rows * cols, torch.bfloat16), Tensor(0x5000, rows * cols, torch.bfloat16)
+    W, R = Tensor(0x6000, cols, torch.bfloat16), Tensor(0x7000, rows)
+    K.rms_norm_fwd[(rows,)](Y, cols, X, cols, W, 0, R, 1, cols, 1e-6, BLOCK_SIZE=128)
+    check("rows: Y (grid x n_cols) and RSTD (grid) written whole, strides left out",
+          plans[-1] == ("rms_norm_fwd", (1, 0x4000, rows * cols, "*bf16", 0, 0x5000, rows * cols,
+                                         "*bf16", 0, 0x6000, cols, "*bf16",
+                                         1, 0x7000, rows, "*fp32")), repr(plans[-1]))
+
+    L = Tensor(0x8000, 4 * 96, torch.float16)
+    T = Tensor(0x9000, 4 * 96, torch.float16)
+    K.cross_entropy_fwd[(4,)](L, T, Tensor(0xa000, 4, torch.int64), 96, 96, -100, BLOCK=128)
+    check("in place over its old values: role 2; an int64 target left out",
+          plans[-1][1] == (2, 0x8000, 4 * 96, "*fp16", 1, 0x9000, 4 * 96, "*fp16"),
+          repr(plans[-1]))
+
+    n = len(plans)
+    d = len(dones)
+    B, Lmax, D = 4, 128, 64
+    cache = Tensor(0xb000, B * Lmax * D)
+    K.kv_cache_append[(B,)](cache, Tensor(0xc000, B * D), 5, Lmax * D, D, D=D)
+    check("a write into part of a tensor (a cache's one position): no plan, launched",
+          len(plans) == n and len(dones) == d and len(launched) == 7)
+
+    K.add_kernel[(8,)](x, y, Tensor(0x3000, 1000, contiguous=False), 1000, BLOCK_SIZE=128)
+    check("an output not dense: no plan", len(plans) == n)
+    K.asm_pointers[(1,)](o, x, 1000, BLOCK=1024)
+    check("a kernel not known: no plan, launched", len(plans) == n and len(launched) == 9)
+    K.add_kernel.run(x, y, o, 1000, BLOCK_SIZE=128, grid=(8,), warmup=True)
+    check("warmup (compile only): no plan", len(plans) == n)
+
+    def boom(name, flat):
+        raise RuntimeError("agent")
+    ns["TRITON"][0] = boom
+    before = len(launched)
+    K.add_kernel[(8,)](x, y, o, 1000, BLOCK_SIZE=128)
+    check("a failing hand-over: launched once", len(launched) == before + 1)
+    ns["TRITON"][0] = lambda name, flat: plans.append((name, flat))
+
+    def fails(*a):
+        launched.append(a)
+        raise ValueError("launch")
+    without_compiler(K.add_kernel, fails)
+    d = len(dones)
+    try:
+        K.add_kernel[(8,)](x, y, o, 1000, BLOCK_SIZE=128)
+        raised = False
+    except ValueError:
+        raised = True
+    check("the launch's own error reaches the caller, plan cleared",
+          raised and len(launched) == before + 2 and len(dones) == d + 1)
+
+    for u in reversed(undo):
+        u()
+    check("uninstall puts run() back", J.JITFunction.__dict__["run"] is orig)
+
+
+def import_later():
+    """triton imported after the install (a fresh process: triton's C
+    extension loads once): JITFunction.run is wrapped as soon as its
+    module has run."""
+    ns = agent_namespace()
+    ns["TRITON"][:] = [lambda name, flat: None, lambda: None]
+    before = list(sys.meta_path)
+    undo = []
+
+    class NoHooks:   # a torch whose optimizers have no global hooks
+        pass
+    ns["wrap_triton_later"](functools, NoHooks, undo)
+    check("not loaded: its watch goes first on sys.meta_path",
+          "triton" not in sys.modules and len(sys.meta_path) > len(before) and
+          sys.meta_path[len(sys.meta_path) - len(before):] == before)
+    import triton.runtime.jit as J
+    check("imported: its JITFunction.run wrapped",
+          getattr(J.JITFunction.__dict__["run"], "_nanprof", False))
+    for u in reversed(undo):
+        u()
+    check("uninstall puts run() back and the watches away",
+          not getattr(J.JITFunction.__dict__["run"], "_nanprof", False) and
+          sys.meta_path == before)
+    sys.exit(1 if failed else 0)
+
+
+def main():
+    import subprocess
+    import torch  # noqa: F401  (as a job has it: the agent installs after torch)
+    from fake_triton_jit import use_fake_driver
+    use_fake_driver()
+    ns = agent_namespace()
+    specs(ns)
+    launches(ns)
+    sys.stdout.flush()
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--import-later"])
+    sys.exit(1 if failed or r.returncode else 0)
+
+
+if __name__ == "__main__":
+    import_later() if sys.argv[1:] == ["--import-later"] else main()
