@@ -78,8 +78,10 @@
  *   fo_tri_launch(k, in, out, n)  a Triton kernel of Inductor's (bare
  *                    pointers, no signature): k 0 out = exp(in)
  *                    (triton_poi_fused_exp_0), 1 out = in * 2
- *                    (triton_poi_fused_mul_1); fo_tri_buf(i) the
- *                    addresses of y, tri_a, tri_b
+ *                    (triton_poi_fused_mul_1); k 2 and 3 the same as a
+ *                    user's @triton.jit kernels (user_exp_kernel,
+ *                    user_mul_kernel); fo_tri_buf(i) the addresses of y,
+ *                    tri_a, tri_b
  *   fo_head_tri()    s = tri_b + x (add): reads the region's output
  *   fo_bn_cudnn()    c = BatchNorm(e) through the fake cuDNN (fake_cudnn.h):
  *                    after fo_gn_conv, a convolution then cuDNN's batch norm;
@@ -250,6 +252,7 @@ static float *u, *h, *o;        /* the MLP's input, hidden and output */
 static float *gn_stats;         /* group norm's mean, rstd (64 each) */
 static CUfunction gn_moments;
 static CUfunction tri_exp, tri_mul;     /* torch.compile'd Triton kernels */
+static CUfunction tri_uexp, tri_umul;   /* a user's @triton.jit kernels */
 static float *tri_a, *tri_b;            /* their outputs */
 static float *bn_w, *bn_b, *bn_stats;   /* cuDNN batch norm's params, saved statistics */
 static float *conv_w;                   /* the convolutions' one weight */
@@ -559,6 +562,8 @@ int fo_init(void)
 	static const uint32_t off_tri[] = { 0, 8, 16, 24, 32 }, size_tri[] = { 8, 8, 4, 8, 8 };
 	tri_exp = reg("triton_poi_fused_exp_0", 5, off_tri, size_tri, k_tri_exp);
 	tri_mul = reg("triton_poi_fused_mul_1", 5, off_tri, size_tri, k_tri_mul);
+	tri_uexp = reg("user_exp_kernel", 5, off_tri, size_tri, k_tri_exp);
+	tri_umul = reg("user_mul_kernel", 5, off_tri, size_tri, k_tri_mul);
 	tri_a = alloc(), tri_b = alloc();
 	bn_w = alloc_n(BN_C), bn_b = alloc_n(BN_C), bn_stats = alloc_n(2 * BN_C);
 	for (int i = 0; !failed && i < BN_C; i++)
@@ -1063,13 +1068,17 @@ int fo_tri_input(float v)
 	return failed ? -1 : 0;
 }
 
-/* Triton kernel k (0 triton_poi_fused_exp_0, 1 triton_poi_fused_mul_1)
- * on n elements of in into out, as Triton's launcher calls it */
+/* Triton kernel k (0 triton_poi_fused_exp_0, 1 triton_poi_fused_mul_1,
+ * 2 user_exp_kernel, 3 user_mul_kernel) on n elements of in into out, as
+ * Triton's launcher calls it */
 int fo_tri_launch(int k, unsigned long long in, unsigned long long out, int n)
 {
 	void *scratch = NULL, *profile = NULL;
 	void *p[] = { &in, &out, &n, &scratch, &profile };
-	check(cuLaunchKernel(k ? tri_mul : tri_exp, (unsigned)(n + 127) / 128, 1, 1, 128, 1, 1, 0,
+	CUfunction fn[] = { tri_exp, tri_mul, tri_uexp, tri_umul };
+	if (k < 0 || k > 3)
+		return -1;
+	check(cuLaunchKernel(fn[k], (unsigned)(n + 127) / 128, 1, 1, 128, 1, 1, 0,
 			     NULL, p, NULL), "cuLaunchKernel");
 	return failed ? -1 : 0;
 }

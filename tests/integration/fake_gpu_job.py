@@ -192,10 +192,11 @@ def main():
                          "convolution, or an undecodable kernel (no read of it offered); "
                          "opaque-late: the first writes e, which the gate rewrites before "
                          "the reader's output is checked")
-    ap.add_argument("--triton", action="store_true",
-                    help="attn is a torch.compile'd region: two Triton kernels (exp, then "
-                         "a mul reading it) launched through Inductor's CachingAutotuner.run; "
-                         "the exp overflows")
+    ap.add_argument("--triton", nargs="?", const="inductor", choices=["inductor", "jit"],
+                    help="attn is two Triton kernels (exp, then a mul reading it), the exp "
+                         "overflowing: a torch.compile'd region launched through Inductor's "
+                         "CachingAutotuner.run, or (jit) a user's @triton.jit kernels "
+                         "launched through Triton's JITFunction.run (needs triton)")
     ap.add_argument("--gemm", default="sgemm", choices=GEMM_APIS,
                     help="--mlp: the cuBLAS API its matmuls call")
     ap.add_argument("--eval", choices=["no_grad", "inference_mode"],
@@ -382,12 +383,22 @@ def main():
             super().__init__()
             n = ops.fo_numel()
             self.y, self.t, self.out = (DeviceTensor(ops.fo_tri_buf(i), n) for i in range(3))
-            self.exp = inductor_kernel(ops, "triton_poi_fused_exp_0", 0)
-            self.mul = inductor_kernel(ops, "triton_poi_fused_mul_1", 1)
+            if a.triton == "jit":
+                from fake_triton_jit import user_kernels
+                for b in (self.y, self.t, self.out):
+                    b.dtype = torch.float32   # Triton's binder asks
+                self.exp, self.mul = user_kernels(ops)
+            else:
+                self.exp = inductor_kernel(ops, "triton_poi_fused_exp_0", 0)
+                self.mul = inductor_kernel(ops, "triton_poi_fused_mul_1", 1)
 
         def forward(self, x):
             ops.fo_tri_input(100.0 if train.step == a.at else 0.0)
             n = self.y.numel()
+            if a.triton == "jit":
+                self.exp[(n + 127) // 128,](self.y, self.t, n, BLOCK=128)
+                self.mul[(n + 127) // 128,](self.t, self.out, n, BLOCK=128)
+                return x
             self.exp.run(self.y, self.t, n, stream=0)
             self.mul.run(self.t, self.out, n, stream=0)
             return x

@@ -64,12 +64,15 @@
 # undecodable kernel, and after its buffer was rewritten clean (a late
 # generic judgement); and
 # a torch.compile'd region (--triton): two Triton kernels launched by
-# Inductor's CachingAutotuner.run, the first's overflow named at it.
+# Inductor's CachingAutotuner.run, the first's overflow named at it; the
+# same as a user's @triton.jit kernels (--triton jit, real Triton's
+# JITFunction.run), needing triton in NANPROF_TEST_TRITON.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" gpu-fake-nanprof
 
 F=$PWD/.output/fakecuda
+TRITON_DIR=${NANPROF_TEST_TRITON:-/opt/nanprof-test/triton}   # scripts/setup.sh --tests
 export OMP_NUM_THREADS=1
 
 run_fake() {   # python out-dir args...   (FAKE_ENV: more environment; NP_OPTS: nanprof's)
@@ -719,6 +722,28 @@ PY
 	else
 		cat "$T/$tag-conv-late.err" >> "$T/chk"
 		bad "$tag: a late generic judgement after a clean rewrite" "$T/chk"
+	fi
+	# the same two kernels as a user's @triton.jit kernels, launched by
+	# Triton's own JITFunction.run: the plan read from their source
+	# (agent/triton_jit.py) names the exp; without it the mul
+	if ! PYTHONPATH=$TRITON_DIR "$py" -c 'import triton.runtime.jit' > /dev/null 2>&1; then
+		skp "$tag: a user's @triton.jit kernels" "no triton in $TRITON_DIR (bash scripts/setup.sh --tests)"
+	else
+		FAKE_ENV="PYTHONPATH=$TRITON_DIR" run_fake "$py" "$T/$tag-jit" --triton jit --at 3
+		FAKE_ENV="PYTHONPATH=$TRITON_DIR NANPROF_AGENT_SKIP=triton" \
+			run_fake "$py" "$T/$tag-jit-off" --triton jit --at 3
+		if python3 $IT/check_origin.py "$T/$tag-jit/events.jsonl" --cuda \
+			--origin forward blocks.0.attn output --step 3 --op-kernel user_exp_kernel \
+			> "$T/chk" 2>&1 &&
+		   grep -q '"gpu_triton_checks":[1-9]' "$T/$tag-jit/events.jsonl" &&
+		   python3 $IT/check_origin.py "$T/$tag-jit-off/events.jsonl" --cuda \
+			--origin forward blocks.0.attn output --step 3 --op-kernel user_mul_kernel \
+			>> "$T/chk" 2>&1; then
+			ok "$tag: a user's @triton.jit kernel's overflow named at it, its outputs read from its source"
+		else
+			cat "$T/$tag-jit.err" "$T/$tag-jit-off.err" >> "$T/chk"
+			bad "$tag: a user's @triton.jit kernels' outputs from their source" "$T/chk"
+		fi
 	fi
 	# a torch.compile'd region: two Triton kernels in a row, launched by
 	# torch's own CachingAutotuner.run (cupti/triton.h), the first
