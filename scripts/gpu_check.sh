@@ -31,7 +31,8 @@
 #      Fourier layer's complex GEMM seen at its cublasCgemm call
 #      (tests/gpu/spectral_fault.py);
 #      a torch.compile'd model's Triton kernel overflowing
-#      (tests/gpu/compile_fault.py; informative: CHECK, not FAIL);
+#      (tests/gpu/compile_fault.py), and a user's @triton.jit kernel
+#      (tests/gpu/jit_fault.py; both informative: CHECK, not FAIL);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU, a
 #      GradScaler's overflow (no origin) and a fault at every loss scale
@@ -360,6 +361,10 @@ start_agent_jobs() {
 	# compiler on the host, so it only informs
 	agent_job agent-compile "$secs" "$PY" "$GPUT/compile_fault.py" --device "$DEV" --steps 10 \
 		--at 6 --step-times "$W/agent-compile.times"
+	# a user's @triton.jit kernel, its outputs read from its source
+	# (agent/triton_jit.py): informs, for the same reason
+	agent_job agent-jit "$secs" "$PY" "$GPUT/jit_fault.py" --device "$DEV" --steps 10 \
+		--at 6 --step-times "$W/agent-jit.times"
 	# PyTorch's expandable segments: memory mapped into a reserved range
 	# chunk by chunk (cuMemMap), which the allocation map must follow
 	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
@@ -448,6 +453,7 @@ step_agent_alone() {
 	job_ran agent-spectral 9
 	verdict agent-spectral --fault spectral --at 6
 	compile_rows
+	jit_rows
 }
 
 # whether torch's convolutions were seen at their cudnnBackendExecute
@@ -506,6 +512,20 @@ compile_rows() {
 			"no Triton launch took a plan (agent log: $(grep -c . "$W/$name.err") lines)"
 	fi
 	verdict "$name" --fault compile --at 6 --soft
+}
+
+# the @triton.jit job's rows: informative, as compile_rows
+jit_rows() {
+	local name=agent-jit
+	informative_job_ran "$name"
+	if grep -q "Triton: scaled_exp_kernel's outputs checked" "$W/$name.err"; then
+		row "$name" "@triton.jit outputs read from the kernel's source" PASS \
+			"$(grep -m1 -o 'Triton: .*' "$W/$name.err")"
+	else
+		row "$name" "@triton.jit outputs read from the kernel's source" CHECK \
+			"no launch of scaled_exp_kernel took a plan (agent log: $(grep -c . "$W/$name.err") lines)"
+	fi
+	verdict "$name" --fault jit --at 6 --soft
 }
 
 # ---- 3. under nanprof run ----

@@ -83,6 +83,8 @@ EXPECTED = {
                    "(no guards)"),
     "compile": (["triton"], "gain 1e4 in a torch.compile'd region: exp overflows in "
                             "Inductor's Triton kernel that computes it"),
+    "jit": (["scaled_exp_kernel"], "gain 1e4 in a user's @triton.jit kernel: exp overflows in "
+                                   "it, its outputs read from its source"),
     "solve": (["trsm"], "a zero on the triangle's diagonal: cuBLAS's triangular solve "
                         "divides by it, seen at the call (cublasStrsm_v2)"),
     "rope": (["mulfunctor<c10::complex<float>", "complex"],

@@ -1,0 +1,96 @@
+"""A user's own @triton.jit kernel makes the first Inf: where the agent's
+reading of such kernels (agent/triton_jit.py: outputs from the source,
+planned through the wrapped JITFunction.run) is seen on a GPU.
+
+embed -> mix (Linear, then exp(h * gain) - 1 in scaled_exp_kernel, one
+Triton program per row, as Liger's kernels are launched; its backward in
+PyTorch) -> head.  gain is a buffer (ones): at step --at it is set to
+1e4, and exp overflows to +inf in the Triton kernel; every input of that
+kernel is finite.
+
+Prints "step N loss L" like faults.py.  --device cpu runs the same
+arithmetic in PyTorch (no Triton), to check the script here.
+"""
+import torch
+import torch.nn as nn
+
+import fault_loop
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:   # --device cpu needs none
+    triton = None
+
+if triton is not None:
+    @triton.jit
+    def scaled_exp_kernel(y_ptr, x_ptr, g_ptr, row_stride, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + row * row_stride + cols, mask=mask, other=0.0)
+        g = tl.load(g_ptr + cols, mask=mask, other=0.0)
+        tl.store(y_ptr + row * row_stride + cols, tl.exp(x * g) - 1.0, mask=mask)
+
+
+class ScaledExp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, gain):
+        ctx.save_for_backward(x, gain)
+        if not x.is_cuda:
+            return torch.exp(x * gain) - 1
+        x2 = x.contiguous().view(-1, x.shape[-1])
+        y = torch.empty_like(x2)
+        n_cols = x2.shape[1]
+        scaled_exp_kernel[(x2.shape[0],)](y, x2, gain, x2.stride(0), n_cols,
+                                          BLOCK=triton.next_power_of_2(n_cols))
+        return y.view_as(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, gain = ctx.saved_tensors
+        return dy * torch.exp(x * gain) * gain, None
+
+
+class Mix(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.register_buffer("gain", torch.ones(d))
+
+    def forward(self, x):
+        a = ScaledExp.apply(self.proj(x), self.gain)
+        return a / (a.norm(dim=-1, keepdim=True) + 1)
+
+
+class Net(nn.Module):
+    def __init__(self, vocab=64, d=256):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.mix = Mix(d)
+        self.head = nn.Linear(d, 1)
+
+    def forward(self, tokens):
+        return self.head(self.mix(self.embed(tokens))).mean(dim=1).squeeze(-1)
+
+
+def main():
+    ap = fault_loop.parser(__doc__)
+    args = ap.parse_args()
+    dev = fault_loop.device(args)
+    if dev.type == "cuda" and triton is None:
+        raise SystemExit("jit_fault: no triton in this python")
+    model = Net().to(dev)
+
+    def batch(gen):
+        return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
+                torch.randn(4, generator=gen).to(dev))
+
+    def corrupt():
+        model.mix.gain.fill_(1e4)
+
+    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
+
+
+if __name__ == "__main__":
+    main()
