@@ -212,6 +212,11 @@ class JitFlow:
             if name in JIT_POINTER_CALLS:
                 return on
             raise JitUnknown('pointer method ' + name)
+        if (isinstance(f, ast.Attribute) and name in JIT_STORES + JIT_ATOMICS and
+                self.resolve(f.value) is None):
+            # a store through a local or a parameter not followed (a host
+            # TensorDescriptor not taken for one, an alias of tl unknown)
+            raise JitUnknown('a store through ' + ast.dump(f.value)[:40])
         obj = self.resolve(f)
         helper = obj if hasattr(obj, 'src') and hasattr(obj, 'arg_names') else None
         if helper is None and obj is not None and getattr(obj, 'fn', None) is not None \
@@ -359,6 +364,15 @@ def jit_bound(jit, a, k):
     return bound
 
 
+def jit_tensor(v):
+    # the tensor an argument passes: itself, or a host TensorDescriptor's
+    # base (Triton 3.4's TMA); None for anything else
+    if hasattr(v, 'data_ptr'):
+        return v
+    b = getattr(v, 'base', None)
+    return b if hasattr(b, 'data_ptr') else None
+
+
 def jit_plan(jit, spec, bound, k):
     # the flat plan of one launch (triton_plan.c), or None
     grid = k.get('grid')
@@ -369,9 +383,9 @@ def jit_plan(jit, spec, bound, k):
     flat = []
     names = jit.arg_names
     for i, role in spec[1]:
-        v = bound.get(names[i])
-        if not hasattr(v, 'data_ptr'):
-            continue   # an integer (a stride) that addresses a pointer
+        v = jit_tensor(bound.get(names[i]))
+        if v is None:
+            continue
         t = JIT_DTYPES.get(str(getattr(v, 'dtype', '')).replace('torch.', ''))
         if t is None or not getattr(v, 'is_cuda', False):
             continue   # integers, bools: never non-finite
@@ -409,7 +423,7 @@ def wrap_jit(functools, undo):
         try:
             if not k.get('warmup'):
                 bound = jit_bound(self, a, k)
-                ptrs = frozenset(n for n, v in bound.items() if hasattr(v, 'data_ptr'))
+                ptrs = frozenset(n for n, v in bound.items() if jit_tensor(v) is not None)
                 # read once per kernel and set of tensor arguments (None:
                 # not known)
                 got = self.__dict__.get('_nanprof_spec')
