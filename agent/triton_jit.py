@@ -223,8 +223,8 @@ class JitFlow:
                 and hasattr(getattr(obj, 'fn'), 'src'):
             helper = obj.fn   # a helper wrapped again (autotune, heuristics)
         mod = getattr(obj, '__module__', '') or ''
-        if helper is not None:
-            return self.helper(helper, args, kw)
+        if helper is not None and not mod.startswith('triton.language'):
+            return self.helper(helper, args, kw)   # not tl.sum, tl.sort: @jit too
         # triton.language's, or a call of that name through a module not
         # resolved (a local alias)
         tl = mod.startswith('triton.language') or (
