@@ -307,7 +307,8 @@ $(FAKECUDA)/bench_launch: bench/bench_launch.c $(FAKECUDA)/libcuda.so.1 tests/fa
 .PHONY: bench-launch bench-triton
 bench-launch: $(FAKECUDA)/bench_launch $(FAKECUDA)/libcupti.so.13 libnanprof_agent.so
 	$(Q)bash bench/bench_launch.sh
-# a torch.compile'd Triton launch through Inductor's run(), wrapped or not
+# a Triton launch through Inductor's run() (KIND=jit: a user's kernel through
+# Triton's JITFunction.run), wrapped or not
 bench-triton: $(FAKECUDA_BINS) libnanprof_agent.so
 	$(Q)bash bench/bench_triton.sh
 

@@ -426,9 +426,10 @@ def wrap_jit(functools, undo):
                 ptrs = frozenset(n for n, v in bound.items() if jit_tensor(v) is not None)
                 # read once per kernel and set of tensor arguments (None:
                 # not known)
-                got = self.__dict__.get('_nanprof_spec')
+                cache = self.__dict__   # a JITFunction without one: no plan
+                got = cache.get('_nanprof_spec')
                 if got is None or got[0] != ptrs:
-                    got = self.__dict__['_nanprof_spec'] = (ptrs, jit_spec(self, ptrs))
+                    got = cache['_nanprof_spec'] = (ptrs, jit_spec(self, ptrs))
                 s = got[1]
                 flat = jit_plan(self, s, bound, k) if s else None
                 if flat:

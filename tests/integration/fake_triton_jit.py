@@ -40,8 +40,15 @@ class Compiled:
 
 
 def without_compiler(jit, launch):
-    """jit's launches go to launch(*args) instead of a compiled kernel."""
-    jit._do_compile = lambda *a, **k: Compiled(launch)
+    """jit's launches go to launch(*args) instead of a compiled kernel,
+    cached as Triton caches what it compiled (later launches take
+    run()'s fast path, as on a GPU)."""
+    def compile_(key, signature, device, *a, **k):
+        kernel = Compiled(launch)
+        jit.device_caches[device][0][key] = kernel
+        return kernel
+    jit.device_caches.clear()   # what was compiled before: forgotten
+    jit._do_compile = compile_
     return jit
 
 
