@@ -21,6 +21,14 @@ class FakeDriver:
         from triton.backends.compiler import GPUTarget
         return GPUTarget("cuda", 90, 32)
 
+    def get_benchmarker(self):
+        """Autotuning's timer (older Triton asks for it even when a
+        kernel brings its own): one call, made-up times."""
+        def bench(kernel_call, quantiles=None, **k):
+            kernel_call()
+            return [1.0, 1.0, 1.0] if quantiles else 1.0
+        return bench
+
 
 class Compiled:
     """A kernel past Triton's compiler: launch(*args) is its launch, args
@@ -43,12 +51,25 @@ def without_compiler(jit, launch):
     """jit's launches go to launch(*args) instead of a compiled kernel,
     cached as Triton caches what it compiled (later launches take
     run()'s fast path, as on a GPU)."""
-    def compile_(key, signature, device, *a, **k):
-        kernel = Compiled(launch)
-        jit.device_caches[device][0][key] = kernel
-        return kernel
-    jit.device_caches.clear()   # what was compiled before: forgotten
-    jit._do_compile = compile_
+    if hasattr(jit, "_do_compile"):   # Triton 3.3 and later
+        def compile_(key, signature, device, *a, **k):
+            kernel = Compiled(launch)
+            jit.device_caches[device][0][key] = kernel
+            return kernel
+        jit.device_caches.clear()   # what was compiled before: forgotten
+        jit._do_compile = compile_
+        return jit
+    # older: run() calls self.compile, set by create_binder, and caches
+    # its result in self.cache itself
+    binder = type(jit).create_binder
+
+    def create_binder(*a, **k):
+        r = binder(jit, *a, **k)
+        jit.compile = lambda *a, **k: Compiled(launch)
+        return r
+    jit.create_binder = create_binder
+    jit.binder = None
+    jit.cache.clear()
     return jit
 
 
