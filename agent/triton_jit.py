@@ -231,6 +231,8 @@ class JitFlow:
             obj is None and isinstance(f, ast.Attribute) and name in JIT_KNOWN)
         if tl and name in JIT_STORES + JIT_ATOMICS:
             p = first()
+            if not p:   # through no parameter followed (a tuple's tensor)
+                raise JitUnknown('a store through nothing followed')
             self.stored |= p
             if name in JIT_ATOMICS:
                 self.loaded |= p
@@ -332,9 +334,10 @@ def jit_sizes(jit, bound, grid):
 
 
 def jit_whole(numel, sizes):
-    # numel one of the sizes, or a product of two or three of them
+    # numel one of the sizes, or a product of two or three of them (or
+    # 1: a scalar, a loss, is written whole when written at all)
     s = set(sizes[:16])
-    if numel in s:
+    if numel == 1 or numel in s:
         return True
     for a in s:
         if numel % a:
@@ -423,7 +426,10 @@ def wrap_jit(functools, undo):
         try:
             if not k.get('warmup'):
                 bound = jit_bound(self, a, k)
-                ptrs = frozenset(n for n, v in bound.items() if jit_tensor(v) is not None)
+                # parameters holding pointers: tensors, and None (a null
+                # pointer, an optional output its constexpr flag skips)
+                ptrs = frozenset(n for n, v in bound.items()
+                                 if v is None or jit_tensor(v) is not None)
                 # read once per kernel and set of tensor arguments (None:
                 # not known)
                 cache = self.__dict__   # a JITFunction without one: no plan

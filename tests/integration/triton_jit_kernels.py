@@ -4,7 +4,7 @@ source.  WRITES maps each kernel to its parameters' roles as a reader of
 the source sees them: 1 written, 2 written over its own old values (read
 too, or an atomic), 0 read; None for a kernel whose writes cannot be
 followed.  The parameters listed are those given tensors at launch
-(asm_pointers: out_ptr and x_ptr).  Needs triton (no GPU).
+(GIVEN for the others).  Needs triton (no GPU).
 """
 import triton
 import triton.language as tl
@@ -179,6 +179,27 @@ def copy_tma(in_desc, out_desc, amax_ptr, BLOCK: tl.constexpr):
     tl.store(amax_ptr + pid, tl.max(tl.max(tl.abs(v), 1), 0))
 
 
+@triton.jit
+def pair_store(ptrs, norm_ptr, n, BLOCK: tl.constexpr):
+    # tensors in a tuple argument (Triton 3.3+): the first store's target
+    # is a tuple's element, not a parameter followed
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(ptrs[0] + offs, mask=offs < n, other=0.0)
+    tl.store(ptrs[1] + offs, x, mask=offs < n)
+    tl.store(norm_ptr, tl.sum(x * x, 0))
+
+
+@triton.jit
+def loss_maybe_z(x_ptr, loss_ptr, z_ptr, n, HAS_Z: tl.constexpr, BLOCK: tl.constexpr):
+    # an optional output: None when its flag is off, as Liger's
+    # cross entropy passes z_loss
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(loss_ptr, tl.sum(x, 0))
+    if HAS_Z:
+        tl.store(z_ptr, tl.sum(x * x, 0))
+
+
 def _timed(kernel_call, quantiles):
     # autotuning's benchmark without a GPU: one call, made-up times
     kernel_call()
@@ -196,6 +217,9 @@ def add_tuned(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
              mask=mask)
 
 
+# the parameters given tensors, for the kernels not known
+GIVEN = {"asm_pointers": ("out_ptr", "x_ptr"), "pair_store": ("norm_ptr",)}
+
 WRITES = {
     add_kernel: {"x_ptr": 0, "y_ptr": 0, "out_ptr": 1},
     rms_norm_fwd: {"Y_ptr": 1, "X_ptr": 0, "W_ptr": 0, "RSTD_ptr": 1},
@@ -210,4 +234,6 @@ WRITES = {
     asm_pointers: None,
     add_tuned.fn: {"x_ptr": 0, "y_ptr": 0, "out_ptr": 1},
     copy_tma: {"in_desc": 0, "out_desc": 1, "amax_ptr": 1},
+    pair_store: None,
+    loss_maybe_z: {"x_ptr": 0, "loss_ptr": 1, "z_ptr": 1},
 }
