@@ -20,25 +20,40 @@ import fault_loop
 
 
 class Mix(nn.Module):
-    def __init__(self, d):
+    """exp(proj(x) * gain) - 1, normalised; scaled_exp(h, gain) computes
+    exp(h * gain) - 1 (jit_fault.py puts its Triton kernel there)."""
+    def __init__(self, d, scaled_exp=None):
         super().__init__()
         self.proj = nn.Linear(d, d)
         self.register_buffer("gain", torch.ones(d))
+        self.scaled_exp = scaled_exp or (lambda h, g: torch.exp(h * g) - 1)
 
     def forward(self, x):
-        a = torch.exp(self.proj(x) * self.gain) - 1
+        a = self.scaled_exp(self.proj(x), self.gain)
         return a / (a.norm(dim=-1, keepdim=True) + 1)
 
 
 class Net(nn.Module):
-    def __init__(self, vocab=64, d=256):
+    def __init__(self, vocab=64, d=256, scaled_exp=None):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
-        self.mix = Mix(d)
+        self.mix = Mix(d, scaled_exp)
         self.head = nn.Linear(d, 1)
 
     def forward(self, tokens):
         return self.head(self.mix(self.embed(tokens))).mean(dim=1).squeeze(-1)
+
+
+def train(args, model, dev):
+    """fault_loop.train on token batches, gain set to 1e4 at step --at."""
+    def batch(gen):
+        return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
+                torch.randn(4, generator=gen).to(dev))
+
+    def corrupt():
+        model.mix.gain.fill_(1e4)
+
+    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
 
 
 def main():
@@ -49,15 +64,7 @@ def main():
     model = Net().to(dev)
     if not args.eager:
         model.mix = torch.compile(model.mix)
-
-    def batch(gen):
-        return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
-                torch.randn(4, generator=gen).to(dev))
-
-    def corrupt():
-        model.mix.gain.fill_(1e4)
-
-    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
+    train(args, model, dev)
 
 
 if __name__ == "__main__":

@@ -2,18 +2,18 @@
 reading of such kernels (agent/triton_jit.py: outputs from the source,
 planned through the wrapped JITFunction.run) is seen on a GPU.
 
-embed -> mix (Linear, then exp(h * gain) - 1 in scaled_exp_kernel, one
-Triton program per row, as Liger's kernels are launched; its backward in
-PyTorch) -> head.  gain is a buffer (ones): at step --at it is set to
-1e4, and exp overflows to +inf in the Triton kernel; every input of that
-kernel is finite.
+compile_fault.py's model, uncompiled, its exp(h * gain) - 1 computed by
+scaled_exp_kernel, one Triton program per row, as Liger's kernels are
+launched (its backward in PyTorch).  gain is a buffer (ones): at step
+--at it is set to 1e4, and exp overflows to +inf in the Triton kernel;
+every input of that kernel is finite.
 
 Prints "step N loss L" like faults.py.  --device cpu runs the same
 arithmetic in PyTorch (no Triton), to check the script here.
 """
 import torch
-import torch.nn as nn
 
+import compile_fault
 import fault_loop
 
 try:
@@ -52,44 +52,13 @@ class ScaledExp(torch.autograd.Function):
         return dy * torch.exp(x * gain) * gain, None
 
 
-class Mix(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.proj = nn.Linear(d, d)
-        self.register_buffer("gain", torch.ones(d))
-
-    def forward(self, x):
-        a = ScaledExp.apply(self.proj(x), self.gain)
-        return a / (a.norm(dim=-1, keepdim=True) + 1)
-
-
-class Net(nn.Module):
-    def __init__(self, vocab=64, d=256):
-        super().__init__()
-        self.embed = nn.Embedding(vocab, d)
-        self.mix = Mix(d)
-        self.head = nn.Linear(d, 1)
-
-    def forward(self, tokens):
-        return self.head(self.mix(self.embed(tokens))).mean(dim=1).squeeze(-1)
-
-
 def main():
     ap = fault_loop.parser(__doc__)
     args = ap.parse_args()
     dev = fault_loop.device(args)
     if dev.type == "cuda" and triton is None:
         raise SystemExit("jit_fault: no triton in this python")
-    model = Net().to(dev)
-
-    def batch(gen):
-        return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
-                torch.randn(4, generator=gen).to(dev))
-
-    def corrupt():
-        model.mix.gain.fill_(1e4)
-
-    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
+    compile_fault.train(args, compile_fault.Net(scaled_exp=ScaledExp.apply).to(dev), dev)
 
 
 if __name__ == "__main__":

@@ -9,35 +9,14 @@ recorded.
 
 Prints one line per check ("ok ..." or "FAIL ..."); exit 1 if any failed.
 """
-import ast
 import functools
-import importlib
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-failed = []
-
-
-def check(what, cond, detail=""):
-    print("%s %s%s" % ("ok  " if cond else "FAIL", what, (": " + detail) if not cond else ""))
-    if not cond:
-        failed.append(what)
-
-
-def agent_namespace():
-    """The bootstrap's Python (the C string literal the agent runs), then
-    triton_jit.py into the same namespace, as agent/control.c does."""
-    src = open(os.path.join(ROOT, "agent", "bootstrap.h")).read()
-    body = src[src.index("np_bootstrap_py[] =") + len("np_bootstrap_py[] ="):src.rindex(";")]
-    lines = [ln.strip() for ln in body.strip().splitlines()]
-    ns = {}
-    exec("".join(ast.literal_eval(ln) for ln in lines if ln.startswith('"')), ns)
-    exec(open(os.path.join(ROOT, "agent", "triton_jit.py")).read(), ns)
-    return ns
+from agent_python import check, failed, namespace as agent_namespace  # noqa: E402
 
 
 class Tensor:

@@ -7,7 +7,6 @@ launch happens once, whatever goes wrong in the wrapper.
 
 Prints one line per check ("ok ..." or "FAIL ..."); exit 1 if any failed.
 """
-import ast
 import functools
 import importlib
 import os
@@ -18,24 +17,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner  # noqa: E402
 
+from agent_python import bootstrap, check, failed  # noqa: E402
 from fake_inductor import DeviceTensor  # noqa: E402
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-failed = []
-
-
-def check(what, cond, detail=""):
-    print("%s %s%s" % ("ok  " if cond else "FAIL", what, (": " + detail) if not cond else ""))
-    if not cond:
-        failed.append(what)
-
-
-def bootstrap():
-    """The bootstrap's Python, from the C string literal the agent runs."""
-    src = open(os.path.join(ROOT, "agent", "bootstrap.h")).read()
-    body = src[src.index("np_bootstrap_py[] =") + len("np_bootstrap_py[] ="):src.rindex(";")]
-    lines = [ln.strip() for ln in body.strip().splitlines()]
-    return "".join(ast.literal_eval(ln) for ln in lines if ln.startswith('"'))
 
 
 def kernel(name, sig, launched, mutated=()):
