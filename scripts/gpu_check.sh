@@ -452,8 +452,9 @@ step_agent_alone() {
 	verdict agent-rope --fault rope --at 6
 	job_ran agent-spectral 9
 	verdict agent-spectral --fault spectral --at 6
-	compile_rows
-	jit_rows
+	triton_rows agent-compile compile "Triton outputs told by Inductor's run()" '.*'
+	triton_rows agent-jit jit "@triton.jit outputs read from the kernel's source" \
+		scaled_exp_kernel
 }
 
 # whether torch's convolutions were seen at their cudnnBackendExecute
@@ -498,34 +499,21 @@ cudnn_attn_rows() {
 	verdict "$name" --fault cudnn-attn --at 6 --soft
 }
 
-# the torch.compile job's rows: informative (CHECK where another job
-# would FAIL), as it needs what this script does not control (Triton's
-# C compiler, Inductor's version)
-compile_rows() {
-	local name=agent-compile
+# a Triton job's rows: informative (CHECK where another job would FAIL),
+# as it needs what this script does not control (Triton's C compiler,
+# Inductor's version).  triton_rows JOB FAULT WHAT KERNEL: KERNEL a regular
+# expression for the kernel whose plan the agent's log must show
+triton_rows() {
+	local name=$1 fault=$2 what=$3 kernel=$4
 	informative_job_ran "$name"
-	if grep -q "Triton: .* outputs checked as its Python call named them" "$W/$name.err"; then
-		row "$name" "Triton outputs told by Inductor's run()" PASS \
-			"$(grep -m1 -o 'Triton: .*' "$W/$name.err")"
+	if grep -Eq "Triton: $kernel's outputs checked as its Python call named them" "$W/$name.err"
+	then
+		row "$name" "$what" PASS "$(grep -m1 -o 'Triton: .*' "$W/$name.err")"
 	else
-		row "$name" "Triton outputs told by Inductor's run()" CHECK \
+		row "$name" "$what" CHECK \
 			"no Triton launch took a plan (agent log: $(grep -c . "$W/$name.err") lines)"
 	fi
-	verdict "$name" --fault compile --at 6 --soft
-}
-
-# the @triton.jit job's rows: informative, as compile_rows
-jit_rows() {
-	local name=agent-jit
-	informative_job_ran "$name"
-	if grep -q "Triton: scaled_exp_kernel's outputs checked" "$W/$name.err"; then
-		row "$name" "@triton.jit outputs read from the kernel's source" PASS \
-			"$(grep -m1 -o 'Triton: .*' "$W/$name.err")"
-	else
-		row "$name" "@triton.jit outputs read from the kernel's source" CHECK \
-			"no launch of scaled_exp_kernel took a plan (agent log: $(grep -c . "$W/$name.err") lines)"
-	fi
-	verdict "$name" --fault jit --at 6 --soft
+	verdict "$name" --fault "$fault" --at 6 --soft
 }
 
 # ---- 3. under nanprof run ----
