@@ -6,7 +6,7 @@
 # agent/triton_jit_py.h) and run in the bootstrap's namespace
 # (agent/bootstrap.h) after it: TRITON holds the agent's plan and done
 # calls (cupti/triton.h).  It is plain Python so that it can be tested as
-# it is (tests/unit/test_triton_jit.py).
+# it is (tests/integration/test_triton_jit.sh, triton_jit_check.py).
 #
 # A Triton kernel's launch passes bare pointers: which of them it writes
 # is in its source only.  Inductor's kernels say it in their argument
@@ -18,9 +18,12 @@
 # (followed the same way), and through nothing else: a value loaded from
 # a pointer is data, so an index loaded from idx_ptr does not make
 # idx_ptr written when it addresses a store.  A pointer handed to
-# anything it cannot follow (a Python function, a call it does not know)
-# makes the kernel unknown: no plan, and its launches stay with the
-# generic tier as before.
+# anything it cannot follow (inline assembly, a call it does not know),
+# or a store through anything not followed (a tensor in a tuple), makes
+# the kernel unknown: no plan, and its launches stay with the generic
+# tier as before.  The parameters followed are those a launch gives a
+# tensor, a host TensorDescriptor (its base tensor) or None (a null
+# pointer: an optional output its constexpr flag skips).
 #
 # A written tensor is taken only when dense and when the launch shows it
 # covers the whole of it (jit_whole): its element count is one of the
