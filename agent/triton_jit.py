@@ -409,6 +409,49 @@ def jit_plan(jit, spec, bound, k):
     return tuple(flat) if flat else None
 
 
+def jit_custom_plan(autotuner, a):
+    # (name, flat plan) of a user's kernel in a torch.compile'd graph, or
+    # None.  Inductor re-compiles it from its source into a
+    # CachingAutotuner (custom_kernel) whose run() gets the kernel's
+    # arguments in order, its constexprs left out on newer Triton, then
+    # the grid (torch/_inductor/ir.py, UserDefinedTritonKernel._codegen).
+    # A layout is taken when its tensors land exactly on parameters the
+    # source reads or writes through, its written ones all tensors or
+    # None; when both layouts fit they must agree (constexprs last).
+    jit = autotuner.fn
+    shape = (len(a), tuple(i for i, v in enumerate(a) if v is None or jit_tensor(v) is not None))
+    cache = autotuner.__dict__.setdefault('_nanprof_custom', {})
+    if shape not in cache and len(cache) < 16:
+        cache[shape] = jit_custom_layout(jit, a)
+    got = cache.get(shape)
+    if not got:
+        return None
+    layout, spec = got
+    bound = dict(zip(layout, a))
+    extra = a[len(layout):]
+    flat = jit_plan(jit, spec, bound, {'grid': tuple(v for v in extra if type(v) is int)})
+    return (spec[0], flat) if flat else None
+
+
+def jit_custom_layout(jit, a):
+    # (parameter names a's values go to, spec), or None (jit_custom_plan)
+    names = list(jit.arg_names)
+    constexpr = set(getattr(jit, 'constexprs', None) or ())
+    found = []
+    for layout in ([n for i, n in enumerate(names) if i not in constexpr], names):
+        if len(a) < len(layout):
+            continue
+        b = dict(zip(layout, a))
+        tensors = frozenset(n for n, v in b.items() if jit_tensor(v) is not None)
+        s = jit_spec(jit, tensors | frozenset(n for n, v in b.items() if v is None))
+        used = set(names[i] for i, _ in (s[1] if s else ()))
+        if s and tensors <= used:
+            found.append((layout, s, {n: id(b[n]) for n in tensors}))
+    if not found or any(f[2] != found[0][2] for f in found):
+        return None   # none fits, or two fit with tensors placed apart
+    return found[0][0], found[0][1]
+
+
 def wrap_jit(functools, undo):
     # a user's @triton.jit kernels, launched by JITFunction.run (directly,
     # or through triton.autotune and triton.heuristics): before each

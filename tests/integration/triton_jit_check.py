@@ -177,6 +177,62 @@ def launches(ns):
     check("uninstall puts run() back", J.JITFunction.__dict__["run"] is orig)
 
 
+def compiled_graph(ns):
+    """A user's kernel in a torch.compile'd graph: Inductor's own
+    CachingAutotuner with custom_kernel, its fn the kernel, run() given
+    the kernel's arguments (constexprs left out, or not: older Triton),
+    then the grid (torch/_inductor/ir.py); the wrapper of run() as the
+    agent installs it."""
+    try:
+        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    except ImportError:
+        print("skip compiled graphs: this torch has no Inductor")
+        return
+    import triton_jit_kernels as K
+    plans = []
+    ns["TRITON"][:] = [lambda name, flat: plans.append((name, flat)), lambda: None]
+    undo = []
+    check("Inductor's run() wrapped", ns["wrap_triton"](functools, undo) is True)
+
+    def autotuner(jit):
+        t = CachingAutotuner.__new__(CachingAutotuner)
+        t.fn, t.triton_meta, t.inductor_meta = jit, {"signature": {}}, {}
+        t.mutated_arg_names, t.custom_kernel = [], True
+        t._cached_launcher = lambda *a, stream: launched.append(a)
+        return t
+
+    rows, cols = 6, 96
+    Y, X = Tensor(0x4000, rows * cols, torch.bfloat16), Tensor(0x5000, rows * cols, torch.bfloat16)
+    W, R = Tensor(0x6000, cols, torch.bfloat16), Tensor(0x7000, rows)
+    before = len(launched)
+    autotuner(K.rms_norm_fwd).run(Y, cols, X, cols, W, 0, R, 1, cols, 1e-6, rows, stream=0)
+    check("compiled graph: a user's kernel planned from its source, the grid its last argument",
+          plans == [("rms_norm_fwd", (1, 0x4000, rows * cols, "*bf16", 0, 0x5000, rows * cols,
+                                      "*bf16", 0, 0x6000, cols, "*bf16",
+                                      1, 0x7000, rows, "*fp32"))] and
+          len(launched) == before + 1, repr(plans))
+    x, y = Tensor(0x1000, 1000), Tensor(0x2000, 1000)
+    want = [("mid_constexpr", (0, 0x1000, 1000, "*fp32", 1, 0x2000, 1000, "*fp32"))]
+    del plans[:]
+    autotuner(K.mid_constexpr).run(x, y, 1000, 8, stream=0)
+    check("compiled graph: constexprs left out of the call", plans == want, repr(plans))
+    del plans[:]
+    autotuner(K.mid_constexpr).run(x, 2.0, y, 1000, 128, 8, stream=0)
+    check("compiled graph: constexprs in the call (older Triton)", plans == want, repr(plans))
+    del plans[:]
+    autotuner(K.mid_constexpr).run(1000, x, y, 8, stream=0)
+    check("compiled graph: tensors where the source has no pointers: no plan", plans == [],
+          repr(plans))
+    plain = autotuner(K.add_kernel)
+    plain.custom_kernel = False
+    del plans[:]
+    plain.run(x, y, Tensor(0x3000, 1000), 1000, stream=0)
+    check("an Inductor kernel of its own (no custom_kernel): not read from source",
+          plans == [], repr(plans))
+    for u in reversed(undo):
+        u()
+
+
 def import_later():
     """triton imported after the install (a fresh process: triton's C
     extension loads once): JITFunction.run is wrapped as soon as its
@@ -213,6 +269,7 @@ def main():
     ns = agent_namespace()
     specs(ns)
     launches(ns)
+    compiled_graph(ns)
     sys.stdout.flush()
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--import-later"])
     sys.exit(1 if failed or r.returncode else 0)

@@ -200,6 +200,14 @@ def loss_maybe_z(x_ptr, loss_ptr, z_ptr, n, HAS_Z: tl.constexpr, BLOCK: tl.const
         tl.store(z_ptr, tl.sum(x * x, 0))
 
 
+@triton.jit
+def mid_constexpr(x_ptr, SCALE: tl.constexpr, y_ptr, n, BLOCK: tl.constexpr):
+    # a constexpr between pointers: where a compiled graph's call puts
+    # the arguments depends on whether it passes constexprs
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+
 def _timed(kernel_call, quantiles):
     # autotuning's benchmark without a GPU: one call, made-up times
     kernel_call()
@@ -236,4 +244,5 @@ WRITES = {
     copy_tma: {"in_desc": 0, "out_desc": 1, "amax_ptr": 1},
     pair_store: None,
     loss_maybe_z: {"x_ptr": 0, "loss_ptr": 1, "z_ptr": 1},
+    mid_constexpr: {"x_ptr": 0, "y_ptr": 1},
 }
