@@ -31,8 +31,9 @@
 #      Fourier layer's complex GEMM seen at its cublasCgemm call
 #      (tests/gpu/spectral_fault.py);
 #      a torch.compile'd model's Triton kernel overflowing
-#      (tests/gpu/compile_fault.py), and a user's @triton.jit kernel
-#      (tests/gpu/jit_fault.py; both informative: CHECK, not FAIL);
+#      (tests/gpu/compile_fault.py), and a user's @triton.jit kernel,
+#      eager and compiled (tests/gpu/jit_fault.py; all informative:
+#      CHECK, not FAIL);
 #   3. if BPF works and we are root: the same jobs under `nanprof run`,
 #      the origin's step, phase and module checked as on the CPU, a
 #      GradScaler's overflow (no origin) and a fault at every loss scale
@@ -365,6 +366,10 @@ start_agent_jobs() {
 	# (agent/triton_jit.py): informs, for the same reason
 	agent_job agent-jit "$secs" "$PY" "$GPUT/jit_fault.py" --device "$DEV" --steps 10 \
 		--at 6 --step-times "$W/agent-jit.times"
+	# the same kernel inside a torch.compile'd graph (Inductor's
+	# CachingAutotuner with custom_kernel, read from the source too)
+	agent_job agent-jit-compile "$secs" "$PY" "$GPUT/jit_fault.py" --compile --device "$DEV" \
+		--steps 10 --at 6 --step-times "$W/agent-jit-compile.times"
 	# PyTorch's expandable segments: memory mapped into a reserved range
 	# chunk by chunk (cuMemMap), which the allocation map must follow
 	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
@@ -454,6 +459,8 @@ step_agent_alone() {
 	verdict agent-spectral --fault spectral --at 6
 	triton_rows agent-compile compile "Triton outputs told by Inductor's run()" '.*'
 	triton_rows agent-jit jit "@triton.jit outputs read from the kernel's source" \
+		scaled_exp_kernel
+	triton_rows agent-jit-compile jit "@triton.jit in a compiled graph, read from its source" \
 		scaled_exp_kernel
 }
 

@@ -8,6 +8,10 @@ launched (its backward in PyTorch).  gain is a buffer (ones): at step
 --at it is set to 1e4, and exp overflows to +inf in the Triton kernel;
 every input of that kernel is finite.
 
+With --compile the mix is torch.compile'd: Inductor recompiles the
+user's kernel from its source into its own CachingAutotuner
+(custom_kernel), which the agent reads from the source too.
+
 Prints "step N loss L" like faults.py.  --device cpu runs the same
 arithmetic in PyTorch (no Triton), to check the script here.
 """
@@ -54,11 +58,16 @@ class ScaledExp(torch.autograd.Function):
 
 def main():
     ap = fault_loop.parser(__doc__)
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the mix (the kernel inside a compiled graph)")
     args = ap.parse_args()
     dev = fault_loop.device(args)
     if dev.type == "cuda" and triton is None:
         raise SystemExit("jit_fault: no triton in this python")
-    compile_fault.train(args, compile_fault.Net(scaled_exp=ScaledExp.apply).to(dev), dev)
+    model = compile_fault.Net(scaled_exp=ScaledExp.apply).to(dev)
+    if args.compile:
+        model.mix = torch.compile(model.mix)
+    compile_fault.train(args, model, dev)
 
 
 if __name__ == "__main__":
