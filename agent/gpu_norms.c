@@ -13,8 +13,9 @@
  * to pinned memory after an event (torch's caching host allocator reuses
  * the pinned blocks once the copy is done); None while the stream
  * captures a CUDA graph (allocating pinned memory then would break the
- * user's capture).  ready(pending): None until every event has
- * completed, then the norms in the order of grads, -1 for a .grad left
+ * user's capture).  ready(pending): None while the stream captures
+ * (querying an event then would break the capture: seen on an H200,
+ * docs/gpu-results.md) and until every event has completed, then the norms in the order of grads, -1 for a .grad left
  * out (a DTensor: its norm may take a collective).  A device-less run
  * (the fake driver's tests: no torch.cuda) computes them where the
  * tensors are, ready at once. */
@@ -49,6 +50,8 @@ static const char helper_py[] =
 "            out.append((idx, host, ev))\n"
 "    return out\n"
 "def ready(pending):\n"
+"    if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():\n"
+"        return None\n"
 "    if any(ev is not None and not ev.query() for _, _, ev in pending[1:]):\n"
 "        return None\n"
 "    vals = [-1.0] * pending[0]\n"
@@ -173,7 +176,11 @@ void np_gpu_norms_poll(void)
 {
 	while (npend) {
 		struct pending *p = &pend[head];
+		/* relaxed: another thread's graph capture is not broken
+		 * by the event query either (gpu.h) */
+		int mode = np_gpu_capture_relaxed();
 		PyObject *vals = np_py.Object_CallFunctionObjArgs(ready_fn, p->obj, NULL);
+		np_gpu_capture_restore(mode);
 		if (!vals) {
 			np_py_err_clear();
 			np_gpu_norms_dropped++;

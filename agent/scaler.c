@@ -14,7 +14,8 @@
  * CPU; on CUDA (host, event), both copied to pinned memory after an
  * event; None when there is nothing to say (no step() this iteration, or
  * a CUDA graph capturing: no pinned memory then).  ready(p): the pair,
- * or None while the copy is still out. */
+ * or None while the copy is still out or the stream captures (an event
+ * query would break the capture). */
 static const char helper_py[] =
 "import torch\n"
 "def found_inf(scaler):\n"
@@ -39,6 +40,8 @@ static const char helper_py[] =
 "def ready(p):\n"
 "    if isinstance(p, list):\n"
 "        return p\n"
+"    if torch.cuda.is_current_stream_capturing():\n"
+"        return None\n"
 "    host, ev = p\n"
 "    return host.tolist() if ev.query() else None\n";
 
@@ -162,7 +165,9 @@ uint32_t np_scaler_poll(void)
 {
 	while (npend) {
 		struct pending *p = &pend[head];
+		int mode = np_gpu_capture_relaxed();   /* as gpu_norms.c */
 		PyObject *v = np_py.Object_CallFunctionObjArgs(ready_fn, p->obj, NULL);
+		np_gpu_capture_restore(mode);
 		if (!v) {
 			np_py_err_clear();
 			np_scaler_dropped++;

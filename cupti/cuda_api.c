@@ -139,6 +139,8 @@ static int load_cupti(void *cp)
 	NEED(cp, unsubscribe, "cuptiUnsubscribe");
 	NEED(cp, enable_callback, "cuptiEnableCallback");
 	NEED(cp, get_result_string, "cuptiGetResultString");
+	/* only for NANPROF_GPU_TRACE_ERRORS: its absence costs nothing else */
+	*(void **)&np_cu.enable_domain = dlsym(cp, "cuptiEnableDomain");
 	return 0;
 }
 

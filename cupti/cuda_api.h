@@ -44,6 +44,7 @@ struct np_cuda_api {
 	__typeof__(&cuptiUnsubscribe) unsubscribe;
 	__typeof__(&cuptiEnableCallback) enable_callback;
 	__typeof__(&cuptiGetResultString) get_result_string;
+	__typeof__(&cuptiEnableDomain) enable_domain;   /* optional: NULL if absent */
 	/* libstdc++ (torch has it mapped), for kernel names */
 	char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 	const char *cupti_path;      /* where libcupti came from */

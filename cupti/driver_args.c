@@ -114,3 +114,34 @@ int np_copy_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst, uint64_t *
 	}
 	return -1;
 }
+
+int np_host_write_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst)
+{
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds:
+		*dst = ((const cuMemcpyHtoD_v2_params *)p)->dstDevice;
+		return 0;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz:
+		*dst = ((const cuMemcpyHtoDAsync_v2_params *)p)->dstDevice;
+		return 0;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds:
+		*dst = ((const cuMemsetD8_v2_params *)p)->dstDevice;
+		return 0;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz:
+		*dst = ((const cuMemsetD8Async_params *)p)->dstDevice;
+		return 0;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds:
+		*dst = ((const cuMemsetD32_v2_params *)p)->dstDevice;
+		return 0;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz:
+		*dst = ((const cuMemsetD32Async_params *)p)->dstDevice;
+		return 0;
+	}
+	return -1;
+}

@@ -97,6 +97,14 @@ void np_gpu_poll(void);
 /* Whether np_gpu_start() succeeded and np_gpu_stop() was not called. */
 int np_gpu_active(void);
 
+/* Around the agent's own CUDA calls from Python (an event query): this
+ * thread's stream-capture mode set to relaxed, so that a CUDA graph
+ * another thread captures in global mode (torch's default) is not
+ * invalidated by them.  Returns what np_gpu_capture_restore() takes
+ * back; -1 (nothing to restore) when the GPU side is off. */
+int np_gpu_capture_relaxed(void);
+void np_gpu_capture_restore(int mode);
+
 /* ... and launches are checked: not module-level checks alone. */
 int np_gpu_launches(void);
 
@@ -120,6 +128,8 @@ enum np_gpu_what {
 	NP_GPU_WHAT_GRAD,          /* a gradient an autograd node produced */
 	NP_GPU_WHAT_PARAM_GRAD,    /* a parameter's .grad before the step */
 	NP_GPU_WHAT_PARAM,         /* a parameter after the step */
+	NP_GPU_WHAT_ROOT,          /* a root handed to backward (the loss): checked
+				    * whenever the GPU side is on, guard or not */
 	NP_GPU_WHAT_MAX
 };
 

@@ -72,6 +72,19 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+	/* writes from the host: what a kernel wrote there before is gone */
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
 };
 
 /* ---- launching one check ---- */
@@ -757,12 +770,15 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct np_iv iv;
 	int dtype;
 
-	if (cb->callbackSite != CUPTI_API_EXIT || !np_gpu_writers() ||
+	if (cb->callbackSite != CUPTI_API_EXIT ||
 	    np_copy_args(cbid, cb->functionParams, &dst, &src, &bytes, &stream))
 		return;
 	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;
-	if ((dtype = np_writers_dtype(src)) < 0 || !bytes)
+	/* an undecoded kernel's note of dst is stale, whatever the copy
+	 * brought (host_write below) */
+	np_generic_forget(dst);
+	if (!np_gpu_writers() || (dtype = np_writers_dtype(src)) < 0 || !bytes)
 		return;
 	int pairs = (dtype & NP_WRITERS_PAIRS) != 0;   /* complex: its real view */
 	unsigned part = np_dtype_size((enum np_dtype)(dtype & ~NP_WRITERS_PAIRS));
@@ -789,14 +805,86 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		np_writers_checked(dst, seq, tag, dtype);
 }
 
+/* A host-to-device copy or a memset overwrote dst.  The caching
+ * allocator hands a freed block to the next tensor without a call we
+ * see, so dst may still be noted as an undecoded kernel's output
+ * (generic.h): the note is stale now.  Left there, the first decoded
+ * reader of the new contents -- a batch copied in from the host, NaN
+ * and all -- would have them checked as that old kernel's output, a
+ * birth steps before the value came in. */
+static void on_host_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	uint64_t dst;
+	if (cb->callbackSite != CUPTI_API_EXIT ||
+	    np_host_write_args(cbid, cb->functionParams, &dst))
+		return;
+	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return;
+	np_generic_forget(dst);
+}
+
+/* NANPROF_GPU_TRACE_ERRORS=1, a diagnosis: every driver call is seen,
+ * and each call that fails is logged on stderr (once per call and
+ * error, 64 at most), saying
+ * whether the call was nanprof's or the job's.  How
+ * a broken graph capture ("operation failed due to a previous error
+ * during capture") is traced to the first call that broke it. */
+static int trace_errors;
+
+static int watched(CUpti_CallbackId cbid)
+{
+	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
+		if (launch_cbids[i] == cbid)
+			return 1;
+	return 0;
+}
+
+static void trace_error(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	static uint64_t seen[64];   /* (call, error) pairs logged: each once */
+	static unsigned nseen;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	if (cb->callbackSite != CUPTI_API_EXIT || !cb->functionReturnValue)
+		return;
+	CUresult r = *(const CUresult *)cb->functionReturnValue;
+	if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
+		return;
+	uint64_t key = (uint64_t)cbid << 32 | (uint32_t)r;
+	pthread_mutex_lock(&lock);
+	unsigned i = 0;
+	while (i < nseen && seen[i] != key)
+		i++;
+	int fresh = i == nseen && nseen < 64;
+	if (fresh)
+		seen[nseen++] = key;
+	pthread_mutex_unlock(&lock);
+	if (!fresh)
+		return;
+	int was_inside = inside;
+	inside = 1;   /* cuGetErrorName is a driver call too */
+	const char *name = np_cu_err(r);
+	inside = was_inside;
+	fprintf(stderr, "nanprof-agent[%d]: driver call %s (cbid %u%s%s) failed: %s (%d), "
+		"%s call, thread %ld\n", (int)getpid(), cb->functionName ? cb->functionName : "?",
+		(unsigned)cbid, cb->symbolName ? ", " : "", cb->symbolName ? cb->symbolName : "",
+		name, (int)r, was_inside ? "nanprof's" : "the job's", (long)syscall(SYS_gettid));
+}
+
 static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 			      CUpti_CallbackId cbid, const void *data)
 {
 	(void)userdata;
-	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || inside || !enabled)
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !enabled)
+		return;
+	const CUpti_CallbackData *cb = data;
+	if (trace_errors) {
+		trace_error(cbid, cb);
+		if (!watched(cbid))
+			return;
+	}
+	if (inside)
 		return;
 	inside = 1;
-	const CUpti_CallbackData *cb = data;
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
@@ -818,6 +906,20 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz:
 		on_copy(cbid, cb);
+		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz:
+		on_host_write(cbid, cb);
 		break;
 	default:
 		on_launch(cbid, cb);
@@ -866,6 +968,10 @@ static const char *subscribe(void)
 			return "cupti enable failed";
 		}
 	}
+	const char *t = getenv("NANPROF_GPU_TRACE_ERRORS");
+	if (t && *t && *t != '0' && np_cu.enable_domain &&
+	    np_cu.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS)
+		trace_errors = 1;
 	return NULL;
 }
 
@@ -979,6 +1085,21 @@ void np_gpu_stop(void)
 int np_gpu_active(void)
 {
 	return started && enabled;
+}
+
+int np_gpu_capture_relaxed(void)
+{
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	if (!started || np_cu.exchange_capture_mode(&m) != CUDA_SUCCESS)
+		return -1;
+	return (int)m;
+}
+
+void np_gpu_capture_restore(int mode)
+{
+	CUstreamCaptureMode m = (CUstreamCaptureMode)mode;
+	if (mode >= 0)
+		np_cu.exchange_capture_mode(&m);
 }
 
 int np_gpu_launches(void)
