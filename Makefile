@@ -43,7 +43,8 @@ AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat
 			    cupti/kdecode_memeff.c cupti/gemm.c cupti/gotpatch.c \
 			    cupti/kname.c cupti/kdecode_elementwise.c cupti/kdecode_mta.c \
 			    cupti/kdecode_rows.c cupti/kdecode_acc.c cupti/kdecode_attn.c \
-			    cupti/triton.c cupti/dnn.c cupti/dnn_graph.c cupti/dnn_ops.c)
+			    cupti/triton.c cupti/dnn.c cupti/dnn_graph.c cupti/dnn_ops.c \
+			    cupti/param_owners.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))

@@ -40,8 +40,16 @@ enum np_arec_kind {
 				  * nanprof names that descendant by when it is
 				  * called from module and nanprof's own read of
 				  * the process fails (agent/module_paths.h) */
+	NP_AREC_GPU_PARAM = 9,   /* the GPU_CHECK birth before it wrote a CUDA
+				  * parameter's memory: `module` owns it
+				  * (cupti/param_owners.h) */
 	/* (2 was one record per 3 modules' statistics: now np_agent_report_bulk) */
 };
+
+/* The pseudo-kernel a GPU module-level check of a module's output is
+ * named by (cupti/modules.c), a guard's with ", after <kernel>" added:
+ * userspace/gpu_findings.c reads it as a module's output. */
+#define NP_GPU_OUTPUT_CHECK_NAME "nanprof module-level check: module output"
 
 /* Which tensor a CHECK record is about. */
 enum np_arec_role {
@@ -53,6 +61,7 @@ enum np_arec_role {
 	NP_ROLE_INPUT,       /* a module's input, when it is the step's first
 			      * non-finite tensor: it came from outside every
 			      * checked tensor (the data, the loop's code) */
+	NP_ROLE_ROOT,        /* GPU: a root handed to backward (the loss) */
 };
 
 /* The agent's own view of the phase (same values as enum np_phase). */
@@ -188,6 +197,12 @@ struct np_agent_rec {
 						  * non-finite: its own for a birth, an
 						  * earlier one's when SOURCE_DIRTY */
 		} gpu;
+		/* GPU_PARAM: the birth (its GPU_CHECK's gpu.birth) and the
+		 * parameter's name */
+		struct {
+			uint64_t birth;
+			char what[24];
+		} gparam;
 		/* MODULE_PATH: the descendant, and its path from `module`
 		 * ("layers.1"), NUL-terminated */
 		struct {

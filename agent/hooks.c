@@ -31,6 +31,7 @@
 #include "update_cause.h"
 #include "../cupti/gpu.h"
 #include "../cupti/outmax.h"
+#include "../cupti/param_owners.h"
 
 #define MOD_SLOTS 16384          /* modules with statistics (power of 2) */
 #define PARAM_SLOTS 65536        /* parameters with a known owner */
@@ -864,11 +865,33 @@ static void check_root(PyObject *root)
 		   root);
 }
 
+/* A CUDA root: checked on the GPU, whether or not the launch that wrote
+ * it was (a guard would skip it).  A loss whose value was born in the
+ * loss's own code (log(0) in the training loop) is read by no later
+ * kernel of the forward, so no launch check sees it leave its scope;
+ * reaching backward is that (userspace/gpu_findings.c).  Its own memory
+ * is its input: a loss already known non-finite is propagation. */
+static void gpu_root(PyObject *root)
+{
+	struct np_tensor_view v;
+	uint64_t stream;
+	if (!np_gpu_active() || np_tensor_view(root, &v) != 2 ||
+	    np_tensor_cuda_stream(root, &stream))
+		return;
+	uint64_t in[1] = { (uint64_t)(uintptr_t)v.ptr };
+	struct np_gpu_tensor t = { .ptr = in[0], .numel = v.numel, .stream = stream,
+				   .dtype = v.dtype, .pairs = v.pairs, .what = NP_GPU_WHAT_ROOT,
+				   .inputs = in, .n_in = 1 };
+	np_gpu_check_tensor(&t);
+}
+
 static uint32_t walk_push(PyObject *root, uint32_t sp)
 {
 	if (np_is_tensor(root)) {
-		if (!np_scaler_is_scaled_loss(root))   /* the loss was checked unscaled */
+		if (!np_scaler_is_scaled_loss(root)) {   /* the loss was checked unscaled */
 			check_root(root);
+			gpu_root(root);
+		}
 		PyObject *gf = np_py.Object_GetAttr(root, np_n.grad_fn);
 		if (gf && gf != np_py.None && sp < WALK_STACK)
 			walk_stack[sp++] = gf;   /* owned */
@@ -1024,6 +1047,10 @@ static void param_one(PyObject *p, void *arg)
 	struct np_tensor_check c;
 	int r = np_tensor_view(p, &v);
 	if (r == 2) {
+		/* whose memory this is, for a launch check's birth in it */
+		struct param_slot *ps = param_get((uint64_t)(uintptr_t)p, 0);
+		if (ps)
+			np_param_owner_note((uint64_t)(uintptr_t)v.ptr, ps->module, ps->name);
 		/* made from itself and its .grad */
 		PyObject *g = np_py.Object_GetAttr(p, np_n.grad);
 		if (np_py.Err_Occurred())

@@ -10,6 +10,7 @@
 #include "../kernels/finite.h"
 #include "../kernels/gpu_ring.h"
 #include "dirty.h"
+#include "param_owners.h"
 #include "grad_mode.h"
 #include "drain.h"
 #include "gpu.h"
@@ -84,6 +85,7 @@ static uint8_t role_of(const struct np_kfunc *f)
 	static const uint8_t roles[NP_GPU_WHAT_MAX] = {
 		[NP_GPU_WHAT_OUTPUT] = NP_ROLE_OUTPUT, [NP_GPU_WHAT_GRAD] = NP_ROLE_GRAD,
 		[NP_GPU_WHAT_PARAM_GRAD] = NP_ROLE_PARAM_GRAD, [NP_GPU_WHAT_PARAM] = NP_ROLE_PARAM,
+		[NP_GPU_WHAT_ROOT] = NP_ROLE_ROOT,
 	};
 	uint64_t what = f ? (f->key & NP_KFUNC_PSEUDO ? f->key & 0xff : f->key) : 0;
 	return what && what < NP_GPU_WHAT_MAX && roles[what] ? roles[what] : NP_ROLE_OUTPUT;
@@ -113,6 +115,17 @@ static void report(const struct np_gpu_rec *g, const struct np_inflight *e, uint
 	r.gpu.birth = birth;
 	send_name(np_kfunc_by_id(e->func));
 	np_report_send_gpu(&r);
+	/* a birth in a parameter's memory (an optimizer's update): whose */
+	uint64_t owner;
+	char name[NP_PARAM_NAME];
+	if (!propagated && np_param_owner_of(e->dl.out_ptr, &owner, name)) {
+		memset(&r, 0, sizeof(r));
+		r.kind = NP_AREC_GPU_PARAM;
+		r.module = owner;
+		r.gparam.birth = birth;
+		memcpy(r.gparam.what, name, sizeof(r.gparam.what));
+		np_report_send_gpu(&r);
+	}
 }
 
 static int allowed(struct budget *b)

@@ -19,6 +19,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "../agent/agent_report.h"
 #include "check_launch.h"
 #include "cuda_api.h"
 #include "drain.h"
@@ -30,10 +31,11 @@
 
 /* Pseudo-function keys: no CUfunction lives in the first page. */
 static const char *const names[NP_GPU_WHAT_MAX] = {
-	[NP_GPU_WHAT_OUTPUT] = "nanprof module-level check: module output",
+	[NP_GPU_WHAT_OUTPUT] = NP_GPU_OUTPUT_CHECK_NAME,
 	[NP_GPU_WHAT_GRAD] = "nanprof module-level check: gradient a node produced",
 	[NP_GPU_WHAT_PARAM_GRAD] = "nanprof module-level check: parameter .grad",
 	[NP_GPU_WHAT_PARAM] = "nanprof module-level check: parameter after the step",
+	[NP_GPU_WHAT_ROOT] = "nanprof check: the loss handed to backward",
 };
 
 /* A guard's pseudo-function: what was checked, after which kernel.  Keys
@@ -53,7 +55,11 @@ static int check_tensor(const struct np_gpu_tensor *t);
 
 int np_gpu_check_tensor(const struct np_gpu_tensor *t)
 {
-	if (!np_gpu_modules() || t->what == 0 || t->what >= NP_GPU_WHAT_MAX || !t->numel)
+	if (t->what == 0 || t->what >= NP_GPU_WHAT_MAX || !t->numel)
+		return 0;
+	/* a root whenever the GPU side is on: no later kernel may read the
+	 * loss, so no launch check can see its value leave (gpu_findings.c) */
+	if (!(t->what == NP_GPU_WHAT_ROOT ? np_gpu_active() : np_gpu_modules()))
 		return 0;
 	/* with the launch checks on too, our setup and launch are not the job's */
 	np_gpu_own(1);

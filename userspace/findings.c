@@ -19,7 +19,9 @@ _Static_assert(NP_AGENT_BULK_BYTES == NP_AGENT_BULK_MAX, "agent and BPF agree on
 const char *np_role_name(unsigned role)
 {
 	switch (role) {
-	case NP_ROLE_OUTPUT: return "output";
+	case NP_ROLE_OUTPUT:
+	case NP_ROLE_ROOT:   /* the loss: an output of the code between modules */
+		return "output";
 	case NP_ROLE_GRAD: return "grad";
 	case NP_ROLE_PARAM: return "param";
 	case NP_ROLE_PARAM_GRAD: return "param_grad";
@@ -39,8 +41,8 @@ void np_findings_module(struct np_collector *c, struct np_proc_state *p, uint64_
 		np_map_put(&c->module_addrs, (uint64_t)p->pid, self, want);
 }
 
-static bool module_names(struct np_collector *c, struct np_proc_state *p, uint64_t addr,
-			 uint32_t *name, uint32_t *type)
+bool np_findings_module_names(struct np_collector *c, struct np_proc_state *p, uint64_t addr,
+			      uint32_t *name, uint32_t *type)
 {
 	uint64_t v;
 	if (!addr || np_map_get(&c->module_addrs, (uint64_t)p->pid, addr, &v))
@@ -169,7 +171,7 @@ static void finding_from(struct np_collector *c, struct np_proc_state *p,
 		if (what[0] && !(t && t->in_node && t->node_pyclass))
 			f->op = np_intern(c, what);
 	} else {
-		module_names(c, p, r->module, &f->module, &f->module_type);
+		np_findings_module_names(c, p, r->module, &f->module, &f->module_type);
 		if (r->role == NP_ROLE_PARAM || r->role == NP_ROLE_PARAM_GRAD)
 			f->param = np_intern(c, what);
 		else if (what[0]) {
@@ -643,7 +645,7 @@ static void late_flush(struct np_collector *c, struct np_proc_state *p)
 		if (m->late_step != step || !m->addr || m->late_sumsq == 0)
 			continue;
 		uint32_t name = 0, type = 0;
-		module_names(c, p, m->addr, &name, &type);
+		np_findings_module_names(c, p, m->addr, &name, &type);
 		double g = sqrt(m->late_sumsq);   /* inf or nan stays so */
 		for (uint32_t k = 0; col < NP_HEAT_STEPS && k < a->heat->nmods; k++)
 			if (a->heat->mod_addr[k] == m->addr)
@@ -675,7 +677,7 @@ static void late_out(struct np_collector *c, struct np_proc_state *p, uint64_t s
 	double r = np_series_push(&m->s[NP_METRIC_OUT_MAX], st->out_max, step, false);
 	if (r > 0) {
 		uint32_t name = 0, type = 0;
-		module_names(c, p, m->addr, &name, &type);
+		np_findings_module_names(c, p, m->addr, &name, &type);
 		warn(c, p, step, name, type, NP_METRIC_OUT_MAX, st->out_max, r);
 	}
 }
@@ -737,7 +739,7 @@ void np_findings_step_end(struct np_collector *c, struct np_proc_state *p)
 		if (m->step != step || !m->addr)
 			continue;   /* addr 0: parameters of no module, in the total only */
 		uint32_t name = 0, type = 0;
-		module_names(c, p, m->addr, &name, &type);
+		np_findings_module_names(c, p, m->addr, &name, &type);
 		if (hout)
 			heat_put(a->heat, hout, hgrad, m, name, type);
 		if (m->grad_sumsq > 0 || !isfinite(m->grad_sumsq)) {

@@ -48,6 +48,11 @@ void np_findings_step_end(struct np_collector *c, struct np_proc_state *p);
  * exit, after that step ended) into their step. */
 void np_findings_finish(struct np_collector *c, struct np_proc_state *p);
 
+/* The name and type of the module at addr in process p, as its calls
+ * named it; false if none is known. */
+bool np_findings_module_names(struct np_collector *c, struct np_proc_state *p, uint64_t addr,
+			      uint32_t *name, uint32_t *type);
+
 /* f is the origin of the process's first non-finite value. */
 void np_findings_set_origin(struct np_collector *c, struct np_proc_state *p,
 			    const struct np_finding *f);

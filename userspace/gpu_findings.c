@@ -8,6 +8,7 @@
 bool np_gpu_is_gpu_record(const struct np_agent_rec *r)
 {
 	return r->kind == NP_AREC_GPU_CHECK || r->kind == NP_AREC_GPU_NAME ||
+	       r->kind == NP_AREC_GPU_PARAM ||
 	       (r->kind == NP_AREC_STATUS &&
 		(r->status == NP_AST_GPU_ON || r->status == NP_AST_GPU_OFF ||
 		 r->status == NP_AST_GPU_COUNTERS || r->status == NP_AST_GPU_LAUNCHES ||
@@ -81,6 +82,48 @@ static void finding_of(struct np_collector *c, struct np_proc_state *p,
 	f->outside = !f->module_type && !f->context_unknown && f->phase == NP_PHASE_FORWARD;
 }
 
+/* "blocks.1" holds "blocks.1.gate"; "" (the outermost module) holds all */
+static bool module_holds(const char *outer, const char *inner)
+{
+	size_t n = strlen(outer);
+	return n == 0 || (strncmp(outer, inner, n) == 0 && (inner[n] == 0 || inner[n] == '.'));
+}
+
+static bool output_check(const struct np_collector *c, const struct np_finding *f)
+{
+	static const char name[] = NP_GPU_OUTPUT_CHECK_NAME;
+	return f->op && f->module_type && f->phase == NP_PHASE_FORWARD &&
+	       strncmp(np_name(c, f->op), name, sizeof(name) - 1) == 0;
+}
+
+/* Module-level checks (CUPTI held by another tool, or the guards) see a
+ * module's output, not the kernels in between: a parent's output made
+ * from its child's non-finite output by a kernel no check saw is a birth
+ * of its own, and the child's birth never shows a propagation.  As the
+ * CPU's forward rule has it, a module's non-finite output followed by
+ * one of a module around it, in the same step's forward, is the value
+ * leaving the inner module: the earliest such candidate is the origin. */
+static void outer_output(struct np_collector *c, struct np_proc_state *p,
+			 const struct np_finding *b)
+{
+	struct np_gpu_state *g = &p->gpu;
+	if (!output_check(c, b))
+		return;
+	const char *outer = np_name(c, b->module);
+	const struct np_finding *first = NULL;
+	uint32_t kept = g->ncand < NP_GPU_CANDIDATES ? g->ncand : NP_GPU_CANDIDATES;
+	for (uint32_t k = 0; k < kept; k++) {
+		const struct np_finding *a = &g->cand[k].f;
+		if (a == b || !output_check(c, a) || a->step != b->step || a->module == b->module ||
+		    a->ts > b->ts || !module_holds(outer, np_name(c, a->module)))
+			continue;
+		if (!first || a->ts < first->ts)
+			first = a;
+	}
+	if (first)
+		np_findings_set_origin(c, p, first);
+}
+
 static void on_check(struct np_collector *c, struct np_proc_state *p, const struct np_agent_rec *r)
 {
 	struct np_gpu_state *g = &p->gpu;
@@ -96,6 +139,13 @@ static void on_check(struct np_collector *c, struct np_proc_state *p, const stru
 		uint32_t k = g->ncand++ % NP_GPU_CANDIDATES;
 		g->cand[k].tag = r->gpu.birth;
 		finding_of(c, p, r, &g->cand[k].f);
+		/* the loss handed to backward, non-finite though what wrote it
+		 * was not seen so (sampled out, undecoded): nothing later
+		 * will say more, as on the CPU (a non-finite root) */
+		if (r->role == NP_ROLE_ROOT)
+			np_findings_set_origin(c, p, &g->cand[k].f);
+		else
+			outer_output(c, p, &g->cand[k].f);
 		return;
 	}
 	/* a propagation of a birth: the origin once it is outside the
@@ -115,12 +165,6 @@ static void on_check(struct np_collector *c, struct np_proc_state *p, const stru
 	g->unknown_births++;
 }
 
-/* "blocks.1" holds "blocks.1.gate"; "" (the outermost module) holds all */
-static bool module_holds(const char *outer, const char *inner)
-{
-	size_t n = strlen(outer);
-	return n == 0 || (strncmp(outer, inner, n) == 0 && (inner[n] == 0 || inner[n] == '.'));
-}
 
 bool np_gpu_left(const struct np_collector *c, const struct np_finding *birth,
 		 const struct np_finding *at)
@@ -131,6 +175,11 @@ bool np_gpu_left(const struct np_collector *c, const struct np_finding *birth,
 	 * looks the same */
 	if (birth->context_unknown && at->context_unknown)
 		return false;
+	/* the value reached the loss handed to backward: it left whatever
+	 * made it, even when that was the loss's own code between module
+	 * calls (log(0) in the training loop), which no later kernel reads */
+	if (at->role == NP_ROLE_ROOT)
+		return true;
 	if (birth->context_unknown || at->context_unknown)
 		return true;   /* nothing to hold it in: take the evidence */
 	if (at->step != birth->step || at->phase != birth->phase)
@@ -189,6 +238,30 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		c->on_finding(c, p, NP_FIND_CHECKS);
 }
 
+/* The birth just reported wrote a parameter's memory.  Launched outside
+ * every module (an optimizer's update, a parameter edited in the loop),
+ * it is named by the parameter's owner and the parameter, as the CPU's
+ * checks after the step name it; a kernel inside a module keeps its
+ * module. */
+static void on_param(struct np_collector *c, struct np_proc_state *p,
+		     const struct np_agent_rec *r)
+{
+	struct np_gpu_state *g = &p->gpu;
+	uint32_t kept = g->ncand < NP_GPU_CANDIDATES ? g->ncand : NP_GPU_CANDIDATES;
+	for (uint32_t k = 0; k < kept; k++) {
+		struct np_finding *f = &g->cand[k].f;
+		if (g->cand[k].tag != r->gparam.birth || f->module_type || f->context_unknown)
+			continue;
+		char what[sizeof(r->gparam.what) + 1];
+		memcpy(what, r->gparam.what, sizeof(r->gparam.what));
+		what[sizeof(r->gparam.what)] = 0;
+		if (np_findings_module_names(c, p, r->module, &f->module, &f->module_type)) {
+			f->param = np_intern(c, what);
+			f->outside = false;
+		}
+	}
+}
+
 void np_gpu_record(struct np_collector *c, struct np_proc_state *p, const struct np_agent_rec *r)
 {
 	struct np_gpu_state *g = &p->gpu;
@@ -203,6 +276,9 @@ void np_gpu_record(struct np_collector *c, struct np_proc_state *p, const struct
 		break;
 	case NP_AREC_GPU_CHECK:
 		on_check(c, p, r);
+		break;
+	case NP_AREC_GPU_PARAM:
+		on_param(c, p, r);
 		break;
 	case NP_AREC_STATUS:
 		on_status(c, p, r);

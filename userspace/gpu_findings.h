@@ -6,8 +6,9 @@
  * became non-finite from finite inputs (a birth) is a candidate; it is
  * the origin once its value is seen, propagated into another kernel's
  * output, outside the module it was born in (or in another phase or
- * step).  A birth whose value stays inside, like a -inf attention mask
- * that the softmax turns into zeros, is never an origin.
+ * step), or in the loss handed to backward.  A birth whose value stays
+ * inside, like a -inf attention mask that the softmax turns into zeros,
+ * is never an origin.
  */
 #ifndef NP_GPU_FINDINGS_H
 #define NP_GPU_FINDINGS_H

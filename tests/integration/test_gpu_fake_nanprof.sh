@@ -228,10 +228,10 @@ one_python() {   # python
 	fi
 	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-modopt" --modules --fault optimizer --at 3
 	if python3 $IT/check_origin.py "$T/$tag-modopt/events.jsonl" --cuda \
-		--origin optimizer '' param --step 3 > "$T/chk" 2>&1 &&
+		--origin optimizer head param --param scale --step 3 > "$T/chk" 2>&1 &&
 	   grep -q '"op":"nanprof module-level check: parameter after the step"' \
 		"$T/$tag-modopt/events.jsonl"; then
-		ok "$tag: CUPTI taken: a CUDA parameter the step made +inf, checked after it, step 3, optimizer"
+		ok "$tag: CUPTI taken: a CUDA parameter the step made +inf, checked after it, step 3, optimizer, named head.scale by its memory"
 	else
 		cat "$T/$tag-modopt.err" >> "$T/chk"
 		bad "$tag: module-level GPU optimizer origin under nanprof" "$T/chk"

@@ -261,6 +261,115 @@ Test(gpu_findings, optimizer_kernels_are_in_the_optimizer_phase)
 	cr_assert_eq(proc->ag.origin.module, 0, "no module: the optimizer");
 }
 
+/* The loss made in the training loop: log(0) = -inf outside every
+ * module, added to the loss outside them too, read by no later kernel.
+ * Only its check as the root handed to backward shows it leaving. */
+Test(gpu_findings, a_loss_born_outside_modules_is_origin_once_it_reaches_backward)
+{
+	forward_pass();
+	gpu_check(1001, 350, 7, 90, false, 0);   /* log, after Net returned */
+	gpu_check(1002, 360, 8, 90, true, 0);    /* the add making the loss */
+	cr_assert_eq(origins, 0, "spread between module calls only: no evidence yet");
+	cr_assert_eq(proc->gpu.inside, 1);
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_GPU_CHECK;
+	r.role = NP_ROLE_ROOT;
+	r.flags = NP_AF_SOURCE_DIRTY;
+	r.gpu.numel = 1;
+	r.gpu.neginf = 1;
+	r.gpu.launch_ns = 370;
+	r.gpu.launch_tid = TID;
+	r.gpu.func = 9;
+	r.gpu.birth = 90;
+	send_rec(1003, &r, true);
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.step, 3);
+	cr_assert(proc->ag.origin.outside, "born between module calls");
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_FORWARD);
+}
+
+/* A root non-finite though its writer's check saw nothing (sampled out,
+ * undecoded): the origin at once, as the CPU reports a non-finite root. */
+Test(gpu_findings, a_loss_found_non_finite_at_its_own_check_is_origin_at_once)
+{
+	forward_pass();
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_GPU_CHECK;
+	r.role = NP_ROLE_ROOT;
+	r.gpu.numel = 1;
+	r.gpu.nan = 1;
+	r.gpu.launch_ns = 370;
+	r.gpu.launch_tid = TID;
+	r.gpu.func = 9;
+	r.gpu.birth = 91;
+	send_rec(1001, &r, true);
+	cr_assert_eq(origins, 1);
+	cr_assert(proc->ag.origin.outside);
+}
+
+/* Module-level checks see outputs only: Net's output made from Linear's
+ * non-finite one by a kernel no check saw is a birth of its own.  The
+ * value left Linear: Linear's output is the origin, as on the CPU. */
+Test(gpu_findings, module_outputs_a_parent_non_finite_after_its_child_names_the_child)
+{
+	forward_pass();
+	gpu_name(1000, 20, NP_GPU_OUTPUT_CHECK_NAME);
+	gpu_check(1001, 199, 20, 93, false, 0);   /* Linear's output, in its hook */
+	cr_assert_eq(origins, 0);
+	gpu_check(1002, 299, 20, 94, false, 0);   /* Net's output: a birth too */
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Linear");
+}
+
+Test(gpu_findings, kernel_births_in_a_child_then_its_parent_are_no_such_evidence)
+{
+	forward_pass();
+	gpu_check(1001, 150, 7, 95, false, 0);   /* a mask's kernel in Linear */
+	gpu_check(1002, 250, 8, 96, false, 0);   /* another kernel's, in Net */
+	cr_assert_eq(origins, 0, "only module outputs say a value left a module");
+}
+
+/* An optimizer's foreach kernel runs outside every module: the agent
+ * says whose parameter its birth wrote, and that names it. */
+Test(gpu_findings, an_optimizer_birth_in_a_parameter_is_named_by_its_owner)
+{
+	forward_pass();
+	opt_enter(&sim, 700);
+	opt_exit(&sim, 800);
+	gpu_check(2000, 750, 7, 97, false, 0);
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_GPU_PARAM;
+	r.module = M_LIN;
+	r.gparam.birth = 97;
+	strcpy(r.gparam.what, "weight");
+	send_rec(2001, &r, true);
+	gpu_check(2002, 900, 8, 97, true, 0);    /* read by the next step */
+	cr_assert_eq(origins, 1);
+	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_OPTIMIZER);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Linear");
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.param), "weight");
+}
+
+Test(gpu_findings, a_birth_inside_a_module_keeps_it_whatever_memory_it_wrote)
+{
+	forward_pass();
+	gpu_check(1001, 150, 7, 98, false, 0);   /* in Linear */
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_GPU_PARAM;
+	r.module = M_NET;
+	r.gparam.birth = 98;
+	strcpy(r.gparam.what, "scale");
+	send_rec(1002, &r, true);
+	gpu_check(1003, 350, 8, 98, true, 0);
+	cr_assert_eq(origins, 1);
+	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Linear");
+	cr_assert_eq(proc->ag.origin.param, 0);
+}
+
 Test(gpu_findings, graph_replays_are_flagged)
 {
 	forward_pass();
