@@ -48,6 +48,10 @@
 #      without the guards and cuBLAS's calls (the generic tier alone);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
+# Steps 3 and 4b run GPU_CHECK_LANES jobs side by side (default 3; 1: one
+# by one); the benchmark always runs alone.  GPU_CHECK_SKIP=bench,memcheck
+# (any of bench, late, memcheck) leaves those steps out, each with a SKIP
+# row: a rerun of the checks within what is left of a device lease.
 # PYTHON picks the python (default /opt/torch/.venv/bin/python3, else python3).
 # GPU_CHECK_REBUILD=1 rebuilds the agent on the host even if the copied one
 # seems to work.  GPU_CHECK_DRY_CPU=1 runs every step on the CPU, to test
@@ -523,6 +527,49 @@ triton_rows() {
 	verdict "$name" --fault "$fault" --at 6 --soft
 }
 
+# ---- lanes: the nanprof-run jobs side by side ----
+
+# Each `nanprof run` job is one training job of 10-15 s on a 16-core
+# host with one GPU busy a few percent: LANES of them at once (default 3,
+# GPU_CHECK_LANES) take a third of the device time.  A lane's rows and
+# output go to files of its own, joined in the order the jobs were
+# started once all are done (par_end), so results.md reads as if they
+# had run one by one.  Never around the benchmark: it times.
+LANES=${GPU_CHECK_LANES:-3}
+SKIP_STEPS=",${GPU_CHECK_SKIP:-},"
+
+# skipped STEP: 0 (and a SKIP row) when GPU_CHECK_SKIP names it
+skipped() {
+	case $SKIP_STEPS in
+	*",$1,"*) row "$1" "step run" SKIP "GPU_CHECK_SKIP=${GPU_CHECK_SKIP:-}"; return 0 ;;
+	esac
+	return 1
+}
+PAR_NAMES=()
+
+# par NAME CMD...: CMD in a lane of its own
+par() {
+	local name=$1
+	shift
+	while [ "$(jobs -rp | wc -l)" -ge "$LANES" ]; do wait -n; done
+	(
+		RES=$W/$name.rows
+		: > "$RES"
+		"$@" > "$W/$name.lane" 2>&1
+	) &
+	PAR_NAMES+=("$name")
+}
+
+par_end() {
+	local n
+	wait
+	for n in "${PAR_NAMES[@]}"; do
+		cat "$W/$n.rows" >> "$RES" 2>/dev/null
+		cat "$W/$n.lane" 2>/dev/null
+	done
+	PAR_NAMES=()
+}
+
 # ---- 3. under nanprof run ----
 
 # ORIGIN: check_origin.py's expectation for a job, as test_origin.sh has
@@ -539,6 +586,8 @@ set_origin() {
 		--op-kernel 'native::elementwise_kernel<') ;;
 	backward) ORIGIN=(--origin backward blocks.0.root '*' --step 6) ;;
 	functional) ORIGIN=(--origin forward blocks.1.attn '*' --step 6) ;;
+	# the foreach update runs outside every module: named by the
+	# parameter whose memory it made non-finite (cupti/param_owners.h)
 	optimizer) ORIGIN=(--origin optimizer head '*' --step 6) ;;
 	input) ORIGIN=(--origin forward '' '*' --step 6) ;;
 	loss) ORIGIN=(--outside --step 6) ;;
@@ -684,20 +733,22 @@ step_under_nanprof() {
 		return
 	fi
 	for f in "${EARLY_KINDS[@]}" none graph graph-backward bn scaler scaler-persist; do
-		nanprof_job "$f"
+		par "run-$f" nanprof_job "$f"
 	done
-	nanprof_job forward modules
+	par run-forward-modules nanprof_job forward modules
 	# exploding gradients, over 40 steps as on the CPU: warned before the
-	# first Inf, from gradient norms read back without a sync
+	# first Inf, from gradient norms read back without a sync (the lane
+	# keeps FARGS as it was when it started)
 	local fargs=("${FARGS[@]}")
 	FARGS=(--device "$DEV" --steps 40 --at 8)
-	nanprof_job explode
+	par run-explode nanprof_job explode
 	FARGS=("${fargs[@]}")
 	# MHA's out_proj overflows in a cuBLAS kernel no decoder reads: the
 	# default run-functional names it through the guards, this one by
 	# checking every module's CUDA output
-	nanprof_job functional every+modules
-	attach_job
+	par run-functional-every+modules nanprof_job functional every+modules
+	par attach-forward attach_job
+	par_end
 }
 
 # ---- 4. overhead ----
@@ -804,11 +855,12 @@ step_late_kinds() {
 		elif [ "$f" = functional-generic ]; then
 			# MHA's out_proj overflows in cuBLAS: without the guards,
 			# only the generic tier can name it in blocks.1.attn
-			nanprof_job functional generic
+			par run-functional-generic nanprof_job functional generic
 		else
-			nanprof_job "$f"
+			par "run-$f" nanprof_job "$f"
 		fi
 	done
+	par_end
 }
 
 # ---- 5. memcheck ----
@@ -868,9 +920,9 @@ main() {
 	check_agent
 	step_agent_alone
 	step_under_nanprof
-	step_bench
-	step_late_kinds
-	step_memcheck
+	skipped bench || step_bench
+	skipped late || step_late_kinds
+	skipped memcheck || step_memcheck
 	local rc=0 verdict="Every hard check passed (exit 0)."
 	if [ "$(count FAIL)" -gt 0 ]; then
 		rc=1
