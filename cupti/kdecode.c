@@ -798,6 +798,15 @@ int np_kdecode_outputs(const struct np_kinfo *ki, const struct np_kparams *layou
 	return n;
 }
 
+int np_kdecode_input_words(const struct np_kinfo *ki, const struct np_kparams *layout,
+			   void *const *kernelParams, const struct np_klaunch *launch,
+			   uint64_t *out, int max)
+{
+	if (!kernelParams || !launch)
+		return 0;
+	return kd_lambda_input_words(ki, layout, kernelParams, launch, out, max);
+}
+
 int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		     void *const *kernelParams, const struct np_klaunch *launch,
 		     struct np_kread *out, int max)

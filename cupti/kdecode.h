@@ -386,6 +386,15 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		     void *const *kernelParams, const struct np_klaunch *launch,
 		     struct np_kread *out, int max);
 
+/* The pointers one launch only reads, when its layout says which they
+ * are though its output is not decoded: a strided elementwise kernel's
+ * inputs when it writes a strided view (kdecode_lambda.h).  The generic
+ * tier keeps them out of the launch's note: a later reader of an input
+ * is not checking what this launch wrote.  Returns the number written. */
+int np_kdecode_input_words(const struct np_kinfo *ki, const struct np_kparams *layout,
+			   void *const *kernelParams, const struct np_klaunch *launch,
+			   uint64_t *out, int max);
+
 /* Lists the 8-byte-aligned words (alignment counted in the parameter
  * buffer, as the device sees it) inside every parameter, aggregates
  * included, whose value lies in [NP_KD_PTR_MIN, NP_KD_PTR_MAX):

@@ -320,9 +320,9 @@ int kd_elementwise_outputs(const struct np_kinfo *ki, const struct np_kparams *l
 /* A strided elementwise kernel's lambda read (kdecode_lambda.h), with
  * its output's dtype: the functor's result (_nocast) or the output's own,
  * captured in the lambda (casting).  1, or 0 when it does not read. */
-static int lambda_view(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
-		       const struct np_klaunch *kl, struct np_lambda_view *v, int *dtype,
-		       int *pairs)
+static int lambda_read_any(const struct np_kinfo *ki, const struct np_kparams *l,
+			   void *const *kp, const struct np_klaunch *kl, struct np_lambda_view *v,
+			   int *dtype, int *pairs)
 {
 	int kind = ki->lam.kind, era = __atomic_load_n(&lambda_era, __ATOMIC_RELAXED);
 	struct np_lambda_shape sh;
@@ -344,9 +344,34 @@ static int lambda_view(const struct np_kinfo *ki, const struct np_kparams *l, vo
 				      ? np_dtype_size((enum np_dtype)ki->in_dtype) << ki->in_pairs : 0;
 	}
 	memcpy(&n, kp[0], sizeof(n));
-	if (!np_lambda_read(kp[1], l->p[1].size, n, &sh, kl->grid, kl->block, v))
+	int r = np_lambda_read(kp[1], l->p[1].size, n, &sh, kl->grid, kl->block, v);
+	if (!r || (sh.casting && (*dtype = scalar_type_dtype((uint8_t)v->scalar_type, pairs)) < 0))
 		return 0;
-	return !sh.casting || (*dtype = scalar_type_dtype((uint8_t)v->scalar_type, pairs)) >= 0;
+	return r;
+}
+
+/* ... and only one whose output is one dense range (1) */
+static int lambda_view(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+		       const struct np_klaunch *kl, struct np_lambda_view *v, int *dtype,
+		       int *pairs)
+{
+	return lambda_read_any(ki, l, kp, kl, v, dtype, pairs) == 1;
+}
+
+/* A strided elementwise launch's input pointers, whether or not its
+ * output decodes: data[1..] but any that is the output too (in place). */
+int kd_lambda_input_words(const struct np_kinfo *ki, const struct np_kparams *l,
+			  void *const *kp, const struct np_klaunch *kl, uint64_t *out, int max)
+{
+	struct np_lambda_view v;
+	int dtype, pairs, n = 0;
+	if (ki->family != NP_KF_LAMBDA_ELEMENTWISE || !lambda_read_any(ki, l, kp, kl, &v, &dtype,
+								       &pairs))
+		return 0;
+	for (int k = 1; k < v.ntensors && n < max; k++)
+		if (v.data[k] && v.data[k] != v.data[0])
+			out[n++] = v.data[k];
+	return n;
 }
 
 /* A strided elementwise kernel's output, read from its lambda: N

@@ -206,10 +206,10 @@ int np_lambda_read(const unsigned char *c, uint32_t size, int32_t n,
 			return 0;
 		v->esize = sh->esize;   /* the density check below holds the strides to it */
 	}
-	if (!output_dense(c, dims, nt, v->esize))
-		return 0;
 	for (int k = 0; k < nt; k++)
 		v->data[k] = np_u64_at(c, data_at(nt) + 8u * (uint32_t)k);
+	if (!output_dense(c, dims, nt, v->esize))
+		return 2;   /* which pointer is which, still: the generic tier's */
 	for (int k = 1; k < nt && !sh->casting && sh->in_esize; k++)
 		v->in_numel[k] = input_numel(c, dims, nt, k, sh->in_esize);
 	return 1;

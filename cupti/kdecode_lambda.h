@@ -71,7 +71,10 @@ struct np_lambda_shape {
 /* Reads the lambda of one launch: closure, size bytes (parameter 1), n
  * (parameter 0), grid and block the launch's.  Fills *v and returns 1
  * when the output is one dense range of n elements and every check above
- * holds; 0 otherwise. */
+ * holds; 2 when every check holds but the output is not one dense range
+ * (a copy into a strided view): then only data[] and ntensors say
+ * anything, which pointer is the output and which the inputs; 0
+ * otherwise. */
 int np_lambda_read(const unsigned char *closure, uint32_t size, int32_t n,
 		   const struct np_lambda_shape *shape, const uint32_t grid[3],
 		   const uint32_t block[3], struct np_lambda_view *v);

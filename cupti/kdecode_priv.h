@@ -45,6 +45,8 @@ int kd_elementwise_outputs(const struct np_kinfo *ki, const struct np_kparams *l
 			   void *const *kp, uint64_t hint, struct emit *e);
 int kd_lambda_outputs(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
 		      const struct np_klaunch *kl, struct emit *e);
+int kd_lambda_input_words(const struct np_kinfo *ki, const struct np_kparams *l,
+			  void *const *kp, const struct np_klaunch *kl, uint64_t *out, int max);
 int kd_elementwise_reads(const struct np_kinfo *ki, const struct np_kparams *l,
 			 void *const *kp, const struct np_klaunch *kl, struct np_kread *out,
 			 int max);

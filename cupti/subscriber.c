@@ -30,6 +30,7 @@
 #include "grad_mode.h"
 #include "inflight.h"
 #include "intervals.h"
+#include "kdecode_lambda.h"
 #include "kfunc.h"
 #include "outmax.h"
 #include "triton.h"
@@ -397,10 +398,12 @@ static int generic_reads_of(const struct np_kfunc *f, void **params,
 
 /* An undecoded launch's words (of a launch on stream by f): those in
  * device memory are noted as maybe written by it, for its first decoded
- * reader to check; those it is known to read (rd[0..nr)) keep their
- * writer's note (they are only the inputs of its checks). */
+ * reader to check; those it is known to read (rd[0..nr), sized, and
+ * ro[0..nro), known inputs of no known extent) keep their writer's note
+ * (they are only the inputs of its checks). */
 static void note_words(CUstream stream, const struct np_kfunc *f, const uint64_t *words, int nw,
-		       const struct np_kread *rd, int nr, uint64_t seq)
+		       const struct np_kread *rd, int nr, const uint64_t *ro, int nro,
+		       uint64_t seq)
 {
 	struct np_generic_launch u = { .seq = seq, .func = f->id };
 	for (int i = 0; i < nw && u.n_words < NP_GENERIC_WORDS; i++) {
@@ -409,6 +412,8 @@ static void note_words(CUstream stream, const struct np_kfunc *f, const uint64_t
 			dup |= u.words[k] == words[i];
 		for (int k = 0; k < nr; k++)
 			read |= rd[k].ptr == words[i];
+		for (int k = 0; k < nro; k++)
+			read |= ro[k] == words[i];
 		if (dup || !device_word(words[i]))
 			continue;
 		u.read_only |= (uint32_t)read << u.n_words;
@@ -428,15 +433,23 @@ static void note_words(CUstream stream, const struct np_kfunc *f, const uint64_t
 	np_generic_note(&u);
 }
 
-/* An undecoded launch: its pointer words, noted (note_words). */
+/* An undecoded launch: its pointer words, noted (note_words).  A strided
+ * copy into a strided view is not sized, but its lambda says which
+ * pointer is its input: a later reader of that input (the tensor it was
+ * copied from) must not have it checked as the copy's output.  Seen on
+ * an H200: the input's NaN, born in the outermost module, was named at
+ * the copy in blocks.0.attn. */
 static void note_generic(const struct np_launch *l, const struct np_kfunc *f, void **params,
-			 const struct np_kread *rd, int nr, uint64_t seq)
+			 const struct np_klaunch *kl, const struct np_kread *rd, int nr,
+			 uint64_t seq)
 {
-	uint64_t words[MAX_WORDS];
+	uint64_t words[MAX_WORDS], ro[NP_LAMBDA_MAX_TENSORS];
 	if (!config.generic || !params)
 		return;
 	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words, MAX_WORDS);
-	note_words(l->stream, f, words, nw, rd, nr, seq);
+	int nro = np_kdecode_input_words(&f->info, &f->params, (void *const *)params, kl, ro,
+					 NP_LAMBDA_MAX_TENSORS);
+	note_words(l->stream, f, words, nw, rd, nr, ro, nro, seq);
 }
 
 /* A decoded launch's inputs that an undecoded launch was handed since
@@ -547,7 +560,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (f->info.family == NP_KF_UNKNOWN || !__atomic_load_n(&f->sized, __ATOMIC_RELAXED)) {
 			struct np_kread rd[MAX_READS];
 			int nr = reads_known(f) ? generic_reads_of(f, params, &kl, rd) : 0;
-			note_generic(&l, f, params, rd, nr, 0);
+			note_generic(&l, f, params, &kl, rd, nr, 0);
 		}
 		return;
 	}
@@ -581,7 +594,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		 * then kept out of its note */
 		nr = reads_known(f) ? generic_reads_of(f, params, &kl, rd) : 0;
 		check_reads_only(&l, rd, nr, cb->context);
-		note_generic(&l, f, params, rd, nr, seq);
+		note_generic(&l, f, params, &kl, rd, nr, seq);
 		return;
 	}
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -660,7 +673,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		mark_sized(f);
 	} else {
 		count_undecoded(f);
-		note_generic(&l, f, params, reads_known(f) ? rd : NULL, reads_known(f) ? nr : 0,
+		note_generic(&l, f, params, &kl, reads_known(f) ? rd : NULL, reads_known(f) ? nr : 0,
 			     seq);
 	}
 }
@@ -693,7 +706,7 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 				words[nw++] = outs[i].ptr;
 			for (int k = 0; k < p->out.n_in; k++)
 				words[nw++] = p->out.in[k];
-			note_words(stream, f, words, nw, p->rd, p->n_rd, 0);
+			note_words(stream, f, words, nw, p->rd, p->n_rd, NULL, 0, 0);
 		}
 		return;
 	}
@@ -732,7 +745,7 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 		if (config.generic) {
 			for (int k = 0; k < p->out.n_in; k++)
 				words[nw++] = p->out.in[k];
-			note_words(stream, f, words, nw, p->rd, p->n_rd, seq);
+			note_words(stream, f, words, nw, p->rd, p->n_rd, NULL, 0, seq);
 		}
 	}
 	if (g)

@@ -405,3 +405,71 @@ Test(kdecode_lambda, torch_1_nocast_lambda_reads_its_inputs_once_the_era_is_know
 	cr_expect_eq(in[0].numel, 60);
 	cr_expect_eq(in[1].numel, 10);
 }
+
+/* Which pointers a strided launch only reads, for the generic tier, also
+ * when its output is not one dense range and nothing is sized: exp into a
+ * strided view (exp_into_strided) is such a launch.  Its input must stay
+ * out of the launch's note, or the tensor it read is checked as its
+ * output at that tensor's next reader (seen on an H200, a strided copy
+ * in attention named for the NaN it was copying). */
+static int input_words(const struct fx_launch *c, uint64_t *w)
+{
+	struct np_kinfo ki;
+	void *kp[NP_KD_MAX_PARAMS];
+	fx_params(c, kp);
+	np_kdecode_classify(c->name, &ki);
+	return np_kdecode_input_words(&ki, &c->l, kp, &c->kl, w, 8);
+}
+
+Test(kdecode_lambda, a_strided_output_still_says_which_pointers_are_inputs)
+{
+	seen_torch_2();
+	const struct fx_launch *c = fx_find(cases, ncases, "exp_into_strided");
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	struct np_kread in[8];
+	uint64_t w[8], words[32];
+	void *kp[NP_KD_MAX_PARAMS];
+	cr_assert_eq(decode(c, NULL, out), 0, "its output is not sized");
+	cr_assert_eq(reads(c, in), 0, "nor are its reads");
+	cr_assert_eq(input_words(c, w), 1, "exp reads one tensor");
+	/* the input is one of the launch's pointer words, and not the
+	 * output: the other word */
+	fx_params(c, kp);
+	int nw = np_kdecode_pointer_words(&c->l, kp, words, 32), found = 0, other = 0;
+	for (int i = 0; i < nw; i++) {
+		found |= words[i] == w[0];
+		other |= words[i] != w[0];
+	}
+	cr_expect(found, "the input is among the launch's words");
+	cr_expect(other, "and the output is a word of its own");
+}
+
+Test(kdecode_lambda, a_dense_strided_launch_gives_the_inputs_it_decodes)
+{
+	seen_torch_2();
+	const char *labels[] = { "exp_transposed", "add_broadcast_alpha", "addcmul_3_inputs" };
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+		const struct fx_launch *c = fx_find(cases, ncases, labels[i]);
+		struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+		uint64_t w[8];
+		cr_assert_eq(decode(c, NULL, out), 1, "%s", labels[i]);
+		int n = input_words(c, w);
+		cr_assert_eq(n, out[0].n_in, "%s: %d input words", labels[i], n);
+		for (int k = 0; k < n; k++)
+			cr_expect_eq(w[k], out[0].in[k], "%s: input %d", labels[i], k);
+	}
+}
+
+Test(kdecode_lambda, other_families_give_no_input_words)
+{
+	const struct fx_launch *c = fx_find(cases, ncases, "exp_into_strided");
+	struct np_kinfo ki;
+	void *kp[NP_KD_MAX_PARAMS];
+	uint64_t w[8];
+	fx_params(c, kp);
+	np_kdecode_classify("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+			    "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, "
+			    "float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+			    "unsigned int, float, 4, 4> >", &ki);
+	cr_expect_eq(np_kdecode_input_words(&ki, &c->l, kp, &c->kl, w, 8), 0);
+}
