@@ -261,6 +261,35 @@ Test(gpu_findings, optimizer_kernels_are_in_the_optimizer_phase)
 	cr_assert_eq(proc->ag.origin.module, 0, "no module: the optimizer");
 }
 
+/* The agent's check of a CUDA root handed to backward (the loss). */
+static void gpu_root(uint64_t ts, uint64_t launch_ns, uint64_t birth, bool propagated)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_GPU_CHECK;
+	r.role = NP_ROLE_ROOT;
+	r.flags = propagated ? NP_AF_SOURCE_DIRTY : 0;
+	r.gpu.numel = 1;
+	r.gpu.neginf = 1;
+	r.gpu.launch_ns = launch_ns;
+	r.gpu.launch_tid = TID;
+	r.gpu.func = 9;
+	r.gpu.birth = birth;
+	send_rec(ts, &r, true);
+}
+
+/* The drain's word that birth's memory is a parameter of owner's. */
+static void gpu_param(uint64_t ts, uint64_t birth, uint64_t owner, const char *name)
+{
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_GPU_PARAM;
+	r.module = owner;
+	r.gparam.birth = birth;
+	strncpy(r.gparam.what, name, sizeof(r.gparam.what) - 1);
+	send_rec(ts, &r, true);
+}
+
 /* The loss made in the training loop: log(0) = -inf outside every
  * module, added to the loss outside them too, read by no later kernel.
  * Only its check as the root handed to backward shows it leaving. */
@@ -271,18 +300,7 @@ Test(gpu_findings, a_loss_born_outside_modules_is_origin_once_it_reaches_backwar
 	gpu_check(1002, 360, 8, 90, true, 0);    /* the add making the loss */
 	cr_assert_eq(origins, 0, "spread between module calls only: no evidence yet");
 	cr_assert_eq(proc->gpu.inside, 1);
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_GPU_CHECK;
-	r.role = NP_ROLE_ROOT;
-	r.flags = NP_AF_SOURCE_DIRTY;
-	r.gpu.numel = 1;
-	r.gpu.neginf = 1;
-	r.gpu.launch_ns = 370;
-	r.gpu.launch_tid = TID;
-	r.gpu.func = 9;
-	r.gpu.birth = 90;
-	send_rec(1003, &r, true);
+	gpu_root(1003, 370, 90, true);
 	cr_assert_eq(origins, 1);
 	cr_assert_eq(proc->ag.origin.step, 3);
 	cr_assert(proc->ag.origin.outside, "born between module calls");
@@ -294,17 +312,7 @@ Test(gpu_findings, a_loss_born_outside_modules_is_origin_once_it_reaches_backwar
 Test(gpu_findings, a_loss_found_non_finite_at_its_own_check_is_origin_at_once)
 {
 	forward_pass();
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_GPU_CHECK;
-	r.role = NP_ROLE_ROOT;
-	r.gpu.numel = 1;
-	r.gpu.nan = 1;
-	r.gpu.launch_ns = 370;
-	r.gpu.launch_tid = TID;
-	r.gpu.func = 9;
-	r.gpu.birth = 91;
-	send_rec(1001, &r, true);
+	gpu_root(1001, 370, 91, false);
 	cr_assert_eq(origins, 1);
 	cr_assert(proc->ag.origin.outside);
 }
@@ -339,13 +347,7 @@ Test(gpu_findings, an_optimizer_birth_in_a_parameter_is_named_by_its_owner)
 	opt_enter(&sim, 700);
 	opt_exit(&sim, 800);
 	gpu_check(2000, 750, 7, 97, false, 0);
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_GPU_PARAM;
-	r.module = M_LIN;
-	r.gparam.birth = 97;
-	strcpy(r.gparam.what, "weight");
-	send_rec(2001, &r, true);
+	gpu_param(2001, 97, M_LIN, "weight");
 	gpu_check(2002, 900, 8, 97, true, 0);    /* read by the next step */
 	cr_assert_eq(origins, 1);
 	cr_assert_eq(proc->ag.origin.phase, NP_PHASE_OPTIMIZER);
@@ -357,13 +359,7 @@ Test(gpu_findings, a_birth_inside_a_module_keeps_it_whatever_memory_it_wrote)
 {
 	forward_pass();
 	gpu_check(1001, 150, 7, 98, false, 0);   /* in Linear */
-	struct np_agent_rec r;
-	memset(&r, 0, sizeof(r));
-	r.kind = NP_AREC_GPU_PARAM;
-	r.module = M_NET;
-	r.gparam.birth = 98;
-	strcpy(r.gparam.what, "scale");
-	send_rec(1002, &r, true);
+	gpu_param(1002, 98, M_NET, "scale");
 	gpu_check(1003, 350, 8, 98, true, 0);
 	cr_assert_eq(origins, 1);
 	cr_assert_str_eq(np_name(&col, proc->ag.origin.module_type), "Linear");
