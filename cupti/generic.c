@@ -1,6 +1,7 @@
 /* generic.c - addresses handed to undecoded launches (generic.h). */
 #include <pthread.h>
 #include <string.h>
+#include "addr_slot.h"
 #include "generic.h"
 
 /* launches[n % NP_GENERIC_LAUNCHES] holds the n-th noted launch (from 1) */
@@ -15,13 +16,6 @@ static struct {
 static uint64_t noted;
 static struct np_generic_stats stats;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Device addresses are aligned: the low bits say little. */
-static unsigned slot_of(uint64_t addr)
-{
-	uint64_t h = (addr >> 4) * 0x9e3779b97f4a7c15ull;
-	return (unsigned)(h >> 40) & (NP_GENERIC_SLOTS - 1);
-}
 
 void np_generic_reset(void)
 {
@@ -48,7 +42,7 @@ void np_generic_note(const struct np_generic_launch *u)
 	for (uint32_t i = 0; i < n_words; i++) {
 		if (u->read_only >> i & 1)
 			continue;
-		unsigned s = slot_of(u->words[i]);
+		unsigned s = np_addr_slot(u->words[i], NP_GENERIC_SLOTS);
 		if (slots[s].n && slots[s].addr != u->words[i])
 			stats.displaced++;
 		__atomic_store_n(&slots[s].addr, u->words[i], __ATOMIC_RELAXED);
@@ -63,7 +57,7 @@ int np_generic_take(uint64_t addr, struct np_generic_launch *out)
 	 * look up in a job whose kernels are all decoded */
 	if (!addr || !__atomic_load_n(&noted, __ATOMIC_RELAXED))
 		return 0;
-	unsigned s = slot_of(addr);
+	unsigned s = np_addr_slot(addr, NP_GENERIC_SLOTS);
 	/* most inputs were never handed to an undecoded launch: a racy look
 	 * first (a note being written is seen next time, or by the lock) */
 	if (__atomic_load_n(&slots[s].addr, __ATOMIC_RELAXED) != addr)
@@ -94,7 +88,7 @@ void np_generic_forget(uint64_t addr)
 {
 	if (!addr || !__atomic_load_n(&noted, __ATOMIC_RELAXED))
 		return;
-	unsigned s = slot_of(addr);
+	unsigned s = np_addr_slot(addr, NP_GENERIC_SLOTS);
 	pthread_mutex_lock(&lock);
 	if (slots[s].addr == addr)
 		slots[s].n = 0;

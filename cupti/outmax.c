@@ -2,6 +2,7 @@
  * their checks (outmax.h). */
 #include <pthread.h>
 #include <string.h>
+#include "addr_slot.h"
 #include "outmax.h"
 
 struct waiter {
@@ -80,8 +81,7 @@ static struct step_acc *step_of(uint32_t step, int create)
 
 static void fold(struct step_acc *s, uint64_t module, float max)
 {
-	uint32_t h = (uint32_t)((module >> 4) * 0x9e3779b97f4a7c15ull >> 40) &
-		     (NP_OUTMAX_MODULES - 1);
+	uint32_t h = np_addr_slot(module, NP_OUTMAX_MODULES);
 	for (uint32_t i = 0; i < NP_OUTMAX_MODULES; i++, h = (h + 1) & (NP_OUTMAX_MODULES - 1)) {
 		struct mod_max *m = &s->mods[h];
 		if (m->module == module) {

@@ -1,6 +1,7 @@
 /* param_owners.c - the owner of each noted CUDA parameter (param_owners.h). */
 #include <pthread.h>
 #include <string.h>
+#include "addr_slot.h"
 #include "param_owners.h"
 
 static struct {
@@ -9,13 +10,6 @@ static struct {
 } slots[NP_PARAM_OWNER_SLOTS];
 static uint64_t displaced;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Device allocations are aligned: the low bits say little. */
-static unsigned slot_of(uint64_t ptr)
-{
-	uint64_t h = (ptr >> 4) * 0x9e3779b97f4a7c15ull;
-	return (unsigned)(h >> 40) & (NP_PARAM_OWNER_SLOTS - 1);
-}
 
 void np_param_owners_reset(void)
 {
@@ -29,7 +23,7 @@ void np_param_owner_note(uint64_t ptr, uint64_t owner, const char *name)
 {
 	if (!ptr)
 		return;
-	unsigned i = slot_of(ptr);
+	unsigned i = np_addr_slot(ptr, NP_PARAM_OWNER_SLOTS);
 	pthread_mutex_lock(&lock);
 	if (slots[i].ptr && slots[i].ptr != ptr)
 		displaced++;
@@ -42,7 +36,7 @@ void np_param_owner_note(uint64_t ptr, uint64_t owner, const char *name)
 
 int np_param_owner_of(uint64_t ptr, uint64_t *owner, char name[NP_PARAM_NAME])
 {
-	unsigned i = slot_of(ptr);
+	unsigned i = np_addr_slot(ptr, NP_PARAM_OWNER_SLOTS);
 	int found = 0;
 	pthread_mutex_lock(&lock);
 	if (ptr && slots[i].ptr == ptr) {

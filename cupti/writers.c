@@ -1,6 +1,7 @@
 /* writers.c - the last checked writer of each buffer (writers.h). */
 #include <pthread.h>
 #include <string.h>
+#include "addr_slot.h"
 #include "writers.h"
 
 static struct {
@@ -10,13 +11,6 @@ static struct {
 static uint64_t last_unchecked;   /* seq of the latest launch with unchecked outputs */
 static uint64_t counter;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Device allocations are aligned: the low bits say little. */
-static unsigned slot_of(uint64_t ptr)
-{
-	uint64_t h = (ptr >> 4) * 0x9e3779b97f4a7c15ull;
-	return (unsigned)(h >> 40) & (NP_WRITERS_SLOTS - 1);
-}
 
 void np_writers_reset(void)
 {
@@ -35,7 +29,7 @@ void np_writers_checked(uint64_t ptr, uint64_t seq, uint64_t tag, int dtype)
 {
 	if (!ptr)
 		return;
-	unsigned i = slot_of(ptr);
+	unsigned i = np_addr_slot(ptr, NP_WRITERS_SLOTS);
 	pthread_mutex_lock(&lock);
 	/* launches of different threads may note out of order: keep the latest */
 	if (slots[i].ptr != ptr || slots[i].seq < seq) {
@@ -57,7 +51,7 @@ void np_writers_unchecked(uint64_t seq)
 
 uint64_t np_writers_last(uint64_t ptr)
 {
-	unsigned i = slot_of(ptr);
+	unsigned i = np_addr_slot(ptr, NP_WRITERS_SLOTS);
 	pthread_mutex_lock(&lock);
 	uint64_t seq = ptr && slots[i].ptr == ptr ? slots[i].seq : 0;
 	pthread_mutex_unlock(&lock);
@@ -66,7 +60,7 @@ uint64_t np_writers_last(uint64_t ptr)
 
 int np_writers_seen(uint64_t ptr, uint64_t *tag)
 {
-	unsigned i = slot_of(ptr);
+	unsigned i = np_addr_slot(ptr, NP_WRITERS_SLOTS);
 	pthread_mutex_lock(&lock);
 	int seen = ptr && slots[i].ptr == ptr && slots[i].seq > last_unchecked;
 	if (seen && tag)
@@ -77,7 +71,7 @@ int np_writers_seen(uint64_t ptr, uint64_t *tag)
 
 int np_writers_dtype(uint64_t ptr)
 {
-	unsigned i = slot_of(ptr);
+	unsigned i = np_addr_slot(ptr, NP_WRITERS_SLOTS);
 	pthread_mutex_lock(&lock);
 	int dtype = ptr && slots[i].ptr == ptr ? slots[i].dtype : -1;
 	pthread_mutex_unlock(&lock);
