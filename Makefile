@@ -44,7 +44,7 @@ AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat
 			    cupti/kname.c cupti/kdecode_elementwise.c cupti/kdecode_mta.c \
 			    cupti/kdecode_rows.c cupti/kdecode_acc.c cupti/kdecode_attn.c \
 			    cupti/triton.c cupti/dnn.c cupti/dnn_graph.c cupti/dnn_ops.c \
-			    cupti/param_owners.c)
+			    cupti/param_owners.c cupti/fft.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -98,7 +98,7 @@ AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/p
 ifeq ($(HAVE_CUDA),1)
 AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c cupti/modules.c \
 	      cupti/driver_args.c cupti/allocations.c \
-	      cupti/blas.c cupti/dnn_calls.c cupti/grad_mode.c
+	      cupti/blas.c cupti/dnn_calls.c cupti/fft_calls.c cupti/grad_mode.c
 AGENT_GPU_OBJS := $(OUTPUT)/kernels/fatbin.o
 AGENT_CFLAGS := -I$(CUDA_HOME)/include
 else
@@ -160,7 +160,7 @@ unit: $(UNIT_BINS)
 # compiler cannot link a sanitized program.
 SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
 	     kdecode_memeff kdecode_mta kdecode_norm kdecode_norm_cleanup kdecode_reduce generic \
-	     intervals dirty inflight writers kfunc outmax gemm gotpatch triton dnn dnn_graph \
+	     intervals dirty inflight writers kfunc outmax gemm fft gotpatch triton dnn dnn_graph \
 	     bad_spread
 SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \

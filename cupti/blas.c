@@ -530,8 +530,9 @@ static const struct np_libcall wrapped[] = {
 };
 #define N_WRAPPED (sizeof(wrapped) / sizeof(wrapped[0]))
 
-/* cuBLAS and cuDNN calling themselves, and the agent, are left alone */
-static const char *const not_patched[] = { "libcublas", "libcudnn", "libnanprof_agent", NULL };
+/* cuBLAS, cuDNN and cuFFT calling themselves, and the agent, are left alone */
+static const char *const not_patched[] = { "libcublas", "libcudnn", "libcufft", "libnanprof_agent",
+					    NULL };
 
 /* the real function of each wrapper of table t[0..n) that has a loaded
  * one, into hooks[*k]: the slots to point at the wrapper */
@@ -589,20 +590,30 @@ static int walk(struct walker *w, const struct np_got_hook *hooks, int n)
 	return written;
 }
 
+/* One library's trackers on every object, from that library's load on;
+ * each its own walker: an object walked before cuDNN was loaded is
+ * walked again for it. */
+static int track(struct walker *w, const struct np_libcall *t, size_t nt, const char *what)
+{
+	if (!due(w))
+		return 0;
+	struct np_got_hook hooks[NP_FFT_TRACKERS > NP_DNN_TRACKERS ? NP_FFT_TRACKERS
+								  : NP_DNN_TRACKERS];
+	int n = 0;
+	hooks_of(t, nt, hooks, &n);
+	if (!n)
+		return 0;   /* not loaded yet: nothing walked, nothing marked seen */
+	int written = walk(w, hooks, n);
+	if (written)
+		np_alog("%s: %d import slots tracked", what, written);
+	return written;
+}
+
 int np_blas_track(void)
 {
-	static struct walker w;
-	if (!due(&w))
-		return 0;
-	struct np_got_hook hooks[NP_DNN_TRACKERS];
-	int n = 0;
-	hooks_of(np_dnn_trackers, NP_DNN_TRACKERS, hooks, &n);
-	if (!n)
-		return 0;   /* no cuDNN yet: nothing walked, nothing marked seen */
-	int written = walk(&w, hooks, n);
-	if (written)
-		np_alog("cuDNN: %d descriptor import slots tracked", written);
-	return written;
+	static struct walker dnn, fft;
+	return track(&dnn, np_dnn_trackers, NP_DNN_TRACKERS, "cuDNN's descriptors") +
+	       track(&fft, np_fft_trackers, NP_FFT_TRACKERS, "cuFFT's plans");
 }
 
 int np_blas_install(void)
@@ -619,18 +630,22 @@ int np_blas_install(void)
 	if (!real.lt_desc_get)
 		real.lt_desc_get = np_got_lookup("libcublasLt.so", "cublasLtMatmulDescGetAttribute");
 	np_dnn_prepare();
-	struct np_got_hook hooks[N_WRAPPED + NP_DNN_WRAPPED + NP_DNN_TRACKERS];
+	struct np_got_hook hooks[N_WRAPPED + NP_DNN_WRAPPED + NP_DNN_TRACKERS + NP_FFT_WRAPPED +
+				NP_FFT_TRACKERS];
 	int n = 0;
 	hooks_of(wrapped, N_WRAPPED, hooks, &n);
 	hooks_of(np_dnn_wrapped, NP_DNN_WRAPPED, hooks, &n);
+	hooks_of(np_fft_wrapped, NP_FFT_WRAPPED, hooks, &n);
 	/* the trackers too, for objects np_blas_track has not walked */
 	hooks_of(np_dnn_trackers, NP_DNN_TRACKERS, hooks, &n);
-	/* until cuBLAS or cuDNN is loaded no object can import them: nothing
-	 * is walked (and nothing marked seen) */
+	hooks_of(np_fft_trackers, NP_FFT_TRACKERS, hooks, &n);
+	/* until cuBLAS, cuDNN or cuFFT is loaded no object can import them:
+	 * nothing is walked (and nothing marked seen) */
 	if (!n)
 		return 0;
 	int written = walk(&w, hooks, n);
 	if (written)
-		np_alog("cuBLAS, cuDNN: %d import slots point at the agent's wrappers", written);
+		np_alog("cuBLAS, cuDNN, cuFFT: %d import slots point at the agent's wrappers",
+			written);
 	return written;
 }

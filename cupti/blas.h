@@ -28,8 +28,8 @@
  * call's operands (a few stores), tests a thread-local and calls the
  * real function.  With them on, it costs a few host calls more (the
  * pointer mode; cublasLt's layout attributes).
- * cuDNN's batch norms and backend executions (dnn_calls.c) use the same
- * slots and bookkeeping.
+ * cuDNN's batch norms and backend executions (dnn_calls.c) and cuFFT's
+ * transforms (fft_calls.c) use the same slots and bookkeeping.
  * NANPROF_GPU_BLAS=0 leaves the imports alone.
  */
 #ifndef NP_BLAS_H
@@ -46,7 +46,8 @@
  * thread only (it takes the loader's lock). */
 int np_blas_install(void);
 
-/* The same for the cuDNN backend API's descriptor calls alone, before
+/* The same for the cuDNN backend API's descriptor calls and cuFFT's plan
+ * calls alone, before
  * checks start, from cuDNN's load on.  torch loads cuDNN at its import
  * but libcuda only at its first CUDA call, and builds (and caches) a
  * convolution's execution plan at the first call of each shape, maybe
@@ -86,6 +87,14 @@ extern const struct np_libcall np_dnn_wrapped[NP_DNN_WRAPPED];
 #define NP_DNN_TRACKERS 4
 extern const struct np_libcall np_dnn_trackers[NP_DNN_TRACKERS];
 void np_dnn_prepare(void);
+
+/* cuFFT's transforms (fft_calls.c), and the plan calls that only keep
+ * fft.h's table of plans (np_blas_track, from cuFFT's load on: torch
+ * makes a plan at the first transform of each shape and caches it). */
+#define NP_FFT_WRAPPED 7
+extern const struct np_libcall np_fft_wrapped[NP_FFT_WRAPPED];
+#define NP_FFT_TRACKERS 11
+extern const struct np_libcall np_fft_trackers[NP_FFT_TRACKERS];
 
 /* Implemented in subscriber.c: checks a planned call's output after its
  * last kernel f, launched on stream in ctx, as a decoded launch's (its

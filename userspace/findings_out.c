@@ -771,7 +771,7 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 	if (g->sampled_out)
 		fprintf(f, ", %llu sampled out", (unsigned long long)g->sampled_out);
 	if (g->gemm_checks)   /* cupti/blas.h */
-		fprintf(f, "; %llu cuBLAS and cuDNN results checked at their call",
+		fprintf(f, "; %llu cuBLAS, cuDNN and cuFFT results checked at their call",
 			(unsigned long long)g->gemm_checks);
 	if (g->triton_checks)   /* cupti/triton.h */
 		fprintf(f, "; %llu Triton launches checked as Inductor named their outputs",
