@@ -226,7 +226,7 @@ $(OUTPUT)/tests/test_check_kernels: tests/check_emu.h
 FAKECUDA := $(OUTPUT)/fakecuda
 FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job \
 		 $(FAKECUDA)/libfakeops.so $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13 \
-		 $(FAKECUDA)/libcudnn.so.9 $(FAKECUDA)/libfakednn.so
+		 $(FAKECUDA)/libcudnn.so.9 $(FAKECUDA)/libfakednn.so $(FAKECUDA)/libcufft.so.12
 FAKECUDA_CFLAGS := $(CFLAGS) -I$(CUDA_HOME)/include
 FAKECUDA_HDRS := tests/fakecuda/fake.h tests/check_emu.h $(CHECK_KERNEL_HDRS)
 .PHONY: fakecuda
@@ -270,6 +270,13 @@ $(FAKECUDA)/libcudnn.so.9: tests/fakecuda/fake_cudnn.c tests/fakecuda/fake_cudnn
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcudnn.so.9 $< \
 		-Wl,-rpath,'$$ORIGIN' -ldl -lpthread -lm -o $@
 
+# a fake cuFFT: plans and transforms whose kernels' parameters are opaque
+$(FAKECUDA)/libcufft.so.12: tests/fakecuda/fake_cufft.c tests/fakecuda/fake_cufft.h \
+			    $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared -Wl,-soname,libcufft.so.12 $< \
+		-L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -o $@
+
 # a library that, like libtorch_cuda.so, imports cuDNN and is loaded with
 # torch, before libcuda: its first convolution's plan is built at once
 # after the handle's creation loads libcuda (fake_gpu_job.py --conv-early)
@@ -280,17 +287,18 @@ $(FAKECUDA)/libfakednn.so: tests/fakecuda/fake_dnn_user.c tests/fakecuda/fake_cu
 		-Wl,-rpath,'$$ORIGIN' -o $@
 
 # ops a Python job calls through ctypes (tests/integration/fake_gpu_job.py);
-# its matmuls and batch norm call cuBLAS and cuDNN through its own
-# imports, as libtorch_cuda.so does
+# its matmuls, batch norm and FFTs call cuBLAS, cuDNN and cuFFT through
+# its own imports, as libtorch_cuda.so does
 $(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
 			   tests/fakecuda/fake_cublas.h tests/fakecuda/fake_cudnn.h \
-			   tests/fakecuda/fake_conv_graph.h \
+			   tests/fakecuda/fake_conv_graph.h tests/fakecuda/fake_cufft.h \
 			   tests/unit/memeff_params.h $(FAKECUDA)/libcublas.so.13 \
-			   $(FAKECUDA)/libcublasLt.so.13 $(FAKECUDA)/libcudnn.so.9
+			   $(FAKECUDA)/libcublasLt.so.13 $(FAKECUDA)/libcudnn.so.9 \
+			   $(FAKECUDA)/libcufft.so.12
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $< -L$(FAKECUDA) -l:libcublas.so.13 \
-		-l:libcublasLt.so.13 -l:libcudnn.so.9 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lm \
-		-o $@
+		-l:libcublasLt.so.13 -l:libcudnn.so.9 -l:libcufft.so.12 -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN' -lm -o $@
 
 ifeq ($(HAVE_CUDA),1)
 integration: $(FAKECUDA_BINS)

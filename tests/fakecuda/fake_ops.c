@@ -66,6 +66,16 @@
  *                    layer 1 h = u x
  *                    (32 x 128 by 128 x 32: split-K), layer 2 o = h x
  *                    (32 x 32 by 32 x 32); u = 3e37 overflows layer 1
+ *   fo_spectral(api) a Fourier layer's tail after fo_mlp_in: h = u x as
+ *                    complex64 (cublasCgemm_v2, as fo_mlp_fc api 8), then
+ *                    irfft: o = C2R(h) through the fake cuFFT (api 0 as
+ *                    torch: cufftCreate, cufftXtMakePlanMany once, then
+ *                    cufftSetStream and cufftXtExec per call; api 1
+ *                    cufftPlan1d and cufftExecC2R), 16 transforms of 30
+ *                    reals from 16 complex values each, then its
+ *                    normalisation o *= 1/30 in place (torch's float
+ *                    BUnaryFunctor<MulFunctor>): u = 3e37 overflows the
+ *                    product; o's first 480 elements are written
  *   fo_head_mlp()    s = o + x (add, 1024 elements): reads the MLP's output
  *   fo_gn_conv(v)    e = exp(y), y = v, in the undecodable kernel: a
  *                    convolution (cuDNN) before a GroupNorm; +inf at v = 100
@@ -109,6 +119,7 @@
 #include "fake_cublas.h"
 #include "fake_conv_graph.h"
 #include "fake_cudnn.h"
+#include "fake_cufft.h"
 #include "../unit/memeff_params.h"
 
 #define N 4096
@@ -118,6 +129,11 @@ static const char add_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
 static const char fill_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIfEESt5arrayIPcLm1EELb1EEEviT0_T1_";
+/* x * scalar of floats (irfft's normalisation): torch's BUnaryFunctor,
+ * as the fixture's Half row of it, of float */
+static const char scale_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BUnaryFunctorIfffNS0_15binary_"
+	"internal10MulFunctorIfEEEESt5arrayIPcLm2EELb1EEEviT0_T1_";
 /* the fixture's log_kernel_cuda row with the name changed (as fake_job.c) */
 static const char exp_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_15exp_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE0_clEvENKUlvE0_clEvEUlfE_St5arrayIPcLm2EELb1EEEviT0_T1_";
@@ -246,7 +262,7 @@ _Static_assert(offsetof(struct cleanup_args, max_chunks) == 25608, "torch 2.14.1
 
 static CUfunction cmul, cat8;
 static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, qkv_named, lpnorm,
-	cleanup;
+	cleanup, scale;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
 static float *u, *h, *o;        /* the MLP's input, hidden and output */
 static float *gn_stats;         /* group norm's mean, rstd (64 each) */
@@ -303,6 +319,16 @@ static void k_exp(const void *a, unsigned grid, unsigned block)
 	char **d = data(a, 8);
 	for (int i = 0; i < numel(a); i++)
 		((float *)d[0])[i] = expf(((float *)d[1])[i]);
+}
+
+/* BUnaryFunctor<MulFunctor>: d[0] = d[1] * b, b the functor's float */
+static void k_scale(const void *a, unsigned grid, unsigned block)
+{
+	float b;
+	memcpy(&b, (const char *)a + 8, 4);
+	char **d = data(a, 16);
+	for (int i = 0; i < numel(a); i++)
+		((float *)d[0])[i] = ((float *)d[1])[i] * b;
 }
 
 /* N complex values, (re, im) pairs of floats: d[0] = d[1] * d[2] */
@@ -529,6 +555,8 @@ int fo_init(void)
 	add = reg(add_f32, 3, off3, size_add, k_add);
 	fill = reg(fill_f32, 3, off3, size_fill, k_fill);
 	exp_ = reg(exp_f32, 3, off3, size_exp, k_exp);
+	static const uint32_t off_scale[] = { 0, 4, 16 }, size_scale[] = { 4, 8, 16 };
+	scale = reg(scale_f32, 3, off_scale, size_scale, k_scale);
 	static const uint32_t size_cmul[] = { 4, 1, 24 };
 	cmul = reg(cmul_c64, 3, off3, size_cmul, k_cmul);
 	static const uint32_t off1[] = { 0 }, size_opaque[] = { sizeof(struct opaque_args) };
@@ -1023,6 +1051,51 @@ static int gemm(int api, const float *A, const float *B, float *D, int k)
 int fo_mlp_fc(int layer, int api)
 {
 	return layer == 1 ? gemm(api, u, x, h, MLP_K1) : gemm(api, h, x, o, MLP_M);
+}
+
+#define FFT_N 30               /* fo_spectral's transforms: 30 reals each, */
+#define FFT_BATCH 16            /* from 16 complex values; 16 of them */
+
+int fo_spectral(int api)
+{
+	static cufftHandle plan;
+	float cone[2] = { 1.0f, 0.0f }, czero[2] = { 0.0f, 0.0f }, norm = 1.0f / FFT_N;
+	static cublasHandle_t blas;
+	if (!blas && cublasCreate_v2(&blas))
+		return -1;
+	/* h (16 x 16 complex) = u (16 x 64) x (64 x 16): the spectral weights */
+	if (cublasCgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, MLP_M / 2, MLP_N / 2, MLP_K1 / 2, cone,
+			   u, MLP_M / 2, x, MLP_K1 / 2, czero, h, MLP_M / 2))
+		return -1;
+	cufftResult r;
+	if (api == 0) {
+		if (!plan) {
+			long long n = FFT_N;
+			size_t ws;
+			if (cufftCreate(&plan) ||
+			    cufftXtMakePlanMany(plan, 1, &n, NULL, 1, 1, FAKE_FFT_C_32F, NULL, 1, 1,
+						FAKE_FFT_R_32F, FFT_BATCH, &ws, FAKE_FFT_C_32F))
+				return -1;
+		}
+		r = cufftSetStream(plan, NULL) ? CUFFT_INVALID_PLAN
+					       : cufftXtExec(plan, h, o, CUFFT_INVERSE);
+	} else {
+		cufftHandle p1;
+		if (cufftPlan1d(&p1, FFT_N, CUFFT_C2R, FFT_BATCH))
+			return -1;
+		r = cufftExecC2R(p1, h, o);
+		cufftDestroy(p1);
+	}
+	if (r != CUFFT_SUCCESS) {
+		fprintf(stderr, "fake_ops: cuFFT call %d failed (%d)\n", api, r);
+		return -1;
+	}
+	int n = FFT_N * FFT_BATCH;
+	char *d[2] = { (char *)o, (char *)o };
+	struct { uint8_t f; float b; } functor = { 0, norm };
+	void *p[] = { &n, &functor, d };
+	check(cuLaunchKernel(scale, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
 }
 
 int fo_head_mlp(void)

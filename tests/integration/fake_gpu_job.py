@@ -68,7 +68,14 @@ writes it), then fc2 makes NaN of it: only the agent's view of the cuBLAS
 call names fc1 (the generic tier alone names fc2, the last undecoded
 writer before head's decoded add).  --mlp input: the input is made +inf
 by an undecodable kernel in attn itself, which fc1's call reads: the
-call's reads name that kernel, not fc1.
+call's reads name that kernel, not fc1.  --mlp spectral (and
+spectral-legacy): attn is a Fourier layer's tail, in attn itself: the
+complex64 product of cublasCgemm_v2, then irfft through a fake cuFFT
+(torch's cufftXtMakePlanMany and cufftXtExec; the legacy cufftPlan1d and
+cufftExecC2R), whose kernel's parameters are opaque, then irfft's
+normalisation, a decoded multiply in place.  At step --at the product
+overflows: only the agent's view of the cuFFT call carries it to the
+multiply (without it the multiply looks born, the H200's run-spectral).
 
 With --gn, blocks.0.attn is a convolution (attn.conv: a kernel no
 decoder reads, as cuDNN's) and a GroupNorm (attn.norm: torch's
@@ -167,9 +174,10 @@ def main():
     ap.add_argument("--sdpa", choices=["qkv", "scores", "pre", "pre-named"],
                     help="attn runs a projection and SDPA's memory-efficient kernel; "
                          "qkv: the projection overflows, scores: the attention does")
-    ap.add_argument("--mlp", choices=["gemm", "input"],
+    ap.add_argument("--mlp", choices=["gemm", "input", "spectral", "spectral-legacy"],
                     help="attn is an MLP of two cuBLAS matmuls; gemm: the first overflows, "
-                         "input: an undecodable kernel makes its input +inf")
+                         "input: an undecodable kernel makes its input +inf; spectral: a "
+                         "complex matmul then irfft (cuFFT), the matmul overflows")
     ap.add_argument("--gn", action="store_true",
                     help="attn is a convolution (undecodable) then a GroupNorm; the "
                          "convolution overflows")
@@ -238,6 +246,7 @@ def main():
     ops.fo_buf.restype = ctypes.c_ulonglong
     ops.fo_mlp_in.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_mlp_fc.argtypes = [ctypes.c_int, ctypes.c_int]
+    ops.fo_spectral.argtypes = [ctypes.c_int]
     ops.fo_gn_conv.argtypes = [ctypes.c_float]
     ops.fo_conv.argtypes = [ctypes.c_int, ctypes.c_float, ctypes.c_int, ctypes.c_int]
     ops.fo_tri_buf.restype = ctypes.c_ulonglong
@@ -322,6 +331,11 @@ def main():
 
         def forward(self, x):
             fault = train.step == a.at
+            if a.mlp.startswith("spectral"):
+                ops.fo_mlp_in(3e37 if fault else 1.0, 0)
+                if ops.fo_spectral(int(a.mlp == "spectral-legacy")):
+                    sys.exit("fake_gpu_job: the fake cuBLAS or cuFFT call failed")
+                return x
             if a.mlp == "gemm":
                 ops.fo_mlp_in(3e37 if fault else 1.0, 0)
             else:

@@ -51,6 +51,9 @@
 # its call's last kernel in attn.fc1 through each API (the generic tier
 # alone, NANPROF_GPU_BLAS=0, names fc2), an undecoded kernel's +inf in
 # fc1's input named at that kernel; the attached job calls cuBLAS too.
+# And a Fourier layer (--mlp spectral, spectral-legacy: a complex
+# product, then irfft through a fake cuFFT, then a multiply): the
+# product's overflow named in attn, irfft's output checked at its call.
 # And a convolution then a GroupNorm (--gn): the convolution's overflow,
 # first read by group norm's statistics kernel, named in attn.conv.  And
 # a convolution then a BatchNorm through a fake cuDNN (--bn-cudnn): the
@@ -568,6 +571,33 @@ PY
 		grep -h 'nan_origin\|gpu_gemm' "$T/$tag-mlp-cgemm/events.jsonl" >> "$T/chk"
 		bad "$tag: cublasCgemm_v2 call's output checked at the call" "$T/chk"
 	fi
+	# a Fourier layer's tail (FNO's spectral convolution) in attn: the
+	# complex product overflows, irfft carries it through a fake cuFFT
+	# whose kernel's parameters are opaque, then irfft's normalisation
+	# multiplies in place.  The transform is seen at its call (its plan
+	# kept from cufftXtMakePlanMany as torch makes it, or cufftPlan1d):
+	# its output checked, a propagation, so the product is the origin
+	# when head reads it, not the multiply (the H200's run-spectral)
+	for m in spectral spectral-legacy; do
+		run_fake "$py" "$T/$tag-$m" --mlp $m --at 3
+		LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$T/$tag-$m.rec" \
+			NANPROF_CUPTI="$F/libcupti.so.13" timeout 120 "$py" $IT/fake_gpu_job.py \
+			"$F/libfakeops.so" --mlp $m --at 3 > "$T/$tag-$m.out" 2>&1
+		if python3 $IT/check_origin.py "$T/$tag-$m/events.jsonl" --cuda \
+			--origin forward blocks.0.attn output --step 3 \
+			--op-kernel c1688gemm > "$T/chk" 2>&1 &&
+		   grep -q '"type":"nan_origin".*"dtype":"complex64","viewed_as_real":true' \
+			"$T/$tag-$m/events.jsonl" &&
+		   python3 $IT/read_records.py "$T/$tag-$m.rec" --expect-gpu-check \
+			"vector_fft_c2r:dtype=float32,propagated=true,numel=480,first_bad=0" \
+			>> "$T/chk" 2>&1; then
+			ok "$tag: $m: a complex product's overflow carried by irfft (cuFFT, seen at the call) named at the product in attn, not at irfft's multiply"
+		else
+			cat "$T/$tag-$m.err" "$T/$tag-$m.out" >> "$T/chk"
+			grep -h 'nan_origin\|gpu_gemm' "$T/$tag-$m/events.jsonl" >> "$T/chk"
+			bad "$tag: $m: cuFFT's transform checked at the call" "$T/chk"
+		fi
+	done
 	# the dot MLP's fault makes 1024 births in one step: the agent
 	# reports 64 a second and counts the rest as held back by its
 	# bounds, apart from results lost (none)
