@@ -14,6 +14,12 @@ runs every configuration once, starting at a different one each round):
   agent-s16     the same, NANPROF_GPU_MODE=sample:16
   agent-mod     the same, NANPROF_GPU_MODE=modules: no CUPTI, the CUDA tensors
                 the hooks see, checked at module level
+  agent-calls   the same, NANPROF_GPU_MODE=sample:1000000: every launch's callback
+                and decoding, nearly nothing checked: the fixed cost of CUPTI
+                and the agent's launch path
+  agent-hooks   NANPROF_GPU_MODE=modules and NANPROF_AGENT_SKIP=bodies: every
+                Python hook installed, each returning at once, no CUPTI: what
+                torch's hook machinery costs by itself on this model
   nanprof       under `nanprof run` (only with --nanprof: BPF works, as root)
   anomaly       torch.autograd.set_detect_anomaly(True)
 
@@ -43,7 +49,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CONFIGS = ["baseline", "agent", "agent-ng", "agent-s16", "agent-mod", "nanprof", "anomaly"]
+CONFIGS = ["baseline", "agent", "agent-ng", "agent-s16", "agent-mod", "agent-calls",
+           "agent-hooks", "nanprof", "anomaly"]
+AGENT_CONFIGS = ("agent", "agent-ng", "agent-s16", "agent-mod", "agent-calls", "agent-hooks")
 MODELS = ["transformer", "faults"]
 
 
@@ -160,10 +168,10 @@ def config_command(a, config, rnd, result):
            "--models", a.models, "--steps", str(a.steps), "--warmup", str(a.warmup),
            "--device", a.device]
     tag = "%s-r%d" % (config, rnd)
-    if config in ("agent", "agent-ng", "agent-s16", "agent-mod", "nanprof"):
+    if config in AGENT_CONFIGS + ("nanprof",):
         # the records file also tells the worker when the GPU checks are on
         env["NANPROF_AGENT_RECORDS"] = os.path.join(a.out, tag + ".rec")
-    if config in ("agent", "agent-ng", "agent-s16", "agent-mod"):
+    if config in AGENT_CONFIGS:
         env["LD_PRELOAD"] = os.path.abspath(a.agent)
     if config == "agent-ng":
         env["NANPROF_GPU_GUARD"] = "0"
@@ -171,6 +179,11 @@ def config_command(a, config, rnd, result):
         env["NANPROF_GPU_MODE"] = "sample:16"
     if config == "agent-mod":
         env["NANPROF_GPU_MODE"] = "modules"
+    if config == "agent-calls":
+        env["NANPROF_GPU_MODE"] = "sample:1000000"
+    if config == "agent-hooks":
+        env["NANPROF_GPU_MODE"] = "modules"
+        env["NANPROF_AGENT_SKIP"] = "bodies"
     if config == "nanprof":
         job = [a.nanprof, "run", "-q", "-o", os.path.join(a.out, tag)] + ["--"] + job
     return job, env
@@ -267,7 +280,7 @@ def write_tables(a, configs, results):
 
 def runner(a):
     os.makedirs(a.out, exist_ok=True)
-    configs = [c for c in CONFIGS if c != "nanprof" or a.nanprof]
+    configs = [c for c in a.configs.split(",") if c != "nanprof" or a.nanprof]
     results, start, last = [], time.time(), 0.0
     for rnd in range(a.rounds):
         if rnd and time.time() - start + last > a.budget:
@@ -301,6 +314,8 @@ def main():
     ap.add_argument("--agent", default=os.path.join(ROOT, "libnanprof_agent.so"))
     ap.add_argument("--nanprof", help="nanprof binary: adds the `nanprof run` configuration")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--configs", default=",".join(CONFIGS),
+                    help="comma-separated, of: " + ", ".join(CONFIGS))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=10)
@@ -312,6 +327,10 @@ def main():
     if a.worker:
         worker(a)
         return 0
+    unknown = [c for c in a.configs.split(",") if c not in CONFIGS]
+    if unknown or "baseline" not in a.configs.split(","):
+        ap.error("--configs: %s" % ("unknown: " + ", ".join(unknown) if unknown
+                                    else "baseline is needed for the ratios"))
     a.out = os.path.abspath(a.out)
     return runner(a)
 
