@@ -17,6 +17,13 @@ static const char *const type_changing[] = {
 	"quantize", "frexp", "nonzero", "bucketize", "_to_",
 };
 
+/* ... but for the copy between tensors of one dtype (Copy.cu: copy_, a
+ * strided tensor made contiguous, out[:, ::2] = x), whose lambda returns
+ * what it takes: read, its strided output was the H200's false birth in
+ * attention (a copy's input noted as its output).  The casting copies
+ * (float16_copy_kernel_cuda, ...) stay unread. */
+static const char direct_copy[] = "::direct_copy_kernel_cuda(";
+
 /* The parameter list of the last "{lambda(A, B)#N}" in f, in *args;
  * -1 when f names no lambda. */
 static int lambda_params(struct span f, struct span *args)
@@ -76,7 +83,7 @@ static int lambda_dtype(struct span f, int *why, int *pairs)
 
 	*why = NP_KDT_UNKNOWN;
 	for (size_t i = 0; i < sizeof(type_changing) / sizeof(type_changing[0]); i++)
-		if (span_has(f, type_changing[i]))
+		if (span_has(f, type_changing[i]) && !span_has(f, direct_copy))
 			return -1;
 	d = lambda_args_dtype(f, pairs);
 	for (size_t i = 0; *pairs && i < sizeof(complex_to_real) / sizeof(complex_to_real[0]); i++)

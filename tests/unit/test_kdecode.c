@@ -855,8 +855,13 @@ Test(kdecode_names, elementwise_functors_and_lambdas)
 		  NP_KDT_INFERRED },
 		{ "at::native::isnan_kernel(at::TensorIteratorBase&)::{lambda(float)#1}", -1,
 		  NP_KDT_UNKNOWN },
-		{ "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}", -1,
-		  NP_KDT_UNKNOWN },
+		/* torch's direct copy: its lambda's parameter is the output's
+		 * dtype (Copy.cu: scalar_t of iter.dtype(0)), whatever it loads;
+		 * the copies that cast in the lambda are other functions */
+		{ "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}",
+		  NP_DT_F32, NP_KDT_INFERRED },
+		{ "at::native::float16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}",
+		  -1, NP_KDT_UNKNOWN },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct np_kinfo ki = classify_functor(t[i].functor);

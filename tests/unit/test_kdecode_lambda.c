@@ -421,27 +421,65 @@ static int input_words(const struct fx_launch *c, uint64_t *w)
 	return np_kdecode_input_words(&ki, &c->l, kp, &c->kl, w, 8);
 }
 
-Test(kdecode_lambda, a_strided_output_still_says_which_pointers_are_inputs)
+/* label's launch writes a strided view: its one input word, no output */
+static void strided_says_its_input(const struct fx_launch *c, const char *label)
 {
-	seen_torch_2();
-	const struct fx_launch *c = fx_find(cases, ncases, "exp_into_strided");
 	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
 	struct np_kread in[8];
-	uint64_t w[8], words[32];
+	uint64_t w[8], words[64];   /* the host image's padding holds stack words too */
 	void *kp[NP_KD_MAX_PARAMS];
-	cr_assert_eq(decode(c, NULL, out), 0, "its output is not sized");
-	cr_assert_eq(reads(c, in), 0, "nor are its reads");
-	cr_assert_eq(input_words(c, w), 1, "exp reads one tensor");
+	cr_assert_eq(decode(c, NULL, out), 0, "%s: its output is not sized", label);
+	cr_assert_eq(reads(c, in), 0, "%s: nor are its reads", label);
+	cr_assert_eq(input_words(c, w), 1, "%s reads one tensor", label);
 	/* the input is one of the launch's pointer words, and not the
 	 * output: the other word */
 	fx_params(c, kp);
-	int nw = np_kdecode_pointer_words(&c->l, kp, words, 32), found = 0, other = 0;
+	int nw = np_kdecode_pointer_words(&c->l, kp, words, 64), found = 0, other = 0;
 	for (int i = 0; i < nw; i++) {
 		found |= words[i] == w[0];
 		other |= words[i] != w[0];
 	}
-	cr_expect(found, "the input is among the launch's words");
-	cr_expect(other, "and the output is a word of its own");
+	cr_expect(found, "%s: the input is among the launch's words", label);
+	cr_expect(other, "%s: and the output is a word of its own", label);
+}
+
+Test(kdecode_lambda, a_strided_output_still_says_which_pointers_are_inputs)
+{
+	seen_torch_2();
+	strided_says_its_input(fx_find(cases, ncases, "exp_into_strided"), "exp_into_strided");
+	/* torch's same-dtype copy into a strided view (out[:, ::2] = x), the
+	 * H200's false birth in attention: both torches */
+	strided_says_its_input(fx_find(cases, ncases, "copy_into_strided"), "copy_into_strided");
+	/* torch 1's image holds more pointer-like stack words than a scan
+	 * keeps: only the count is asserted there */
+	seen_torch_1();
+	uint64_t w[8];
+	cr_expect_eq(input_words(fx_find(cases_1, ncases_1, "copy_into_strided"), w), 1,
+		     "torch 1's copy into a strided view reads one tensor");
+}
+
+Test(kdecode_lambda, a_direct_copy_keeps_its_dtype_and_a_casting_copy_is_not_read)
+{
+	seen_torch_2();
+	const struct fx_launch *c = fx_find(cases, ncases, "copy_transposed_in");
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	cr_assert_eq(decode(c, NULL, out), 1);
+	cr_expect_eq(out[0].dtype, NP_DT_F32, "what it takes: float");
+	cr_expect_eq(out[0].numel, 24);
+	/* a copy that casts (float to half) returns another type than it
+	 * takes: its name says copy_kernel, not direct_copy_kernel_cuda */
+	struct np_kinfo ki;
+	np_kdecode_classify("void at::native::elementwise_kernel<128, 2, "
+			    "at::native::gpu_kernel_impl_nocast<at::native::float16_copy_kernel_cuda("
+			    "at::TensorIteratorBase&)::{lambda(float)#1}>(at::TensorIteratorBase&, "
+			    "at::native::float16_copy_kernel_cuda(at::TensorIteratorBase&)::"
+			    "{lambda(float)#1} const&)::{lambda(int)#1}>(int, "
+			    "at::native::gpu_kernel_impl_nocast<at::native::float16_copy_kernel_cuda("
+			    "at::TensorIteratorBase&)::{lambda(float)#1}>(at::TensorIteratorBase&, "
+			    "at::native::float16_copy_kernel_cuda(at::TensorIteratorBase&)::"
+			    "{lambda(float)#1} const&)::{lambda(int)#1})", &ki);
+	cr_expect_eq(ki.family, NP_KF_LAMBDA_ELEMENTWISE);
+	cr_expect_lt(ki.dtype, 0, "a casting copy's result type is not inferred");
 }
 
 Test(kdecode_lambda, a_dense_strided_launch_gives_the_inputs_it_decodes)
