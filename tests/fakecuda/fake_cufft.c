@@ -134,6 +134,25 @@ FAKE_EXPORT cufftResult cufftXtMakePlanMany(cufftHandle h, int rank, long long *
 	return make(plan_of(h), type, n[0], batch);
 }
 
+/* rank 1, a legacy type; embeds only as the basic layout has them
+ * (stride 1, dist the transform's size on each side) */
+FAKE_EXPORT cufftResult cufftMakePlanMany64(cufftHandle h, int rank, long long *n,
+					    long long *inembed, long long istride,
+					    long long idist, long long *onembed, long long ostride,
+					    long long odist, int type, long long batch, size_t *ws)
+{
+	if (rank != 1 || !n)
+		return CUFFT_NOT_SUPPORTED;
+	long long half = n[0] / 2 + 1;
+	long long in_n = type == CUFFT_C2R ? half : n[0], out_n = type == CUFFT_R2C ? half : n[0];
+	if ((inembed && (istride != 1 || (batch > 1 && idist != in_n))) ||
+	    (onembed && (ostride != 1 || (batch > 1 && odist != out_n))))
+		return CUFFT_NOT_SUPPORTED;
+	if (ws)
+		*ws = 0;
+	return make(plan_of(h), type, n[0], batch);
+}
+
 static cufftResult exec(cufftHandle h, int type, void *in, void *out)
 {
 	pthread_once(&once, init);

@@ -2,7 +2,8 @@
  * cufftXt.h: the same names, signatures and values) that the fake cuFFT
  * (fake_cufft.c, built as libcufft.so.12) implements for the fake job
  * (fake_ops.c): plans made as torch makes them (cufftCreate, then
- * cufftXtMakePlanMany) or by the legacy cufftPlan1d, and their
+ * cufftXtMakePlanMany) or by the legacy cufftPlan1d and
+ * cufftMakePlanMany64, and their
  * execution (cufftXtExec, cufftExecC2R, cufftExecR2C, cufftExecC2C).
  *
  * A transform runs one kernel on the fake driver whose only parameter is
@@ -11,7 +12,8 @@
  * writes only from the call and its plan (cupti/fft.h).  The arithmetic
  * is no Fourier transform, only a map that carries every non-finite
  * value of the input into the output: what the checks are about.
- * Basic layouts only (no embed arrays); float32 and complex64.
+ * Rank 1, dense layouts only (no embed arrays, or embeds that describe
+ * the basic layout); float32 and complex64.
  */
 #ifndef NP_FAKE_CUFFT_H
 #define NP_FAKE_CUFFT_H
@@ -35,6 +37,10 @@ cufftResult cufftXtMakePlanMany(cufftHandle plan, int rank, long long *n, long l
 				long long *onembed, long long ostride, long long odist,
 				int outputtype, long long batch, size_t *workSize,
 				int executiontype);
+cufftResult cufftMakePlanMany64(cufftHandle plan, int rank, long long *n, long long *inembed,
+				long long istride, long long idist, long long *onembed,
+				long long ostride, long long odist, int type, long long batch,
+				size_t *workSize);
 cufftResult cufftXtExec(cufftHandle plan, void *input, void *output, int direction);
 cufftResult cufftExecC2R(cufftHandle plan, void *idata, void *odata);
 cufftResult cufftExecR2C(cufftHandle plan, void *idata, void *odata);

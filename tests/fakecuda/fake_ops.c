@@ -71,7 +71,9 @@
  *                    irfft: o = C2R(h) through the fake cuFFT (api 0 as
  *                    torch: cufftCreate, cufftXtMakePlanMany once, then
  *                    cufftSetStream and cufftXtExec per call; api 1
- *                    cufftPlan1d and cufftExecC2R), 16 transforms of 30
+ *                    cufftPlan1d and cufftExecC2R; api 2
+ *                    cufftMakePlanMany64 with dense embeds, then
+ *                    cufftExecC2R), 16 transforms of 30
  *                    reals from 16 complex values each, then its
  *                    normalisation o *= 1/30 in place (torch's float
  *                    BUnaryFunctor<MulFunctor>): u = 3e37 overflows the
@@ -1079,12 +1081,21 @@ int fo_spectral(int api)
 		}
 		r = cufftSetStream(plan, NULL) ? CUFFT_INVALID_PLAN
 					       : cufftXtExec(plan, h, o, CUFFT_INVERSE);
-	} else {
+	} else if (api == 1) {
 		cufftHandle p1;
 		if (cufftPlan1d(&p1, FFT_N, CUFFT_C2R, FFT_BATCH))
 			return -1;
 		r = cufftExecC2R(p1, h, o);
 		cufftDestroy(p1);
+	} else {   /* the advanced layout, describing the basic one */
+		cufftHandle p2;
+		long long n = FFT_N, ie = FFT_N / 2 + 1, oe = FFT_N;
+		size_t ws;
+		if (cufftCreate(&p2) || cufftMakePlanMany64(p2, 1, &n, &ie, 1, ie, &oe, 1, oe,
+							    CUFFT_C2R, FFT_BATCH, &ws))
+			return -1;
+		r = cufftExecC2R(p2, h, o);
+		cufftDestroy(p2);
 	}
 	if (r != CUFFT_SUCCESS) {
 		fprintf(stderr, "fake_ops: cuFFT call %d failed (%d)\n", api, r);

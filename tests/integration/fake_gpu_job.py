@@ -69,10 +69,11 @@ call names fc1 (the generic tier alone names fc2, the last undecoded
 writer before head's decoded add).  --mlp input: the input is made +inf
 by an undecodable kernel in attn itself, which fc1's call reads: the
 call's reads name that kernel, not fc1.  --mlp spectral (and
-spectral-legacy): attn is a Fourier layer's tail, in attn itself: the
-complex64 product of cublasCgemm_v2, then irfft through a fake cuFFT
-(torch's cufftXtMakePlanMany and cufftXtExec; the legacy cufftPlan1d and
-cufftExecC2R), whose kernel's parameters are opaque, then irfft's
+spectral-legacy, spectral-many): attn is a Fourier layer's tail, in attn
+itself: the complex64 product of cublasCgemm_v2, then irfft through a
+fake cuFFT (torch's cufftXtMakePlanMany and cufftXtExec; the legacy
+cufftPlan1d, or cufftMakePlanMany64 with embeds, and cufftExecC2R),
+whose kernel's parameters are opaque, then irfft's
 normalisation, a decoded multiply in place.  At step --at the product
 overflows: only the agent's view of the cuFFT call carries it to the
 multiply (without it the multiply looks born, the H200's run-spectral).
@@ -174,7 +175,8 @@ def main():
     ap.add_argument("--sdpa", choices=["qkv", "scores", "pre", "pre-named"],
                     help="attn runs a projection and SDPA's memory-efficient kernel; "
                          "qkv: the projection overflows, scores: the attention does")
-    ap.add_argument("--mlp", choices=["gemm", "input", "spectral", "spectral-legacy"],
+    ap.add_argument("--mlp", choices=["gemm", "input", "spectral", "spectral-legacy",
+                                      "spectral-many"],
                     help="attn is an MLP of two cuBLAS matmuls; gemm: the first overflows, "
                          "input: an undecodable kernel makes its input +inf; spectral: a "
                          "complex matmul then irfft (cuFFT), the matmul overflows")
@@ -333,7 +335,8 @@ def main():
             fault = train.step == a.at
             if a.mlp.startswith("spectral"):
                 ops.fo_mlp_in(3e37 if fault else 1.0, 0)
-                if ops.fo_spectral(int(a.mlp == "spectral-legacy")):
+                fft_api = ["spectral", "spectral-legacy", "spectral-many"].index(a.mlp)
+                if ops.fo_spectral(fft_api):
                     sys.exit("fake_gpu_job: the fake cuBLAS or cuFFT call failed")
                 return x
             if a.mlp == "gemm":

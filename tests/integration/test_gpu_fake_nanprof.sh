@@ -51,7 +51,7 @@
 # its call's last kernel in attn.fc1 through each API (the generic tier
 # alone, NANPROF_GPU_BLAS=0, names fc2), an undecoded kernel's +inf in
 # fc1's input named at that kernel; the attached job calls cuBLAS too.
-# And a Fourier layer (--mlp spectral, spectral-legacy: a complex
+# And a Fourier layer (--mlp spectral, spectral-legacy, -many: a complex
 # product, then irfft through a fake cuFFT, then a multiply): the
 # product's overflow named in attn, irfft's output checked at its call.
 # And a convolution then a GroupNorm (--gn): the convolution's overflow,
@@ -575,10 +575,11 @@ PY
 	# complex product overflows, irfft carries it through a fake cuFFT
 	# whose kernel's parameters are opaque, then irfft's normalisation
 	# multiplies in place.  The transform is seen at its call (its plan
-	# kept from cufftXtMakePlanMany as torch makes it, or cufftPlan1d):
+	# kept from cufftXtMakePlanMany as torch makes it, cufftPlan1d, or
+	# cufftMakePlanMany64 with embeds):
 	# its output checked, a propagation, so the product is the origin
 	# when head reads it, not the multiply (the H200's run-spectral)
-	for m in spectral spectral-legacy; do
+	for m in spectral spectral-legacy spectral-many; do
 		run_fake "$py" "$T/$tag-$m" --mlp $m --at 3
 		LD_PRELOAD="$PWD/libnanprof_agent.so" NANPROF_AGENT_RECORDS="$T/$tag-$m.rec" \
 			NANPROF_CUPTI="$F/libcupti.so.13" timeout 120 "$py" $IT/fake_gpu_job.py \
