@@ -91,6 +91,14 @@ int np_fft_plan(const struct np_fft_desc *d, uint64_t in, uint64_t out,
 	return 0;
 }
 
+void np_fft_plan_noted(uint64_t in, uint64_t out, struct np_gemm_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->note_only = 1;
+	p->out = (struct np_kbuf){ .ptr = out, .how = NP_KH_GEMM };
+	np_gemm_add_input(&p->out, in);
+}
+
 /* ---- the plans made so far ---- */
 
 static struct {

@@ -22,8 +22,11 @@
  * one when it is dense (stride 1, the embed of every dimension but the
  * outermost equal to the transform's, dist the transform's size).  An
  * output with gaps is not checked (the gaps hold another tensor's
- * values), nor a plan made before the agent came (torch caches its
- * plans): those transforms' kernels go to the generic tier as before.
+ * values), nor a transform of a plan made before the agent came (torch
+ * caches its plans): for those the call's addresses, which its kernels'
+ * parameters hide, are handed to the generic tier instead, the output
+ * as written and the input as read (np_fft_plan_noted): the output's
+ * first decoded reader checks it, unless it writes it in place.
  * A complex side is checked as its real view, as a complex GEMM's D.
  * A C2R transform may overwrite its input (cuFFT says so); the read
  * offered for the generic tier is checked after the call, and a
@@ -70,6 +73,11 @@ uint64_t np_fft_side_numel(const struct np_fft_desc *d, const struct np_fft_side
  * type no check reads). */
 int np_fft_plan(const struct np_fft_desc *d, uint64_t in, uint64_t out,
 		struct np_gemm_plan *p);
+
+/* The plan of a transform whose own plan is not known (made before the
+ * agent came) or not dense: note_only, out written, in read; its first
+ * decoded reader that does not write it in place checks it (generic.h). */
+void np_fft_plan_noted(uint64_t in, uint64_t out, struct np_gemm_plan *p);
 
 /* ---- the plans made so far, by cufftHandle ---- */
 

@@ -198,14 +198,15 @@ static void tell(int planned, int known, const struct np_gemm_plan *p)
 		np_alog("cuFFT: a transform's output (%llu elements) checked at the call",
 			(unsigned long long)p->out.numel);
 	else if (kind == 1)
-		np_alog("cuFFT: a transform left to the generic tier: its output is not one "
-			"dense range of a checkable type");
+		np_alog("cuFFT: a transform's output and input noted for the generic tier: "
+			"its output is not one dense range of a checkable type");
 	else
-		np_alog("cuFFT: a transform left to the generic tier: its plan was made "
-			"before the agent came");
+		np_alog("cuFFT: a transform's output and input noted for the generic tier: "
+			"its plan was made before the agent came");
 }
 
-/* the start of transform h from in to out, planned when it can be */
+/* the start of transform h from in to out: planned when its plan says
+ * where it writes, else its addresses noted (fft.h) */
 static void begin(fft_handle h, const void *in, const void *out)
 {
 	struct np_fft_desc d;
@@ -213,9 +214,12 @@ static void begin(fft_handle h, const void *in, const void *out)
 	int idle = np_blas_idle();
 	int known = idle && np_fft_plans_get(h, &d) == 0;
 	int planned = known && np_fft_plan(&d, (uintptr_t)in, (uintptr_t)out, &p) == 0;
-	if (idle)
+	if (idle) {
 		tell(planned, known, &p);
-	np_blas_begin_plan(planned ? &p : NULL);
+		if (!planned && out)
+			np_fft_plan_noted((uintptr_t)in, (uintptr_t)out, &p);
+	}
+	np_blas_begin_plan(idle && out ? &p : NULL);
 }
 
 /* torch's: every transform */

@@ -70,6 +70,11 @@ struct np_gemm_plan {
 	struct np_kread rd[2];          /* A and B, when each is one dense range of a
 					 * checkable dtype: reads for the generic tier */
 	int n_rd;
+	uint8_t note_only;              /* out's extent unknown (a cuFFT plan made
+					 * before the agent came): nothing checked,
+					 * out.ptr noted for the generic tier as the
+					 * call's last kernel's output, out.in[] as
+					 * what it read */
 };
 
 /* enum np_dtype of a cudaDataType, or -1 (integers, complex, the fp4 and

@@ -699,6 +699,26 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 	 * outputs share theirs) */
 	uint64_t words[1 + NP_GEMM_MORE_OUTS + NP_KD_BUF_INPUTS];
 	int nw = 0, checked = 0;
+	/* a call whose output's extent is unknown (fft.h): its addresses,
+	 * which its kernels' parameters hide, noted for the generic tier,
+	 * the output as written, the inputs as read */
+	if (p->note_only) {
+		uint64_t seq = np_gpu_writers() ? np_writers_next() : 0;
+		uint64_t ro[NP_KD_BUF_INPUTS];
+		int nro = 0;
+		words[nw++] = p->out.ptr;
+		for (int k = 0; k < p->out.n_in; k++) {
+			words[nw++] = p->out.in[k];
+			if (p->out.in[k] != p->out.ptr)
+				ro[nro++] = p->out.in[k];
+		}
+		count_undecoded(f);
+		if (seq)
+			note_unchecked(seq, f);
+		if (config.generic)
+			note_words(stream, f, words, nw, NULL, 0, ro, nro, seq);
+		return;
+	}
 	if (sampled_out(f)) {
 		__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
 		if (config.generic) {

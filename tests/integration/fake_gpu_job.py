@@ -77,6 +77,10 @@ whose kernel's parameters are opaque, then irfft's
 normalisation, a decoded multiply in place.  At step --at the product
 overflows: only the agent's view of the cuFFT call carries it to the
 multiply (without it the multiply looks born, the H200's run-spectral).
+--mlp spectral-unseen: the plan is made where the agent cannot see it
+(as torch's cached plans before `nanprof attach`), and irfft is not
+normalised: the transform's addresses go to the generic tier, and head's
+add, its first reader, checks its output as the transform's.
 
 With --gn, blocks.0.attn is a convolution (attn.conv: a kernel no
 decoder reads, as cuDNN's) and a GroupNorm (attn.norm: torch's
@@ -176,7 +180,7 @@ def main():
                     help="attn runs a projection and SDPA's memory-efficient kernel; "
                          "qkv: the projection overflows, scores: the attention does")
     ap.add_argument("--mlp", choices=["gemm", "input", "spectral", "spectral-legacy",
-                                      "spectral-many"],
+                                      "spectral-many", "spectral-unseen"],
                     help="attn is an MLP of two cuBLAS matmuls; gemm: the first overflows, "
                          "input: an undecodable kernel makes its input +inf; spectral: a "
                          "complex matmul then irfft (cuFFT), the matmul overflows")
@@ -335,7 +339,8 @@ def main():
             fault = train.step == a.at
             if a.mlp.startswith("spectral"):
                 ops.fo_mlp_in(3e37 if fault else 1.0, 0)
-                fft_api = ["spectral", "spectral-legacy", "spectral-many"].index(a.mlp)
+                fft_api = ["spectral", "spectral-legacy", "spectral-many",
+                           "spectral-unseen"].index(a.mlp)
                 if ops.fo_spectral(fft_api):
                     sys.exit("fake_gpu_job: the fake cuBLAS or cuFFT call failed")
                 return x

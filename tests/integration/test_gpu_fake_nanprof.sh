@@ -53,7 +53,8 @@
 # fc1's input named at that kernel; the attached job calls cuBLAS too.
 # And a Fourier layer (--mlp spectral, spectral-legacy, -many: a complex
 # product, then irfft through a fake cuFFT, then a multiply): the
-# product's overflow named in attn, irfft's output checked at its call.
+# product's overflow named in attn, irfft's output checked at its call;
+# of a plan made unseen (spectral-unseen), through the generic tier.
 # And a convolution then a GroupNorm (--gn): the convolution's overflow,
 # first read by group norm's statistics kernel, named in attn.conv.  And
 # a convolution then a BatchNorm through a fake cuDNN (--bn-cudnn): the
@@ -599,6 +600,20 @@ PY
 			bad "$tag: $m: cuFFT's transform checked at the call" "$T/chk"
 		fi
 	done
+	# the same transform of a plan the agent never saw made (torch's
+	# cached plans, before `nanprof attach`): its addresses go to the
+	# generic tier, and head's add checks its output as its own
+	run_fake "$py" "$T/$tag-spectral-unseen" --mlp spectral-unseen --at 3
+	if python3 $IT/check_origin.py "$T/$tag-spectral-unseen/events.jsonl" --cuda \
+		--origin forward blocks.0.attn output --step 3 \
+		--op-kernel c1688gemm > "$T/chk" 2>&1 &&
+	   grep -q '"gpu_generic_checks":[1-9]' "$T/$tag-spectral-unseen/events.jsonl"; then
+		ok "$tag: a transform of a plan made before the agent: its output checked at its reader (generic tier), the complex product named"
+	else
+		cat "$T/$tag-spectral-unseen.err" >> "$T/chk"
+		grep -h 'nan_origin\|gpu_generic' "$T/$tag-spectral-unseen/events.jsonl" >> "$T/chk"
+		bad "$tag: cuFFT transform of an unseen plan" "$T/chk"
+	fi
 	# the dot MLP's fault makes 1024 births in one step: the agent
 	# reports 64 a second and counts the rest as held back by its
 	# bounds, apart from results lost (none)

@@ -182,3 +182,20 @@ Test(fft, the_table_is_bounded_and_counts_what_it_forgets)
 	np_fft_plans_put(-3, &d);
 	cr_expect_eq(np_fft_plans_get(-3, &got), 0);
 }
+
+/* a transform whose plan is unknown: its addresses for the generic tier */
+Test(fft, an_unknown_plan_notes_the_addresses_only)
+{
+	struct np_gemm_plan p;
+	np_fft_plan_noted(IN, OUT, &p);
+	cr_expect_eq(p.note_only, 1);
+	cr_expect_eq(p.out.ptr, OUT);
+	cr_expect_eq(p.out.numel, 0, "no extent: nothing to check");
+	cr_assert_eq(p.out.n_in, 1);
+	cr_expect_eq(p.out.in[0], IN);
+	cr_expect_eq(p.n_rd, 0);
+	const int64_t n[] = { 16 };
+	struct np_fft_desc d = basic(1, n, 1, C32F, C32F);
+	cr_assert_eq(np_fft_plan(&d, IN, OUT, &p), 0);
+	cr_expect_eq(p.note_only, 0, "a known plan is checked");
+}
