@@ -460,6 +460,7 @@ step_agent_alone() {
 	job_ran agent-rope 9
 	verdict agent-rope --fault rope --at 6
 	job_ran agent-spectral 9
+	fft_rows agent-spectral
 	verdict agent-spectral --fault spectral --at 6
 	triton_rows agent-compile compile "Triton outputs told by Inductor's run()" '.*'
 	triton_rows agent-jit jit "@triton.jit outputs read from the kernel's source" \
@@ -496,6 +497,21 @@ informative_job_ran() {
 # torch's cuDNN may not run it on this GPU, and its graph (cudnn_frontend
 # lowers SDPA to matmuls, pointwise ops and reductions, or, from cuDNN
 # 9.13, to one SDPA operation; cupti/dnn_ops.c) may not be planned
+# whether the Fourier layer's transforms were seen at their call
+# (cupti/fft.h): the agent's log says so once, or why not
+fft_rows() {
+	local name=$1
+	if grep -q "cuFFT: a transform's output (" "$W/$name.err"; then
+		row "$name" "cuFFT's transforms checked at the call" PASS \
+			"$(grep -m1 -o "cuFFT: a transform's output (.*" "$W/$name.err")"
+	else
+		row "$name" "cuFFT's transforms checked at the call" CHECK \
+			"$(grep -m1 -o "cuFFT: a transform's output and input noted.*" "$W/$name.err" ||
+				grep -m1 -o "cuFFT's plans: .*" "$W/$name.err" ||
+				echo 'no cuFFT call seen: libcufft not imported, or linked statically?')"
+	fi
+}
+
 cudnn_attn_rows() {
 	local name=agent-cudnn-attn
 	informative_job_ran "$name"
