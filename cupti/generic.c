@@ -84,6 +84,15 @@ int np_generic_any(void)
 	return __atomic_load_n(&noted, __ATOMIC_RELAXED) != 0;
 }
 
+int np_generic_maybe(uint64_t addr)
+{
+	if (!addr || !__atomic_load_n(&noted, __ATOMIC_RELAXED))
+		return 0;
+	unsigned s = np_addr_slot(addr, NP_GENERIC_SLOTS);
+	return __atomic_load_n(&slots[s].addr, __ATOMIC_RELAXED) == addr &&
+	       __atomic_load_n(&slots[s].n, __ATOMIC_RELAXED) != 0;
+}
+
 void np_generic_forget(uint64_t addr)
 {
 	if (!addr || !__atomic_load_n(&noted, __ATOMIC_RELAXED))

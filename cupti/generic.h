@@ -85,6 +85,11 @@ int np_generic_take(uint64_t addr, struct np_generic_launch *out);
  * reads need decoding (np_kdecode_reads). */
 int np_generic_any(void);
 
+/* Whether addr may be noted now: a look without the lock, for a filter
+ * on every launch (a note being written may be missed; a yes is
+ * confirmed by np_generic_take). */
+int np_generic_maybe(uint64_t addr);
+
 /* A checked write of addr: its note, if any, is stale. */
 void np_generic_forget(uint64_t addr);
 

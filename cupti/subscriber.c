@@ -519,9 +519,70 @@ static void check_reads_only(const struct np_launch *l, const struct np_kread *i
 	check_generic_reads(g, l, in, n, NULL, 0, captured, &batch);
 }
 
+/* A decoded launch about to write in place (add_, mul_, relu_: its
+ * output's address is one of its inputs too) what an undecoded launch
+ * wrote and no decoded one has read yet.  The generic tier checks such
+ * an address after its first decoded reader, but one that writes it in
+ * place has overwritten it by then (check_generic_reads leaves it to
+ * the reader's own check, which sees a birth: a ReLU in place after a
+ * convolution whose plan was made before attach).  So the address is
+ * checked now, at the launch's API entry, before it is enqueued, as the
+ * undecoded launch's output over what this launch writes.  Looked at
+ * only when an address the generic tier noted appears twice among the
+ * launch's first words: a few word comparisons per launch otherwise. */
+#define IN_PLACE_WORDS 16
+static void before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct np_launch l;
+	if (!config.generic || !np_generic_any() || !np_blas_idle() ||
+	    np_launch_args(cbid, cb->functionParams, &l))
+		return;
+	struct np_kfunc *f = np_kfunc_get((uint64_t)(uintptr_t)l.f, cb->symbolName,
+					  np_driver_layout, NULL);
+	if (!f || f->ours || f->info.family == NP_KF_UNKNOWN)
+		return;
+	void *packed[NP_KD_MAX_PARAMS];
+	void **params = l.params ? l.params : np_params_from_extra(l.extra, &f->params, packed);
+	if (!params)
+		return;
+	uint64_t words[IN_PLACE_WORDS];
+	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words,
+					  IN_PLACE_WORDS), hit = 0;
+	for (int i = 0; i < nw && !hit; i++)
+		for (int j = i + 1; j < nw && !hit; j++)
+			hit = words[i] == words[j] && np_generic_maybe(words[i]);
+	if (!hit)
+		return;
+	uint32_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
+	struct np_klaunch kl = { .threads = (uint64_t)blocks * l.block[0] * l.block[1] * l.block[2],
+				 .blocks = blocks,
+				 .grid = { l.grid[0], l.grid[1], l.grid[2] },
+				 .block = { l.block[0], l.block[1], l.block[2] } };
+	struct np_kbuf outs[MAX_OUTPUTS];
+	struct np_kread rd[MAX_OUTPUTS];
+	int nout = np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl, outs,
+				      MAX_OUTPUTS), nr = 0;
+	for (int k = 0; k < nout; k++) {
+		const struct np_kbuf *b = &outs[k];
+		int twice = 0;
+		for (int i = 0; i < nw; i++)
+			twice += words[i] == b->ptr;
+		for (int i = 0; i < b->n_in; i++)
+			twice += b->in[i] == b->ptr;
+		if (twice >= 2 && b->numel && b->dtype < NP_DT_MAX && b->how != NP_KH_CAT)
+			rd[nr++] = (struct np_kread){ .ptr = b->ptr, .numel = b->numel,
+						      .dtype = b->dtype, .pairs = b->pairs };
+	}
+	check_reads_only(&l, rd, nr, cb->context);
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct np_launch l;
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		before_launch(cbid, cb);
+		return;
+	}
 	if (cb->callbackSite != CUPTI_API_EXIT || np_launch_args(cbid, cb->functionParams, &l))
 		return;
 	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)

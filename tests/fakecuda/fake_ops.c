@@ -746,6 +746,24 @@ int fo_gate_opaque(float v)
 	return opaque_exp_of(v, e);
 }
 
+/* fo_gate_opaque, then e *= 2 in place (torch's BUnaryFunctor<Mul>, its
+ * data[0] and data[1] both e): a decoded kernel that first reads the
+ * undecoded kernel's output overwrites it (as a ReLU in place after a
+ * convolution).  Not head's add kernel: the agent reports a birth's
+ * propagation into a kernel it already reported only after a gap
+ * (drain.h), and head's read must be seen. */
+int fo_gate_opaque_inplace(float v)
+{
+	if (opaque_exp_of(v, e))
+		return -1;
+	int n = N;
+	char *d[2] = { (char *)e, (char *)e };
+	struct { uint8_t f; float b; } functor = { 0, 2.0f };
+	void *p[] = { &n, &functor, d };
+	check(cuLaunchKernel(scale, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
 /* y = v, r = y.sum(): one 512-thread block (32 x 16) reduces all N into
  * r[0], as torch configures a small whole-tensor sum. */
 int fo_gate_sum(float v)

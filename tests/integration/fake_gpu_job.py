@@ -24,6 +24,12 @@ cuBLAS-like C name and one opaque argument struct): its output is never
 checked at launch, only at the gate's module output (--modules with
 NANPROF_GPU_MODE=every+modules).
 
+With --opaque --inplace the gate then doubles that output in place
+(torch's vectorized multiply by a scalar, e *= 2): the first decoded
+kernel to read the undecoded kernel's output overwrites it, so the
+generic tier must check it before that launch runs, or the multiply
+looks like the birth.
+
 With --copy the gate clones its exp() output (cuMemcpyAsync, device to
 device: no kernel) and head reads the clone: the copy must carry the
 value's dirtiness, or head's add looks like the birth.
@@ -119,7 +125,7 @@ with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
-                  [--at N] [--steps N] [--modules] [--opaque] [--stale] [--sum] [--copy]
+                  [--at N] [--steps N] [--modules] [--opaque [--inplace]] [--stale] [--sum] [--copy]
                   [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--gn] [--mlp gemm|input
                   [--gemm sgemm|gemmex|batched|lt|sgemmex|gemv|dot|trsm]] [--cpu-grads]
                   [--cpu-outputs] [--eval no_grad|inference_mode] [--wait-agent SEC]
@@ -159,6 +165,8 @@ def main():
     ap.add_argument("--ready-file", help="written once the job waits for the agent")
     ap.add_argument("--modules", action="store_true")
     ap.add_argument("--opaque", action="store_true")
+    ap.add_argument("--inplace", action="store_true",
+                    help="with --opaque: the gate doubles the undecoded output in place")
     ap.add_argument("--sum", action="store_true",
                     help="the gate overflows in a reduction (y.sum()), not in exp()")
     ap.add_argument("--rope", nargs="?", const="direct", choices=ROPE_HOW,
@@ -241,6 +249,7 @@ def main():
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
+    ops.fo_gate_opaque_inplace.argtypes = [ctypes.c_float]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
     ops.fo_gate_rope.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
@@ -608,7 +617,8 @@ def modules_job(a, ops):
             if a.fault == "backward":
                 GateGrad.value = self.value
                 return x + 0 * GateGrad.apply(self.w).sum(), buf(1)
-            (ops.fo_gate_opaque if a.opaque else ops.fo_gate)(self.value)
+            (ops.fo_gate_opaque_inplace if a.opaque and a.inplace
+             else ops.fo_gate_opaque if a.opaque else ops.fo_gate)(self.value)
             if a.fault == "activations":
                 v = 1e-3 * 4.0 ** max(0, train.step - a.at + 1)
                 ops.fo_set(2, v)    # a fill kernel: decoded, checked
