@@ -550,6 +550,7 @@ static PyObject *fwd_hook(PyObject *self, PyObject *args)
 	ptrdiff_t nargs = np_py.Tuple_Size(args);
 	if (!enabled || bodies_off || (nargs != 3 && nargs != 4))
 		goto out;
+	np_gpu_module_done();
 	PyObject *module = np_py.Tuple_GetItem(args, 0);
 	PyObject *in = np_py.Tuple_GetItem(args, 1);
 	PyObject *in_kw = nargs == 4 ? np_py.Tuple_GetItem(args, 2) : NULL;

@@ -33,7 +33,8 @@ static struct lineage {
 	uint64_t last_sent_ns;     /* launch time of its last propagation sent */
 	uint8_t sent;              /* propagation records sent for this birth */
 	uint8_t nkernels;          /* kernels[] used */
-	uint32_t kernels[NP_DRAIN_PROPAGATION_BURST]; /* the first kernels it was sent from */
+	uint64_t kernels[NP_DRAIN_PROPAGATION_BURST]; /* the first kernels it was sent from,
+						       * each with its module-call span */
 } lineage[NP_DRAIN_LINEAGE];
 
 /* reports per second: births, propagations */
@@ -141,12 +142,15 @@ static int allowed(struct budget *b)
 /* The first propagation of a birth into each of its first few kernels,
  * then one per gap of launch time: enough for nanprof to see the value
  * leave its module or phase, bounded for a value that spreads through
- * every kernel of every later step. */
-static int propagation_due(struct lineage *b, uint64_t launch_ns, uint32_t func)
+ * every kernel of every later step.  A kernel is counted once per span
+ * of module calls (gpu.h): the add that carries the value out of its
+ * module is reported though an add inside the module was already. */
+static int propagation_due(struct lineage *b, uint64_t launch_ns, uint32_t func, uint32_t span)
 {
+	uint64_t key = (uint64_t)span << 32 | func;
 	int new_kernel = b->nkernels < NP_DRAIN_PROPAGATION_BURST;
 	for (int i = 0; new_kernel && i < b->nkernels; i++)
-		new_kernel = b->kernels[i] != func;
+		new_kernel = b->kernels[i] != key;
 	if (b->sent >= NP_DRAIN_PROPAGATIONS)
 		return 0;
 	if (b->sent && !new_kernel && launch_ns - b->last_sent_ns < NP_DRAIN_PROPAGATION_GAP_NS)
@@ -156,7 +160,7 @@ static int propagation_due(struct lineage *b, uint64_t launch_ns, uint32_t func)
 		return 0;
 	}
 	if (new_kernel)
-		b->kernels[b->nkernels++] = func;
+		b->kernels[b->nkernels++] = key;
 	b->sent++;
 	b->last_sent_ns = launch_ns;
 	return 1;
@@ -193,7 +197,7 @@ static void judge(const struct np_gpu_rec *g)
 		uint64_t birth = src ? src->birth : why.source_tag;
 		*mine = (struct lineage){ .tag = me, .birth = birth };
 		struct lineage *b = lineage_of(birth);
-		if (b && propagation_due(b, e.launch_ns, e.func))
+		if (b && propagation_due(b, e.launch_ns, e.func, e.span))
 			report(g, &e, birth, 1);
 		return;
 	}

@@ -82,6 +82,13 @@ void np_gpu_own(int on);
 #define NP_GPU_STAT_STEPS 16
 void np_gpu_step(uint32_t step);
 
+/* A module's forward call has just returned (the hooks' forward hook):
+ * the launches after it are in another span of module calls.  The drain
+ * reports a birth's first propagation into each kernel in each such
+ * span, so that a kernel used inside the birth's module and again
+ * outside it (a vectorized add) shows the value leaving (drain.c). */
+void np_gpu_module_done(void);
+
 /* Now and then from the agent's control thread before np_gpu_start(),
  * with the mode it will be given: unless that is module-level checks
  * alone, cuDNN's descriptor calls are wrapped from cuDNN's load on, so

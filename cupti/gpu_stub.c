@@ -62,6 +62,10 @@ void np_gpu_step(uint32_t step)
 	(void)step;
 }
 
+void np_gpu_module_done(void)
+{
+}
+
 int np_gpu_wants(uint64_t ptr, uint64_t *seen_tag)
 {
 	(void)ptr;

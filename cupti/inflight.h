@@ -33,6 +33,7 @@ struct np_inflight {
 	uint8_t pairs;           /* a complex output checked as its real view (np_kbuf) */
 	uint8_t captured;
 	uint8_t mode;            /* the launching thread's grad mode (grad_mode.h) */
+	uint32_t span;           /* module-call span at the launch (gpu.h: np_gpu_module_done) */
 	struct np_dirty_launch dl;
 };
 

@@ -143,6 +143,14 @@ struct check_ready {
 	uint8_t dtype;
 };
 
+/* spans of module calls: one more at each module's return */
+static uint32_t module_span;
+
+void np_gpu_module_done(void)
+{
+	__atomic_add_fetch(&module_span, 1, __ATOMIC_RELAXED);
+}
+
 /* 1: c is ready; 0: not (counted); -1: b's extent is unknown. */
 static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
 			 const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
@@ -162,7 +170,8 @@ static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_
 				 .func = f->id,
 				 .dtype = (uint8_t)b->dtype, .pairs = b->pairs,
 				 .captured = (uint8_t)captured,
-				 .mode = np_grad_mode_now() };
+				 .mode = np_grad_mode_now(),
+				 .span = __atomic_load_n(&module_span, __ATOMIC_RELAXED) };
 	/* dirty.h orders launches by dl.tag.  A captured tag (bit 63) would
 	 * come after every ordinary launch: a kernel reading a graph's
 	 * output would never see it dirty, and a graph's birth could never

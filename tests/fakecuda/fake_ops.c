@@ -746,16 +746,19 @@ int fo_gate_opaque(float v)
 	return opaque_exp_of(v, e);
 }
 
-/* fo_gate_opaque, then e *= 2 in place (torch's BUnaryFunctor<Mul>, its
- * data[0] and data[1] both e): a decoded kernel that first reads the
+/* fo_gate_opaque, then in place (data[0] and data[1] both e) e *= 2
+ * (torch's BUnaryFunctor<Mul>; add 0) or e += x (add 1: the vectorized
+ * add head's read runs too): a decoded kernel that first reads the
  * undecoded kernel's output overwrites it (as a ReLU in place after a
- * convolution).  Not head's add kernel: the agent reports a birth's
- * propagation into a kernel it already reported only after a gap
- * (drain.h), and head's read must be seen. */
-int fo_gate_opaque_inplace(float v)
+ * convolution) */
+int fo_gate_opaque_inplace(float v, int add)
 {
 	if (opaque_exp_of(v, e))
 		return -1;
+	if (add) {
+		launch_add(e, e, x);
+		return failed ? -1 : 0;
+	}
 	int n = N;
 	char *d[2] = { (char *)e, (char *)e };
 	struct { uint8_t f; float b; } functor = { 0, 2.0f };

@@ -28,7 +28,9 @@ With --opaque --inplace the gate then doubles that output in place
 (torch's vectorized multiply by a scalar, e *= 2): the first decoded
 kernel to read the undecoded kernel's output overwrites it, so the
 generic tier must check it before that launch runs, or the multiply
-looks like the birth.
+looks like the birth.  --inplace add: e += x instead, the same kernel
+head's add runs: its propagation out of the gate must still be
+reported, though the same kernel's inside the gate was.
 
 With --copy the gate clones its exp() output (cuMemcpyAsync, device to
 device: no kernel) and head reads the clone: the copy must carry the
@@ -125,7 +127,7 @@ with +inf at step --at (the gate stays finite); head reads x in the next
 forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
-                  [--at N] [--steps N] [--modules] [--opaque [--inplace]] [--stale] [--sum] [--copy]
+                  [--at N] [--steps N] [--modules] [--opaque [--inplace [mul|add]]] [--stale] [--sum] [--copy]
                   [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--gn] [--mlp gemm|input
                   [--gemm sgemm|gemmex|batched|lt|sgemmex|gemv|dot|trsm]] [--cpu-grads]
                   [--cpu-outputs] [--eval no_grad|inference_mode] [--wait-agent SEC]
@@ -165,8 +167,9 @@ def main():
     ap.add_argument("--ready-file", help="written once the job waits for the agent")
     ap.add_argument("--modules", action="store_true")
     ap.add_argument("--opaque", action="store_true")
-    ap.add_argument("--inplace", action="store_true",
-                    help="with --opaque: the gate doubles the undecoded output in place")
+    ap.add_argument("--inplace", nargs="?", const="mul", choices=["mul", "add"],
+                    help="with --opaque: the gate doubles (mul) the undecoded output in "
+                         "place, or adds x to it (add, head's kernel)")
     ap.add_argument("--sum", action="store_true",
                     help="the gate overflows in a reduction (y.sum()), not in exp()")
     ap.add_argument("--rope", nargs="?", const="direct", choices=ROPE_HOW,
@@ -249,7 +252,7 @@ def main():
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
-    ops.fo_gate_opaque_inplace.argtypes = [ctypes.c_float]
+    ops.fo_gate_opaque_inplace.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
     ops.fo_gate_rope.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_gate_copy.argtypes = [ctypes.c_float]
@@ -617,8 +620,10 @@ def modules_job(a, ops):
             if a.fault == "backward":
                 GateGrad.value = self.value
                 return x + 0 * GateGrad.apply(self.w).sum(), buf(1)
-            (ops.fo_gate_opaque_inplace if a.opaque and a.inplace
-             else ops.fo_gate_opaque if a.opaque else ops.fo_gate)(self.value)
+            if a.opaque and a.inplace:
+                ops.fo_gate_opaque_inplace(self.value, int(a.inplace == "add"))
+            else:
+                (ops.fo_gate_opaque if a.opaque else ops.fo_gate)(self.value)
             if a.fault == "activations":
                 v = 1e-3 * 4.0 ** max(0, train.step - a.at + 1)
                 ops.fo_set(2, v)    # a fill kernel: decoded, checked

@@ -440,21 +440,25 @@ PY
 		cat "$T/$tag-gen.err" "$T/$tag-gen/summary.txt" >> "$T/chk"
 		bad "$tag: generic tier" "$T/chk"
 	fi
-	# the same, but the gate then doubles the undecoded output in place:
-	# its first decoded reader overwrites it, so the generic tier checks
-	# it at that launch's entry, before it runs (else the multiply is
-	# named, tried by hand)
-	FAKE_ENV=NANPROF_GPU_GUARD=0 run_fake "$py" "$T/$tag-genip" --modules --opaque --inplace \
-		--at 3
-	if python3 $IT/check_origin.py "$T/$tag-genip/events.jsonl" --cuda \
-		--origin forward blocks.0.gate output --step 3 \
-		--op-kernel nvjet_fake_exp_64x64_1x1_opaque > "$T/chk" 2>&1 &&
-	   grep -q '"gpu_generic_checks":[1-9]' "$T/$tag-genip/events.jsonl"; then
-		ok "$tag: generic tier: an undecoded output first read by an in-place kernel, checked before it runs: the undecoded kernel named"
-	else
-		cat "$T/$tag-genip.err" >> "$T/chk"
-		bad "$tag: generic tier, in-place reader" "$T/chk"
-	fi
+	# the same, but the gate then doubles the undecoded output in place
+	# (mul): its first decoded reader overwrites it, so the generic tier
+	# checks it at that launch's entry, before it runs (else the multiply
+	# is named, tried by hand); or adds x in place (add), the kernel
+	# head's read runs too: the propagation out of the gate is reported
+	# though the same kernel's inside it was (else nothing is named)
+	for ip in mul add; do
+		FAKE_ENV=NANPROF_GPU_GUARD=0 run_fake "$py" "$T/$tag-genip-$ip" --modules --opaque \
+			--inplace $ip --at 3
+		if python3 $IT/check_origin.py "$T/$tag-genip-$ip/events.jsonl" --cuda \
+			--origin forward blocks.0.gate output --step 3 \
+			--op-kernel nvjet_fake_exp_64x64_1x1_opaque > "$T/chk" 2>&1 &&
+		   grep -q '"gpu_generic_checks":[1-9]' "$T/$tag-genip-$ip/events.jsonl"; then
+			ok "$tag: generic tier: an undecoded output first read by an in-place $ip, checked before it runs: the undecoded kernel named"
+		else
+			cat "$T/$tag-genip-$ip.err" >> "$T/chk"
+			bad "$tag: generic tier, in-place $ip reader" "$T/chk"
+		fi
+	done
 	# the gate's buffer known -inf from attn's fill just before the
 	# undecoded exp overwrites it: still the exp's birth, not propagation
 	# of attn's -inf (which nothing read)
