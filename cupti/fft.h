@@ -26,7 +26,8 @@
  * caches its plans): for those the call's addresses, which its kernels'
  * parameters hide, are handed to the generic tier instead, the output
  * as written and the input as read (np_fft_plan_noted): the output's
- * first decoded reader checks it, unless it writes it in place.
+ * first decoded reader checks it (one that writes it in place, before
+ * it runs).
  * A complex side is checked as its real view, as a complex GEMM's D.
  * A C2R transform may overwrite its input (cuFFT says so); the read
  * offered for the generic tier is checked after the call, and a
@@ -76,7 +77,7 @@ int np_fft_plan(const struct np_fft_desc *d, uint64_t in, uint64_t out,
 
 /* The plan of a transform whose own plan is not known (made before the
  * agent came) or not dense: note_only, out written, in read; its first
- * decoded reader that does not write it in place checks it (generic.h). */
+ * decoded reader checks it (generic.h). */
 void np_fft_plan_noted(uint64_t in, uint64_t out, struct np_gemm_plan *p);
 
 /* ---- the plans made so far, by cufftHandle ---- */

@@ -86,9 +86,10 @@ normalisation, a decoded multiply in place.  At step --at the product
 overflows: only the agent's view of the cuFFT call carries it to the
 multiply (without it the multiply looks born, the H200's run-spectral).
 --mlp spectral-unseen: the plan is made where the agent cannot see it
-(as torch's cached plans before `nanprof attach`), and irfft is not
-normalised: the transform's addresses go to the generic tier, and head's
-add, its first reader, checks its output as the transform's.
+(as torch's cached plans before `nanprof attach`): the transform's
+addresses go to the generic tier, and its first reader, the
+normalisation in place, has its output checked as the transform's
+before it runs.
 
 With --gn, blocks.0.attn is a convolution (attn.conv: a kernel no
 decoder reads, as cuDNN's) and a GroupNorm (attn.norm: torch's

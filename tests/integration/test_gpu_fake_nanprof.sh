@@ -621,7 +621,8 @@ PY
 	done
 	# the same transform of a plan the agent never saw made (torch's
 	# cached plans, before `nanprof attach`): its addresses go to the
-	# generic tier, and head's add checks its output as its own
+	# generic tier, and its output is checked as its own before the
+	# normalisation overwrites it in place
 	run_fake "$py" "$T/$tag-spectral-unseen" --mlp spectral-unseen --at 3
 	if python3 $IT/check_origin.py "$T/$tag-spectral-unseen/events.jsonl" --cuda \
 		--origin forward blocks.0.attn output --step 3 \
