@@ -528,6 +528,19 @@ static void check_reads_only(const struct np_launch *l, const struct np_kread *i
 	check_generic_reads(g, l, in, n, NULL, 0, captured, &batch);
 }
 
+/* What a launch's configuration tells the decoders: the grid for row
+ * kernels and tensor lists, the thread count as a sanity bound on
+ * elementwise counts (kdecode.h). */
+static struct np_klaunch klaunch_of(const struct np_launch *l)
+{
+	uint32_t blocks = l->grid[0] * l->grid[1] * l->grid[2];
+	return (struct np_klaunch){
+		.threads = (uint64_t)blocks * l->block[0] * l->block[1] * l->block[2],
+		.blocks = blocks,
+		.grid = { l->grid[0], l->grid[1], l->grid[2] },
+		.block = { l->block[0], l->block[1], l->block[2] } };
+}
+
 /* A decoded launch about to write in place (add_, mul_, relu_: its
  * output's address is one of its inputs too) what an undecoded launch
  * wrote and no decoded one has read yet.  The generic tier checks such
@@ -562,11 +575,7 @@ static void before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			hit = words[i] == words[j] && np_generic_maybe(words[i]);
 	if (!hit)
 		return;
-	uint32_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
-	struct np_klaunch kl = { .threads = (uint64_t)blocks * l.block[0] * l.block[1] * l.block[2],
-				 .blocks = blocks,
-				 .grid = { l.grid[0], l.grid[1], l.grid[2] },
-				 .block = { l.block[0], l.block[1], l.block[2] } };
+	struct np_klaunch kl = klaunch_of(&l);
 	struct np_kbuf outs[MAX_OUTPUTS];
 	struct np_kread rd[MAX_OUTPUTS];
 	int nout = np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl, outs,
@@ -613,13 +622,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (np_blas_claim(f, l.stream, cb->context))
 		return;
 	void **params = l.params ? l.params : np_params_from_extra(l.extra, &f->params, packed);
-	/* the grid for row kernels and tensor lists, the thread count as a
-	 * sanity bound on elementwise counts (kdecode.h) */
-	uint32_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
-	struct np_klaunch kl = { .threads = (uint64_t)blocks * l.block[0] * l.block[1] * l.block[2],
-				 .blocks = blocks,
-				 .grid = { l.grid[0], l.grid[1], l.grid[2] },
-				 .block = { l.block[0], l.block[1], l.block[2] } };
+	struct np_klaunch kl = klaunch_of(&l);
 	if (sampled_out(f)) {
 		__atomic_add_fetch(&np_gpu_cnt.sampled_out, 1, __ATOMIC_RELAXED);
 		/* a kernel no launch of which was ever sized (no decoder reads
