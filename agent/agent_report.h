@@ -133,6 +133,7 @@ enum np_arec_status {
 	NP_AST_GPU_TRACKER,      /* the origin tracker's drops (trk below) */
 	NP_AST_OPTIMIZER,        /* an optimizer.step() ran; module = the optimizer
 				  * (the probes see its class, not which one) */
+	NP_AST_GPU_HOST_COST,    /* the launch callbacks' host time (host below) */
 };
 
 /* UPDATE records: what made the update non-finite (in `status`). */
@@ -268,6 +269,21 @@ struct np_agent_rec {
 						  * reported: over the per-second bounds
 						  * (cupti/drain.h), not lost */
 		} launch;
+		/* STATUS GPU_HOST_COST: the host time nanprof's CUPTI
+		 * callbacks took from the job's threads, sampled: one
+		 * callback (and one check launch) in `every` per thread is
+		 * timed (cupti/host_cost.h) */
+		struct {
+			uint64_t launches;       /* kernel launches seen (as launch) */
+			uint64_t callbacks;      /* callbacks counted: timed * every */
+			uint64_t timed;          /* callbacks timed */
+			uint64_t timed_ns;       /* their time, check launches inside
+						  * them included */
+			uint64_t check_launches; /* check launches counted */
+			uint64_t checks_timed;   /* ... timed */
+			uint64_t check_ns;       /* their time in the driver's launch */
+			uint64_t every;          /* one timed in this many */
+		} host;
 		/* STATUS GPU_TRACKER: what the origin tracker (cupti/dirty.h)
 		 * dropped for room; a later reader of it may be taken for a
 		 * birth */

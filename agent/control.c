@@ -247,9 +247,15 @@ static void gpu_poll(int *told)
 		if (cfg.with_modules) {   /* launches, and the hooks' CUDA tensors */
 			snprintf(both, sizeof(both), "%s+modules", how);
 			how = both;
+		} else if (cfg.empty_checks) {
+			snprintf(both, sizeof(both), "%s, empty checks", how);
+			how = both;
 		}
 		np_report_status_gpu(NP_AST_GPU_ON, how);
 		np_alog("GPU checks on: %s", how);
+		if (cfg.empty_checks)
+			np_alog("NANPROF_GPU_DIAG=empty-checks: the check kernels are launched but "
+				"read nothing, to measure their launches alone; nothing can be found");
 	} else if (rc == 1) {
 		/* "modules: <why>", why being CUPTI's holder or the user's choice */
 		char how[32];

@@ -15,6 +15,7 @@
 #include "drain.h"
 #include "gpu.h"
 #include "gpu_ctx.h"
+#include "host_cost.h"
 #include "inflight.h"
 #include "kfunc.h"
 #include "outmax.h"
@@ -245,6 +246,22 @@ static void send_counters(void)
 	r.launch.triton_checks = __atomic_load_n(&np_gpu_cnt.triton_checks, __ATOMIC_RELAXED);
 	r.launch.over_budget = np_gpu_cnt.reports_dropped;
 	np_report_send_gpu(&r);
+
+	struct np_hc_totals hc;
+	np_hc_read(&hc);
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_GPU_HOST_COST;
+	r.host.launches = __atomic_load_n(&np_gpu_cnt.launches, __ATOMIC_RELAXED);
+	r.host.callbacks = hc.callbacks;
+	r.host.timed = hc.timed;
+	r.host.timed_ns = hc.timed_ns;
+	r.host.check_launches = hc.check_launches;
+	r.host.checks_timed = hc.checks_timed;
+	r.host.check_ns = hc.check_ns;
+	r.host.every = NP_HC_EVERY;
+	if (hc.timed || hc.checks_timed)
+		np_report_send_gpu(&r);
 
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_STATUS;

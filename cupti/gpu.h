@@ -26,6 +26,8 @@ struct np_gpu_config {
 				    * whose last writer went unchecked (writers.h) */
 	int generic;               /* undecoded kernels' outputs checked at their
 				    * first decoded reader (generic.h) */
+	int empty_checks;          /* a benchmark's diagnosis: every check launched
+				    * as it would be, reading nothing */
 };
 
 /* Reads NANPROF_GPU_MODE ("every", "sample", "sample:K" or "modules";
@@ -40,7 +42,11 @@ struct np_gpu_config {
  * module that made it, not at its first decoded reader.  The generic tier
  * (launch modes; NANPROF_GPU_GENERIC=0 turns it off, for measuring): an
  * undecoded kernel's output is checked when a decoded kernel reads it,
- * over what that kernel reads, and named as the undecoded kernel's. */
+ * over what that kernel reads, and named as the undecoded kernel's.
+ * NANPROF_GPU_DIAG=empty-checks, for the benchmark only: every check is
+ * launched with its grid but given no element to read, so that a run's
+ * step time without the checks' reads, but with their launches, can be
+ * measured (tests/gpu/bench_gpu.py's agent-empty); nothing can be found. */
 void np_gpu_config_from_env(struct np_gpu_config *cfg);
 
 /* The same from a mode string s (NULL: the defaults), as `nanprof attach

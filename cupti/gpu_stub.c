@@ -12,9 +12,7 @@ void np_gpu_config_from_env(struct np_gpu_config *cfg)
 void np_gpu_config_parse(const char *s, struct np_gpu_config *cfg)
 {
 	(void)s;
-	cfg->mode = NP_GPU_EVERY;
-	cfg->sample_every = 16;
-	cfg->with_modules = 0;
+	*cfg = (struct np_gpu_config){ .mode = NP_GPU_EVERY, .sample_every = 16 };
 }
 
 int np_gpu_start(struct np_gpu_config *cfg, const char **why)

@@ -801,7 +801,10 @@ bench_ratios() {
 	"$PY" - "$W/bench/bench.json" << 'EOF' 2>/dev/null || echo "(no bench.json)"
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
-print("; ".join("%s %s x%.2f" % (r["model"], r["config"], r["ratio"])
+# with the agent's host time in its callbacks per launch (cupti/host_cost.h)
+print("; ".join("%s %s x%.2f%s" % (r["model"], r["config"], r["ratio"],
+                                   " (host %.1f us/launch)" % r["host_us_per_launch"]
+                                   if r.get("host_us_per_launch") else "")
                 for r in rows if r.get("ratio") and r["config"] != "baseline"))
 EOF
 }

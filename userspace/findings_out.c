@@ -764,6 +764,8 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 	fprintf(f, "    GPU checks: %s launch%s%s; %s, %llu checks", every ? "every" : "sampled",
 		every ? "" : "es", strstr(g->how, "+modules") ? " and CUDA tensors at module level" : "",
 		g->launches[0] ? g->launches : "launches ?", (unsigned long long)g->checks);
+	if (strstr(g->how, "empty checks"))   /* NANPROF_GPU_DIAG (cupti/gpu.h) */
+		fputs(" (NANPROF_GPU_DIAG=empty-checks: launched, reading nothing)", f);
 	if (g->check_launches)   /* a list launch checks several outputs */
 		fprintf(f, " in %llu launches", (unsigned long long)g->check_launches);
 	fprintf(f, " (%.1f MB), %llu launches with no output nanprof can size",
@@ -788,6 +790,11 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 	if (g->over_budget)   /* cupti/drain.h: judged, held back */
 		fprintf(f, "; %llu later births and propagations not reported (over the "
 			"per-second bounds)", (unsigned long long)g->over_budget);
+	uint64_t per_launch = np_gpu_host_ns_per_launch(g);
+	if (per_launch)   /* cupti/host_cost.h: sampled */
+		fprintf(f, "; nanprof's callbacks took ~%.1f us of host time per kernel launch"
+			" (a check launch ~%.1f us of it)", (double)per_launch / 1e3,
+			(double)np_gpu_check_launch_ns(g) / 1e3);
 	if (g->forgotten)   /* cupti/dirty.h: the tracker's bounds */
 		fprintf(f, "; %llu non-finite ranges forgotten for room (a later reader of "
 			"one may be named as a birth)", (unsigned long long)g->forgotten);
@@ -1045,6 +1052,8 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);
 		np_jsonw_uint_field(w, "gpu_reports_over_bounds", g->over_budget);
 		np_jsonw_uint_field(w, "gpu_origin_forgotten", g->forgotten);
+		np_jsonw_uint_field(w, "gpu_host_ns_per_launch", np_gpu_host_ns_per_launch(g));
+		np_jsonw_uint_field(w, "gpu_check_launch_ns", np_gpu_check_launch_ns(g));
 		np_jsonw_uint_field(w, "gpu_table_overflow", g->overflow);
 		np_jsonw_uint_field(w, "gpu_records_lost", g->lost);
 		np_jsonw_uint_field(w, "gpu_births", g->births);

@@ -12,7 +12,8 @@ bool np_gpu_is_gpu_record(const struct np_agent_rec *r)
 	       (r->kind == NP_AREC_STATUS &&
 		(r->status == NP_AST_GPU_ON || r->status == NP_AST_GPU_OFF ||
 		 r->status == NP_AST_GPU_COUNTERS || r->status == NP_AST_GPU_LAUNCHES ||
-		 r->status == NP_AST_GPU_UNDECODED || r->status == NP_AST_GPU_TRACKER));
+		 r->status == NP_AST_GPU_UNDECODED || r->status == NP_AST_GPU_TRACKER ||
+		 r->status == NP_AST_GPU_HOST_COST));
 }
 
 void np_gpu_context(struct np_proc_state *p, uint64_t ts, uint32_t tid, uint64_t step,
@@ -216,6 +217,16 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		g->over_budget = r->launch.over_budget;
 		return;
 	}
+	if (r->status == NP_AST_GPU_HOST_COST) {
+		g->host.launches = r->host.launches;
+		g->host.callbacks = r->host.callbacks;
+		g->host.timed = r->host.timed;
+		g->host.timed_ns = r->host.timed_ns;
+		g->host.check_launches = r->host.check_launches;
+		g->host.checks_timed = r->host.checks_timed;
+		g->host.check_ns = r->host.check_ns;
+		return;
+	}
 	if (r->status == NP_AST_GPU_TRACKER) {
 		g->forgotten = r->trk.evicted + r->trk.forgotten;
 		return;
@@ -312,4 +323,17 @@ void np_gpu_json_undecoded(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_end_object(w);
 	}
 	np_jsonw_end_array(w);
+}
+
+uint64_t np_gpu_host_ns_per_launch(const struct np_gpu_state *g)
+{
+	if (!g->host.timed || !g->host.launches)
+		return 0;
+	double per_callback = (double)g->host.timed_ns / (double)g->host.timed;
+	return (uint64_t)(per_callback * (double)g->host.callbacks / (double)g->host.launches + 0.5);
+}
+
+uint64_t np_gpu_check_launch_ns(const struct np_gpu_state *g)
+{
+	return g->host.checks_timed ? g->host.check_ns / g->host.checks_timed : 0;
 }

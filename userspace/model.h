@@ -328,6 +328,11 @@ struct np_gpu_state {
 	uint64_t triton_checks;   /* Triton launches whose outputs their Python call named */
 	uint64_t over_budget;     /* births and propagations the agent held back (its
 				   * per-second bounds): counted, not lost */
+	struct {                  /* the host time its CUPTI callbacks took (sampled:
+				   * cupti/host_cost.h); zero when not reported */
+		uint64_t launches, callbacks, timed, timed_ns;
+		uint64_t check_launches, checks_timed, check_ns;
+	} host;
 	uint64_t forgotten;       /* dirty ranges and cleared spans its origin
 				   * tracker dropped for room */
 	struct {

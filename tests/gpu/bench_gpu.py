@@ -17,6 +17,9 @@ runs every configuration once, starting at a different one each round):
   agent-calls   the same, NANPROF_GPU_MODE=sample:1000000: every launch's callback
                 and decoding, nearly nothing checked: the fixed cost of CUPTI
                 and the agent's launch path
+  agent-empty   every launch, NANPROF_GPU_DIAG=empty-checks: every check launched
+                with its grid, reading nothing: agent minus this is the checks'
+                reads on the GPU, this minus agent-calls their launches
   agent-hooks   NANPROF_GPU_MODE=modules and NANPROF_AGENT_SKIP=bodies: every
                 Python hook installed, each returning at once, no CUPTI: what
                 torch's hook machinery costs by itself on this model
@@ -50,8 +53,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CONFIGS = ["baseline", "agent", "agent-ng", "agent-s16", "agent-mod", "agent-calls",
-           "agent-hooks", "nanprof", "anomaly"]
-AGENT_CONFIGS = ("agent", "agent-ng", "agent-s16", "agent-mod", "agent-calls", "agent-hooks")
+           "agent-empty", "agent-hooks", "nanprof", "anomaly"]
+AGENT_CONFIGS = ("agent", "agent-ng", "agent-s16", "agent-mod", "agent-calls", "agent-empty",
+                 "agent-hooks")
 MODELS = ["transformer", "faults"]
 
 
@@ -181,6 +185,8 @@ def config_command(a, config, rnd, result):
         env["NANPROF_GPU_MODE"] = "modules"
     if config == "agent-calls":
         env["NANPROF_GPU_MODE"] = "sample:1000000"
+    if config == "agent-empty":
+        env["NANPROF_GPU_DIAG"] = "empty-checks"
     if config == "agent-hooks":
         env["NANPROF_GPU_MODE"] = "modules"
         env["NANPROF_AGENT_SKIP"] = "bodies"
@@ -214,6 +220,7 @@ def run_one(a, config, rnd):
             r["gpu_guard_checks"] = lc["guard_checks"] if lc else None
             r["gpu_generic_checks"] = lc.get("generic_checks") if lc else None
             r["gpu_gemm_checks"] = lc.get("gemm_checks") if lc else None
+            r["host_us_per_launch"], r["host_us_per_check"] = gpu_records.host_cost_us(recs)
         return r
     return {"config": config, "error": "exit %s (see %s.log)" % (rc, tag)}
 
@@ -246,25 +253,31 @@ def summarize(a, configs, results):
                          "gpu_generic_checks":
                              first[0].get("gpu_generic_checks") if first else None,
                          "gpu_gemm_checks":
-                             first[0].get("gpu_gemm_checks") if first else None})
+                             first[0].get("gpu_gemm_checks") if first else None,
+                         "host_us_per_launch":
+                             first[0].get("host_us_per_launch") if first else None,
+                         "host_us_per_check":
+                             first[0].get("host_us_per_check") if first else None})
     return rows, sorted(set(failed))
 
 
 def table(rows):
     out = ["| model | config | median step (ms) | rounds' medians (ms) | x baseline | "
            "GPU checks (first run): checks, check launches, guard checks, generic checks, "
-           "cuBLAS calls checked |",
-           "|---|---|---|---|---|---|"]
+           "cuBLAS calls checked | host us in callbacks per launch, per check launch |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["median_ms"] is None:
-            out.append("| %s | %s | failed | | | |" % (r["model"], r["config"]))
+            out.append("| %s | %s | failed | | | | |" % (r["model"], r["config"]))
             continue
-        out.append("| %s | %s | %.2f | %.2f-%.2f (%d) | %s | %s |" % (
+        hl, hc = r.get("host_us_per_launch"), r.get("host_us_per_check")
+        out.append("| %s | %s | %.2f | %.2f-%.2f (%d) | %s | %s | %s |" % (
             r["model"], r["config"], r["median_ms"], r["round_min_ms"], r["round_max_ms"],
             r["rounds"], "%.2f" % r["ratio"] if r["ratio"] else "",
             "" if r["gpu_checks"] is None else "%d, %s, %s, %s, %s (%s)" % (
                 r["gpu_checks"], r.get("gpu_check_launches"), r.get("gpu_guard_checks"),
-                r.get("gpu_generic_checks"), r.get("gpu_gemm_checks"), r["gpu_status"])))
+                r.get("gpu_generic_checks"), r.get("gpu_gemm_checks"), r["gpu_status"]),
+            "" if hl is None else "%.2f, %s" % (hl, "-" if hc is None else "%.2f" % hc)))
     return "\n".join(out)
 
 

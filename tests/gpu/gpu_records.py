@@ -149,6 +149,21 @@ def launches(c):
         return -1
 
 
+def host_cost_us(recs):
+    """(microseconds of host time in the agent's callbacks per kernel
+    launch, per check launch) from its last gpu_host_cost record, as
+    userspace's np_gpu_host_ns_per_launch() estimates them; None for
+    what was not timed."""
+    c = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_host_cost"]
+    if not c:
+        return None, None
+    h = c[-1]
+    per_launch = (h["timed_ns"] / h["timed"] * h["callbacks"] / h["launches"] / 1e3
+                  if h["timed"] and h["launches"] else None)
+    per_check = h["check_ns"] / h["checks_timed"] / 1e3 if h["checks_timed"] else None
+    return per_launch, per_check
+
+
 def launch_counters(recs):
     """The last launch counters, with the origin tracker's drops
     (forgotten) from the last tracker record."""

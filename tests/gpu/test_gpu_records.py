@@ -26,6 +26,13 @@ def launch_status(seq, launches, sampled, guard_checks, guard_skips, check_launc
     return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 9, 0, 0) + body
 
 
+def host_cost_status(seq, launches, callbacks, timed, timed_ns, checks, checks_timed, check_ns):
+    """A GPU_HOST_COST status (agent_report.h's host struct; every 32)."""
+    body = struct.pack("<QQQQQQQQ", launches, callbacks, timed, timed_ns, checks,
+                       checks_timed, check_ns, 32).ljust(72, b"\0")
+    return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 15, 0, 0) + body
+
+
 def undecoded_status(seq, func, rank, launches):
     """A GPU_UNDECODED status (agent_report.h's undec struct)."""
     body = struct.pack("<IIQ", func, rank, launches).ljust(72, b"\0")
@@ -152,6 +159,19 @@ def main():
     out = subprocess.check_output([sys.executable, TOOL, "smoke", rec]).decode()
     if not out.startswith("ok") or "650 check launches, guards 12 checked 30 skipped" not in out:
         fails.append("smoke with launch counters: %r" % out)
+
+    # the host time of the callbacks: the last report's, per launch and
+    # per check launch (1.5 us a callback, 2048 of them over 1000 launches)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gpu_records
+    job(rec, [on, host_cost_status(40, 10, 32, 1, 99, 0, 0, 0),
+              host_cost_status(41, 1000, 2048, 64, 64 * 1500, 320, 10, 10 * 4000)], times)
+    got = gpu_records.host_cost_us(gpu_records.load(rec))
+    if got != (3.072, 4.0):
+        fails.append("host cost: %r, want (3.072, 4.0)" % (got,))
+    job(rec, [on, cnt], times)
+    if gpu_records.host_cost_us(gpu_records.load(rec)) != (None, None):
+        fails.append("host cost without its record: not None")
 
     # the kernels not checked at launch: each one's last report, most first
     gemm = name(30, 8, "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN")

@@ -46,6 +46,10 @@ together, each failing with a line that says why):
                                   reported as not checked at launch, its
                                   last report with these fields (launches=3)
   --expect-gpu-seq                GPU records numbered 1, 2, ... N: none lost
+  --expect-host-cost              the last gpu_host_cost STATUS has timed
+                                  callbacks (and check launches, if any
+                                  check was launched), each a mean time
+                                  above 0, counted timed x every
 """
 import argparse
 import json
@@ -57,7 +61,8 @@ KIND = {1: "check", 3: "status", 4: "gpu_check", 5: "gpu_name", 7: "update", 8: 
 ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective", 6: "input"}
 STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
           6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches",
-          10: "scaler_on", 11: "scaler_verdict", 12: "gpu_undecoded", 13: "gpu_tracker"}
+          10: "scaler_on", 11: "scaler_verdict", 12: "gpu_undecoded", 13: "gpu_tracker",
+          14: "optimizer", 15: "gpu_host_cost"}
 DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "bfloat16", 4: "float8_e4m3fn",
          5: "float8_e5m2",
          # NP_ADTYPE_PAIRS (0x80): a complex tensor, checked as its real view
@@ -106,6 +111,12 @@ def decode(buf):
     elif kind == 3 and status == 13:
         evicted, forgotten = struct.unpack_from("<QQ", body, 0)
         r.update(status="gpu_tracker", evicted=evicted, forgotten=forgotten)
+    elif kind == 3 and status == 15:   # cupti/host_cost.h
+        launches, callbacks, timed, timed_ns, claunches, ctimed, cns, every = \
+            struct.unpack_from("<QQQQQQQQ", body, 0)
+        r.update(status="gpu_host_cost", launches=launches, callbacks=callbacks, timed=timed,
+                 timed_ns=timed_ns, check_launches=claunches, checks_timed=ctimed,
+                 check_ns=cns, every=every)
     elif kind == 3 and status == 12:
         func, rank, launches = struct.unpack_from("<IIQ", body, 0)
         r.update(status="gpu_undecoded", func=func, rank=rank, launches=launches)
@@ -139,7 +150,7 @@ def decode_all(data):
 
 
 GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters", "gpu_launches", "gpu_undecoded",
-              "gpu_tracker")
+              "gpu_tracker", "gpu_host_cost")
 
 
 def is_gpu(r):
@@ -210,7 +221,7 @@ def expect_gpu(a, recs):
         gpu = [r for r in recs if is_gpu(r)]
         while gpu and (gpu[-1]["kind"] == "gpu_name" or
                        gpu[-1].get("status") in ("gpu_launches", "gpu_tracker",
-                                                 "gpu_undecoded")):
+                                                 "gpu_undecoded", "gpu_host_cost")):
             gpu.pop()
         last = gpu[-1] if gpu else None
         if not last or last["kind"] != "status" or last["status"] != "gpu_counters":
@@ -227,6 +238,17 @@ def expect_gpu(a, recs):
             bad = mismatches(mine[-1], fields(a.expect_launches))
             if bad:
                 fail.append("launch counters: %s" % "; ".join(bad))
+    if a.expect_host_cost:
+        mine = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_host_cost"]
+        h = mine[-1] if mine else None
+        if not h:
+            fail.append("no gpu_host_cost record")
+        elif not (h["timed"] and h["timed_ns"] and h["every"] and
+                  h["callbacks"] == h["timed"] * h["every"] and h["launches"]):
+            fail.append("host cost: %s" % json.dumps(h))
+        elif h["check_launches"] and not (h["checks_timed"] and h["check_ns"] and
+                                          h["check_launches"] == h["checks_timed"] * h["every"]):
+            fail.append("host cost of the check launches: %s" % json.dumps(h))
     if a.expect_tracker is not None:
         mine = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_tracker"]
         if not mine:
@@ -272,6 +294,7 @@ def main():
     ap.add_argument("--expect-gpu-check", action="append", metavar="SUBSTR[:K=V,...]")
     ap.add_argument("--expect-counters", metavar="K=V[,K=V...]")
     ap.add_argument("--expect-gpu-seq", action="store_true")
+    ap.add_argument("--expect-host-cost", action="store_true")
     a = ap.parse_args()
     recs = read(a.file)
     gpu_fail = expect_gpu(a, recs)
@@ -280,7 +303,8 @@ def main():
     failed = bool(gpu_fail)
     gpu_expect = bool(a.expect_status or a.expect_origin is not None or a.expect_contained or
                       a.expect_gpu_check or a.expect_counters is not None or a.expect_gpu_seq or
-                      a.expect_launches is not None or a.expect_tracker is not None)
+                      a.expect_launches is not None or a.expect_tracker is not None or
+                      a.expect_host_cost)
     if a.expect_birth is not None:
         births = [r for r in recs if r["kind"] == "gpu_check" and not r["propagated"]]
         if not births:

@@ -112,6 +112,8 @@ else
 		--expect-tracker "evicted=0,forgotten=0" \
 		--expect-undecoded "masked_fill_kernel:launches=1,rank=0"
 	expect "no GPU record lost (numbered 1..N)" "$T/rec" --expect-gpu-seq
+	expect "the callbacks' and check launches' host time sampled (one in 32)" "$T/rec" \
+		--expect-host-cost
 
 	# --- CUPTI held by another tool ---
 	run_job "$T/rec2" "$T/job2" FAKE_CUPTI_TAKEN=1
@@ -138,6 +140,22 @@ else
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
 		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,overflow=0" \
 		--expect-launches "check_launches=$CHECKS"
+
+	# --- the benchmark's diagnosis: the same check launches, nothing read ---
+	run_job "$T/rec6" "$T/job6" NANPROF_GPU_DIAG=empty-checks
+	job_stats "empty checks: the job exits 0, the same $CHECK_LAUNCHES check launches" \
+		$? "$T/job6" " check_launches=$CHECK_LAUNCHES checks=$CHECK_RUNS .* faults=0"
+	expect "empty checks: said in gpu_on, the same $CHECKS checks counted" "$T/rec6" \
+		--expect-status "gpu_on:every, empty checks" \
+		--expect-counters "checked=$CHECKS,skipped=$UNDECODED,dropped=0,what=launches $LAUNCHES"
+	if python3 -c '
+import sys; sys.path.insert(0, sys.argv[2]); import read_records
+n = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"]
+sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
+		ok "empty checks: nothing read, so no kernel's result is reported"
+	else
+		bad "empty checks: nothing read, so no kernel's result is reported" "$T/chk"
+	fi
 
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1

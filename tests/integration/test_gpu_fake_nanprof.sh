@@ -440,6 +440,17 @@ PY
 		cat "$T/$tag-gen.err" "$T/$tag-gen/summary.txt" >> "$T/chk"
 		bad "$tag: generic tier" "$T/chk"
 	fi
+	# the callbacks' host time, sampled in the job and said in the summary
+	if grep -q "nanprof's callbacks took ~[0-9.]* us of host time per kernel launch (a check launch ~[0-9.]* us of it)" \
+		"$T/$tag-gen/summary.txt" &&
+	   grep -q '"gpu_host_ns_per_launch":[1-9][0-9]*,"gpu_check_launch_ns":[1-9]' \
+		"$T/$tag-gen/events.jsonl"; then
+		ok "$tag: the callbacks' host time per kernel launch and per check launch reported"
+	else
+		grep -h "GPU checks" "$T/$tag-gen/summary.txt" > "$T/chk"
+		grep -o '"gpu_host[^,]*,[^,]*' "$T/$tag-gen/events.jsonl" >> "$T/chk"
+		bad "$tag: the callbacks' host time reported" "$T/chk"
+	fi
 	# the same, but the gate then doubles the undecoded output in place
 	# (mul): its first decoded reader overwrites it, so the generic tier
 	# checks it at that launch's entry, before it runs (else the multiply

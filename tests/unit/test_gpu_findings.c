@@ -451,6 +451,31 @@ Test(gpu_findings, counters_and_off_reason)
 	cr_expect_eq(proc->gpu.nundec, 2);
 }
 
+Test(gpu_findings, host_cost_is_estimated_per_launch_from_the_sample)
+{
+	gpu_status(10, NP_AST_GPU_ON, "every");
+	cr_expect_eq(np_gpu_host_ns_per_launch(&proc->gpu), 0, "nothing reported: no estimate");
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_GPU_HOST_COST;
+	/* 4000 launches, 8192 callbacks (two per launch and 192 others), 256
+	 * of them timed at 1.5 us each; 64 check launches timed at 3 us */
+	r.host.launches = 4000;
+	r.host.callbacks = 8192;
+	r.host.timed = 256;
+	r.host.timed_ns = 256 * 1500;
+	r.host.check_launches = 2048;
+	r.host.checks_timed = 64;
+	r.host.check_ns = 64 * 3000;
+	r.host.every = 32;
+	send_rec(20, &r, true);
+	cr_expect_eq(proc->gpu.state, 1, "not taken for the GPU's on/off status");
+	cr_expect_eq(np_gpu_host_ns_per_launch(&proc->gpu), 3072, "1.5 us x 8192 / 4000");
+	cr_expect_eq(np_gpu_check_launch_ns(&proc->gpu), 3000);
+	cr_expect_eq(proc->ag.lost, 0);
+}
+
 /* ---- ctxhist on its own ---- */
 
 Test(ctxhist, last_change_of_the_thread_at_or_before)
