@@ -279,11 +279,13 @@ $(FAKECUDA)/libcufft.so.12: tests/fakecuda/fake_cufft.c tests/fakecuda/fake_cuff
 
 # a library that, like libtorch_cuda.so, imports cuDNN and is loaded with
 # torch, before libcuda: its first convolution's plan is built at once
-# after the handle's creation loads libcuda (fake_gpu_job.py --conv-early)
-$(FAKECUDA)/libfakednn.so: tests/fakecuda/fake_dnn_user.c tests/fakecuda/fake_cudnn.h \
-			   tests/fakecuda/fake_conv_graph.h $(FAKECUDA)/libcudnn.so.9
+# after the handle's creation loads libcuda (fake_gpu_job.py --conv-early);
+# and a plan built through cuDNN's own symbols, unseen (--conv-unseen)
+$(FAKECUDA)/libfakednn.so: tests/fakecuda/fake_dnn_user.c tests/fakecuda/fake_dnn_hidden.c \
+			   tests/fakecuda/fake_cudnn.h tests/fakecuda/fake_conv_graph.h \
+			   $(FAKECUDA)/libcudnn.so.9
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $< -L$(FAKECUDA) -l:libcudnn.so.9 \
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) -fPIC -shared $(filter %.c,$^) -L$(FAKECUDA) -l:libcudnn.so.9 \
 		-Wl,-rpath,'$$ORIGIN' -o $@
 
 # ops a Python job calls through ctypes (tests/integration/fake_gpu_job.py);

@@ -260,8 +260,10 @@ static dnn_status w_be_get(dnn_desc d, int attr, int atype, int64_t want, int64_
 
 /* says once (NANPROF_AGENT_DEBUG=1) whether executions are planned, with
  * one output (a convolution) and with several (attention), or, once for
- * each reason, why not: the GPU check reads it */
-static void tell(int planned, const struct np_gemm_plan *p, const struct np_dg_why *why)
+ * each reason, why not, and whether its variant pack's addresses were
+ * noted: the GPU check reads it */
+static void tell(int planned, int noted, const struct np_gemm_plan *p,
+		 const struct np_dg_why *why)
 {
 	static int told[2 + NP_DGW_MAX];
 	int kind = planned ? (p->n_more ? 1 : 0) : 2 + (int)why->reason;
@@ -278,8 +280,9 @@ static void tell(int planned, const struct np_gemm_plan *p, const struct np_dg_w
 		np_alog("cuDNN: a graph execution's outputs (%d, the first of %llu elements) "
 			"checked at the call", 1 + p->n_more, (unsigned long long)p->out.numel);
 	else
-		np_alog("cuDNN: a graph execution left to the generic tier: %s",
-			np_dg_why_text(why, text, sizeof(text)));
+		np_alog("cuDNN: a graph execution left to the generic tier: %s%s",
+			np_dg_why_text(why, text, sizeof(text)),
+			noted ? "; its variant pack's addresses noted" : "");
 }
 
 static dnn_status w_be_execute(dnn_handle h, dnn_desc plan, dnn_desc pack)
@@ -288,9 +291,12 @@ static dnn_status w_be_execute(dnn_handle h, dnn_desc plan, dnn_desc pack)
 	struct np_dg_why why;
 	int idle = np_blas_idle();
 	int planned = idle && np_dg_plan_why(plan, pack, &p, &why) == 0;
+	/* not planned: the variant pack's addresses for the generic tier,
+	 * which the kernels' opaque parameters may not show it */
+	int noted = idle && !planned && np_dg_plan_noted(plan, pack, &p) == 0;
 	if (idle)
-		tell(planned, &p, &why);
-	np_blas_begin_plan(planned ? &p : NULL);
+		tell(planned, noted, &p, &why);
+	np_blas_begin_plan(planned || noted ? &p : NULL);
 	return np_blas_end(real.be_execute(h, plan, pack));
 }
 

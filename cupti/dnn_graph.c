@@ -476,6 +476,57 @@ int np_dg_plan_why(const void *plan, const void *vpack, struct np_gemm_plan *p,
 	return r;
 }
 
+/* flags of the tensor of uid in g, 0 when g has none (or is not known) */
+static uint8_t flags_of(const struct dg_tensors *g, int64_t uid)
+{
+	for (int i = 0; g->known && !g->bad && i < g->n; i++)
+		if (g->t[i].uid == uid)
+			return g->t[i].flags;
+	return 0;
+}
+
+int np_dg_plan_noted(const void *plan, const void *vpack, struct np_gemm_plan *p)
+{
+	_Static_assert(NP_KD_BUF_INPUTS <= 16, "note_written holds a bit per input");
+	static const struct dg_tensors unknown;
+	pthread_mutex_lock(&lock);
+	struct dg_entry *pe = find(plan), *ve = find(vpack);
+	struct dg_entry pack;
+	int have = ve && ve->type == NP_DG_VARIANT_PACK;
+	if (have)
+		pack = *ve;
+	const struct dg_tensors *g = pe && pe->type == NP_DG_PLAN ? &pe->u.ts : &unknown;
+	struct dg_tensors graph = *g;
+	pthread_mutex_unlock(&lock);
+	if (!have)
+		return -1;
+	memset(p, 0, sizeof(*p));
+	p->note_only = 1;
+	p->out.how = NP_KH_GEMM;
+	/* the first address that may be written is the note's output; every
+	 * other one an input, marked written unless the graph says it is
+	 * only read.  Pointers without a uid (an uneven pack) count as
+	 * unknown. */
+	for (int i = 0; i < pack.u.pack.n_ptrs; i++) {
+		uint64_t ptr = pack.u.pack.ptr[i];
+		uint8_t fl = i < pack.u.pack.n_uids ? flags_of(&graph, pack.u.pack.uid[i]) : 0;
+		int read_only = (fl & T_READ) && !(fl & T_WRITTEN);
+		if (!ptr || ptr == p->out.ptr)
+			continue;
+		if (!p->out.ptr && !read_only) {
+			p->out.ptr = ptr;
+			continue;
+		}
+		int k = p->out.n_in;
+		np_gemm_add_input(&p->out, ptr);
+		if (p->out.n_in > k && !read_only)
+			p->note_written |= (uint16_t)(1u << k);
+	}
+	if (!p->out.ptr)   /* every address only read: nothing to note */
+		return -1;
+	return 0;
+}
+
 int np_dg_plan(const void *plan, const void *vpack, struct np_gemm_plan *p)
 {
 	return np_dg_plan_why(plan, vpack, p, NULL);

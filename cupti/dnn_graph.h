@@ -177,6 +177,18 @@ struct np_dg_why {
 int np_dg_plan_why(const void *plan, const void *vpack, struct np_gemm_plan *p,
 		   struct np_dg_why *why);
 
+/* When an execution is not planned but its variant pack was seen built
+ * (torch builds one per call): a note_only plan (gemm.h) of the pack's
+ * addresses, for the generic tier, as an undecoded kernel's pointer
+ * words are noted.  cuDNN's kernels take their tensors inside opaque
+ * parameters; the pack names them all.  With the plan's graph known (a
+ * plan refused for its shape: an output with gaps, too many outputs),
+ * the tensors it only reads are noted as read; otherwise (a plan built
+ * before the agent came, as torch's cached plans are under `nanprof
+ * attach`) any address of the pack may be an output.  0 and *p, or -1
+ * when no pack with an address was seen. */
+int np_dg_plan_noted(const void *plan, const void *vpack, struct np_gemm_plan *p);
+
 /* A reason in words: "an operation of type 48 not read" (buf, n bytes). */
 const char *np_dg_why_text(const struct np_dg_why *why, char *buf, size_t n);
 

@@ -75,6 +75,10 @@ struct np_gemm_plan {
 					 * out.ptr noted for the generic tier as the
 					 * call's last kernel's output, out.in[] as
 					 * what it read */
+	uint16_t note_written;          /* note_only: bit k, out.in[k] may have been
+					 * written too (a cuDNN plan made before the
+					 * agent came: which of its variant pack's
+					 * addresses are outputs is not known) */
 };
 
 /* enum np_dtype of a cudaDataType, or -1 (integers, complex, the fp4 and

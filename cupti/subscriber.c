@@ -788,9 +788,11 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 	 * outputs share theirs) */
 	uint64_t words[1 + NP_GEMM_MORE_OUTS + NP_KD_BUF_INPUTS];
 	int nw = 0, checked = 0;
-	/* a call whose output's extent is unknown (fft.h): its addresses,
-	 * which its kernels' parameters hide, noted for the generic tier,
-	 * the output as written, the inputs as read */
+	/* a call whose output's extent is unknown (fft.h), or whose outputs
+	 * are not known (dnn_graph.h: a plan made before the agent came):
+	 * its addresses, which its kernels' parameters hide, noted for the
+	 * generic tier, the output (and any input that may be one) as
+	 * written, the inputs as read */
 	if (p->note_only) {
 		uint64_t seq = np_gpu_writers() ? np_writers_next() : 0;
 		uint64_t ro[NP_KD_BUF_INPUTS];
@@ -798,7 +800,7 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 		words[nw++] = p->out.ptr;
 		for (int k = 0; k < p->out.n_in; k++) {
 			words[nw++] = p->out.in[k];
-			if (p->out.in[k] != p->out.ptr)
+			if (p->out.in[k] != p->out.ptr && !(p->note_written >> k & 1))
 				ro[nro++] = p->out.in[k];
 		}
 		count_undecoded(f);

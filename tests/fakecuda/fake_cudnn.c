@@ -390,7 +390,17 @@ struct attn_args {
 	int64_t n, n_stats;
 };
 
-static CUfunction k_conv, k_attn;
+/* FAKE_CUDNN_OPAQUE=1: the convolution kernel's argument hides its
+ * pointers (each XOR'd with a mask, no word inside an allocation), as a
+ * kernel whose tensors sit in an opaque parameter block at offsets no
+ * scan of its words finds: only the variant pack names them */
+#define OPAQUE_MASK 0x5a5a5a5a5a5a5a5aull
+struct conv_args_masked {
+	uint64_t x, w, y;
+	int64_t n;
+};
+
+static CUfunction k_conv, k_conv_opaque, k_attn;
 static pthread_once_t conv_once = PTHREAD_ONCE_INIT;
 
 static void run_attn(const void *args, unsigned grid, unsigned block)
@@ -413,6 +423,16 @@ static void run_conv(const void *args, unsigned grid, unsigned block)
 		a.y[i] = a.w[0] * a.x[i];
 }
 
+static void run_conv_opaque(const void *args, unsigned grid, unsigned block)
+{
+	struct conv_args_masked m;
+	memcpy(&m, args, sizeof(m));
+	struct conv_args a = { (const float *)(uintptr_t)(m.x ^ OPAQUE_MASK),
+			       (const float *)(uintptr_t)(m.w ^ OPAQUE_MASK),
+			       (float *)(uintptr_t)(m.y ^ OPAQUE_MASK), m.n };
+	run_conv(&a, grid, block);
+}
+
 static void conv_init(void)
 {
 	static const uint32_t off[] = { 0 }, size[] = { sizeof(struct conv_args) };
@@ -420,6 +440,10 @@ static void conv_init(void)
 	k_conv = fake_cuda_register("sm90_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_"
 				    "nchw_tilesize64x64x8_stage1_warpsize2x2x1_g1_fake_cudnn",
 				    1, off, size, run_conv, NULL);
+	static const uint32_t masked_size[] = { sizeof(struct conv_args_masked) };
+	k_conv_opaque = fake_cuda_register("sm90_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_"
+					   "nchw_tilesize64x64x8_stage1_warpsize2x2x1_g1_opaque_"
+					   "fake_cudnn", 1, off, masked_size, run_conv_opaque, NULL);
 	static const uint32_t attn_size[] = { sizeof(struct attn_args) };
 	/* named as cuDNN's fused attention kernels are */
 	k_attn = fake_cuda_register("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_"
@@ -458,8 +482,14 @@ FAKE_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescr
 	if (!a.x || !a.w || !a.y)
 		return CUDNN_STATUS_BAD_PARAM;
 	void *p[] = { &a };
-	return cuLaunchKernel(k_conv, (unsigned)((a.n + 255) / 256), 1, 1, 256, 1, 1, 0,
-			      h ? h->stream : NULL, p, NULL) == CUDA_SUCCESS
+	const char *opaque = getenv("FAKE_CUDNN_OPAQUE");
+	struct conv_args_masked m = { (uintptr_t)a.x ^ OPAQUE_MASK, (uintptr_t)a.w ^ OPAQUE_MASK,
+				      (uintptr_t)a.y ^ OPAQUE_MASK, a.n };
+	void *pm[] = { &m };
+	int masked = opaque && *opaque == '1';
+	return cuLaunchKernel(masked ? k_conv_opaque : k_conv, (unsigned)((a.n + 255) / 256), 1, 1,
+			      256, 1, 1, 0, h ? h->stream : NULL, masked ? pm : p,
+			      NULL) == CUDA_SUCCESS
 		       ? 0
 		       : CUDNN_STATUS_BAD_PARAM;
 }

@@ -106,7 +106,8 @@
  *                    data, 3 backward filter, a[0] = sum of y y; the
  *                    second forward): k 0 y = v (fill), a = 10 y; k 1
  *                    c = 10 a; k 2 c = exp(a) in the undecodable kernel
- *                    instead; read by fo_head_copy().  shared: a is e,
+ *                    instead; k 3 c = a + y (a decoded add); read by
+ *                    fo_head_copy().  shared: a is e,
  *                    which the gate rewrites before the head reads c
  *   fo_conv_adopt(h, p) fo_conv's graph runs with a handle and plan built
  *                    by another library (fake_dnn_user.c), as dims
@@ -1347,6 +1348,10 @@ int fo_conv(int which, float v, int api, int shared)
 	float *in = which == 0 ? y : a, *out = which == 0 ? a : c;
 	if (which == 0)
 		launch1(fill, v, y);
+	if (which == 3) {   /* a decoded reader: the generic tier's check of a */
+		launch_add(c, a, y);
+		return failed ? -1 : 0;
+	}
 	if (which == 2) {
 		struct opaque_args o = { c, a, N };
 		void *p[] = { &o };

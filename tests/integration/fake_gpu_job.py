@@ -213,11 +213,12 @@ def main():
                          "backend API, two outputs each (the statistics, then o: the "
                          "overflow is in o); attn-unified: the same as cuDNN's one SDPA "
                          "operation")
-    ap.add_argument("--conv-reader", choices=["conv", "opaque", "opaque-late"], default="conv",
+    ap.add_argument("--conv-reader", choices=["conv", "opaque", "opaque-late", "decoded"],
+                    default="conv",
                     help="--conv: what reads the first convolution's output: the second "
                          "convolution, or an undecodable kernel (no read of it offered); "
                          "opaque-late: the first writes e, which the gate rewrites before "
-                         "the reader's output is checked")
+                         "the reader's output is checked; decoded: torch's add")
     ap.add_argument("--triton", nargs="?", const="inductor", choices=["inductor", "jit"],
                     help="attn is two Triton kernels (exp, then a mul reading it), the exp "
                          "overflowing: a torch.compile'd region launched through Inductor's "
@@ -236,6 +237,10 @@ def main():
                     help="--conv graph: the plan is built by a library that imports cuDNN "
                          "but not libcuda, loaded first (as torch loads libtorch_cuda at "
                          "import), right after its handle loads libcuda")
+    ap.add_argument("--conv-unseen", action="store_true",
+                    help="--conv graph: the plan is built through cuDNN's own symbols "
+                         "(dlsym), unseen by the agent, as torch's cached plans are under "
+                         "`nanprof attach`; only each call's variant pack is seen")
     a = ap.parse_args()
     early = None
     if a.conv_early:
@@ -280,6 +285,17 @@ def main():
             sys.exit("fake_gpu_job: the early convolution plan failed")
         ops.fo_conv_adopt.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         ops.fo_conv_adopt(early.fdu_handle(), early.fdu_plan_of())
+    if a.conv_unseen:
+        hidden = ctypes.CDLL(os.path.join(os.path.dirname(a.lib), "libfakednn.so"))
+        hidden.fdh_conv_plan.restype = ctypes.c_void_p
+        hidden.fdh_conv_plan.argtypes = [ctypes.c_void_p]
+        hidden.fdh_handle.restype = ctypes.c_void_p
+        ops.fo_conv_dims.restype = ctypes.c_void_p
+        plan = hidden.fdh_conv_plan(ctypes.c_void_p(ops.fo_conv_dims()))
+        if not plan:
+            sys.exit("fake_gpu_job: the unseen convolution plan failed")
+        ops.fo_conv_adopt.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        ops.fo_conv_adopt(ctypes.c_void_p(hidden.fdh_handle()), ctypes.c_void_p(plan))
     if ops.fo_init():
         sys.exit("fake_gpu_job: fake CUDA init failed")
     # CUPTI taken: the agent is refused; else it subscribes
@@ -395,7 +411,7 @@ def main():
         def __init__(self):
             super().__init__()
             self.conv1 = GraphConv(0)
-            self.conv2 = GraphConv(1 if a.conv_reader == "conv" else 2)
+            self.conv2 = GraphConv({"conv": 1, "decoded": 3}.get(a.conv_reader, 2))
 
         def forward(self, x):
             return self.conv2(self.conv1(x))

@@ -786,6 +786,25 @@ PY
 		cat "$T/$tag-conv-early.err" >> "$T/chk"
 		bad "$tag: a cuDNN plan built right after libcuda's load" "$T/chk"
 	fi
+	# a plan built before the agent came (torch's cached plans under
+	# `nanprof attach`; here through cuDNN's own symbols), its kernel's
+	# parameters hiding its tensors (FAKE_CUDNN_OPAQUE), its output read
+	# by a decoded add: only each call's variant pack names the
+	# addresses, noted for the generic tier, and the add's read of the
+	# output names the convolution; without the pack's note the add
+	# looks born (in conv2)
+	FAKE_ENV="FAKE_CUDNN_OPAQUE=1 NANPROF_AGENT_DEBUG=1" run_fake "$py" "$T/$tag-conv-unseen" \
+		--conv graph --conv-unseen --conv-reader decoded --at 3
+	if python3 $IT/check_origin.py "$T/$tag-conv-unseen/events.jsonl" --cuda \
+		--origin forward blocks.0.attn.conv1 output --step 3 --op-kernel xmma_fprop \
+		> "$T/chk" 2>&1 &&
+	   grep -q "cuDNN: a graph execution left to the generic tier: the plan not seen built (before the agent came?); its variant pack's addresses noted" \
+		"$T/$tag-conv-unseen.err"; then
+		ok "$tag: a cuDNN plan built before the agent: its variant pack's addresses noted, the convolution named at a decoded reader"
+	else
+		grep -h "cuDNN" "$T/$tag-conv-unseen.err" >> "$T/chk"
+		bad "$tag: a cuDNN plan built before the agent" "$T/chk"
+	fi
 	# the same, the first convolution writing e, which the gate rewrites
 	# with finite values before the head reads the undecodable reader's
 	# output: that reader's check, judged at the head, comes after e's

@@ -790,3 +790,60 @@ Test(dnn_graph, bounded_the_table_counts_what_it_refuses_and_forgets_nothing_kep
 	cr_expect_eq(np_dg_plan(plan, pack(41, XWY, XWY_AT, 3), &p), 0,
 		     "what was kept survives every erase");
 }
+
+/* ---- a variant pack's addresses, noted when not planned ---- */
+
+Test(dnn_graph, an_unseen_plans_pack_is_noted_every_address_maybe_written)
+{
+	/* torch's cached plan, built before the agent came: only the pack
+	 * (x, y, w, built per call) is seen */
+	struct np_gemm_plan p;
+	cr_expect_eq(np_dg_plan(desc(99), pack(40, XWY, XWY_AT, 3), &p), -1);
+	cr_assert_eq(np_dg_plan_noted(desc(99), pack(41, XWY, XWY_AT, 3), &p), 0);
+	cr_expect_eq(p.note_only, 1);
+	cr_expect_eq(p.out.ptr, X, "the pack's first address: the note's output");
+	cr_assert_eq(p.out.n_in, 2);
+	cr_expect_eq(p.out.in[0], Y);
+	cr_expect_eq(p.out.in[1], W);
+	cr_expect_eq(p.note_written, 0x3, "which of them is the output is not known");
+	cr_expect_eq(p.out.numel, 0, "nothing sized: the generic tier checks at a reader");
+
+	/* no pack seen: nothing to note */
+	cr_expect_eq(np_dg_plan_noted(desc(99), desc(98), &p), -1);
+	/* a null address (an optional tensor left out) is skipped, and an
+	 * address given twice kept once */
+	int64_t uids[4] = { 'x', 'b', 'y', 'z' };
+	uint64_t at[4] = { X, 0, Y, X };
+	cr_assert_eq(np_dg_plan_noted(desc(99), pack(42, uids, at, 4), &p), 0);
+	cr_expect_eq(p.out.ptr, X);
+	cr_assert_eq(p.out.n_in, 1);
+	cr_expect_eq(p.out.in[0], Y);
+}
+
+Test(dnn_graph, a_refused_plan_of_a_known_graph_notes_its_reads_as_read)
+{
+	/* y with gaps: not planned, but the graph says x and w are read, y
+	 * written; the pack lists x first */
+	int64_t gaps[4] = { 32 * 12 * 24, 12 * 24, 24, 1 };
+	void *ts[3] = { tensor(1, 'x', XD, NULL, FLOAT, false), tensor(2, 'w', WD, NULL, FLOAT, false),
+			tensor(3, 'y', YD, gaps, FLOAT, false) };
+	int attrs[3] = { NP_DGA_CONV_FWD_X, NP_DGA_CONV_FWD_W, NP_DGA_CONV_FWD_Y };
+	void *op = operation(10, NP_DG_CONV_FWD, attrs, ts, 3);
+	void *plan = plan_of_graph(20, &op, 1);
+	struct np_gemm_plan p;
+	cr_expect_eq(np_dg_plan(plan, pack(40, XWY, XWY_AT, 3), &p), -1);
+	cr_assert_eq(np_dg_plan_noted(plan, pack(41, XWY, XWY_AT, 3), &p), 0);
+	cr_expect_eq(p.out.ptr, Y, "the one output the graph names");
+	cr_assert_eq(p.out.n_in, 2);
+	cr_expect_eq(p.out.in[0], X);
+	cr_expect_eq(p.out.in[1], W);
+	cr_expect_eq(p.note_written, 0, "x and w only read: they keep their writers' notes");
+
+	/* a pack address whose uid the graph does not have may be written */
+	int64_t uids[4] = { 'x', 'y', 'w', 'q' };
+	uint64_t at[4] = { X, Y, W, Z };
+	cr_assert_eq(np_dg_plan_noted(plan, pack(42, uids, at, 4), &p), 0);
+	cr_assert_eq(p.out.n_in, 3);
+	cr_expect_eq(p.out.in[2], Z);
+	cr_expect_eq(p.note_written, 0x4);
+}
