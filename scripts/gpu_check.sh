@@ -702,21 +702,68 @@ nanprof_job() {
 # subscribed mid-run, and allocations made before it are found by
 # cuMemGetAddressRange; the forward fault must still be named.
 attach_job() {
-	local name=attach-forward secs sub got
+	local name=attach-forward secs
 	secs=$(limit 120)
 	if [ "$secs" -lt 40 ]; then
 		row "$name" "origin under nanprof attach" SKIP "budget spent"
 		return
 	fi
+	attach_run "$name" "$secs" "$PY" "$FAULTS" "${FARGS[@]}" --fault forward \
+		--wait-file "$W/$name.go"
+	attach_verdict "$name" blocks.1.gate "origin: forward blocks.1.gate, attached mid-run"
+}
+
+# attach-conv: the same, to bn_fault.py's CNN with cuDNN on, after two
+# steps: torch's convolution plans are cached before the agent comes, so
+# each execution's plan is unknown to it and only its variant pack
+# (built per call) names the tensors (cupti/dnn_graph.h,
+# np_dg_plan_noted).  The guards off (in the job's environment), the
+# convolution's overflow is named only when cuDNN's batch norm call
+# reads its output as the noted address; the agent's log says whether
+# the packs were noted (informative).
+attach_conv_job() {
+	local name=attach-conv secs
+	secs=$(limit 120)
+	if [ "$secs" -lt 40 ]; then
+		row "$name" "origin under nanprof attach" SKIP "budget spent"
+		return
+	fi
+	ATTACH_AFTER="^step 1 loss" attach_run "$name" "$secs" env NANPROF_GPU_GUARD=0 \
+		NANPROF_AGENT_DEBUG=1 "$PY" \
+		"$GPUT/bn_fault.py" --device "$DEV" --steps 10 --at 6 --cudnn --fault conv \
+		--wait-file "$W/$name.go" --wait-at 2
+	attach_verdict "$name" conv "origin: forward conv (cuDNN, plans cached before attach)"
+	if grep -q "its variant pack's addresses noted" "$W/$name.err"; then
+		row "$name" "cached cuDNN plans: variant packs noted" PASS \
+			"$(grep -m1 -o 'cuDNN: a graph execution left.*' "$W/$name.err")"
+	else
+		row "$name" "cached cuDNN plans: variant packs noted" CHECK \
+			"$(grep -m1 -o 'cuDNN: a graph execution.*' "$W/$name.err" ||
+				echo 'no cudnnBackendExecute seen')"
+	fi
+}
+
+# attach_run NAME SECS CMD...: CMD (which waits for $W/NAME.go) in the
+# background, `nanprof attach` to it, then the go.  With ATTACH_AFTER
+# set, the attach waits (at most 60 s) for a line of the job's output
+# matching it: steps the job runs before it waits.
+attach_run() {
+	local name=$1 secs=$2 sub
+	shift 2
 	rm -f "$W/$name.go"
 	(
 		cd "$ROOT" || exit 1
-		timeout -k 5 "$secs" "$PY" "$FAULTS" "${FARGS[@]}" --fault forward \
-			--wait-file "$W/$name.go" > "$W/$name.out" 2> "$W/$name.err"
+		timeout -k 5 "$secs" "$@" > "$W/$name.out" 2> "$W/$name.err"
 		echo $? > "$W/$name.rc"
 	) &
 	sub=$!
 	sleep 2   # the launcher's python is there
+	if [ -n "${ATTACH_AFTER:-}" ]; then
+		for _ in $(seq 300); do
+			grep -q -- "$ATTACH_AFTER" "$W/$name.out" 2>/dev/null && break
+			sleep 0.2
+		done
+	fi
 	timeout -k 5 "$secs" "$NP" attach -o "$W/$name" --children "$sub" \
 		> "$W/$name.np.out" 2> "$W/$name.np.err" &
 	for _ in $(seq 150); do
@@ -726,13 +773,19 @@ attach_job() {
 	sleep 1   # the agent subscribes, the hooks go in
 	touch "$W/$name.go"
 	wait
+}
+
+# attach_verdict NAME MODULE WHAT: the job ran to its end, and its origin
+# is a forward one in MODULE
+attach_verdict() {
+	local name=$1 module=$2 what=$3 got
 	job_ran "$name" 9
 	got=$("$PY" "$GPUT/gpu_records.py" origin "$W/$name/events.jsonl" 2>&1)
 	if "$PY" "$ROOT/tests/integration/check_origin.py" "$W/$name/events.jsonl" --cuda \
-		--origin forward blocks.1.gate '*' > "$W/$name.check" 2>&1; then
-		row "$name" "origin: forward blocks.1.gate, attached mid-run" PASS "$got"
+		--origin forward "$module" '*' > "$W/$name.check" 2>&1; then
+		row "$name" "$what" PASS "$got"
 	else
-		row "$name" "origin: forward blocks.1.gate, attached mid-run" FAIL \
+		row "$name" "$what" FAIL \
 			"$(grep ERROR "$W/$name.check" | head -n 3 | cut -c1-200 | tr '\n' ' ') got: $got; nanprof: $(tail -n 2 "$W/$name.np.err" | tr '\n' ' ')"
 	fi
 }
@@ -746,6 +799,7 @@ step_under_nanprof() {
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		done
 		row attach-forward "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
+		row attach-conv "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		return
 	fi
 	for f in "${EARLY_KINDS[@]}" none graph graph-backward bn scaler scaler-persist; do
@@ -764,6 +818,7 @@ step_under_nanprof() {
 	# checking every module's CUDA output
 	par run-functional-every+modules nanprof_job functional every+modules
 	par attach-forward attach_job
+	par attach-conv attach_conv_job
 	par_end
 }
 

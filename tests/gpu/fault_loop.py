@@ -9,6 +9,7 @@ directory first on sys.path), so the GPU host needs nothing installed.
 """
 import argparse
 import contextlib
+import os
 import sys
 import time
 
@@ -25,6 +26,13 @@ def parser(doc):
     ap.add_argument("--at", type=int, default=6, help="step of the fault; -1: none")
     ap.add_argument("--step-times", metavar="FILE",
                     help="write 'step N NS' (CLOCK_MONOTONIC) as each step starts")
+    ap.add_argument("--wait-file", metavar="FILE",
+                    help="before step --wait-at, wait until FILE exists (`nanprof attach` "
+                         "comes then)")
+    ap.add_argument("--wait-at", type=int, default=0, metavar="N",
+                    help="the step --wait-file waits before (default 0; later: the steps "
+                         "before have built and cached what the job needs, as a job "
+                         "attached to hours in has)")
     return ap
 
 
@@ -59,6 +67,9 @@ def train(args, model, batch, fault, around=None):
     gen = torch.Generator().manual_seed(1)
     times = open(args.step_times, "w") if args.step_times else None
     for step in range(args.steps):
+        if getattr(args, "wait_file", None) and step == args.wait_at:
+            while not os.path.exists(args.wait_file):
+                time.sleep(0.05)
         if times:
             times.write("step %d %d\n" % (step, time.monotonic_ns()))
             times.flush()
