@@ -1,14 +1,21 @@
 /* host_cost.c - sampled host time of the CUPTI callbacks (host_cost.h). */
 #include "host_cost.h"
 
-_Static_assert((NP_HC_EVERY & (NP_HC_EVERY - 1)) == 0, "NP_HC_EVERY a power of 2");
-
 static struct np_hc_totals totals;
 static __thread uint32_t callbacks_here, checks_here;
 
+/* 1 every NP_HC_EVERY-th call on this thread */
+static int due(uint32_t *n)
+{
+	if (++*n < NP_HC_EVERY)
+		return 0;
+	*n = 0;
+	return 1;
+}
+
 int np_hc_callback_timed(void)
 {
-	return (++callbacks_here & (NP_HC_EVERY - 1)) == 0;
+	return due(&callbacks_here);
 }
 
 void np_hc_callback_took(uint64_t ns)
@@ -20,7 +27,7 @@ void np_hc_callback_took(uint64_t ns)
 
 int np_hc_check_timed(void)
 {
-	return (++checks_here & (NP_HC_EVERY - 1)) == 0;
+	return due(&checks_here);
 }
 
 void np_hc_check_took(uint64_t ns)

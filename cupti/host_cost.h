@@ -12,6 +12,10 @@
  * Reading the clock twice in every callback would add some 50 ns to
  * each of a launch's two callbacks.  So each thread times one callback
  * in NP_HC_EVERY (and one check launch in NP_HC_EVERY of its own),
+ * NP_HC_EVERY odd and prime: a launch makes two callbacks, its entry's
+ * (cheap) and its exit's (the decoding and the checks), and an even
+ * period would time only one kind (the first version timed one in 32,
+ * every one an exit, and overestimated by half on the fake driver);
  * keeps its counts in thread-local memory and adds them to the shared
  * totals only when it times one: no shared cache line is written on
  * the callbacks between.  The estimate of the whole is the timed time
@@ -28,7 +32,8 @@
 
 #include <stdint.h>
 
-#define NP_HC_EVERY 32u   /* one timed in this many, per thread (a power of 2) */
+#define NP_HC_EVERY 31u   /* one timed in this many, per thread (prime: no
+			   * aliasing with the callbacks' own periods) */
 
 /* What the threads have added so far. */
 struct np_hc_totals {

@@ -27,7 +27,7 @@ def launch_status(seq, launches, sampled, guard_checks, guard_skips, check_launc
 
 
 def host_cost_status(seq, launches, callbacks, timed, timed_ns, checks, checks_timed, check_ns):
-    """A GPU_HOST_COST status (agent_report.h's host struct; every 32)."""
+    """A GPU_HOST_COST status (agent_report.h's host struct; one in 32 timed here)."""
     body = struct.pack("<QQQQQQQQ", launches, callbacks, timed, timed_ns, checks,
                        checks_timed, check_ns, 32).ljust(72, b"\0")
     return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 15, 0, 0) + body

@@ -37,6 +37,23 @@ Test(host_cost, one_callback_in_every_is_timed_and_counts_those_before_it)
 	cr_expect_eq(t.check_launches, 0, "check launches are counted apart");
 }
 
+Test(host_cost, a_launchs_entry_and_exit_are_both_sampled)
+{
+	/* a launch makes two callbacks, a cheap entry (100 ns) and a costly
+	 * exit (900 ns): the sample must time both kinds alike, or the mean
+	 * is one kind's (an even period times only exits) */
+	struct np_hc_totals t;
+	for (unsigned i = 0; i < 20 * NP_HC_EVERY; i++) {
+		if (np_hc_callback_timed())
+			np_hc_callback_took(100);
+		if (np_hc_callback_timed())
+			np_hc_callback_took(900);
+	}
+	np_hc_read(&t);
+	cr_assert_eq(t.timed, 40);
+	cr_expect_eq(np_hc_mean_ns(t.timed_ns, t.timed), 500, "entries and exits alike");
+}
+
 Test(host_cost, check_launches_are_sampled_on_their_own_count)
 {
 	struct np_hc_totals t;
