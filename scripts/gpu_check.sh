@@ -713,33 +713,44 @@ attach_job() {
 	attach_verdict "$name" blocks.1.gate "origin: forward blocks.1.gate, attached mid-run"
 }
 
-# attach-conv: the same, to bn_fault.py's CNN with cuDNN on, after two
-# steps: torch's convolution plans are cached before the agent comes, so
-# each execution's plan is unknown to it and only its variant pack
-# (built per call) names the tensors (cupti/dnn_graph.h,
-# np_dg_plan_noted).  The guards off (in the job's environment), the
-# convolution's overflow is named only when cuDNN's batch norm call
-# reads its output as the noted address; the agent's log says whether
-# the packs were noted (informative).
+# attach-conv, attach-spectral: the same, after two steps, to jobs whose
+# library plans torch caches before the agent comes, so that no call of
+# theirs can be planned: bn_fault.py's CNN with cuDNN on (each
+# execution's variant pack, built per call, names its tensors:
+# cupti/dnn_graph.h, np_dg_plan_noted) and spectral_fault.py's Fourier
+# layer (cuFFT's plans: each transform's addresses noted, cupti/fft.h).
+# The guards off (in the job's environment), the overflow is named in
+# its module only when a later call or kernel reads the noted address;
+# the agent's log says whether the notes were made (informative).
 attach_conv_job() {
-	local name=attach-conv secs
+	attach_cached_job attach-conv conv "its variant pack's addresses noted" \
+		"cached cuDNN plans: variant packs noted" 'cuDNN: a graph execution.*' \
+		"$GPUT/bn_fault.py" --cudnn --fault conv
+}
+
+attach_spectral_job() {
+	attach_cached_job attach-spectral spectral "cuFFT: a transform's output and input noted" \
+		"cached cuFFT plans: transforms noted" "cuFFT[:'].*" "$GPUT/spectral_fault.py"
+}
+
+# attach_cached_job NAME MODULE LOG-TEXT ROW-LABEL LOG-REGEX SCRIPT ARGS...
+attach_cached_job() {
+	local name=$1 module=$2 text=$3 label=$4 regex=$5 secs
+	shift 5
 	secs=$(limit 120)
 	if [ "$secs" -lt 40 ]; then
 		row "$name" "origin under nanprof attach" SKIP "budget spent"
 		return
 	fi
 	ATTACH_AFTER="^step 1 loss" attach_run "$name" "$secs" env NANPROF_GPU_GUARD=0 \
-		NANPROF_AGENT_DEBUG=1 "$PY" \
-		"$GPUT/bn_fault.py" --device "$DEV" --steps 10 --at 6 --cudnn --fault conv \
+		NANPROF_AGENT_DEBUG=1 "$PY" "$@" --device "$DEV" --steps 10 --at 6 \
 		--wait-file "$W/$name.go" --wait-at 2
-	attach_verdict "$name" conv "origin: forward conv (cuDNN, plans cached before attach)"
-	if grep -q "its variant pack's addresses noted" "$W/$name.err"; then
-		row "$name" "cached cuDNN plans: variant packs noted" PASS \
-			"$(grep -m1 -o 'cuDNN: a graph execution left.*' "$W/$name.err")"
+	attach_verdict "$name" "$module" "origin: forward $module (plans cached before attach)"
+	if grep -q -- "$text" "$W/$name.err"; then
+		row "$name" "$label" PASS "$(grep -m1 -o -- "$text.*" "$W/$name.err")"
 	else
-		row "$name" "cached cuDNN plans: variant packs noted" CHECK \
-			"$(grep -m1 -o 'cuDNN: a graph execution.*' "$W/$name.err" ||
-				echo 'no cudnnBackendExecute seen')"
+		row "$name" "$label" CHECK "$(grep -m1 -o -- "$regex" "$W/$name.err" ||
+			echo 'no such call seen')"
 	fi
 }
 
@@ -800,6 +811,7 @@ step_under_nanprof() {
 		done
 		row attach-forward "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		row attach-conv "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
+		row attach-spectral "origin under nanprof attach" SKIP "BPF: $BPF_WHY; uid $(id -u)"
 		return
 	fi
 	for f in "${EARLY_KINDS[@]}" none graph graph-backward bn scaler scaler-persist; do
@@ -819,6 +831,7 @@ step_under_nanprof() {
 	par run-functional-every+modules nanprof_job functional every+modules
 	par attach-forward attach_job
 	par attach-conv attach_conv_job
+	par attach-spectral attach_spectral_job
 	par_end
 }
 
