@@ -1,14 +1,80 @@
-/* check_launch.h - enqueueing one finite check, shared by the CUPTI
- * launch callbacks (subscriber.c) and the module-level checks
- * (modules.c).  Internal to cupti/. */
+/* check_launch.h - enqueueing finite checks (check_launch.c), shared by
+ * the CUPTI launch callbacks (subscriber.c) and the module-level checks
+ * (modules.c).  Internal to cupti/.
+ *
+ * A check is prepared (its in-flight entry stored: what the drain
+ * judges its result by) and then launched on the stream after what it
+ * checks, never past the device allocation holding its buffer: a
+ * decoding mistake must not become a read that faults and takes the
+ * job's CUDA context down with it. */
 #ifndef NP_CHECK_LAUNCH_H
 #define NP_CHECK_LAUNCH_H
 
 #include <cuda.h>
 #include <stdint.h>
+#include <time.h>
+#include "../kernels/check_abi.h"
+#include "generic.h"
 #include "gpu_ctx.h"
 #include "kdecode.h"
 #include "kfunc.h"
+
+static inline uint64_t np_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's id, kept after the first ask. */
+uint32_t np_gpu_tid(void);
+
+/* NANPROF_GPU_DIAG=empty-checks (gpu.h): checks launched, reading nothing. */
+void np_check_set_empty(int on);
+
+/* A check made ready: its in-flight entry stored, its arguments filled;
+ * launched alone or in a list (np_check_list_<dtype>). */
+struct np_check_ready {
+	struct np_check_args args;
+	unsigned blocks;
+	uint8_t dtype;
+};
+
+/* Prepares the check of output b, made by f on stream, judged on
+ * inputs[0..n_in); as: the generic tier's undecoded launch whose output
+ * b is, found at a later reader (NULL: f's own).  1: c is ready; 0: not
+ * (counted); -1: b's extent is unknown. */
+int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
+		     const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in, int captured,
+		     const struct np_generic_launch *as, struct np_check_ready *c);
+
+/* Outputs of one launch, checked in as few launches as it takes: small
+ * ones (at most NP_CHECK_LIST_MAX_BLOCKS blocks: every entry of a list
+ * gets as many blocks as its largest) of one dtype go in one list
+ * launch.  Starts empty (np_check_batch_init); flushed before the
+ * launch's callback returns. */
+#define NP_CHECK_LIST_MAX_BLOCKS 8
+struct np_check_batch {
+	struct np_check_list list;
+	uint8_t blocks_of[NP_CHECK_LIST];   /* each entry's own, for a lone launch */
+	unsigned n, blocks;
+	uint8_t dtype;
+	uint64_t bytes;
+};
+
+/* Empty, without clearing the list (a kilobyte, on every launch). */
+static inline void np_check_batch_init(struct np_check_batch *bt)
+{
+	bt->n = bt->blocks = 0;
+	bt->bytes = 0;
+}
+
+/* c into bt (a large one launched at once, alone). */
+void np_check_batch_add(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt,
+			const struct np_check_ready *c);
+
+/* What bt holds, launched on stream; bt empty again. */
+void np_check_batch_flush(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt);
 
 /* Launches np_check_<dtype> over b on stream, after what is queued
  * there, with an in-flight entry saying which function made b (f) and

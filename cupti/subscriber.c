@@ -41,7 +41,6 @@
 #define MAX_WORDS 64             /* pointer words looked at per launch */
 #define MAX_READS 32             /* inputs offered to the generic tier per launch (an
 				  * optimizer's first 32 gradients) */
-#define MAX_CHECK_BYTES (4ull << 30)
 
 static CUpti_SubscriberHandle subscriber;
 static volatile int enabled;
@@ -89,32 +88,8 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
 };
 
-/* ---- launching one check ---- */
+/* ---- the guards' suspect ---- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* How many elements of the output to check, 0 for none.  Never past the
- * interval holding it: a check that read past a device allocation could
- * fault and take the job's CUDA context down with it, so a decoding
- * mistake must never get that far. */
-static uint64_t checked_numel(const struct np_kbuf *b, unsigned esz)
-{
-	struct np_iv iv;
-	if (np_alloc_of(b->ptr, &iv))
-		return 0;
-	uint64_t room = (iv.base + iv.len - b->ptr) / esz;
-	if (!b->numel)   /* unsized: only a tensor interval says how far it goes;
-			  * an allocator segment would run into other tensors */
-		return iv.kind == NP_IV_TENSOR ? room : 0;
-	return b->numel <= room ? b->numel : 0;
-}
-
-static __thread uint32_t my_tid;
 /* this thread's latest launch with unchecked outputs: the guards' suspect */
 static __thread uint64_t unchecked_seq;
 static __thread uint32_t unchecked_func;
@@ -134,177 +109,6 @@ uint32_t np_gpu_suspect(uint64_t ptr)
 void np_gpu_own(int on)
 {
 	inside = on;
-}
-
-/* A check made ready: its in-flight entry stored, its arguments filled;
- * launched alone or in a list (np_check_list_<dtype>). */
-struct check_ready {
-	struct np_check_args args;
-	unsigned blocks;
-	uint8_t dtype;
-};
-
-/* spans of module calls: one more at each module's return */
-static uint32_t module_span;
-
-void np_gpu_module_done(void)
-{
-	__atomic_add_fetch(&module_span, 1, __ATOMIC_RELAXED);
-}
-
-/* 1: c is ready; 0: not (counted); -1: b's extent is unknown. */
-static int check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
-			 const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
-			 int captured, const struct np_generic_launch *as, struct check_ready *c)
-{
-	unsigned esz = np_dtype_size((enum np_dtype)b->dtype);
-	uint64_t numel = checked_numel(b, esz);
-	if (!numel || numel * esz > MAX_CHECK_BYTES)
-		return -1;
-	uint64_t tag = np_inflight_tag(captured);
-	if (!tag) {
-		__atomic_add_fetch(&np_gpu_cnt.table_full, 1, __ATOMIC_RELAXED);
-		return 0;
-	}
-	struct np_inflight e = { .tag = tag, .launch_ns = now_ns(),
-				 .tid = my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid)),
-				 .func = f->id,
-				 .dtype = (uint8_t)b->dtype, .pairs = b->pairs,
-				 .captured = (uint8_t)captured,
-				 .mode = np_grad_mode_now(),
-				 .span = __atomic_load_n(&module_span, __ATOMIC_RELAXED) };
-	/* dirty.h orders launches by dl.tag.  A captured tag (bit 63) would
-	 * come after every ordinary launch: a kernel reading a graph's
-	 * output would never see it dirty, and a graph's birth could never
-	 * be the first.  So a captured check also takes a number in the
-	 * ordinary sequence, at capture: after what was launched before the
-	 * graph, before what is launched after it is replayed, and in
-	 * capture order within it. */
-	uint64_t order = captured ? np_inflight_tag(0) : tag;
-	if (as) {   /* the generic tier: an undecoded launch's output, found later */
-		e.launch_ns = as->launch_ns;
-		e.tid = as->tid;
-		e.func = as->func;
-		e.mode = as->mode;
-		order = as->order;
-	}
-	/* the generic tier's check is judged at its reader, after results of
-	 * launches that came after U's: its inputs' history counts (dirty.h) */
-	e.dl = (struct np_dirty_launch){ .tag = order, .stream = (uint64_t)(uintptr_t)stream,
-					 .out_ptr = b->ptr, .out_len = numel * esz,
-					 .late = as != NULL };
-	_Static_assert(NP_KD_BUF_INPUTS <= NP_DIRTY_MAX_INPUTS, "an output's inputs all kept");
-	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
-		e.dl.in[e.dl.n_in++] = inputs[k];
-	np_inflight_put(&e);
-
-	/* the diagnosis's empty check: the same grid, nothing read (gpu.h) */
-	c->args = (struct np_check_args){
-		.buf = (const void *)(uintptr_t)b->ptr, .numel = config.empty_checks ? 0 : numel,
-		.tag = tag,
-		.slot = &g->scratch[np_inflight_scratch_index(tag, NP_GPU_SCRATCH_SLOTS)],
-		.ring = g->ring, .report_all = 1,
-	};
-	uint64_t per_block = (uint64_t)NP_CHECK_THREADS * 16;
-	uint64_t blocks = (numel + per_block - 1) / per_block;
-	c->blocks = (unsigned)(blocks > g->max_blocks ? g->max_blocks : blocks);
-	c->dtype = (uint8_t)b->dtype;
-	return 1;
-}
-
-static void counted(CUresult r, uint64_t checks, uint64_t bytes)
-{
-	if (r != CUDA_SUCCESS) {
-		__atomic_add_fetch(&np_gpu_cnt.launch_failed, checks, __ATOMIC_RELAXED);
-		return;
-	}
-	__atomic_add_fetch(&np_gpu_cnt.checks, checks, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&np_gpu_cnt.bytes, bytes, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&np_gpu_cnt.check_launches, 1, __ATOMIC_RELAXED);
-}
-
-/* The driver's launch of one of our check kernels, one in NP_HC_EVERY
- * timed (host_cost.h). */
-static CUresult launch_check_kernel(CUfunction fn, unsigned blocks, unsigned rows, CUstream stream,
-				    void **kp)
-{
-	int timed = np_hc_check_timed();
-	uint64_t t0 = timed ? now_ns() : 0;
-	CUresult r = np_cu.launch_kernel(fn, blocks, rows, 1, NP_CHECK_THREADS, 1, 1, 0, stream,
-					 kp, NULL);
-	if (timed)
-		np_hc_check_took(now_ns() - t0);
-	return r;
-}
-
-static int launch_one(struct np_gpu_ctx *g, CUstream stream, const struct check_ready *c)
-{
-	void *kp[] = { (void *)&c->args };
-	CUresult r = launch_check_kernel(g->check_fn[c->dtype], c->blocks, 1, stream, kp);
-	counted(r, 1, c->args.numel * np_dtype_size((enum np_dtype)c->dtype));
-	return r == CUDA_SUCCESS;
-}
-
-/* Outputs of one launch, checked in as few launches as it takes: small
- * ones (at most LIST_MAX_BLOCKS blocks: every entry of a list gets as
- * many blocks as its largest) of one dtype go in one list launch. */
-#define LIST_MAX_BLOCKS 8
-struct check_batch {
-	struct np_check_list list;
-	uint8_t blocks_of[NP_CHECK_LIST];   /* each entry's own, for a lone launch */
-	unsigned n, blocks;
-	uint8_t dtype;
-	uint64_t bytes;
-};
-
-static void batch_flush(struct np_gpu_ctx *g, CUstream stream, struct check_batch *bt)
-{
-	if (bt->n == 1 || (bt->n && !g->check_list_fn[bt->dtype])) {
-		for (unsigned i = 0; i < bt->n; i++) {
-			struct check_ready c = { bt->list.e[i], bt->blocks_of[i], bt->dtype };
-			launch_one(g, stream, &c);
-		}
-	} else if (bt->n) {
-		void *kp[] = { &bt->list };
-		CUresult r = launch_check_kernel(g->check_list_fn[bt->dtype], bt->blocks, bt->n,
-						 stream, kp);
-		counted(r, bt->n, bt->bytes);
-	}
-	bt->n = bt->blocks = 0;
-	bt->bytes = 0;
-}
-
-static void batch_add(struct np_gpu_ctx *g, CUstream stream, struct check_batch *bt,
-		      const struct check_ready *c)
-{
-	if (c->blocks > LIST_MAX_BLOCKS) {
-		launch_one(g, stream, c);
-		return;
-	}
-	if (bt->n && (bt->dtype != c->dtype || bt->n == NP_CHECK_LIST))
-		batch_flush(g, stream, bt);
-	bt->blocks_of[bt->n] = (uint8_t)c->blocks;
-	bt->list.e[bt->n++] = c->args;
-	bt->dtype = c->dtype;
-	if (c->blocks > bt->blocks)
-		bt->blocks = c->blocks;
-	bt->bytes += c->args.numel * np_dtype_size((enum np_dtype)c->dtype);
-}
-
-/* Launches the check of one output (check_launch.h).  Returns 1 if
- * launched, 0 if not (counted here), -1 if the output's extent is
- * unknown. */
-int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
-			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
-			int captured, uint64_t *tag)
-{
-	struct check_ready c;
-	int r = check_prepare(g, stream, f, b, inputs, n_in, captured, NULL, &c);
-	*tag = r == 1 && !captured ? c.args.tag : 0;
-	if (r != 1)
-		return r;
-	np_generic_forget(b->ptr);   /* checked after whatever wrote it */
-	return launch_one(g, stream, &c);
 }
 
 /* sample:K's statistics step is on (gpu.h: np_gpu_step) */
@@ -351,11 +155,11 @@ static const struct np_kbuf *typed(const struct np_kbuf *b, struct np_kbuf *tmp)
  * batch, noted as the checked write of its buffer: its generic-tier note
  * stale, the guards' writer checked (a check launch the driver refuses
  * later is counted, but the writer stays noted as checked). */
-static void enqueue_checked(struct np_gpu_ctx *g, CUstream stream, struct check_batch *bt,
-			    const struct check_ready *c, const struct np_kbuf *b, uint64_t seq,
+static void enqueue_checked(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt,
+			    const struct np_check_ready *c, const struct np_kbuf *b, uint64_t seq,
 			    int captured)
 {
-	batch_add(g, stream, bt, c);
+	np_check_batch_add(g, stream, bt, c);
 	np_generic_forget(b->ptr);
 	if (seq)
 		np_writers_checked(b->ptr, seq, captured ? 0 : c->args.tag, written_dtype(b));
@@ -452,8 +256,8 @@ static void note_words(CUstream stream, const struct np_kfunc *f, const uint64_t
 	/* its place among the checks' launches, for the dirty tracker */
 	if (!(u.order = np_inflight_tag(0)))
 		return;
-	u.launch_ns = now_ns();
-	u.tid = my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid));
+	u.launch_ns = np_now_ns();
+	u.tid = np_gpu_tid();
 	u.mode = np_grad_mode_now();
 	np_generic_note(&u);
 }
@@ -485,7 +289,7 @@ static void note_generic(const struct np_launch *l, const struct np_kfunc *f, vo
  * this launch also writes (in place) is left to its own check. */
 static void check_generic_reads(struct np_gpu_ctx *g, const struct np_launch *l,
 				const struct np_kread *in, int n, const struct np_kbuf *outs,
-				int nout, int captured, struct check_batch *batch)
+				int nout, int captured, struct np_check_batch *batch)
 {
 	struct np_generic_launch u;
 	int added = 0;
@@ -507,10 +311,10 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct np_launch *l,
 		for (uint32_t k = 0; k < u.n_words; k++)
 			if (u.words[k] != b.ptr)
 				from[n_from++] = u.words[k];
-		struct check_ready c;
-		if (!uf || check_prepare(g, l->stream, uf, &b, from, n_from, captured, &u, &c) != 1)
+		struct np_check_ready c;
+		if (!uf || np_check_prepare(g, l->stream, uf, &b, from, n_from, captured, &u, &c) != 1)
 			continue;
-		batch_add(g, l->stream, batch, &c);
+		np_check_batch_add(g, l->stream, batch, &c);
 		added = 1;
 		__atomic_add_fetch(&np_gpu_cnt.generic_checks, 1, __ATOMIC_RELAXED);
 		if (u.seq && np_gpu_writers())
@@ -519,7 +323,7 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct np_launch *l,
 	}
 	/* their records must come before this launch's: not in one list */
 	if (added)
-		batch_flush(g, l->stream, batch);
+		np_check_batch_flush(g, l->stream, batch);
 }
 
 /* An undecoded launch whose reads a decoder sizes (_foreach_norm's
@@ -538,9 +342,8 @@ static void check_reads_only(const struct np_launch *l, const struct np_kread *i
 	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(ctx) : np_gpu_ctx_get(ctx, &why);
 	if (!g)
 		return;
-	struct check_batch batch;
-	batch.n = batch.blocks = 0;
-	batch.bytes = 0;
+	struct np_check_batch batch;
+	np_check_batch_init(&batch);
 	check_generic_reads(g, l, in, n, NULL, 0, captured, &batch);
 }
 
@@ -729,9 +532,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	 * up to about a thousand) is read in turns. */
 	int sized = 0;
 	struct np_kbuf cat_out;
-	struct check_batch batch;
-	batch.n = batch.blocks = 0;
-	batch.bytes = 0;
+	struct np_check_batch batch;
+	np_check_batch_init(&batch);
 	if (nr < 0)
 		nr = generic_reads_of(f, params, &kl, rd);
 	check_generic_reads(g, &l, rd, nr, outs, nout, captured, &batch);
@@ -739,8 +541,8 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		for (int k = 0; k < nout; k++) {
 			const struct np_kbuf *b = typed(&outs[k], &cat_out);
 			int own = outs[k].n_in >= 0;
-			struct check_ready c;
-			int r = !b ? -1 : check_prepare(g, l.stream, f, b, own ? b->in : inputs,
+			struct np_check_ready c;
+			int r = !b ? -1 : np_check_prepare(g, l.stream, f, b, own ? b->in : inputs,
 							own ? (uint32_t)b->n_in : n_in, captured,
 							NULL, &c);
 			sized |= r >= 0;
@@ -757,7 +559,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		if (nout <= 0)
 			break;
 	}
-	batch_flush(g, l.stream, &batch);
+	np_check_batch_flush(g, l.stream, &batch);
 	if (sized) {
 		mark_sized(f);
 	} else {
@@ -827,9 +629,8 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 	int captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
 	const char *why = NULL;
 	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(ctx) : np_gpu_ctx_get(ctx, &why);
-	struct check_batch batch;
-	batch.n = batch.blocks = 0;
-	batch.bytes = 0;
+	struct np_check_batch batch;
+	np_check_batch_init(&batch);
 	if (g) {
 		int nr = config.generic && np_generic_any() ? p->n_rd : 0;
 		check_generic_reads(g, &l, p->rd, nr, outs, n_out, captured, &batch);
@@ -838,8 +639,8 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 	}
 	for (int i = 0; i < n_out; i++) {
 		const struct np_kbuf *b = &outs[i];
-		struct check_ready c;
-		if (g && check_prepare(g, stream, f, b, b->in, (uint32_t)b->n_in, captured, NULL,
+		struct np_check_ready c;
+		if (g && np_check_prepare(g, stream, f, b, b->in, (uint32_t)b->n_in, captured, NULL,
 				       &c) == 1) {
 			enqueue_checked(g, stream, &batch, &c, b, seq, captured);
 			checked++;
@@ -860,7 +661,7 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 		}
 	}
 	if (g)
-		batch_flush(g, stream, &batch);
+		np_check_batch_flush(g, stream, &batch);
 	__atomic_add_fetch(&np_gpu_cnt.gemm_checks, checked > 0, __ATOMIC_RELAXED);
 }
 
@@ -1010,7 +811,7 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	inside = 1;
 	int timed = np_hc_callback_timed();   /* host_cost.h */
-	uint64_t t0 = timed ? now_ns() : 0;
+	uint64_t t0 = timed ? np_now_ns() : 0;
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
@@ -1051,7 +852,7 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 		on_launch(cbid, cb);
 	}
 	if (timed)
-		np_hc_callback_took(now_ns() - t0);
+		np_hc_callback_took(np_now_ns() - t0);
 	inside = 0;
 }
 
@@ -1126,6 +927,7 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 		if (!modules && cfg->mode != NP_GPU_MODULES)
 			config = *cfg;
 		*cfg = config;
+		np_check_set_empty(config.empty_checks);
 		/* what ran while detached was not seen: no buffer's last
 		 * writer is known to have been checked */
 		np_writers_reset();
@@ -1152,6 +954,7 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 	np_kfunc_demangle = np_cu.cxa_demangle;
 	np_grad_mode_resolve();   /* torch is loaded before CUDA: found now */
 	config = *cfg;
+	np_check_set_empty(config.empty_checks);
 	if (np_inflight_init() || np_kfunc_init() ||
 	    np_alloc_init()) {
 		*why = "out of memory";

@@ -1,0 +1,195 @@
+/* check_launch.c - enqueueing finite checks (check_launch.h): the
+ * in-flight entry each one's result is judged by, its arguments, and its
+ * launch on the stream after what it checks, alone or with others of
+ * one launch in a list. */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "allocations.h"
+#include "check_launch.h"
+#include "cuda_api.h"
+#include "drain.h"
+#include "generic.h"
+#include "grad_mode.h"
+#include "host_cost.h"
+#include "inflight.h"
+#include "intervals.h"
+
+#define MAX_CHECK_BYTES (4ull << 30)
+
+static int empty_checks;   /* NANPROF_GPU_DIAG=empty-checks (gpu.h) */
+
+void np_check_set_empty(int on)
+{
+	empty_checks = on;
+}
+
+static __thread uint32_t my_tid;
+
+uint32_t np_gpu_tid(void)
+{
+	return my_tid ? my_tid : (my_tid = (uint32_t)syscall(SYS_gettid));
+}
+
+/* How many elements of the output to check, 0 for none.  Never past the
+ * interval holding it: a check that read past a device allocation could
+ * fault and take the job's CUDA context down with it, so a decoding
+ * mistake must never get that far. */
+static uint64_t checked_numel(const struct np_kbuf *b, unsigned esz)
+{
+	struct np_iv iv;
+	if (np_alloc_of(b->ptr, &iv))
+		return 0;
+	uint64_t room = (iv.base + iv.len - b->ptr) / esz;
+	if (!b->numel)   /* unsized: only a tensor interval says how far it goes;
+			  * an allocator segment would run into other tensors */
+		return iv.kind == NP_IV_TENSOR ? room : 0;
+	return b->numel <= room ? b->numel : 0;
+}
+
+/* spans of module calls: one more at each module's return */
+static uint32_t module_span;
+
+void np_gpu_module_done(void)
+{
+	__atomic_add_fetch(&module_span, 1, __ATOMIC_RELAXED);
+}
+
+int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
+		     const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in, int captured,
+		     const struct np_generic_launch *as, struct np_check_ready *c)
+{
+	unsigned esz = np_dtype_size((enum np_dtype)b->dtype);
+	uint64_t numel = checked_numel(b, esz);
+	if (!numel || numel * esz > MAX_CHECK_BYTES)
+		return -1;
+	uint64_t tag = np_inflight_tag(captured);
+	if (!tag) {
+		__atomic_add_fetch(&np_gpu_cnt.table_full, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	struct np_inflight e = { .tag = tag, .launch_ns = np_now_ns(),
+				 .tid = np_gpu_tid(), .func = f->id,
+				 .dtype = (uint8_t)b->dtype, .pairs = b->pairs,
+				 .captured = (uint8_t)captured,
+				 .mode = np_grad_mode_now(),
+				 .span = __atomic_load_n(&module_span, __ATOMIC_RELAXED) };
+	/* dirty.h orders launches by dl.tag.  A captured tag (bit 63) would
+	 * come after every ordinary launch: a kernel reading a graph's
+	 * output would never see it dirty, and a graph's birth could never
+	 * be the first.  So a captured check also takes a number in the
+	 * ordinary sequence, at capture: after what was launched before the
+	 * graph, before what is launched after it is replayed, and in
+	 * capture order within it. */
+	uint64_t order = captured ? np_inflight_tag(0) : tag;
+	if (as) {   /* the generic tier: an undecoded launch's output, found later */
+		e.launch_ns = as->launch_ns;
+		e.tid = as->tid;
+		e.func = as->func;
+		e.mode = as->mode;
+		order = as->order;
+	}
+	/* the generic tier's check is judged at its reader, after results of
+	 * launches that came after U's: its inputs' history counts (dirty.h) */
+	e.dl = (struct np_dirty_launch){ .tag = order, .stream = (uint64_t)(uintptr_t)stream,
+					 .out_ptr = b->ptr, .out_len = numel * esz,
+					 .late = as != NULL };
+	_Static_assert(NP_KD_BUF_INPUTS <= NP_DIRTY_MAX_INPUTS, "an output's inputs all kept");
+	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
+		e.dl.in[e.dl.n_in++] = inputs[k];
+	np_inflight_put(&e);
+
+	/* the diagnosis's empty check: the same grid, nothing read (gpu.h) */
+	c->args = (struct np_check_args){
+		.buf = (const void *)(uintptr_t)b->ptr, .numel = empty_checks ? 0 : numel,
+		.tag = tag,
+		.slot = &g->scratch[np_inflight_scratch_index(tag, NP_GPU_SCRATCH_SLOTS)],
+		.ring = g->ring, .report_all = 1,
+	};
+	uint64_t per_block = (uint64_t)NP_CHECK_THREADS * 16;
+	uint64_t blocks = (numel + per_block - 1) / per_block;
+	c->blocks = (unsigned)(blocks > g->max_blocks ? g->max_blocks : blocks);
+	c->dtype = (uint8_t)b->dtype;
+	return 1;
+}
+
+static void counted(CUresult r, uint64_t checks, uint64_t bytes)
+{
+	if (r != CUDA_SUCCESS) {
+		__atomic_add_fetch(&np_gpu_cnt.launch_failed, checks, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_add_fetch(&np_gpu_cnt.checks, checks, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&np_gpu_cnt.bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&np_gpu_cnt.check_launches, 1, __ATOMIC_RELAXED);
+}
+
+/* The driver's launch of one of our check kernels, one in NP_HC_EVERY
+ * timed (host_cost.h). */
+static CUresult launch_check_kernel(CUfunction fn, unsigned blocks, unsigned rows, CUstream stream,
+				    void **kp)
+{
+	int timed = np_hc_check_timed();
+	uint64_t t0 = timed ? np_now_ns() : 0;
+	CUresult r = np_cu.launch_kernel(fn, blocks, rows, 1, NP_CHECK_THREADS, 1, 1, 0, stream,
+					 kp, NULL);
+	if (timed)
+		np_hc_check_took(np_now_ns() - t0);
+	return r;
+}
+
+static int launch_one(struct np_gpu_ctx *g, CUstream stream, const struct np_check_ready *c)
+{
+	void *kp[] = { (void *)&c->args };
+	CUresult r = launch_check_kernel(g->check_fn[c->dtype], c->blocks, 1, stream, kp);
+	counted(r, 1, c->args.numel * np_dtype_size((enum np_dtype)c->dtype));
+	return r == CUDA_SUCCESS;
+}
+
+void np_check_batch_flush(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt)
+{
+	if (bt->n == 1 || (bt->n && !g->check_list_fn[bt->dtype])) {
+		for (unsigned i = 0; i < bt->n; i++) {
+			struct np_check_ready c = { bt->list.e[i], bt->blocks_of[i], bt->dtype };
+			launch_one(g, stream, &c);
+		}
+	} else if (bt->n) {
+		void *kp[] = { &bt->list };
+		CUresult r = launch_check_kernel(g->check_list_fn[bt->dtype], bt->blocks, bt->n,
+						 stream, kp);
+		counted(r, bt->n, bt->bytes);
+	}
+	bt->n = bt->blocks = 0;
+	bt->bytes = 0;
+}
+
+void np_check_batch_add(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt,
+			const struct np_check_ready *c)
+{
+	if (c->blocks > NP_CHECK_LIST_MAX_BLOCKS) {
+		launch_one(g, stream, c);
+		return;
+	}
+	if (bt->n && (bt->dtype != c->dtype || bt->n == NP_CHECK_LIST))
+		np_check_batch_flush(g, stream, bt);
+	bt->blocks_of[bt->n] = (uint8_t)c->blocks;
+	bt->list.e[bt->n++] = c->args;
+	bt->dtype = c->dtype;
+	if (c->blocks > bt->blocks)
+		bt->blocks = c->blocks;
+	bt->bytes += c->args.numel * np_dtype_size((enum np_dtype)c->dtype);
+}
+
+int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
+			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
+			int captured, uint64_t *tag)
+{
+	struct np_check_ready c;
+	int r = np_check_prepare(g, stream, f, b, inputs, n_in, captured, NULL, &c);
+	*tag = r == 1 && !captured ? c.args.tag : 0;
+	if (r != 1)
+		return r;
+	np_generic_forget(b->ptr);   /* checked after whatever wrote it */
+	return launch_one(g, stream, &c);
+}
