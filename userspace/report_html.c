@@ -232,6 +232,8 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "undecoded", g->undecoded);
 		np_jsonw_uint_field(w, "guard_checks", g->guard_checks);
 		np_jsonw_uint_field(w, "generic_checks", g->generic_checks);
+		/* sampled in the job (cupti/host_cost.h); 0: not reported */
+		np_jsonw_uint_field(w, "host_ns_per_launch", np_gpu_host_ns_per_launch(g));
 		np_jsonw_name(w, "kernels");
 		np_gpu_json_undecoded(w, c, g);
 		np_jsonw_end_object(w);

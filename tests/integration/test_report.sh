@@ -144,6 +144,8 @@ PYEOF
 		if grep -q 'id="gpu">CUDA checks (every): [1-9][0-9]* outputs checked; 6 launches of kernels nanprof could not check at launch' \
 			"$T/dom-gpu.html" &&
 		   grep -q '<td>nvjet_fake_exp_64x64_1x1_opaque</td><td>6</td>' "$T/dom-gpu.html" &&
+		   grep -q "Host time in nanprof’s CUDA callbacks: ~[0-9.]* µs per kernel launch" \
+			"$T/dom-gpu.html" &&
 		   grep -q 'id="origin"[^>]*>First non-finite value born at step 3, forward pass, in blocks.0.gate' \
 			"$T/dom-gpu.html"; then
 			ok "the CUDA checks on the page, with the kernel they could not check at launch"
