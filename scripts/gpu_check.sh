@@ -50,8 +50,11 @@
 #      compute-sanitizer's memcheck (information: invalid accesses named).
 # Steps 3 and 4b run GPU_CHECK_LANES jobs side by side (default 3; 1: one
 # by one); the benchmark always runs alone.  GPU_CHECK_SKIP=bench,memcheck
-# (any of bench, late, memcheck) leaves those steps out, each with a SKIP
-# row: a rerun of the checks within what is left of a device lease.
+# (any of agent, nanprof, bench, late, memcheck: steps 2, 3, 4, 4b, 5)
+# leaves those steps out, each with a SKIP row: a rerun of the checks
+# within what is left of a device lease, or the whole split over two
+# commands of at most 600 s (GPU_CHECK_SKIP=bench,memcheck, then
+# GPU_CHECK_SKIP=agent,nanprof,late).
 # PYTHON picks the python (default /opt/torch/.venv/bin/python3, else python3).
 # GPU_CHECK_REBUILD=1 rebuilds the agent on the host even if the copied one
 # seems to work.  GPU_CHECK_DRY_CPU=1 runs every step on the CPU, to test
@@ -1005,8 +1008,8 @@ main() {
 		return 2
 	fi
 	check_agent
-	step_agent_alone
-	step_under_nanprof
+	skipped agent || step_agent_alone
+	skipped nanprof || step_under_nanprof
 	skipped bench || step_bench
 	skipped late || step_late_kinds
 	skipped memcheck || step_memcheck
