@@ -883,6 +883,9 @@ void np_gpu_config_parse(const char *s, struct np_gpu_config *cfg)
 	cfg->generic = cfg->mode != NP_GPU_MODULES && !(gen && strcmp(gen, "0") == 0);
 	const char *diag = getenv("NANPROF_GPU_DIAG");
 	cfg->empty_checks = diag && strcmp(diag, "empty-checks") == 0;
+	static int told;   /* the config is read more than once */
+	if (diag && *diag && !cfg->empty_checks && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+		np_alog("NANPROF_GPU_DIAG=%s not known (empty-checks is): ignored", diag);
 }
 
 static const char *subscribe(void)
