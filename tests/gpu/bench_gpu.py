@@ -26,6 +26,10 @@ runs every configuration once, starting at a different one each round):
   nanprof       under `nanprof run` (only with --nanprof: BPF works, as root)
   anomaly       torch.autograd.set_detect_anomaly(True)
 
+After the table, where the every-launch agent's time goes: each part the
+difference of two configurations' medians (PARTS below), in ms per step
+and as a share of the baseline's step.
+
 Each process trains two models in turn: `transformer` (4 encoder layers,
 d=512, 8 heads, batch 32, sequence 128, causal mask, gradients clipped to
 norm 1 as Hugging Face's Trainer does by default, AdamW: several ms a
@@ -281,10 +285,40 @@ def table(rows):
     return "\n".join(out)
 
 
+# Where the every-launch agent's time goes, each part the difference of
+# two configurations' median step times (docs/gpu-results.md): (what,
+# the configuration with it, the one without)
+PARTS = [("CUPTI callbacks and decoding, nearly nothing checked", "agent-calls", "baseline"),
+         ("the check launches, reading nothing", "agent-empty", "agent-calls"),
+         ("the checks' reads on the GPU", "agent", "agent-empty"),
+         ("the guards (module-level checks)", "agent", "agent-ng"),
+         ("torch's hook machinery alone", "agent-hooks", "baseline")]
+
+
+def breakdown(rows):
+    """The PARTS of each model whose configurations ran, as a markdown
+    table: ms per step and the share of the baseline's step."""
+    med = {(r["model"], r["config"]): r["median_ms"] for r in rows if r.get("median_ms")}
+    out = ["| model | part | ms per step | x baseline |", "|---|---|---|---|"]
+    for model in sorted({r["model"] for r in rows}):
+        base = med.get((model, "baseline"))
+        for what, with_, without in PARTS:
+            a, b = med.get((model, with_)), med.get((model, without))
+            if a is None or b is None or not base:
+                continue
+            out.append("| %s | %s (%s - %s) | %+.2f | %+.2f |" % (
+                model, what, with_, without, a - b, (a - b) / base))
+    return "\n".join(out) if len(out) > 2 else ""
+
+
 def write_tables(a, configs, results):
     rows, failed = summarize(a, configs, results)
+    parts = breakdown(rows)
     with open(os.path.join(a.out, "bench.md"), "w") as f:
         f.write(table(rows) + "\n")
+        if parts:
+            f.write("\nWhere the time goes (differences of the medians above):\n\n" + parts +
+                    "\n")
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump({"rows": rows, "failed": failed, "steps": a.steps, "warmup": a.warmup}, f,
                   indent=1)
@@ -313,6 +347,9 @@ def runner(a):
         rows, failed = write_tables(a, configs, results)
     text = table(rows)
     print(text)
+    parts = breakdown(rows)
+    if parts:
+        print("\nWhere the time goes (differences of the medians above):\n" + parts)
     for f in failed:
         print("bench: FAILED %s" % f)
     return 1 if failed else 0
