@@ -275,14 +275,13 @@ struct np_agent_rec {
 		 * timed (cupti/host_cost.h) */
 		struct {
 			uint64_t launches;       /* kernel launches seen (as launch) */
-			uint64_t callbacks;      /* callbacks counted: timed * every */
 			uint64_t timed;          /* callbacks timed */
 			uint64_t timed_ns;       /* their time, check launches inside
 						  * them included */
-			uint64_t check_launches; /* check launches counted */
-			uint64_t checks_timed;   /* ... timed */
+			uint64_t checks_timed;   /* check launches timed */
 			uint64_t check_ns;       /* their time in the driver's launch */
-			uint64_t every;          /* one timed in this many */
+			uint64_t every;          /* one timed in this many: the whole
+						  * is about every times the sample */
 		} host;
 		/* STATUS GPU_TRACKER: what the origin tracker (cupti/dirty.h)
 		 * dropped for room; a later reader of it may be taken for a

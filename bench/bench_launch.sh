@@ -63,7 +63,7 @@ for cfg, work in (("1", agent), ("0", noblas)):
         if h and h[-1]["timed"]:
             h = h[-1]
             # each of 5 patterns: 200 warm-up iterations and iters timed
-            est.append(h["timed_ns"] / h["timed"] * h["callbacks"] / (5 * (iters + 200)))
+            est.append(h["timed_ns"] * h["every"] / (5 * (iters + 200)))
     measured = statistics.mean(med(work[k]) - med(plain[k])
                                for k in ("decoded", "undecoded", "generic", "gemm", "conv"))
     if est:

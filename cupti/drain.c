@@ -253,14 +253,12 @@ static void send_counters(void)
 	r.kind = NP_AREC_STATUS;
 	r.status = NP_AST_GPU_HOST_COST;
 	r.host.launches = __atomic_load_n(&np_gpu_cnt.launches, __ATOMIC_RELAXED);
-	r.host.callbacks = hc.callbacks;
-	r.host.timed = hc.timed;
-	r.host.timed_ns = hc.timed_ns;
-	r.host.check_launches = hc.check_launches;
-	r.host.checks_timed = hc.checks_timed;
-	r.host.check_ns = hc.check_ns;
+	r.host.timed = hc.callbacks.timed;
+	r.host.timed_ns = hc.callbacks.ns;
+	r.host.checks_timed = hc.checks.timed;
+	r.host.check_ns = hc.checks.ns;
 	r.host.every = NP_HC_EVERY;
-	if (hc.timed || hc.checks_timed)
+	if (hc.callbacks.timed || hc.checks.timed)
 		np_report_send_gpu(&r);
 
 	memset(&r, 0, sizeof(r));

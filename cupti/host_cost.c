@@ -13,6 +13,18 @@ static int due(uint32_t *n)
 	return 1;
 }
 
+static void took(struct np_hc_sample *s, uint64_t ns)
+{
+	__atomic_add_fetch(&s->timed, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->ns, ns, __ATOMIC_RELAXED);
+}
+
+static struct np_hc_sample read_sample(const struct np_hc_sample *s)
+{
+	return (struct np_hc_sample){ __atomic_load_n(&s->timed, __ATOMIC_RELAXED),
+				      __atomic_load_n(&s->ns, __ATOMIC_RELAXED) };
+}
+
 int np_hc_callback_timed(void)
 {
 	return due(&callbacks_here);
@@ -20,9 +32,7 @@ int np_hc_callback_timed(void)
 
 void np_hc_callback_took(uint64_t ns)
 {
-	__atomic_add_fetch(&totals.callbacks, NP_HC_EVERY, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&totals.timed, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&totals.timed_ns, ns, __ATOMIC_RELAXED);
+	took(&totals.callbacks, ns);
 }
 
 int np_hc_check_timed(void)
@@ -32,32 +42,28 @@ int np_hc_check_timed(void)
 
 void np_hc_check_took(uint64_t ns)
 {
-	__atomic_add_fetch(&totals.check_launches, NP_HC_EVERY, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&totals.checks_timed, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&totals.check_ns, ns, __ATOMIC_RELAXED);
+	took(&totals.checks, ns);
 }
 
 void np_hc_read(struct np_hc_totals *out)
 {
-	out->callbacks = __atomic_load_n(&totals.callbacks, __ATOMIC_RELAXED);
-	out->timed = __atomic_load_n(&totals.timed, __ATOMIC_RELAXED);
-	out->timed_ns = __atomic_load_n(&totals.timed_ns, __ATOMIC_RELAXED);
-	out->check_launches = __atomic_load_n(&totals.check_launches, __ATOMIC_RELAXED);
-	out->checks_timed = __atomic_load_n(&totals.checks_timed, __ATOMIC_RELAXED);
-	out->check_ns = __atomic_load_n(&totals.check_ns, __ATOMIC_RELAXED);
+	out->callbacks = read_sample(&totals.callbacks);
+	out->checks = read_sample(&totals.checks);
 }
 
-uint64_t np_hc_mean_ns(uint64_t timed_ns, uint64_t timed)
+uint64_t np_hc_mean_ns(const struct np_hc_sample *s)
 {
-	return timed ? timed_ns / timed : 0;
+	return s->timed ? s->ns / s->timed : 0;
+}
+
+static void zero(struct np_hc_sample *s)
+{
+	__atomic_store_n(&s->timed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ns, 0, __ATOMIC_RELAXED);
 }
 
 void np_hc_reset(void)
 {
-	__atomic_store_n(&totals.callbacks, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&totals.timed, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&totals.timed_ns, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&totals.check_launches, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&totals.checks_timed, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&totals.check_ns, 0, __ATOMIC_RELAXED);
+	zero(&totals.callbacks);
+	zero(&totals.checks);
 }

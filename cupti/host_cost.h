@@ -35,21 +35,23 @@
 #define NP_HC_EVERY 31u   /* one timed in this many, per thread (prime: no
 			   * aliasing with the callbacks' own periods) */
 
-/* What the threads have added so far. */
+/* What the threads have timed so far, of one kind of call: each timed
+ * call stands for NP_HC_EVERY, so the estimate of the kind's whole time
+ * is ns * NP_HC_EVERY. */
+struct np_hc_sample {
+	uint64_t timed;           /* calls timed */
+	uint64_t ns;              /* their time */
+};
+
 struct np_hc_totals {
-	uint64_t callbacks;       /* callbacks counted (timed ones times NP_HC_EVERY) */
-	uint64_t timed;           /* ... of which timed */
-	uint64_t timed_ns;        /* their time inside the callback */
-	uint64_t check_launches;  /* check launches counted, the same way */
-	uint64_t checks_timed;
-	uint64_t check_ns;        /* time inside the driver's launch of a check */
+	struct np_hc_sample callbacks;  /* inside the CUPTI callback */
+	struct np_hc_sample checks;     /* inside the driver's launch of a check */
 };
 
 /* Whether the calling thread times this callback (one in NP_HC_EVERY). */
 int np_hc_callback_timed(void);
 
-/* A timed callback took ns: counted with the NP_HC_EVERY - 1 untimed
- * ones before it. */
+/* A timed callback took ns. */
 void np_hc_callback_took(uint64_t ns);
 
 /* The same for one check launch (the driver's cuLaunchKernel of one of
@@ -59,9 +61,8 @@ void np_hc_check_took(uint64_t ns);
 
 void np_hc_read(struct np_hc_totals *out);
 
-/* Nanoseconds per call the sample estimates: timed_ns / timed, 0 when
- * nothing was timed. */
-uint64_t np_hc_mean_ns(uint64_t timed_ns, uint64_t timed);
+/* Nanoseconds per call the sample estimates, 0 when nothing was timed. */
+uint64_t np_hc_mean_ns(const struct np_hc_sample *s);
 
 /* For tests: the totals to zero (threads' own counts stay). */
 void np_hc_reset(void);

@@ -219,12 +219,11 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 	}
 	if (r->status == NP_AST_GPU_HOST_COST) {
 		g->host.launches = r->host.launches;
-		g->host.callbacks = r->host.callbacks;
 		g->host.timed = r->host.timed;
 		g->host.timed_ns = r->host.timed_ns;
-		g->host.check_launches = r->host.check_launches;
 		g->host.checks_timed = r->host.checks_timed;
 		g->host.check_ns = r->host.check_ns;
+		g->host.every = r->host.every;
 		return;
 	}
 	if (r->status == NP_AST_GPU_TRACKER) {
@@ -329,8 +328,9 @@ uint64_t np_gpu_host_ns_per_launch(const struct np_gpu_state *g)
 {
 	if (!g->host.timed || !g->host.launches)
 		return 0;
-	double per_callback = (double)g->host.timed_ns / (double)g->host.timed;
-	return (uint64_t)(per_callback * (double)g->host.callbacks / (double)g->host.launches + 0.5);
+	/* each timed callback stands for `every` of them */
+	return (uint64_t)((double)g->host.timed_ns * (double)g->host.every /
+			  (double)g->host.launches + 0.5);
 }
 
 uint64_t np_gpu_check_launch_ns(const struct np_gpu_state *g)

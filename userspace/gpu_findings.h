@@ -38,8 +38,8 @@ struct np_jsonw;
 /* The kernels not checked at launch, most launched first, as a JSON array
  * of {"kernel": name, "launches": N} (events.jsonl, report.html). */
 /* The host time the agent's CUPTI callbacks took per kernel launch, in
- * nanoseconds, as its sample estimates it (the callbacks' mean time
- * times their count, over the launches); 0 when not reported.  And the
+ * nanoseconds, as its sample estimates it (the timed callbacks' time
+ * times the sampling period, over the launches); 0 when not reported.  And the
  * mean time of one check launch in the driver, part of the former. */
 uint64_t np_gpu_host_ns_per_launch(const struct np_gpu_state *g);
 uint64_t np_gpu_check_launch_ns(const struct np_gpu_state *g);

@@ -330,8 +330,7 @@ struct np_gpu_state {
 				   * per-second bounds): counted, not lost */
 	struct {                  /* the host time its CUPTI callbacks took (sampled:
 				   * cupti/host_cost.h); zero when not reported */
-		uint64_t launches, callbacks, timed, timed_ns;
-		uint64_t check_launches, checks_timed, check_ns;
+		uint64_t launches, timed, timed_ns, checks_timed, check_ns, every;
 	} host;
 	uint64_t forgotten;       /* dirty ranges and cleared spans its origin
 				   * tracker dropped for room */

@@ -158,7 +158,8 @@ def host_cost_us(recs):
     if not c:
         return None, None
     h = c[-1]
-    per_launch = (h["timed_ns"] / h["timed"] * h["callbacks"] / h["launches"] / 1e3
+    # each timed callback stands for `every` of them
+    per_launch = (h["timed_ns"] * h["every"] / h["launches"] / 1e3
                   if h["timed"] and h["launches"] else None)
     per_check = h["check_ns"] / h["checks_timed"] / 1e3 if h["checks_timed"] else None
     return per_launch, per_check

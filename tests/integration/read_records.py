@@ -47,9 +47,9 @@ together, each failing with a line that says why):
                                   last report with these fields (launches=3)
   --expect-gpu-seq                GPU records numbered 1, 2, ... N: none lost
   --expect-host-cost              the last gpu_host_cost STATUS has timed
-                                  callbacks (and check launches, if any
-                                  check was launched), each a mean time
-                                  above 0, counted timed x every
+                                  callbacks of some time, a sampling period
+                                  and launches (and a time for the check
+                                  launches it timed, if any)
 """
 import argparse
 import json
@@ -112,11 +112,9 @@ def decode(buf):
         evicted, forgotten = struct.unpack_from("<QQ", body, 0)
         r.update(status="gpu_tracker", evicted=evicted, forgotten=forgotten)
     elif kind == 3 and status == 15:   # cupti/host_cost.h
-        launches, callbacks, timed, timed_ns, claunches, ctimed, cns, every = \
-            struct.unpack_from("<QQQQQQQQ", body, 0)
-        r.update(status="gpu_host_cost", launches=launches, callbacks=callbacks, timed=timed,
-                 timed_ns=timed_ns, check_launches=claunches, checks_timed=ctimed,
-                 check_ns=cns, every=every)
+        launches, timed, timed_ns, ctimed, cns, every = struct.unpack_from("<QQQQQQ", body, 0)
+        r.update(status="gpu_host_cost", launches=launches, timed=timed, timed_ns=timed_ns,
+                 checks_timed=ctimed, check_ns=cns, every=every)
     elif kind == 3 and status == 12:
         func, rank, launches = struct.unpack_from("<IIQ", body, 0)
         r.update(status="gpu_undecoded", func=func, rank=rank, launches=launches)
@@ -243,11 +241,9 @@ def expect_gpu(a, recs):
         h = mine[-1] if mine else None
         if not h:
             fail.append("no gpu_host_cost record")
-        elif not (h["timed"] and h["timed_ns"] and h["every"] and
-                  h["callbacks"] == h["timed"] * h["every"] and h["launches"]):
+        elif not (h["timed"] and h["timed_ns"] and h["every"] and h["launches"]):
             fail.append("host cost: %s" % json.dumps(h))
-        elif h["check_launches"] and not (h["checks_timed"] and h["check_ns"] and
-                                          h["check_launches"] == h["checks_timed"] * h["every"]):
+        elif h["checks_timed"] and not h["check_ns"]:
             fail.append("host cost of the check launches: %s" % json.dumps(h))
     if a.expect_tracker is not None:
         mine = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_tracker"]

@@ -459,13 +459,12 @@ Test(gpu_findings, host_cost_is_estimated_per_launch_from_the_sample)
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_STATUS;
 	r.status = NP_AST_GPU_HOST_COST;
-	/* 4000 launches, 8192 callbacks (two per launch and 192 others), 256
-	 * of them timed at 1.5 us each; 64 check launches timed at 3 us */
+	/* 4000 launches, 8192 callbacks (two per launch and 192 others), one
+	 * in 32 of them timed: 256 at 1.5 us each; 64 check launches timed at
+	 * 3 us */
 	r.host.launches = 4000;
-	r.host.callbacks = 8192;
 	r.host.timed = 256;
 	r.host.timed_ns = 256 * 1500;
-	r.host.check_launches = 2048;
 	r.host.checks_timed = 64;
 	r.host.check_ns = 64 * 3000;
 	r.host.every = 32;

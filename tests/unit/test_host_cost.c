@@ -1,5 +1,5 @@
 /* test_host_cost.c - cupti/host_cost.c: one callback in NP_HC_EVERY per
- * thread is timed, and the totals count the untimed ones with it. */
+ * thread is timed, each kind (callbacks, check launches) on its own count. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include "../../cupti/host_cost.h"
@@ -23,18 +23,17 @@ Test(host_cost, one_callback_in_every_is_timed_and_counts_those_before_it)
 	struct np_hc_totals t;
 	cr_assert_eq(run_callbacks(NP_HC_EVERY - 1, 500), 0);
 	np_hc_read(&t);
-	cr_expect_eq(t.callbacks, 0, "nothing counted until a callback is timed");
+	cr_expect_eq(t.callbacks.timed, 0, "nothing timed before the NP_HC_EVERY-th");
 	cr_assert_eq(run_callbacks(1, 500), 1, "the NP_HC_EVERY-th is timed");
 	np_hc_read(&t);
-	cr_expect_eq(t.callbacks, NP_HC_EVERY);
-	cr_expect_eq(t.timed, 1);
-	cr_expect_eq(t.timed_ns, 500);
+	cr_expect_eq(t.callbacks.timed, 1);
+	cr_expect_eq(t.callbacks.ns, 500);
 	cr_expect_eq(run_callbacks(3 * NP_HC_EVERY, 800), 3);
 	np_hc_read(&t);
-	cr_expect_eq(t.callbacks, 4 * NP_HC_EVERY);
-	cr_expect_eq(t.timed_ns, 500 + 3 * 800);
-	cr_expect_eq(np_hc_mean_ns(t.timed_ns, t.timed), (500 + 3 * 800) / 4);
-	cr_expect_eq(t.check_launches, 0, "check launches are counted apart");
+	cr_expect_eq(t.callbacks.timed, 4);
+	cr_expect_eq(t.callbacks.ns, 500 + 3 * 800);
+	cr_expect_eq(np_hc_mean_ns(&t.callbacks), (500 + 3 * 800) / 4);
+	cr_expect_eq(t.checks.timed, 0, "check launches are counted apart");
 }
 
 Test(host_cost, a_launchs_entry_and_exit_are_both_sampled)
@@ -50,8 +49,8 @@ Test(host_cost, a_launchs_entry_and_exit_are_both_sampled)
 			np_hc_callback_took(900);
 	}
 	np_hc_read(&t);
-	cr_assert_eq(t.timed, 40);
-	cr_expect_eq(np_hc_mean_ns(t.timed_ns, t.timed), 500, "entries and exits alike");
+	cr_assert_eq(t.callbacks.timed, 40);
+	cr_expect_eq(np_hc_mean_ns(&t.callbacks), 500, "entries and exits alike");
 }
 
 Test(host_cost, check_launches_are_sampled_on_their_own_count)
@@ -70,14 +69,16 @@ Test(host_cost, check_launches_are_sampled_on_their_own_count)
 	}
 	cr_assert_eq(timed, 2);
 	np_hc_read(&t);
-	cr_expect_eq(t.check_launches, 2 * NP_HC_EVERY);
-	cr_expect_eq(t.checks_timed, 2);
-	cr_expect_eq(np_hc_mean_ns(t.check_ns, t.checks_timed), 2000);
+	cr_expect_eq(t.checks.timed, 2);
+	cr_expect_eq(t.checks.ns, 2 * 2000);
+	cr_expect_eq(np_hc_mean_ns(&t.checks), 2000);
+	cr_expect_eq(t.callbacks.timed, 2, "the callbacks between on their own count");
 }
 
 Test(host_cost, no_time_means_no_mean)
 {
-	cr_expect_eq(np_hc_mean_ns(12345, 0), 0);
+	struct np_hc_sample none = { .timed = 0, .ns = 12345 };
+	cr_expect_eq(np_hc_mean_ns(&none), 0);
 }
 
 static void *thread_callbacks(void *arg)
@@ -100,7 +101,6 @@ Test(host_cost, each_thread_counts_its_own_callbacks)
 		pthread_join(th[i], NULL);
 	struct np_hc_totals t;
 	np_hc_read(&t);
-	cr_expect_eq(t.timed, 8);
-	cr_expect_eq(t.callbacks, 8 * NP_HC_EVERY);
-	cr_expect_eq(t.timed_ns, 80);
+	cr_expect_eq(t.callbacks.timed, 8);
+	cr_expect_eq(t.callbacks.ns, 80);
 }
