@@ -242,15 +242,14 @@ static void gpu_poll(int *told)
 	*told = 1;
 	int rc = np_gpu_start(&cfg, &why);
 	if (rc == 0) {
-		const char *how = cfg.mode == NP_GPU_SAMPLE ? "sample" : "every";
-		char both[32];
-		if (cfg.with_modules) {   /* launches, and the hooks' CUDA tensors */
-			snprintf(both, sizeof(both), "%s+modules", how);
-			how = both;
-		} else if (cfg.empty_checks) {
-			snprintf(both, sizeof(both), "%s, empty checks", how);
-			how = both;
-		}
+		char how[48];
+		/* launches, and the hooks' CUDA tensors (+modules); the
+		 * benchmark's diagnosis; checks deferred into lists (gpu.h) */
+		snprintf(how, sizeof(how), "%s%s", cfg.mode == NP_GPU_SAMPLE ? "sample" : "every",
+			 cfg.with_modules ? "+modules" : cfg.empty_checks ? ", empty checks" : "");
+		if (cfg.defer)
+			snprintf(how + strlen(how), sizeof(how) - strlen(how), ", deferred %u",
+				 cfg.defer);
 		np_report_status_gpu(NP_AST_GPU_ON, how);
 		np_alog("GPU checks on: %s", how);
 		if (cfg.empty_checks)

@@ -9,6 +9,7 @@
 #include "allocations.h"
 #include "check_launch.h"
 #include "cuda_api.h"
+#include "defer.h"
 #include "drain.h"
 #include "generic.h"
 #include "grad_mode.h"
@@ -111,6 +112,7 @@ int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfun
 	uint64_t blocks = (numel + per_block - 1) / per_block;
 	c->blocks = (unsigned)(blocks > g->max_blocks ? g->max_blocks : blocks);
 	c->dtype = (uint8_t)b->dtype;
+	c->span = numel * esz;
 	return 1;
 }
 
@@ -139,26 +141,50 @@ static CUresult launch_check_kernel(CUfunction fn, unsigned blocks, unsigned row
 	return r;
 }
 
+static int launch_alone(struct np_gpu_ctx *g, CUstream stream, const struct np_check_args *a,
+			unsigned blocks, uint8_t dtype)
+{
+	void *kp[] = { (void *)a };
+	CUresult r = launch_check_kernel(g->check_fn[dtype], blocks, 1, stream, kp);
+	counted(r, 1, a->numel * np_dtype_size((enum np_dtype)dtype));
+	return r == CUDA_SUCCESS;
+}
+
+/* A check launched at once comes after every check waiting (defer.h):
+ * results come back in launch order on a stream. */
 static int launch_one(struct np_gpu_ctx *g, CUstream stream, const struct np_check_ready *c)
 {
-	void *kp[] = { (void *)&c->args };
-	CUresult r = launch_check_kernel(g->check_fn[c->dtype], c->blocks, 1, stream, kp);
-	counted(r, 1, c->args.numel * np_dtype_size((enum np_dtype)c->dtype));
-	return r == CUDA_SUCCESS;
+	np_defer_flush();
+	return launch_alone(g, stream, &c->args, c->blocks, c->dtype);
+}
+
+void np_check_list_launch(struct np_gpu_ctx *g, CUstream stream, uint8_t dtype,
+			  const struct np_check_list *list, const uint16_t *blocks_of, unsigned n,
+			  unsigned blocks, uint64_t bytes)
+{
+	if (n == 1 || (n && !g->check_list_fn[dtype])) {
+		for (unsigned i = 0; i < n; i++)
+			launch_alone(g, stream, &list->e[i], blocks_of[i], dtype);
+	} else if (n) {
+		void *kp[] = { (void *)list };
+		CUresult r = launch_check_kernel(g->check_list_fn[dtype], blocks, n, stream, kp);
+		counted(r, n, bytes);
+	}
+}
+
+void np_check_batch_init_for(struct np_check_batch *bt, int defer)
+{
+	bt->n = bt->blocks = 0;
+	bt->bytes = 0;
+	bt->defer = defer && np_defer_window() > 0;
 }
 
 void np_check_batch_flush(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt)
 {
-	if (bt->n == 1 || (bt->n && !g->check_list_fn[bt->dtype])) {
-		for (unsigned i = 0; i < bt->n; i++) {
-			struct np_check_ready c = { bt->list.e[i], bt->blocks_of[i], bt->dtype };
-			launch_one(g, stream, &c);
-		}
-	} else if (bt->n) {
-		void *kp[] = { &bt->list };
-		CUresult r = launch_check_kernel(g->check_list_fn[bt->dtype], bt->blocks, bt->n,
-						 stream, kp);
-		counted(r, bt->n, bt->bytes);
+	if (bt->n) {
+		np_defer_flush();
+		np_check_list_launch(g, stream, bt->dtype, &bt->list, bt->blocks_of, bt->n,
+				     bt->blocks, bt->bytes);
 	}
 	bt->n = bt->blocks = 0;
 	bt->bytes = 0;
@@ -167,13 +193,17 @@ void np_check_batch_flush(struct np_gpu_ctx *g, CUstream stream, struct np_check
 void np_check_batch_add(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt,
 			const struct np_check_ready *c)
 {
+	if (bt->defer) {
+		np_defer_add(g, stream, c);
+		return;
+	}
 	if (c->blocks > NP_CHECK_LIST_MAX_BLOCKS) {
 		launch_one(g, stream, c);
 		return;
 	}
 	if (bt->n && (bt->dtype != c->dtype || bt->n == NP_CHECK_LIST))
 		np_check_batch_flush(g, stream, bt);
-	bt->blocks_of[bt->n] = (uint8_t)c->blocks;
+	bt->blocks_of[bt->n] = (uint16_t)c->blocks;
 	bt->list.e[bt->n++] = c->args;
 	bt->dtype = c->dtype;
 	if (c->blocks > bt->blocks)

@@ -38,6 +38,8 @@ struct np_check_ready {
 	struct np_check_args args;
 	unsigned blocks;
 	uint8_t dtype;
+	uint64_t span;   /* bytes from args.buf it reads (even when it is
+			  * made to read nothing: np_check_set_empty) */
 };
 
 /* Prepares the check of output b, made by f on stream, judged on
@@ -52,21 +54,24 @@ int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfun
  * ones (at most NP_CHECK_LIST_MAX_BLOCKS blocks: every entry of a list
  * gets as many blocks as its largest) of one dtype go in one list
  * launch.  Starts empty (np_check_batch_init); flushed before the
- * launch's callback returns. */
+ * launch's callback returns.  A deferring batch (NANPROF_GPU_DEFER,
+ * defer.h) launches nothing: its checks wait, with other launches'. */
 #define NP_CHECK_LIST_MAX_BLOCKS 8
 struct np_check_batch {
 	struct np_check_list list;
-	uint8_t blocks_of[NP_CHECK_LIST];   /* each entry's own, for a lone launch */
+	uint16_t blocks_of[NP_CHECK_LIST];   /* each entry's own, for a lone launch */
 	unsigned n, blocks;
 	uint8_t dtype;
+	uint8_t defer;
 	uint64_t bytes;
 };
 
-/* Empty, without clearing the list (a kilobyte, on every launch). */
+/* Empty, without clearing the list (a kilobyte, on every launch);
+ * deferring if defer (and NANPROF_GPU_DEFER is on). */
+void np_check_batch_init_for(struct np_check_batch *bt, int defer);
 static inline void np_check_batch_init(struct np_check_batch *bt)
 {
-	bt->n = bt->blocks = 0;
-	bt->bytes = 0;
+	np_check_batch_init_for(bt, 0);
 }
 
 /* c into bt (a large one launched at once, alone). */
@@ -75,6 +80,13 @@ void np_check_batch_add(struct np_gpu_ctx *g, CUstream stream, struct np_check_b
 
 /* What bt holds, launched on stream; bt empty again. */
 void np_check_batch_flush(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt);
+
+/* The n checks of list (of dtype; blocks_of[i] each, the largest
+ * blocks, reading bytes in all) in one launch on stream (alone when n is
+ * 1), nothing waiting launched first: defer.c's. */
+void np_check_list_launch(struct np_gpu_ctx *g, CUstream stream, uint8_t dtype,
+			  const struct np_check_list *list, const uint16_t *blocks_of, unsigned n,
+			  unsigned blocks, uint64_t bytes);
 
 /* Launches np_check_<dtype> over b on stream, after what is queued
  * there, with an in-flight entry saying which function made b (f) and

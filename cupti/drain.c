@@ -9,6 +9,7 @@
 #include "../agent/report.h"
 #include "../kernels/finite.h"
 #include "../kernels/gpu_ring.h"
+#include "defer.h"
 #include "dirty.h"
 #include "param_owners.h"
 #include "grad_mode.h"
@@ -283,10 +284,57 @@ static void send_counters(void)
 	}
 }
 
+/* With checks deferred (defer.h), the entries of one list launch push
+ * their results in any order, and a consumer judged before its producer
+ * would look born.  So results wait here, in launch order, until
+ * NP_DRAIN_HOLD_NS after they were read, and are judged oldest launch
+ * first: a list's entries all finish within one kernel. */
+static struct held {
+	struct np_gpu_rec rec;
+	uint64_t order;            /* its launch's place in launch order (dirty.h's
+				    * dl.tag: a graph's check at capture, the generic
+				    * tier's at the undecoded launch) */
+	uint64_t at;               /* when it was read */
+} held[NP_DRAIN_HOLD];
+static unsigned n_held;
+
+/* held[0..n) judged, the rest moved up. */
+static void judge_held(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		judge(&held[i].rec);
+	memmove(held, held + n, (n_held - n) * sizeof(held[0]));
+	n_held -= n;
+}
+
+static void hold(const struct np_gpu_rec *r, uint64_t now)
+{
+	if (n_held == NP_DRAIN_HOLD)
+		judge_held(1);   /* full: the oldest launch's goes now */
+	struct np_inflight e;
+	uint64_t order = np_inflight_get(r->tag, &e) ? r->tag : e.dl.tag;
+	unsigned i = n_held++;
+	for (; i && held[i - 1].order > order; i--)
+		held[i] = held[i - 1];
+	held[i] = (struct held){ *r, order, now };
+}
+
+/* Judges, in tag order, every held result up to the last one whose wait
+ * is over (all of them if all): earlier launches' results go first. */
+static void release(uint64_t now, int all)
+{
+	unsigned upto = 0;
+	for (unsigned i = 0; i < n_held; i++)
+		if (all || now - held[i].at >= NP_DRAIN_HOLD_NS)
+			upto = i + 1;
+	judge_held(upto);
+}
+
 /* One pass over every context's ring; how many results it took. */
 static int drain_once(void)
 {
-	int took = 0, n = np_gpu_ctx_count();
+	int took = 0, n = np_gpu_ctx_count(), ordered = np_defer_window() > 0;
+	uint64_t now = ordered ? now_ns() : 0;
 	for (int i = 0; i < n; i++) {
 		struct np_gpu_ctx *g = np_gpu_ctx_at(i);
 		if (!g)
@@ -295,15 +343,23 @@ static int drain_once(void)
 		while (np_gpu_ring_pop(g->slots_host, g->ring.cap, (unsigned *)g->tail_host, &rec)) {
 			g->ndrained++;
 			took++;
-			judge(&rec);
+			if (ordered)
+				hold(&rec, now);
+			else
+				judge(&rec);
 		}
 	}
+	if (n_held)
+		release(now_ns(), 0);
 	return took;
 }
 
 static void *drain_main(void *arg)
 {
 	uint64_t last_counters = now_ns();
+	/* its driver calls (the ring's dropped count) are the agent's own:
+	 * no flush of deferred checks from here (defer.h) */
+	np_gpu_own(1);
 	while (!__atomic_load_n(&stop_asked, __ATOMIC_ACQUIRE)) {
 		np_grad_mode_resolve();   /* torch imported after CUDA started */
 		if (!drain_once())
@@ -343,5 +399,6 @@ void np_drain_stop(int max_ms)
 			break;
 		usleep(1000);
 	}
+	release(0, 1);
 	send_counters();
 }

@@ -28,6 +28,8 @@ struct np_gpu_config {
 				    * first decoded reader (generic.h) */
 	int empty_checks;          /* a benchmark's diagnosis: every check launched
 				    * as it would be, reading nothing */
+	uint32_t defer;            /* launches whose checks may share one list
+				    * launch (defer.h); 0: each launch's at once */
 };
 
 /* Reads NANPROF_GPU_MODE ("every", "sample", "sample:K" or "modules";
@@ -46,7 +48,10 @@ struct np_gpu_config {
  * NANPROF_GPU_DIAG=empty-checks, for the benchmark only: every check is
  * launched with its grid but given no element to read, so that a run's
  * step time without the checks' reads, but with their launches, can be
- * measured (tests/gpu/bench_gpu.py's agent-empty); nothing can be found. */
+ * measured (tests/gpu/bench_gpu.py's agent-empty); nothing can be found.
+ * NANPROF_GPU_DEFER=N (launch modes, read at the start only; at most
+ * 64): the checks of up to N consecutive launches wait and go out as
+ * one list launch (defer.h), fewer launches for the same checks. */
 void np_gpu_config_from_env(struct np_gpu_config *cfg);
 
 /* The same from a mode string s (NULL: the defaults), as `nanprof attach

@@ -22,6 +22,7 @@
 #include "blas.h"
 #include "check_launch.h"
 #include "cuda_api.h"
+#include "defer.h"
 #include "drain.h"
 #include "driver_args.h"
 #include "generic.h"
@@ -87,6 +88,14 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
 	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
 };
+
+static int is_launch(CUpti_CallbackId cbid)
+{
+	for (size_t i = 0; i < 6; i++)   /* the launches lead launch_cbids[] */
+		if (launch_cbids[i] == cbid)
+			return 1;
+	return 0;
+}
 
 /* ---- the guards' suspect ---- */
 
@@ -413,10 +422,49 @@ static void before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	check_reads_only(&l, rd, nr, cb->context);
 }
 
+/* Waiting checks (defer.h) launched before a kernel that may write what
+ * they read: its outputs decoded at the launch's entry.  One whose writes
+ * are not all known (undecoded, a library's, a tensor list's in turns,
+ * an output of unknown extent or dtype) launches them all. */
+static void defer_before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct np_launch l;
+	if (np_launch_args(cbid, cb->functionParams, &l)) {
+		np_defer_flush();
+		return;
+	}
+	struct np_kfunc *f = np_kfunc_get((uint64_t)(uintptr_t)l.f, cb->symbolName,
+					  np_driver_layout, NULL);
+	if (f && f->ours)
+		return;
+	void *packed[NP_KD_MAX_PARAMS];
+	void **params = !f || f->info.family == NP_KF_UNKNOWN ? NULL :
+			l.params ? l.params : np_params_from_extra(l.extra, &f->params, packed);
+	struct np_klaunch kl = klaunch_of(&l);
+	struct np_kbuf outs[MAX_OUTPUTS];
+	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl,
+					       outs, MAX_OUTPUTS) : 0;
+	if (nout <= 0 || kl.more) {
+		np_defer_flush();
+		return;
+	}
+	for (int k = 0; k < nout; k++) {
+		const struct np_kbuf *b = &outs[k];
+		if (!b->numel || b->dtype >= NP_DT_MAX || b->how == NP_KH_CAT) {
+			np_defer_flush();
+			return;
+		}
+		uint64_t bytes = (b->numel << b->pairs) * np_dtype_size((enum np_dtype)b->dtype);
+		np_defer_before_write(b->ptr, b->ptr + bytes);
+	}
+}
+
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct np_launch l;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (np_defer_pending())
+			defer_before_launch(cbid, cb);
 		before_launch(cbid, cb);
 		return;
 	}
@@ -533,7 +581,7 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	int sized = 0;
 	struct np_kbuf cat_out;
 	struct np_check_batch batch;
-	np_check_batch_init(&batch);
+	np_check_batch_init_for(&batch, !captured);
 	if (nr < 0)
 		nr = generic_reads_of(f, params, &kl, rd);
 	check_generic_reads(g, &l, rd, nr, outs, nout, captured, &batch);
@@ -630,7 +678,7 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 	const char *why = NULL;
 	struct np_gpu_ctx *g = captured ? np_gpu_ctx_find(ctx) : np_gpu_ctx_get(ctx, &why);
 	struct np_check_batch batch;
-	np_check_batch_init(&batch);
+	np_check_batch_init_for(&batch, !captured);
 	if (g) {
 		int nr = config.generic && np_generic_any() ? p->n_rd : 0;
 		check_generic_reads(g, &l, p->rd, nr, outs, n_out, captured, &batch);
@@ -761,6 +809,9 @@ static int watched(CUpti_CallbackId cbid)
 	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
 		if (launch_cbids[i] == cbid)
 			return 1;
+	for (size_t i = 0; config.defer && i < np_defer_ncbids; i++)
+		if (np_defer_cbids[i] == cbid)
+			return 1;
 	return 0;
 }
 
@@ -812,6 +863,9 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	inside = 1;
 	int timed = np_hc_callback_timed();   /* host_cost.h */
 	uint64_t t0 = timed ? np_now_ns() : 0;
+	/* what waits is launched before any other call (defer.h) */
+	if (cb->callbackSite == CUPTI_API_ENTER && np_defer_pending() && !is_launch(cbid))
+		np_defer_flush();
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
@@ -849,7 +903,11 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 		on_host_write(cbid, cb);
 		break;
 	default:
+		if (!is_launch(cbid))   /* np_defer_cbids[]: only the flush above */
+			break;
 		on_launch(cbid, cb);
+		if (cb->callbackSite == CUPTI_API_EXIT)
+			np_defer_launch_done();
 	}
 	if (timed)
 		np_hc_callback_took(np_now_ns() - t0);
@@ -881,6 +939,10 @@ void np_gpu_config_parse(const char *s, struct np_gpu_config *cfg)
 	cfg->guard = cfg->mode == NP_GPU_EVERY && !cfg->with_modules && !(g && strcmp(g, "0") == 0);
 	const char *gen = getenv("NANPROF_GPU_GENERIC");
 	cfg->generic = cfg->mode != NP_GPU_MODULES && !(gen && strcmp(gen, "0") == 0);
+	const char *d = getenv("NANPROF_GPU_DEFER");
+	cfg->defer = cfg->mode != NP_GPU_MODULES && d && atoi(d) > 0 ? (uint32_t)atoi(d) : 0;
+	if (cfg->defer > NP_DEFER_MAX_WINDOW)
+		cfg->defer = NP_DEFER_MAX_WINDOW;
 	const char *diag = getenv("NANPROF_GPU_DIAG");
 	cfg->empty_checks = diag && strcmp(diag, "empty-checks") == 0;
 	static int told;   /* the config is read more than once */
@@ -902,6 +964,15 @@ static const char *subscribe(void)
 			return "cupti enable failed";
 		}
 	}
+	for (size_t i = 0; config.defer && i < np_defer_ncbids; i++)
+		if (np_cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+					  np_defer_cbids[i]) != CUPTI_SUCCESS) {
+			/* a call before which what waits could not be launched */
+			np_alog("cannot see driver call %u: checks not deferred",
+				(unsigned)np_defer_cbids[i]);
+			config.defer = 0;
+			np_defer_config(0);
+		}
 	const char *t = getenv("NANPROF_GPU_TRACE_ERRORS");
 	if (t && *t && *t != '0' && np_cu.enable_domain &&
 	    np_cu.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS)
@@ -929,6 +1000,8 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 		 * launch checks' modes switch; CUPTI stays as it is */
 		if (!modules && cfg->mode != NP_GPU_MODULES)
 			config = *cfg;
+		/* deferring needs calls subscribed at the start */
+		config.defer = np_defer_window();
 		*cfg = config;
 		np_check_set_empty(config.empty_checks);
 		/* what ran while detached was not seen: no buffer's last
@@ -958,6 +1031,10 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 	np_grad_mode_resolve();   /* torch is loaded before CUDA: found now */
 	config = *cfg;
 	np_check_set_empty(config.empty_checks);
+	np_defer_config(config.defer);
+	if (config.defer)
+		np_alog("checks deferred: the checks of up to %u launches in one list launch "
+			"(NANPROF_GPU_DEFER)", config.defer);
 	if (np_inflight_init() || np_kfunc_init() ||
 	    np_alloc_init()) {
 		*why = "out of memory";
@@ -995,7 +1072,10 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 		modules = 1;
 		*why = taken;
 		rc = 1;
+		config.defer = 0;   /* no launch checks to defer */
+		np_defer_config(0);
 	}
+	cfg->defer = config.defer;   /* off if its calls could not be subscribed */
 	modules_why = *why;
 	/* cuBLAS's calls, whose kernels' parameters are opaque: seen at the
 	 * call (blas.h), when launches are checked at all; the libraries
@@ -1015,6 +1095,9 @@ void np_gpu_stop(void)
 	if (!started || !enabled)
 		return;
 	enabled = 0;
+	inside = 1;   /* our launches: not the job's */
+	np_defer_flush();
+	inside = 0;
 	np_drain_stop(100);
 }
 

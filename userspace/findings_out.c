@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "findings.h"
 #include "findings_out.h"
@@ -766,6 +767,9 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		g->launches[0] ? g->launches : "launches ?", (unsigned long long)g->checks);
 	if (strstr(g->how, "empty checks"))   /* NANPROF_GPU_DIAG (cupti/gpu.h) */
 		fputs(" (NANPROF_GPU_DIAG=empty-checks: launched, reading nothing)", f);
+	const char *deferred = strstr(g->how, "deferred ");   /* NANPROF_GPU_DEFER */
+	if (deferred)
+		fprintf(f, " (those of up to %d launches deferred into one)", atoi(deferred + 9));
 	if (g->check_launches)   /* a list launch checks several outputs */
 		fprintf(f, " in %llu launches", (unsigned long long)g->check_launches);
 	fprintf(f, " (%.1f MB), %llu launches with no output nanprof can size",

@@ -1,0 +1,63 @@
+/* defer.h - deferring checks over a few launches, to launch them as one
+ * list (NANPROF_GPU_DEFER=N, gpu.h).  Internal to cupti/.
+ *
+ * With N > 0 a launch's checks are not launched in its callback: they
+ * wait (defer_set.h) until N more launches have come, or a list is full,
+ * and go out as np_check_list_<dtype> launches on their streams: fewer
+ * check launches, fewer kernels for the GPU to schedule.  A waiting check
+ * must still read what its kernel wrote, so everything waiting is
+ * launched first (np_defer_flush), before:
+ *  - a kernel launch that writes a waiting range (its outputs decoded at
+ *    the launch's entry), or whose writes are not known (an undecoded
+ *    kernel, a library's, a Triton kernel's);
+ *  - any other driver call the agent sees: copies, memsets, frees and
+ *    unmaps (a check must never read freed memory), synchronisation
+ *    (results due), event records (another stream may then write),
+ *    graph capture (a waiting check must not be captured) and replay;
+ *  - a check launched at once (module-level checks, copies' checks): its
+ *    result must not come before those of earlier launches;
+ *  - the agent's stop.
+ * One set for the process, under a mutex: a block the allocator frees on
+ * one thread may be written by another's next kernel, so every thread's
+ * launch is tested against every waiting range.  Results of one list
+ * come back in any order: the drain puts them back in launch order
+ * (drain.c). */
+#ifndef NP_DEFER_H
+#define NP_DEFER_H
+
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "check_launch.h"
+
+#define NP_DEFER_MAX_WINDOW 64
+
+/* Driver calls to subscribe to as well while deferring (subscriber.c). */
+extern const CUpti_CallbackId np_defer_cbids[];
+extern const size_t np_defer_ncbids;
+
+/* Launches a check may wait for (0: none, checks launched at once). */
+void np_defer_config(unsigned launches);
+unsigned np_defer_window(void);
+
+/* Whether any check waits: a load, for every launch's entry. */
+extern volatile unsigned np_defer_waiting;
+static inline int np_defer_pending(void)
+{
+	return __atomic_load_n(&np_defer_waiting, __ATOMIC_RELAXED) != 0;
+}
+
+/* c (prepared for g, stream) waits. */
+void np_defer_add(struct np_gpu_ctx *g, CUstream stream, const struct np_check_ready *c);
+
+/* Everything waiting launched, if [lo, hi) is read by any of it. */
+void np_defer_before_write(uint64_t lo, uint64_t hi);
+
+/* Everything waiting launched (a no-op on a thread already doing it). */
+void np_defer_flush(void);
+
+/* One more launch went by: everything launched once the first waiting
+ * check has waited np_defer_window() launches. */
+void np_defer_launch_done(void);
+
+#endif
