@@ -33,8 +33,9 @@
  *    runs none (bench/bench_launch.c: the agent's host work per launch,
  *    without the worker thread's wake-ups that running them costs here).
  * The check kernels run as tests/check_emu.h emulates finite_check.cu:
- * block by block (last block first: any order must work), thread by
- * thread, with the kernels' own check_accum.h and gpu_ring.h.
+ * block by block (last block first: any order must work; a list's
+ * entries last first too), thread by thread, with the kernels' own
+ * check_accum.h and gpu_ring.h.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -577,7 +578,7 @@ CUresult cuStreamDestroy_v2(CUstream h)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuStreamSynchronize(CUstream h)
+static CUresult stream_sync(CUstream h)
 {
 	struct fk_stream *s = stream_of(h);
 	if (!s)
@@ -586,7 +587,15 @@ CUresult cuStreamSynchronize(CUstream h)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuCtxSynchronize(void)
+/* traced, as the agent's deferred checks are launched before it (defer.h) */
+CUresult cuStreamSynchronize(CUstream h)
+{
+	cuStreamSynchronize_params p = { h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "cuStreamSynchronize", &p, NULL,
+		      stream_sync(h));
+}
+
+static CUresult ctx_sync(void)
 {
 	if (!current)
 		return CUDA_ERROR_INVALID_CONTEXT;
@@ -596,6 +605,12 @@ CUresult cuCtxSynchronize(void)
 	for (struct fk_stream *s = list; s; s = s->next_stream)
 		stream_wait(s);
 	return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize(void)
+{
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize", NULL, NULL,
+		      ctx_sync());
 }
 
 CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status)
@@ -621,7 +636,7 @@ static int any_capturing(void)
 	return n;
 }
 
-CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode)
+static CUresult begin_capture(CUstream h)
 {
 	struct fk_stream *s = stream_of(h);
 	if (!s || s == legacy)
@@ -632,6 +647,13 @@ CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode)
 	s->cap_head = s->cap_tail = NULL;
 	pthread_mutex_unlock(&s->lock);
 	return was ? CUDA_ERROR_ILLEGAL_STATE : CUDA_SUCCESS;
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode)
+{
+	cuStreamBeginCapture_v2_params p = { h, mode };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, "cuStreamBeginCapture_v2",
+		      &p, NULL, begin_capture(h));
 }
 
 CUresult cuStreamEndCapture(CUstream h, CUgraph *pgraph)
@@ -716,7 +738,7 @@ CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char uc, size_t n, CUstream h)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream h)
+static CUresult copy_dtoh_async(void *dst, CUdeviceptr src, size_t n, CUstream h)
 {
 	struct fk_stream *s = stream_of(h);
 	if (!s || !alloc_find(src, n))
@@ -727,6 +749,13 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream h)
 	op->n = n;
 	enqueue(s, op);
 	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream h)
+{
+	cuMemcpyDtoHAsync_v2_params p = { dst, src, n, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2", &p,
+		      NULL, copy_dtoh_async(dst, src, n, h));
 }
 
 /* A device-to-device copy on stream h, after what is queued there: both
@@ -772,15 +801,22 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+static CUresult copy_dtoh(void *dst, CUdeviceptr src, size_t n)
 {
 	/* synchronous: after the work queued so far, as the legacy stream */
-	if (cuCtxSynchronize() != CUDA_SUCCESS)
+	if (ctx_sync() != CUDA_SUCCESS)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (!alloc_find(src, n))
 		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(dst, (const void *)src, n);
 	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	cuMemcpyDtoH_v2_params p = { dst, src, n };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2", &p, NULL,
+		      copy_dtoh(dst, src, n));
 }
 
 /* ---- init, devices, contexts ---- */
@@ -1083,8 +1119,10 @@ static void run_check(struct fk_op *op)
 		fault("%s launched with %u rows", op->f->name, op->rows);
 		return;
 	}
-	/* a list: each row of blocks checks its entry as a lone launch would */
-	for (unsigned row = 0; row < op->rows; row++) {
+	/* a list: each row of blocks checks its entry as a lone launch would;
+	 * the last row first: on a GPU a list's entries finish, and push
+	 * their results, in any order */
+	for (unsigned row = op->rows; row-- > 0;) {
 		const struct np_check_args *a = op->f->check_list
 			? &((const struct np_check_list *)op->args)->e[row]
 			: op->args;

@@ -44,6 +44,10 @@
  *                       unmapped, v's numel       again: the segment must
  *                       still says 1024 (the      have gone with the unmap,
  *                       kernel does nothing)      no check launched
+ *   (o) add      float  o = gp + gp               finite        (these two
+ *   (p) div      float  o = o / o2, in place      +inf at 9: a  only with
+ *                                                 birth, the    FAKE_JOB_
+ *                                                 add clean     IN_PLACE=1)
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -523,6 +527,26 @@ int main(void)
 	void *n_params[] = { &n_v, &one, n_data };
 	CHECK(cuLaunchKernel(liar2, 8, 1, 1, 128, 1, 1, 0, NULL, n_params, NULL));
 
+	/* (o), (p), with FAKE_JOB_IN_PLACE=1 only (the test of deferred
+	 * checks): o = gp + gp, finite; then o = o / o2 in place, +inf at 9,
+	 * a birth in the div.  A check of (o) still waiting when (p) runs
+	 * would see the +inf and take the add for its birth. */
+	float *o = NULL;
+	if (getenv("FAKE_JOB_IN_PLACE")) {
+		float *o2 = dev_alloc(64 * 4);
+		o = dev_alloc(64 * 4);
+		if (failed)
+			return 1;
+		for (int i = 0; i < 64; i++)
+			o2[i] = i == 9 ? 0.0f : 2.0f;
+		char *o_data[3] = { (char *)o, (char *)gp, (char *)gp };
+		void *o_params[] = { &n_q, &one, o_data };
+		CHECK(cuLaunchKernel(add, 1, 1, 1, 64, 1, 1, 0, NULL, o_params, NULL));
+		char *p_data[3] = { (char *)o, (char *)o, (char *)o2 };
+		void *p_params[] = { &n_q, &functor, p_data };
+		CHECK(cuLaunchKernel(div, 1, 1, 1, 64, 1, 1, 0, NULL, p_params, NULL));
+	}
+
 	CHECK(cuCtxSynchronize());
 
 	/* the job's own results: the kernels really ran */
@@ -534,7 +558,8 @@ int main(void)
 	    fabsf(row - 1) > 1e-3f || !isnan(sm[300]) || !isnan(sm[399]) || isnan(sm[400]) ||
 	    !isnan(gt[5]) || gt[6] != 7.0f / 4 + 7 ||
 	    lists[0][0] != -INFINITY || lists[0][ADAM_ELEMS - 1] != -INFINITY ||
-	    !isfinite(lists[2][ADAM_ELEMS - 1]) || lists[3][0] <= 0 || v0 != 1.0f || !v700_nan) {
+	    !isfinite(lists[2][ADAM_ELEMS - 1]) || lists[3][0] <= 0 || v0 != 1.0f || !v700_nan ||
+	    (o && (!isinf(o[9]) || o[8] != 9.0f))) {
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
 		failed = 1;
 	}

@@ -157,6 +157,47 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 		bad "empty checks: nothing read, so no kernel's result is reported" "$T/chk"
 	fi
 
+	# --- checks deferred over up to 8 launches, in lists (cupti/defer.h) ---
+	# the same checks in fewer launches, the same verdicts, no check
+	# reading unmapped memory (the unmap of (n) launches what waits
+	# first); and (o), (p): a check waiting for its list when an in-place
+	# kernel writes its range is launched before that kernel, or the
+	# add would take the div's +inf for its own birth
+	run_job "$T/rec7" "$T/job7" NANPROF_GPU_DEFER=8 FAKE_JOB_IN_PLACE=1
+	rc=$?
+	dl=$(sed -n 's/.* check_launches=\([0-9]*\) .*/\1/p' "$T/job7.out")
+	job_stats "deferred: the job exits 0, $((CHECKS + 2)) checks, no fault" \
+		$rc "$T/job7" " checks=$((CHECK_RUNS + 2)) .* faults=0"
+	if [ -n "$dl" ] && [ "$dl" -lt "$CHECK_LAUNCHES" ]; then
+		ok "deferred: fewer check launches ($dl, not $((CHECK_LAUNCHES + 2)))"
+	else
+		echo "check launches: '$dl'" > "$T/chk"
+		bad "deferred: fewer check launches" "$T/chk"
+	fi
+	expect "deferred: said in gpu_on; the same births, counters and records" "$T/rec7" \
+		--expect-status "gpu_on:every, deferred 8" --expect-origin exp_kernel_cuda \
+		--expect-gpu-check "exp_kernel_cuda:propagated=false,dtype=float32,numel=10000,posinf=3,nan=0,first_bad=1234" \
+		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=3,first_bad=1234" \
+		--expect-gpu-check "DivFunctor<float>:graph=true,nan=1,first_bad=5,spread=true" \
+		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,graph=false,nan=1,first_bad=5" \
+		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
+		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=1024,nan=1,first_bad=700,propagated=false" \
+		--expect-counters "checked=$((CHECKS + 2)),skipped=$UNDECODED,dropped=0,overflow=0" \
+		--expect-launches "check_launches=$dl" --expect-gpu-seq
+	expect "deferred: the in-place div is the birth of its +inf" "$T/rec7" \
+		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=64,posinf=1,first_bad=9,propagated=false"
+	if python3 -c '
+import sys; sys.path.insert(0, sys.argv[2]); import read_records
+bad = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"
+       and "CUDAFunctor_add<float>" in r.get("kernel", "") and r.get("posinf")
+       and r.get("first_bad") == 9]
+print(bad)
+sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
+		ok "deferred: the add's check, waiting, ran before the div wrote its range"
+	else
+		bad "deferred: the add's check, waiting, ran before the div wrote its range" "$T/chk"
+	fi
+
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1
 	job_stats "no check kernel image: the job exits 0, no check launched" \
