@@ -3,7 +3,7 @@
  * per kernel launch, with and without the agent preloaded
  * (bench/bench_launch.sh runs both and prints the table).
  *
- * Three launch patterns, each timed over `iters` iterations in the
+ * Launch patterns, each timed over `iters` iterations in the
  * launching thread's CPU time (the fake runs kernels, and the checks'
  * host emulation, on a worker thread per stream: the loop times the
  * launches, not the kernels, nor its waits for the worker's locks):
@@ -17,6 +17,11 @@
  *   gemm        cublasSgemm_v2 (16 x 16 x 16, the fake cuBLAS) writes p,
  *               then the add reads p: the call's wrapper checks p after
  *               its kernel (cupti/blas.h), the add needs no generic check
+ *   chain       y_i = a + b into 8 buffers in turn, as a chain of
+ *               elementwise kernels writes a new output each: with
+ *               NANPROF_GPU_DEFER=8 their checks share list launches
+ *               (cupti/defer.h), while decoded's, which writes the same
+ *               buffer each time, is launched before the next writes it
  *   conv        a convolution through cuDNN's backend API (the fake
  *               cuDNN; its plan built once, a variant pack built, set,
  *               executed and destroyed per call, as torch's Conv_v8.cpp
@@ -100,7 +105,7 @@ static void wait_for_agent(void)
 }
 
 static CUfunction add, opaque;
-static float *x, *y, *p, *q;
+static float *x, *y, *p, *q, *chain[8];
 
 static void launch_add(float *out, float *a, float *b)
 {
@@ -149,6 +154,8 @@ int main(int argc, char **argv)
 	add = fake_cuda_register(add_f32, 3, off3, size3, k_nothing, NULL);
 	opaque = fake_cuda_register(opaque_name, 1, off1, size1, k_nothing, NULL);
 	x = dev_alloc(), y = dev_alloc(), p = dev_alloc(), q = dev_alloc();
+	for (int i = 0; i < 8; i++)
+		chain[i] = dev_alloc();
 	cublasHandle_t blas;
 	if (cublasCreate_v2(&blas) != CUBLAS_STATUS_SUCCESS)
 		return 1;
@@ -158,14 +165,16 @@ int main(int argc, char **argv)
 	if (cudnnCreate(&dnn) || !(plan = fcg_conv_plan(dnn, dims)))
 		return 1;
 
-	for (int pattern = 0; pattern < 5; pattern++) {
+	for (int pattern = 0; pattern < 6; pattern++) {
 		static const char *const names[] = { "decoded", "undecoded", "generic", "gemm",
-						     "conv" };
+						     "conv", "chain" };
 		/* a warm-up: first sights (names, layouts, the context's check
 		 * kernels) are paid once, not per launch */
 		for (int i = 0; i < 200; i++) {
 			if (pattern == 0)
 				launch_add(q, x, y);
+			else if (pattern == 5)
+				launch_add(chain[i % 8], x, y);
 			else if (pattern == 3)
 				gemm(blas, p);
 			else if (pattern == 4)
@@ -178,6 +187,8 @@ int main(int argc, char **argv)
 		for (long i = 0; i < iters; i++) {
 			if (pattern == 0) {
 				launch_add(q, x, y);
+			} else if (pattern == 5) {
+				launch_add(chain[i % 8], x, y);
 			} else if (pattern == 3) {
 				gemm(blas, p);
 				launch_add(q, p, y);

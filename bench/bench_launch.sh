@@ -24,6 +24,11 @@ for r in $(seq "$ROUNDS"); do
 			NANPROF_CUPTI=$PWD/$F/libcupti.so.13 LD_LIBRARY_PATH=$F \
 			$F/bench_launch "$ITERS" > "$out/agent$blas.$r"
 	done
+	# checks deferred into lists (cupti/defer.h)
+	NANPROF_GPU_DEFER=8 FAKE_CUDA_DISCARD_CHECKS=1 \
+		LD_PRELOAD=$PWD/libnanprof_agent.so NANPROF_AGENT_RECORDS="$out/recd.$r" \
+		NANPROF_CUPTI=$PWD/$F/libcupti.so.13 LD_LIBRARY_PATH=$F \
+		$F/bench_launch "$ITERS" > "$out/agentd.$r"
 done
 python3 - "$out" "$ROUNDS" "$ITERS" << 'PY'
 import statistics, sys
@@ -41,14 +46,27 @@ print("%d rounds of %d iterations; the launching thread's CPU ns per iteration, 
 print("| pattern | launches | without the agent | with it | the agent's work | "
       "with it, NANPROF_GPU_BLAS=0 | the agent's work |")
 print("|---|---|---|---|---|---|---|")
-launches = {"decoded": 1, "undecoded": 1, "generic": 2, "gemm": 2, "conv": 2}
+PATTERNS = ("decoded", "undecoded", "generic", "gemm", "conv", "chain")
+launches = {"decoded": 1, "undecoded": 1, "generic": 2, "gemm": 2, "conv": 2, "chain": 1}
 med = statistics.median
-for k in ("decoded", "undecoded", "generic", "gemm", "conv"):
+for k in PATTERNS:
     p, a, n = plain[k], agent[k], noblas[k]
     print("| %s | %d | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.0f | %.0f (%.0f-%.0f) | %.0f |" % (
         k, launches[k], med(p), min(p), max(p), med(a), min(a), max(a), med(a) - med(p),
         med(n), min(n), max(n), med(n) - med(p)))
 print("check launches the agent made (last round, not run): %d" % int(agent["checks"][-1]))
+# deferred: chain's checks share list launches; decoded's cannot (each
+# launch writes what the last one's check reads), so it shows the cost
+# of the launch-entry decoding that deferring adds
+defer = runs("agentd")
+print()
+print("NANPROF_GPU_DEFER=8: | pattern | with the agent | deferred | the agent's work, deferred |")
+print("|---|---|---|---|")
+for k in ("decoded", "chain", "generic"):
+    a, n = agent[k], defer[k]
+    print("| %s | %.0f | %.0f (%.0f-%.0f) | %.0f |" % (k, med(a), med(n), min(n), max(n),
+                                                   med(n) - med(plain[k])))
+print("check launches, deferred (last round, not run): %d" % int(defer["checks"][-1]))
 # the agent's own sampled estimate of its callbacks' time (cupti/host_cost.h),
 # against what the patterns measured: the callbacks are most of the
 # agent's work but not all (the gemm and conv patterns' call wrappers
@@ -62,10 +80,9 @@ for cfg, work in (("1", agent), ("0", noblas)):
              if x.get("status") == "gpu_host_cost"]
         if h and h[-1]["timed"]:
             h = h[-1]
-            # each of 5 patterns: 200 warm-up iterations and iters timed
-            est.append(h["timed_ns"] * h["every"] / (5 * (iters + 200)))
-    measured = statistics.mean(med(work[k]) - med(plain[k])
-                               for k in ("decoded", "undecoded", "generic", "gemm", "conv"))
+            # each pattern: 200 warm-up iterations and iters timed
+            est.append(h["timed_ns"] * h["every"] / (len(PATTERNS) * (iters + 200)))
+    measured = statistics.mean(med(work[k]) - med(plain[k]) for k in PATTERNS)
     if est:
         print("NANPROF_GPU_BLAS=%s: the agent's estimate of its callbacks' time, per "
               "iteration of a pattern: %.0f ns (rounds %.0f-%.0f); the patterns' measured "

@@ -229,6 +229,40 @@ agent_job() {
 		NANPROF_AGENT_DEBUG=1 -- "$@"
 }
 
+defer_job() {
+	local name=$1 secs=$2
+	shift 2
+	job "$name" "$secs" LD_PRELOAD="$AGENT" NANPROF_AGENT_RECORDS="$W/$name.rec" \
+		NANPROF_AGENT_DEBUG=1 NANPROF_GPU_DEFER=8 -- "$@"
+}
+
+# the deferred jobs' rows: the same verdicts as the others', their
+# losses, and how many checks a check launch carried with and without
+defer_rows() {
+	local f a=$W/plain-none-1.out d=$W/agent-defer-none.out
+	for f in forward backward optimizer; do
+		job_ran "agent-defer-$f" 9
+		verdict "agent-defer-$f" --fault "$f" --at 6 --clean "$W/agent-none.rec"
+	done
+	job_ran agent-defer-graph 9
+	verdict agent-defer-graph --fault forward --graph
+	job_ran agent-defer-none 9
+	verdict agent-defer-none --fault none
+	if grep -q '^step 9 loss' "$d" && cmp -s <(grep '^step' "$a") <(grep '^step' "$d"); then
+		row agent-defer-none "losses bit-identical with checks deferred" PASS \
+			"$(grep '^step 9' "$d")"
+	elif ! cmp -s <(grep '^step' "$a") <(grep '^step' "$W/plain-none-2.out"); then
+		row agent-defer-none "losses bit-identical with checks deferred" SKIP \
+			"two runs without the agent differ already"
+	else
+		row agent-defer-none "losses bit-identical with checks deferred" FAIL \
+			"$(diff <(grep '^step' "$a") <(grep '^step' "$d") | grep '^[<>]' | head -n 2 | tr '\n' ' ')"
+	fi
+	row agent-defer-forward "checks per check launch, at once vs deferred" INFO \
+		"$("$PY" "$GPUT/gpu_records.py" per-launch "$W/agent-forward.rec" \
+			"$W/agent-defer-forward.rec" 2>&1 | tail -n 1)"
+}
+
 # the 4 steps last over a second: the agent's GPU counters come each second
 agent_smoke() {
 	local name=$1
@@ -377,6 +411,17 @@ start_agent_jobs() {
 	# CachingAutotuner with custom_kernel, read from the source too)
 	agent_job agent-jit-compile "$secs" "$PY" "$GPUT/jit_fault.py" --compile --device "$DEV" \
 		--steps 10 --at 6 --step-times "$W/agent-jit-compile.times"
+	# checks deferred into list launches (NANPROF_GPU_DEFER=8,
+	# cupti/defer.h): the same origins as each launch's checks at once,
+	# the clean job's losses bit for bit
+	for f in forward backward optimizer; do
+		defer_job "agent-defer-$f" "$secs" "$PY" "$FAULTS" "${FARGS[@]}" --fault "$f" \
+			--step-times "$W/agent-defer-$f.times"
+	done
+	defer_job agent-defer-graph "$secs" "$PY" "$GPUT/graph_fault.py" --device "$DEV" \
+		--steps 10 --at 6 --step-times "$W/agent-defer-graph.times"
+	defer_job agent-defer-none "$secs" "$PY" "$FAULTS" "${FARGS[@]}" --fault none \
+		--deterministic --step-times "$W/agent-defer-none.times"
 	# PyTorch's expandable segments: memory mapped into a reserved range
 	# chunk by chunk (cuMemMap), which the allocation map must follow
 	job agent-forward-expseg "$secs" LD_PRELOAD="$AGENT" \
@@ -431,6 +476,7 @@ step_agent_alone() {
 	done
 	job_ran agent-forward-expseg 9
 	verdict agent-forward-expseg --fault forward --at 6 --clean "$W/agent-none.rec"
+	defer_rows
 	job_ran plain-none-1 9
 	job_ran plain-none-2 9
 	job_ran agent-none 9

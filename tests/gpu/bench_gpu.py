@@ -20,6 +20,9 @@ runs every configuration once, starting at a different one each round):
   agent-empty   every launch, NANPROF_GPU_DIAG=empty-checks: every check launched
                 with its grid, reading nothing: agent minus this is the checks'
                 reads on the GPU, this minus agent-calls their launches
+  agent-defer   every launch, NANPROF_GPU_DEFER=8: the checks of up to 8 launches
+                in one list launch (cupti/defer.h); agent minus this is what
+                deferring saves
   agent-hooks   NANPROF_GPU_MODE=modules and NANPROF_AGENT_SKIP=bodies: every
                 Python hook installed, each returning at once, no CUPTI: what
                 torch's hook machinery costs by itself on this model
@@ -57,9 +60,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CONFIGS = ["baseline", "agent", "agent-ng", "agent-s16", "agent-mod", "agent-calls",
-           "agent-empty", "agent-hooks", "nanprof", "anomaly"]
+           "agent-empty", "agent-defer", "agent-hooks", "nanprof", "anomaly"]
 AGENT_CONFIGS = ("agent", "agent-ng", "agent-s16", "agent-mod", "agent-calls", "agent-empty",
-                 "agent-hooks")
+                 "agent-defer", "agent-hooks")
 MODELS = ["transformer", "faults"]
 
 
@@ -191,6 +194,8 @@ def config_command(a, config, rnd, result):
         env["NANPROF_GPU_MODE"] = "sample:1000000"
     if config == "agent-empty":
         env["NANPROF_GPU_DIAG"] = "empty-checks"
+    if config == "agent-defer":
+        env["NANPROF_GPU_DEFER"] = "8"
     if config == "agent-hooks":
         env["NANPROF_GPU_MODE"] = "modules"
         env["NANPROF_AGENT_SKIP"] = "bodies"
@@ -292,6 +297,7 @@ PARTS = [("CUPTI callbacks and decoding, nearly nothing checked", "agent-calls",
          ("the check launches, reading nothing", "agent-empty", "agent-calls"),
          ("the checks' reads on the GPU", "agent", "agent-empty"),
          ("the guards (module-level checks)", "agent", "agent-ng"),
+         ("saved by deferring checks into lists of up to 8 launches", "agent", "agent-defer"),
          ("torch's hook machinery alone", "agent-hooks", "baseline")]
 
 

@@ -25,6 +25,8 @@ the agent stamps launches with).
       for the fault's
   gpu_records.py counters FILE
       the last GPU counters, one line (for the benchmark's table)
+  gpu_records.py per-launch FILE...
+      each file's checks per check launch, one line (deferred checks)
   gpu_records.py origin EVENTS
       nanprof's nan_origin in an events.jsonl, one line
 
@@ -384,6 +386,19 @@ def cmd_counters(a):
                       "triton_checks": lc.get("triton_checks") if lc else None}))
 
 
+def cmd_per_launch(a):
+    """One line: each file's checks, check launches, and checks per launch
+    (a list launch carries several: cupti/defer.h)."""
+    out = []
+    for path in a.files:
+        recs = load(path)
+        c, lc = counters(recs), launch_counters(recs)
+        n, k = (c["checked"] if c else 0), (lc["check_launches"] if lc else 0)
+        out.append("%s: %d checks in %d launches (%.2f each)" %
+                   (os.path.basename(path), n, k, n / k if k else 0.0))
+    print("; ".join(out))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -404,6 +419,8 @@ def main():
     p.add_argument("events")
     p = sub.add_parser("counters")
     p.add_argument("file")
+    p = sub.add_parser("per-launch")
+    p.add_argument("files", nargs="+")
     a = ap.parse_args()
     if a.cmd == "smoke":
         cmd_smoke(a)
@@ -413,6 +430,8 @@ def main():
         cmd_origin(a)
     elif a.cmd == "counters":
         cmd_counters(a)
+    elif a.cmd == "per-launch":
+        cmd_per_launch(a)
     else:
         ap.print_help()
         sys.exit(2)
