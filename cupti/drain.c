@@ -9,7 +9,6 @@
 #include "../agent/report.h"
 #include "../kernels/finite.h"
 #include "../kernels/gpu_ring.h"
-#include "defer.h"
 #include "dirty.h"
 #include "param_owners.h"
 #include "grad_mode.h"
@@ -284,11 +283,13 @@ static void send_counters(void)
 	}
 }
 
-/* With checks deferred (defer.h), the entries of one list launch push
- * their results in any order, and a consumer judged before its producer
- * would look born.  So results wait here, in launch order, until
- * NP_DRAIN_HOLD_NS after they were read, and are judged oldest launch
- * first: a list's entries all finish within one kernel. */
+/* The entries of one list launch (one launch's outputs; with checks
+ * deferred, several launches', defer.h) push their results in any order,
+ * and a consumer judged before its producer would look born.  So results
+ * wait here, in launch order, until NP_DRAIN_HOLD_NS after they were
+ * read, and are judged oldest launch first: a list's entries all finish
+ * within one kernel.  (The fake driver runs a list's entries last first:
+ * without the hold, clip_grad_norm_'s origin is lost.) */
 static struct held {
 	struct np_gpu_rec rec;
 	uint64_t order;            /* its launch's place in launch order (dirty.h's
@@ -309,8 +310,8 @@ static void judge_held(unsigned n)
 
 static void hold(const struct np_gpu_rec *r, uint64_t now)
 {
-	if (n_held == NP_DRAIN_HOLD)
-		judge_held(1);   /* full: the oldest launch's goes now */
+	if (n_held == NP_DRAIN_HOLD)   /* full: the older half goes now, at once */
+		judge_held(NP_DRAIN_HOLD / 2);
 	struct np_inflight e;
 	uint64_t order = np_inflight_get(r->tag, &e) ? r->tag : e.dl.tag;
 	unsigned i = n_held++;
@@ -319,7 +320,7 @@ static void hold(const struct np_gpu_rec *r, uint64_t now)
 	held[i] = (struct held){ *r, order, now };
 }
 
-/* Judges, in tag order, every held result up to the last one whose wait
+/* Judges, in launch order, every held result up to the last one whose wait
  * is over (all of them if all): earlier launches' results go first. */
 static void release(uint64_t now, int all)
 {
@@ -333,8 +334,8 @@ static void release(uint64_t now, int all)
 /* One pass over every context's ring; how many results it took. */
 static int drain_once(void)
 {
-	int took = 0, n = np_gpu_ctx_count(), ordered = np_defer_window() > 0;
-	uint64_t now = ordered ? now_ns() : 0;
+	int took = 0, n = np_gpu_ctx_count();
+	uint64_t now = now_ns();
 	for (int i = 0; i < n; i++) {
 		struct np_gpu_ctx *g = np_gpu_ctx_at(i);
 		if (!g)
@@ -343,10 +344,7 @@ static int drain_once(void)
 		while (np_gpu_ring_pop(g->slots_host, g->ring.cap, (unsigned *)g->tail_host, &rec)) {
 			g->ndrained++;
 			took++;
-			if (ordered)
-				hold(&rec, now);
-			else
-				judge(&rec);
+			hold(&rec, now);
 		}
 	}
 	if (n_held)

@@ -31,7 +31,7 @@
 #define NP_DRAIN_PROPAGATION_GAP_NS 1000000ull
 #define NP_DRAIN_PROPAGATION_BURST 4  /* distinct kernels reported without the gap */
 #define NP_DRAIN_PROPAGATIONS_PER_SEC 256
-#define NP_DRAIN_HOLD 1024        /* results held for launch order (deferred checks) */
+#define NP_DRAIN_HOLD 1024        /* results held to be judged in launch order */
 #define NP_DRAIN_HOLD_NS 2000000ull
 #define NP_DRAIN_UNDECODED_TOP 8  /* undecoded kernels reported with the counters */
 
