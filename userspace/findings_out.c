@@ -795,10 +795,14 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		fprintf(f, "; %llu later births and propagations not reported (over the "
 			"per-second bounds)", (unsigned long long)g->over_budget);
 	uint64_t per_launch = np_gpu_host_ns_per_launch(g);
-	if (per_launch)   /* cupti/host_cost.h: sampled */
-		fprintf(f, "; nanprof's callbacks took ~%.1f us of host time per kernel launch"
-			" (a check launch ~%.1f us of it)", (double)per_launch / 1e3,
-			(double)np_gpu_check_launch_ns(g) / 1e3);
+	if (per_launch) {   /* cupti/host_cost.h: sampled */
+		fprintf(f, "; nanprof's callbacks took ~%.1f us of host time per kernel launch",
+			(double)per_launch / 1e3);
+		/* none timed: fewer than one in 31 launched (deferred into lists) */
+		if (np_gpu_check_launch_ns(g))
+			fprintf(f, " (a check launch ~%.1f us of it)",
+				(double)np_gpu_check_launch_ns(g) / 1e3);
+	}
 	if (g->forgotten)   /* cupti/dirty.h: the tracker's bounds */
 		fprintf(f, "; %llu non-finite ranges forgotten for room (a later reader of "
 			"one may be named as a birth)", (unsigned long long)g->forgotten);
