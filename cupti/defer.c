@@ -91,23 +91,29 @@ void np_defer_add(struct np_gpu_ctx *g, CUstream stream, const struct np_check_r
 	pthread_mutex_unlock(&lock);
 }
 
-void np_defer_before_write(uint64_t lo, uint64_t hi)
+/* Everything launched if any of [lo[i], hi[i]) is read by what waits;
+ * n < 0: whatever it reads. */
+static void flush_if_read(const uint64_t *lo, const uint64_t *hi, int n)
 {
 	if (!np_defer_pending() || flushing)
 		return;
 	pthread_mutex_lock(&lock);
-	if (np_defer_overlaps(&set, lo, hi))
+	int hit = n < 0;
+	for (int i = 0; i < n && !hit; i++)
+		hit = np_defer_overlaps(&set, lo[i], hi[i]);
+	if (hit)
 		flush_locked();
 	pthread_mutex_unlock(&lock);
 }
 
+void np_defer_before_writes(const uint64_t *lo, const uint64_t *hi, int n)
+{
+	flush_if_read(lo, hi, n);
+}
+
 void np_defer_flush(void)
 {
-	if (!np_defer_pending() || flushing)
-		return;
-	pthread_mutex_lock(&lock);
-	flush_locked();
-	pthread_mutex_unlock(&lock);
+	flush_if_read(NULL, NULL, -1);
 }
 
 void np_defer_launch_done(void)

@@ -50,8 +50,9 @@ static inline int np_defer_pending(void)
 /* c (prepared for g, stream) waits. */
 void np_defer_add(struct np_gpu_ctx *g, CUstream stream, const struct np_check_ready *c);
 
-/* Everything waiting launched, if [lo, hi) is read by any of it. */
-void np_defer_before_write(uint64_t lo, uint64_t hi);
+/* Everything waiting launched, if any of [lo[i], hi[i]) (i < n: what a
+ * launch writes) is read by any of it; one lock for all. */
+void np_defer_before_writes(const uint64_t *lo, const uint64_t *hi, int n);
 
 /* Everything waiting launched (a no-op on a thread already doing it). */
 void np_defer_flush(void);

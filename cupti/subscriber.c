@@ -53,6 +53,9 @@ static const char *modules_why;
 #define CUPTI_TAKEN "cupti taken by another tool"
 static __thread int inside;      /* our own driver calls and launches */
 
+/* kernel launches first (KERNEL_LAUNCH_CBIDS of them), then what else
+ * the agent always sees */
+#define KERNEL_LAUNCH_CBIDS 6
 static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
@@ -91,7 +94,7 @@ static const CUpti_CallbackId launch_cbids[] = {
 
 static int is_launch(CUpti_CallbackId cbid)
 {
-	for (size_t i = 0; i < 6; i++)   /* the launches lead launch_cbids[] */
+	for (size_t i = 0; i < KERNEL_LAUNCH_CBIDS; i++)
 		if (launch_cbids[i] == cbid)
 			return 1;
 	return 0;
@@ -381,20 +384,9 @@ static struct np_klaunch klaunch_of(const struct np_launch *l)
  * only when an address the generic tier noted appears twice among the
  * launch's first words: a few word comparisons per launch otherwise. */
 #define IN_PLACE_WORDS 16
-static void before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+static void before_launch(const struct np_launch *l, const struct np_kfunc *f, void **params,
+			  CUcontext ctx)
 {
-	struct np_launch l;
-	if (!config.generic || !np_generic_any() || !np_blas_idle() ||
-	    np_launch_args(cbid, cb->functionParams, &l))
-		return;
-	struct np_kfunc *f = np_kfunc_get((uint64_t)(uintptr_t)l.f, cb->symbolName,
-					  np_driver_layout, NULL);
-	if (!f || f->ours || f->info.family == NP_KF_UNKNOWN)
-		return;
-	void *packed[NP_KD_MAX_PARAMS];
-	void **params = l.params ? l.params : np_params_from_extra(l.extra, &f->params, packed);
-	if (!params)
-		return;
 	uint64_t words[IN_PLACE_WORDS];
 	int nw = np_kdecode_pointer_words(&f->params, (void *const *)params, words,
 					  IN_PLACE_WORDS), hit = 0;
@@ -403,7 +395,7 @@ static void before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			hit = words[i] == words[j] && np_generic_maybe(words[i]);
 	if (!hit)
 		return;
-	struct np_klaunch kl = klaunch_of(&l);
+	struct np_klaunch kl = klaunch_of(l);
 	struct np_kbuf outs[MAX_OUTPUTS];
 	struct np_kread rd[MAX_OUTPUTS];
 	int nout = np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl, outs,
@@ -419,29 +411,17 @@ static void before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 			rd[nr++] = (struct np_kread){ .ptr = b->ptr, .numel = b->numel,
 						      .dtype = b->dtype, .pairs = b->pairs };
 	}
-	check_reads_only(&l, rd, nr, cb->context);
+	check_reads_only(l, rd, nr, ctx);
 }
 
 /* Waiting checks (defer.h) launched before a kernel that may write what
  * they read: its outputs decoded at the launch's entry.  One whose writes
  * are not all known (undecoded, a library's, a tensor list's in turns,
  * an output of unknown extent or dtype) launches them all. */
-static void defer_before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+static void defer_before_launch(const struct np_kfunc *f, void **params, struct np_klaunch kl)
 {
-	struct np_launch l;
-	if (np_launch_args(cbid, cb->functionParams, &l)) {
-		np_defer_flush();
-		return;
-	}
-	struct np_kfunc *f = np_kfunc_get((uint64_t)(uintptr_t)l.f, cb->symbolName,
-					  np_driver_layout, NULL);
-	if (f && f->ours)
-		return;
-	void *packed[NP_KD_MAX_PARAMS];
-	void **params = !f || f->info.family == NP_KF_UNKNOWN ? NULL :
-			l.params ? l.params : np_params_from_extra(l.extra, &f->params, packed);
-	struct np_klaunch kl = klaunch_of(&l);
 	struct np_kbuf outs[MAX_OUTPUTS];
+	uint64_t lo[MAX_OUTPUTS], hi[MAX_OUTPUTS];
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl,
 					       outs, MAX_OUTPUTS) : 0;
 	if (nout <= 0 || kl.more) {
@@ -454,18 +434,45 @@ static void defer_before_launch(CUpti_CallbackId cbid, const CUpti_CallbackData 
 			np_defer_flush();
 			return;
 		}
-		uint64_t bytes = (b->numel << b->pairs) * np_dtype_size((enum np_dtype)b->dtype);
-		np_defer_before_write(b->ptr, b->ptr + bytes);
+		lo[k] = b->ptr;
+		hi[k] = b->ptr + (b->numel << b->pairs) * np_dtype_size((enum np_dtype)b->dtype);
 	}
+	np_defer_before_writes(lo, hi, nout);
+}
+
+/* A launch's API entry, before it is enqueued: what waits and what it
+ * writes (deferred checks), an undecoded kernel's output it writes in
+ * place (the generic tier).  The launch is read once for both. */
+static void at_launch_entry(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	int defer = np_defer_pending();
+	int generic = config.generic && np_generic_any() && np_blas_idle();
+	struct np_launch l;
+	if (!defer && !generic)
+		return;
+	if (np_launch_args(cbid, cb->functionParams, &l)) {
+		if (defer)
+			np_defer_flush();
+		return;
+	}
+	struct np_kfunc *f = np_kfunc_get((uint64_t)(uintptr_t)l.f, cb->symbolName,
+					  np_driver_layout, NULL);
+	if (f && f->ours)
+		return;
+	void *packed[NP_KD_MAX_PARAMS];
+	void **params = !f || f->info.family == NP_KF_UNKNOWN ? NULL :
+			l.params ? l.params : np_params_from_extra(l.extra, &f->params, packed);
+	if (defer)
+		defer_before_launch(f, params, klaunch_of(&l));
+	if (generic && params)
+		before_launch(&l, f, params, cb->context);
 }
 
 static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	struct np_launch l;
 	if (cb->callbackSite == CUPTI_API_ENTER) {
-		if (np_defer_pending())
-			defer_before_launch(cbid, cb);
-		before_launch(cbid, cb);
+		at_launch_entry(cbid, cb);
 		return;
 	}
 	if (cb->callbackSite != CUPTI_API_EXIT || np_launch_args(cbid, cb->functionParams, &l))
