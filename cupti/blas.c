@@ -9,6 +9,8 @@
 #include <string.h>
 #include "../agent/alog.h"
 #include "blas.h"
+#include "blas_workspace.h"
+#include "defer.h"
 #include "gotpatch.h"
 #include "gpu.h"
 
@@ -32,8 +34,9 @@ enum { LT_TYPE = 0, LT_ORDER = 1, LT_ROWS = 2, LT_COLS = 3, LT_LD = 4, LT_BATCH 
 enum { LT_ORDER_COL = 0, LT_ORDER_ROW = 1 };
 /* cublasLtMatmulDescAttributes_t */
 enum { LT_SCALE_TYPE = 1, LT_POINTER_MODE = 2, LT_EPILOGUE = 7, LT_BIAS_POINTER = 8 };
-/* cublasLtEpilogue_t bits: the bias added (read), or its gradient written */
-enum { LT_EPI_BIAS = 4, LT_EPI_BGRAD = 16 | 256 | 512 };
+/* cublasLtEpilogue_t bits: the bias added (read), or its gradient written;
+ * an auxiliary output written (GELU's or ReLU's input, for the backward) */
+enum { LT_EPI_BIAS = 4, LT_EPI_BGRAD = 16 | 256 | 512, LT_EPI_AUX = 128 };
 
 static struct {
 	blas_status (*sgemm)(blas_handle, int, int, int, int, int, const float *, const float *,
@@ -76,6 +79,7 @@ static struct {
 	blas_status (*get_pointer_mode)(blas_handle, int *);
 	blas_status (*lt_layout_get)(lt_layout, int, void *, size_t, size_t *);
 	blas_status (*lt_desc_get)(lt_desc, int, void *, size_t, size_t *);
+	blas_status (*set_workspace)(blas_handle, void *, size_t);
 } real;
 
 /* ---- the call in progress on this thread ---- */
@@ -87,6 +91,10 @@ static __thread struct {
 	struct np_kfunc *last;  /* its latest kernel launch */
 	CUstream stream;
 	CUcontext ctx;
+	/* what its kernels may write (np_blas_call_writes): D, then the
+	 * workspace if any; nwrites -1: not all known */
+	uint64_t lo[2], hi[2];
+	int nwrites;
 } cur;
 
 static blas_status end(blas_status r)
@@ -112,7 +120,40 @@ int np_blas_begin_plan(const struct np_gemm_plan *p)
 	cur.plan = *p;
 	cur.planned = 1;
 	cur.last = NULL;
+	cur.nwrites = -1;   /* cuDNN's, cuFFT's: not said (blas.h) */
 	return 1;
+}
+
+/* The planned call's writes: D, whole, and the workspace [ws_lo, ws_hi)
+ * (empty: none of the job's memory); known 0: more than those (a handle
+ * whose workspace is not known, an epilogue's auxiliary output). */
+static void set_writes(int known, uint64_t ws_lo, uint64_t ws_hi)
+{
+	const struct np_kbuf *d = &cur.plan.out;
+	cur.nwrites = -1;
+	if (!known || !d->numel || d->dtype >= NP_DT_MAX)
+		return;
+	cur.lo[0] = d->ptr;
+	cur.hi[0] = d->ptr + (d->numel << d->pairs) * np_dtype_size((enum np_dtype)d->dtype);
+	cur.nwrites = 1;
+	if (ws_lo < ws_hi) {
+		cur.lo[1] = ws_lo;
+		cur.hi[1] = ws_hi;
+		cur.nwrites = 2;
+	}
+}
+
+int np_blas_call_writes(uint64_t lo[2], uint64_t hi[2])
+{
+	if (!cur.depth)
+		return 0;
+	if (!cur.planned || cur.depth != 1 || cur.nwrites < 0)
+		return -1;
+	for (int i = 0; i < cur.nwrites; i++) {
+		lo[i] = cur.lo[i];
+		hi[i] = cur.hi[i];
+	}
+	return cur.nwrites;
 }
 
 int np_blas_end(int r)
@@ -120,11 +161,25 @@ int np_blas_end(int r)
 	return end(r);
 }
 
-/* the start of a cuBLAS call, planned from its arguments when it can be */
-static int begin(const struct np_gemm_call *c)
+/* the start of a cuBLAS call, planned from its arguments when it can be;
+ * what it writes besides D: the workspace [ws_lo, ws_hi), known or not
+ * (set_writes) */
+static int begin_ws(const struct np_gemm_call *c, int ws_known, uint64_t ws_lo, uint64_t ws_hi)
 {
 	struct np_gemm_plan p;
-	return np_blas_begin_plan(np_blas_idle() && np_gemm_plan(c, &p) == 0 ? &p : NULL);
+	if (!np_blas_begin_plan(np_blas_idle() && np_gemm_plan(c, &p) == 0 ? &p : NULL))
+		return 0;
+	set_writes(ws_known, ws_lo, ws_hi);
+	return 1;
+}
+
+/* the same for a call on handle h of the cublas<t> API: its workspace
+ * is the handle's (blas_workspace.h) */
+static int begin(const struct np_gemm_call *c, blas_handle h)
+{
+	uint64_t lo = 0, hi = 0;
+	int known = np_defer_window() > 0 && np_blas_ws_get(h, &lo, &hi) >= 0;
+	return begin_ws(c, known, lo, hi);
 }
 
 int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx)
@@ -177,7 +232,7 @@ static void begin_v2(struct np_gemm_call *c, blas_handle h, const void *beta, un
 {
 	if (np_blas_idle())
 		c->beta = beta_of(h, beta, size, np_gemm_complex_dtype(c->d.cuda_dtype) >= 0);
-	begin(c);
+	begin(c, h);
 }
 
 enum { R32F = 0, R64F = 1, C32F = 4, C64F = 5 };
@@ -367,7 +422,7 @@ static void begin_dot(blas_handle h, int n, const void *x, int xt, int incx, con
 	if (np_blas_idle() && pointer_mode(h) == POINTER_MODE_DEVICE)
 		c = np_gemm_dot((uintptr_t)x, xt, incx, (uintptr_t)y, yt, incy, n,
 				(uintptr_t)result, rt);
-	begin(&c);
+	begin(&c, h);
 }
 
 static blas_status w_sdot(blas_handle h, int n, const float *x, int incx, const float *y,
@@ -397,7 +452,7 @@ static blas_status w_strsm(blas_handle h, int side, int uplo, int trans, int dia
 {
 	struct np_gemm_call c = np_gemm_trsm(side, m, n, (uintptr_t)A, lda, (uintptr_t)B,
 						  ldb, R32F);
-	begin(&c);
+	begin(&c, h);
 	return end(real.strsm(h, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb));
 }
 
@@ -406,7 +461,7 @@ static blas_status w_dtrsm(blas_handle h, int side, int uplo, int trans, int dia
 {
 	struct np_gemm_call c = np_gemm_trsm(side, m, n, (uintptr_t)A, lda, (uintptr_t)B,
 						  ldb, R64F);
-	begin(&c);
+	begin(&c, h);
 	return end(real.dtrsm(h, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb));
 }
 
@@ -457,9 +512,12 @@ static unsigned lt_scale_size(int32_t type)
 	return 0;
 }
 
+/* The call's operands into c; *writes_more: whether it may write more
+ * than D and its workspace (an epilogue's auxiliary output or bias
+ * gradient, or an epilogue not read). */
 static int lt_call(lt_desc desc, const void *A, lt_layout ad, const void *B, lt_layout bd,
 		   const void *beta, const void *C, lt_layout cd, void *D, lt_layout dd,
-		   struct np_gemm_call *c)
+		   struct np_gemm_call *c, int *writes_more)
 {
 	memset(c, 0, sizeof(*c));
 	if (!real.lt_layout_get || !real.lt_desc_get || lt_mat(A, ad, &c->a) ||
@@ -478,9 +536,11 @@ static int lt_call(lt_desc desc, const void *A, lt_layout ad, const void *B, lt_
 	else if ((mode == POINTER_MODE_HOST || mode == LT_POINTER_BETA_HOST) && lt_scale_size(scale))
 		c->beta = np_gemm_scalar_zero(beta, lt_scale_size(scale)) ? NP_GEMM_BETA_ZERO
 									   : NP_GEMM_BETA_SET;
-	if (lt_desc_attr(desc, LT_EPILOGUE, &epilogue, 4) == 0 && (epilogue & LT_EPI_BIAS) &&
-	    !(epilogue & LT_EPI_BGRAD) && lt_desc_attr(desc, LT_BIAS_POINTER, &bias, 8) == 0)
+	int epi_read = lt_desc_attr(desc, LT_EPILOGUE, &epilogue, 4) == 0;
+	if (epi_read && (epilogue & LT_EPI_BIAS) && !(epilogue & LT_EPI_BGRAD) &&
+	    lt_desc_attr(desc, LT_BIAS_POINTER, &bias, 8) == 0)
 		c->bias = (uintptr_t)bias;
+	*writes_more = !epi_read || (epilogue & (LT_EPI_BGRAD | LT_EPI_AUX));
 	return 0;
 }
 
@@ -490,14 +550,27 @@ static blas_status w_lt_matmul(lt_handle h, lt_desc desc, const void *alpha, con
 			       void *ws, size_t ws_size, CUstream stream)
 {
 	struct np_gemm_call c;
+	int more = 1;
 	int known = np_blas_idle() &&
-		    lt_call(desc, A, ad, B, bd, beta, C, cd, D, dd, &c) == 0;
+		    lt_call(desc, A, ad, B, bd, beta, C, cd, D, dd, &c, &more) == 0;
+	/* cublasLt's workspace is the call's argument */
+	uint64_t ws_lo = (uintptr_t)ws, ws_hi = ws_lo + (ws ? ws_size : 0);
 	if (known)
-		begin(&c);
+		begin_ws(&c, !more && ws_lo <= ws_hi, ws_lo, ws_hi);
 	else
 		np_blas_begin_plan(NULL);   /* unplanned: its kernels go to the generic tier */
 	return end(real.lt_matmul(h, desc, alpha, A, ad, B, bd, beta, C, cd, D, dd, algo, ws,
 				  ws_size, stream));
+}
+
+/* torch sets a handle's workspace each time it takes the handle
+ * (blas_workspace.h): kept, for np_blas_call_writes */
+static blas_status w_set_workspace(blas_handle h, void *ws, size_t size)
+{
+	blas_status r = real.set_workspace(h, ws, size);
+	if (r == 0)
+		np_blas_ws_set(h, (uintptr_t)ws, size);
+	return r;
 }
 
 /* ---- installing ---- */
@@ -527,6 +600,8 @@ static const struct np_libcall wrapped[] = {
 	{ "libcublas.so", "cublasStrsm_v2", (void *)w_strsm, (void **)&real.strsm },
 	{ "libcublas.so", "cublasDtrsm_v2", (void *)w_dtrsm, (void **)&real.dtrsm },
 	{ "libcublasLt.so", "cublasLtMatmul", (void *)w_lt_matmul, (void **)&real.lt_matmul },
+	{ "libcublas.so", "cublasSetWorkspace_v2", (void *)w_set_workspace,
+	  (void **)&real.set_workspace },
 };
 #define N_WRAPPED (sizeof(wrapped) / sizeof(wrapped[0]))
 

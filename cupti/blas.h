@@ -61,6 +61,15 @@ int np_blas_track(void);
  * (the callback then leaves it to the wrapper), else 0. */
 int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx);
 
+/* From the launch callback, on the launching thread, for deferred checks
+ * (defer.h): 0 when no wrapped call is in progress; else the count of
+ * ranges [lo[i], hi[i]) its kernels may write (D; the workspace torch
+ * gave it: blas_workspace.h), or -1 when they are not all known (a cuDNN
+ * or cuFFT call, a call not planned, a handle whose workspace was never
+ * seen set, a cublasLt epilogue that writes more).  Without it every
+ * kernel of a cuBLAS call launches everything waiting. */
+int np_blas_call_writes(uint64_t lo[2], uint64_t hi[2]);
+
 /* One wrapped library function: the library that defines it (a file name
  * prefix), its name, the wrapper, and where the real one is kept. */
 struct np_libcall {

@@ -425,13 +425,13 @@ static void defer_before_launch(const struct np_kfunc *f, void **params, struct 
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl,
 					       outs, MAX_OUTPUTS) : 0;
 	if (nout <= 0 || kl.more) {
-		np_defer_flush();
+		np_defer_flush(NP_DEFER_UNKNOWN);
 		return;
 	}
 	for (int k = 0; k < nout; k++) {
 		const struct np_kbuf *b = &outs[k];
 		if (!b->numel || b->dtype >= NP_DT_MAX || b->how == NP_KH_CAT) {
-			np_defer_flush();
+			np_defer_flush(NP_DEFER_UNKNOWN);
 			return;
 		}
 		lo[k] = b->ptr;
@@ -448,11 +448,21 @@ static void at_launch_entry(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	int defer = np_defer_pending();
 	int generic = config.generic && np_generic_any() && np_blas_idle();
 	struct np_launch l;
+	if (defer) {
+		/* a kernel of a cuBLAS call: the call says what it writes */
+		uint64_t lo[2], hi[2];
+		int n = np_blas_call_writes(lo, hi);
+		if (n > 0)
+			np_defer_before_writes(lo, hi, n);
+		else if (n < 0)
+			np_defer_flush(NP_DEFER_UNKNOWN);
+		defer = !n;
+	}
 	if (!defer && !generic)
 		return;
 	if (np_launch_args(cbid, cb->functionParams, &l)) {
 		if (defer)
-			np_defer_flush();
+			np_defer_flush(NP_DEFER_UNKNOWN);
 		return;
 	}
 	struct np_kfunc *f = np_kfunc_get((uint64_t)(uintptr_t)l.f, cb->symbolName,
@@ -872,7 +882,7 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	uint64_t t0 = timed ? np_now_ns() : 0;
 	/* what waits is launched before any other call (defer.h) */
 	if (cb->callbackSite == CUPTI_API_ENTER && np_defer_pending() && !is_launch(cbid))
-		np_defer_flush();
+		np_defer_flush(NP_DEFER_CALL);
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
@@ -1103,7 +1113,7 @@ void np_gpu_stop(void)
 		return;
 	enabled = 0;
 	inside = 1;   /* our launches: not the job's */
-	np_defer_flush();
+	np_defer_flush(NP_DEFER_NOW);
 	inside = 0;
 	np_drain_stop(100);
 }
