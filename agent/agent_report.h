@@ -134,6 +134,7 @@ enum np_arec_status {
 	NP_AST_OPTIMIZER,        /* an optimizer.step() ran; module = the optimizer
 				  * (the probes see its class, not which one) */
 	NP_AST_GPU_HOST_COST,    /* the launch callbacks' host time (host below) */
+	NP_AST_GPU_DEFER,        /* deferred checks (dfr below; NANPROF_GPU_DEFER) */
 };
 
 /* UPDATE records: what made the update non-finite (in `status`). */
@@ -283,6 +284,18 @@ struct np_agent_rec {
 			uint64_t every;          /* one timed in this many: the whole
 						  * is about every times the sample */
 		} host;
+		/* STATUS GPU_DEFER: checks deferred into lists
+		 * (cupti/defer.h), and why each list went out when it did */
+		struct {
+			uint64_t checks;         /* checks that waited */
+			uint64_t launches;       /* the list launches they went out in */
+			uint64_t window;         /* flushes: N launches went by */
+			uint64_t full;           /* ... no open list fitted */
+			uint64_t write;          /* ... a launch wrote a waiting range */
+			uint64_t unknown;        /* ... a launch's writes not known */
+			uint64_t call;           /* ... another driver call */
+			uint64_t now;            /* ... a check launched at once, the stop */
+		} dfr;
 		/* STATUS GPU_TRACKER: what the origin tracker (cupti/dirty.h)
 		 * dropped for room; a later reader of it may be taken for a
 		 * birth */

@@ -154,7 +154,7 @@ static int launch_alone(struct np_gpu_ctx *g, CUstream stream, const struct np_c
  * results come back in launch order on a stream. */
 static int launch_one(struct np_gpu_ctx *g, CUstream stream, const struct np_check_ready *c)
 {
-	np_defer_flush();
+	np_defer_flush(NP_DEFER_NOW);
 	return launch_alone(g, stream, &c->args, c->blocks, c->dtype);
 }
 
@@ -182,7 +182,7 @@ void np_check_batch_init_for(struct np_check_batch *bt, int defer)
 void np_check_batch_flush(struct np_gpu_ctx *g, CUstream stream, struct np_check_batch *bt)
 {
 	if (bt->n) {
-		np_defer_flush();
+		np_defer_flush(NP_DEFER_NOW);
 		np_check_list_launch(g, stream, bt->dtype, &bt->list, bt->blocks_of, bt->n,
 				     bt->blocks, bt->bytes);
 	}

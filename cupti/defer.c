@@ -49,6 +49,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct np_defer_set set;       /* under lock */
 static unsigned launches_since;       /* under lock: since the first check waited */
 static __thread int flushing;         /* this thread launches the lists */
+static struct np_defer_counts counts; /* under lock */
 
 void np_defer_config(unsigned launches)
 {
@@ -60,11 +61,14 @@ unsigned np_defer_window(void)
 	return window;
 }
 
-static void flush_locked(void)
+static void flush_locked(enum np_defer_why why)
 {
+	if (set.entries)
+		counts.flushes[why]++;
 	flushing = 1;
 	for (unsigned i = 0; i < set.n; i++) {
 		struct np_defer_list *l = &set.l[i];
+		counts.launches += l->n > 0;
 		if (l->n)
 			np_check_list_launch((struct np_gpu_ctx *)l->ctx,
 					     (CUstream)(uintptr_t)l->stream, l->dtype, &l->list,
@@ -82,18 +86,19 @@ void np_defer_add(struct np_gpu_ctx *g, CUstream stream, const struct np_check_r
 	struct np_defer_list *l = np_defer_slot(&set, g, (uint64_t)(uintptr_t)stream, c->dtype,
 						c->blocks);
 	if (!l) {   /* every list open and none fits */
-		flush_locked();
+		flush_locked(NP_DEFER_FULL);
 		l = np_defer_slot(&set, g, (uint64_t)(uintptr_t)stream, c->dtype, c->blocks);
 	}
 	uint64_t lo = (uint64_t)(uintptr_t)c->args.buf;
 	np_defer_put(&set, l, &c->args, c->blocks, lo, lo + c->span);
+	counts.checks++;
 	__atomic_store_n(&np_defer_waiting, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&lock);
 }
 
 /* Everything launched if any of [lo[i], hi[i]) is read by what waits;
  * n < 0: whatever it reads. */
-static void flush_if_read(const uint64_t *lo, const uint64_t *hi, int n)
+static void flush_if_read(const uint64_t *lo, const uint64_t *hi, int n, enum np_defer_why why)
 {
 	if (!np_defer_pending() || flushing)
 		return;
@@ -102,18 +107,25 @@ static void flush_if_read(const uint64_t *lo, const uint64_t *hi, int n)
 	for (int i = 0; i < n && !hit; i++)
 		hit = np_defer_overlaps(&set, lo[i], hi[i]);
 	if (hit)
-		flush_locked();
+		flush_locked(why);
 	pthread_mutex_unlock(&lock);
 }
 
 void np_defer_before_writes(const uint64_t *lo, const uint64_t *hi, int n)
 {
-	flush_if_read(lo, hi, n);
+	flush_if_read(lo, hi, n, NP_DEFER_WRITE);
 }
 
-void np_defer_flush(void)
+void np_defer_flush(enum np_defer_why why)
 {
-	flush_if_read(NULL, NULL, -1);
+	flush_if_read(NULL, NULL, -1, why);
+}
+
+void np_defer_counts(struct np_defer_counts *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = counts;
+	pthread_mutex_unlock(&lock);
 }
 
 void np_defer_launch_done(void)
@@ -122,6 +134,6 @@ void np_defer_launch_done(void)
 		return;
 	pthread_mutex_lock(&lock);
 	if (set.entries && ++launches_since >= window)
-		flush_locked();
+		flush_locked(NP_DEFER_WINDOW);
 	pthread_mutex_unlock(&lock);
 }

@@ -47,6 +47,29 @@ static inline int np_defer_pending(void)
 	return __atomic_load_n(&np_defer_waiting, __ATOMIC_RELAXED) != 0;
 }
 
+/* Why what waits was launched (np_defer_counts): the window's N launches
+ * went by; every list was open and none fitted a new check; a launch
+ * writes a waiting range; a launch's writes are not known; another
+ * driver call came; a check was launched at once, or the agent stops. */
+enum np_defer_why {
+	NP_DEFER_WINDOW = 0,
+	NP_DEFER_FULL,
+	NP_DEFER_WRITE,
+	NP_DEFER_UNKNOWN,
+	NP_DEFER_CALL,
+	NP_DEFER_NOW,
+	NP_DEFER_WHYS
+};
+
+/* What deferring did so far: checks that waited, list launches they went
+ * out in (one per context, stream, dtype and block class at each flush),
+ * and flushes that launched anything, by why. */
+struct np_defer_counts {
+	uint64_t checks, launches;
+	uint64_t flushes[NP_DEFER_WHYS];
+};
+void np_defer_counts(struct np_defer_counts *out);
+
 /* c (prepared for g, stream) waits. */
 void np_defer_add(struct np_gpu_ctx *g, CUstream stream, const struct np_check_ready *c);
 
@@ -54,8 +77,9 @@ void np_defer_add(struct np_gpu_ctx *g, CUstream stream, const struct np_check_r
  * launch writes) is read by any of it; one lock for all. */
 void np_defer_before_writes(const uint64_t *lo, const uint64_t *hi, int n);
 
-/* Everything waiting launched (a no-op on a thread already doing it). */
-void np_defer_flush(void);
+/* Everything waiting launched, for why (a no-op on a thread already
+ * doing it). */
+void np_defer_flush(enum np_defer_why why);
 
 /* One more launch went by: everything launched once the first waiting
  * check has waited np_defer_window() launches. */

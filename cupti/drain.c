@@ -9,6 +9,7 @@
 #include "../agent/report.h"
 #include "../kernels/finite.h"
 #include "../kernels/gpu_ring.h"
+#include "defer.h"
 #include "dirty.h"
 #include "param_owners.h"
 #include "grad_mode.h"
@@ -260,6 +261,23 @@ static void send_counters(void)
 	r.host.every = NP_HC_EVERY;
 	if (hc.callbacks.timed || hc.checks.timed)
 		np_report_send_gpu(&r);
+
+	if (np_defer_window()) {
+		struct np_defer_counts dc;
+		np_defer_counts(&dc);
+		memset(&r, 0, sizeof(r));
+		r.kind = NP_AREC_STATUS;
+		r.status = NP_AST_GPU_DEFER;
+		r.dfr.checks = dc.checks;
+		r.dfr.launches = dc.launches;
+		r.dfr.window = dc.flushes[NP_DEFER_WINDOW];
+		r.dfr.full = dc.flushes[NP_DEFER_FULL];
+		r.dfr.write = dc.flushes[NP_DEFER_WRITE];
+		r.dfr.unknown = dc.flushes[NP_DEFER_UNKNOWN];
+		r.dfr.call = dc.flushes[NP_DEFER_CALL];
+		r.dfr.now = dc.flushes[NP_DEFER_NOW];
+		np_report_send_gpu(&r);
+	}
 
 	memset(&r, 0, sizeof(r));
 	r.kind = NP_AREC_STATUS;

@@ -737,6 +737,43 @@ static void print_undecoded(FILE *f, const struct np_collector *c, const struct 
 	fputc('\n', f);
 }
 
+/* Deferred checks (NANPROF_GPU_DEFER, cupti/defer.h): how many waited,
+ * in how many list launches, and why lists went out before their N
+ * launches had gone by, the most first: what to change for longer lists. */
+static const char *const deferred_early_text[5] = {
+	"as a launch wrote what waited", "as a launch's writes were not known",
+	"at another driver call", "at a check launched at once or the stop",
+	"as no open list fitted",
+};
+static const char *const deferred_early_json[5] = {
+	"gpu_deferred_sent_at_write", "gpu_deferred_sent_at_unknown_writes",
+	"gpu_deferred_sent_at_driver_call", "gpu_deferred_sent_at_immediate_check",
+	"gpu_deferred_sent_lists_full",
+};
+
+static void print_deferred(FILE *f, const struct np_gpu_state *g)
+{
+	if (!g->defer.checks)
+		return;
+	fprintf(f, "; %llu checks deferred into %llu list launches (flushed: %llu at the end "
+		"of the window", (unsigned long long)g->defer.checks,
+		(unsigned long long)g->defer.launches, (unsigned long long)g->defer.window);
+	int shown[5] = { 0 };
+	for (int k = 0; k < 5; k++) {
+		int best = -1;
+		for (int i = 0; i < 5; i++)
+			if (!shown[i] && g->defer.early[i] &&
+			    (best < 0 || g->defer.early[i] > g->defer.early[best]))
+				best = i;
+		if (best < 0)
+			break;
+		shown[best] = 1;
+		fprintf(f, ", %llu %s", (unsigned long long)g->defer.early[best],
+			deferred_early_text[best]);
+	}
+	fputc(')', f);
+}
+
 static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
 {
 	const struct np_gpu_state *g = &p->gpu;
@@ -789,6 +826,7 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		fprintf(f, "; guards: %llu CUDA tensors checked at module level after "
 			"unchecked launches, %llu not (their writer was checked)",
 			(unsigned long long)g->guard_checks, (unsigned long long)g->guard_skips);
+	print_deferred(f, g);
 	if (g->births)
 		fprintf(f, "; %llu kernel births", (unsigned long long)g->births);
 	if (g->over_budget)   /* cupti/drain.h: judged, held back */
@@ -1062,6 +1100,13 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "gpu_origin_forgotten", g->forgotten);
 		np_jsonw_uint_field(w, "gpu_host_ns_per_launch", np_gpu_host_ns_per_launch(g));
 		np_jsonw_uint_field(w, "gpu_check_launch_ns", np_gpu_check_launch_ns(g));
+		if (g->defer.checks) {   /* cupti/defer.h */
+			np_jsonw_uint_field(w, "gpu_deferred_checks", g->defer.checks);
+			np_jsonw_uint_field(w, "gpu_deferred_list_launches", g->defer.launches);
+			np_jsonw_uint_field(w, "gpu_deferred_sent_at_window", g->defer.window);
+			for (int i = 0; i < 5; i++)
+				np_jsonw_uint_field(w, deferred_early_json[i], g->defer.early[i]);
+		}
 		np_jsonw_uint_field(w, "gpu_table_overflow", g->overflow);
 		np_jsonw_uint_field(w, "gpu_records_lost", g->lost);
 		np_jsonw_uint_field(w, "gpu_births", g->births);

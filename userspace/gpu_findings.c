@@ -13,7 +13,7 @@ bool np_gpu_is_gpu_record(const struct np_agent_rec *r)
 		(r->status == NP_AST_GPU_ON || r->status == NP_AST_GPU_OFF ||
 		 r->status == NP_AST_GPU_COUNTERS || r->status == NP_AST_GPU_LAUNCHES ||
 		 r->status == NP_AST_GPU_UNDECODED || r->status == NP_AST_GPU_TRACKER ||
-		 r->status == NP_AST_GPU_HOST_COST));
+		 r->status == NP_AST_GPU_HOST_COST || r->status == NP_AST_GPU_DEFER));
 }
 
 void np_gpu_context(struct np_proc_state *p, uint64_t ts, uint32_t tid, uint64_t step,
@@ -224,6 +224,17 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		g->host.checks_timed = r->host.checks_timed;
 		g->host.check_ns = r->host.check_ns;
 		g->host.every = r->host.every;
+		return;
+	}
+	if (r->status == NP_AST_GPU_DEFER) {
+		g->defer.checks = r->dfr.checks;
+		g->defer.launches = r->dfr.launches;
+		g->defer.early[0] = r->dfr.write;
+		g->defer.early[1] = r->dfr.unknown;
+		g->defer.early[2] = r->dfr.call;
+		g->defer.early[3] = r->dfr.now;
+		g->defer.early[4] = r->dfr.full;
+		g->defer.window = r->dfr.window;
 		return;
 	}
 	if (r->status == NP_AST_GPU_TRACKER) {

@@ -332,6 +332,14 @@ struct np_gpu_state {
 				   * cupti/host_cost.h); zero when not reported */
 		uint64_t launches, timed, timed_ns, checks_timed, check_ns, every;
 	} host;
+	struct {                  /* deferred checks (cupti/defer.h); zero when off */
+		uint64_t checks, launches;   /* checks that waited; their list launches */
+		uint64_t window;             /* lists sent when N launches went by */
+		uint64_t early[5];           /* ... sooner: a launch wrote a waiting range;
+					      * its writes not known; another driver
+					      * call; a check launched at once or the
+					      * stop; no open list fitted */
+	} defer;
 	uint64_t forgotten;       /* dirty ranges and cleared spans its origin
 				   * tracker dropped for room */
 	struct {

@@ -38,6 +38,9 @@ together, each failing with a line that says why):
                                   guard_checks, guard_skips, check_launches,
                                   generic_checks, gemm_checks, triton_checks,
                                   over_budget)
+  --expect-defer K=V[,K=V...]     the last gpu_defer STATUS (deferred checks:
+                                  checks, launches, and flushes by why:
+                                  window, full, write, unknown, call, now)
   --expect-tracker K=V[,K=V...]   the last gpu_tracker STATUS (the origin
                                   tracker's drops) has these fields
                                   (evicted, forgotten)
@@ -62,7 +65,7 @@ ROLE = {1: "output", 2: "grad", 3: "param", 4: "param_grad", 5: "collective", 6:
 STATUS = {1: "installed", 2: "failed", 3: "disabled", 4: "detached", 5: "counters",
           6: "gpu_on", 7: "gpu_off", 8: "gpu_counters", 9: "gpu_launches",
           10: "scaler_on", 11: "scaler_verdict", 12: "gpu_undecoded", 13: "gpu_tracker",
-          14: "optimizer", 15: "gpu_host_cost"}
+          14: "optimizer", 15: "gpu_host_cost", 16: "gpu_defer"}
 DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "bfloat16", 4: "float8_e4m3fn",
          5: "float8_e5m2",
          # NP_ADTYPE_PAIRS (0x80): a complex tensor, checked as its real view
@@ -111,6 +114,10 @@ def decode(buf):
     elif kind == 3 and status == 13:
         evicted, forgotten = struct.unpack_from("<QQ", body, 0)
         r.update(status="gpu_tracker", evicted=evicted, forgotten=forgotten)
+    elif kind == 3 and status == 16:   # cupti/defer.h
+        vals = struct.unpack_from("<QQQQQQQQ", body, 0)
+        r.update(dict(zip(("checks", "launches", "window", "full", "write", "unknown", "call",
+                           "now"), vals)), status="gpu_defer")
     elif kind == 3 and status == 15:   # cupti/host_cost.h
         launches, timed, timed_ns, ctimed, cns, every = struct.unpack_from("<QQQQQQ", body, 0)
         r.update(status="gpu_host_cost", launches=launches, timed=timed, timed_ns=timed_ns,
@@ -148,7 +155,7 @@ def decode_all(data):
 
 
 GPU_STATUS = ("gpu_on", "gpu_off", "gpu_counters", "gpu_launches", "gpu_undecoded",
-              "gpu_tracker", "gpu_host_cost")
+              "gpu_tracker", "gpu_host_cost", "gpu_defer")
 
 
 def is_gpu(r):
@@ -219,7 +226,8 @@ def expect_gpu(a, recs):
         gpu = [r for r in recs if is_gpu(r)]
         while gpu and (gpu[-1]["kind"] == "gpu_name" or
                        gpu[-1].get("status") in ("gpu_launches", "gpu_tracker",
-                                                 "gpu_undecoded", "gpu_host_cost")):
+                                                 "gpu_undecoded", "gpu_host_cost",
+                                                 "gpu_defer")):
             gpu.pop()
         last = gpu[-1] if gpu else None
         if not last or last["kind"] != "status" or last["status"] != "gpu_counters":
@@ -245,6 +253,14 @@ def expect_gpu(a, recs):
             fail.append("host cost: %s" % json.dumps(h))
         elif h["checks_timed"] and not h["check_ns"]:
             fail.append("host cost of the check launches: %s" % json.dumps(h))
+    if a.expect_defer is not None:
+        mine = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_defer"]
+        if not mine:
+            fail.append("no gpu_defer record")
+        else:
+            bad = mismatches(mine[-1], fields(a.expect_defer))
+            if bad:
+                fail.append("deferred checks: %s" % "; ".join(bad))
     if a.expect_tracker is not None:
         mine = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_tracker"]
         if not mine:
@@ -284,6 +300,7 @@ def main():
     ap.add_argument("--expect-status", action="append", metavar="STATUS[:TEXT]")
     ap.add_argument("--expect-launches", metavar="K=V,...")
     ap.add_argument("--expect-tracker", metavar="K=V,...")
+    ap.add_argument("--expect-defer", metavar="K=V,...")
     ap.add_argument("--expect-undecoded", action="append", metavar="SUBSTR[:K=V,...]")
     ap.add_argument("--expect-origin", metavar="SUBSTR")
     ap.add_argument("--expect-contained", action="append", metavar="SUBSTR")
@@ -300,6 +317,7 @@ def main():
     gpu_expect = bool(a.expect_status or a.expect_origin is not None or a.expect_contained or
                       a.expect_gpu_check or a.expect_counters is not None or a.expect_gpu_seq or
                       a.expect_launches is not None or a.expect_tracker is not None or
+                      a.expect_defer is not None or
                       a.expect_host_cost)
     if a.expect_birth is not None:
         births = [r for r in recs if r["kind"] == "gpu_check" and not r["propagated"]]

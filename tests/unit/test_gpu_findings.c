@@ -451,6 +451,34 @@ Test(gpu_findings, counters_and_off_reason)
 	cr_expect_eq(proc->gpu.nundec, 2);
 }
 
+Test(gpu_findings, deferred_checks_and_why_their_lists_went_out_are_kept)
+{
+	gpu_status(10, NP_AST_GPU_ON, "every, deferred 8");
+	struct np_agent_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = NP_AREC_STATUS;
+	r.status = NP_AST_GPU_DEFER;
+	r.dfr.checks = 900;
+	r.dfr.launches = 210;
+	r.dfr.window = 40;
+	r.dfr.full = 1;
+	r.dfr.write = 20;
+	r.dfr.unknown = 100;
+	r.dfr.call = 30;
+	r.dfr.now = 2;
+	send_rec(11, &r, true);
+	const struct np_gpu_state *g = &proc->gpu;
+	cr_expect_eq(g->defer.checks, 900);
+	cr_expect_eq(g->defer.launches, 210);
+	cr_expect_eq(g->defer.window, 40);
+	cr_expect_eq(g->defer.early[0], 20, "a launch wrote what waited");
+	cr_expect_eq(g->defer.early[1], 100, "a launch's writes not known");
+	cr_expect_eq(g->defer.early[2], 30, "another driver call");
+	cr_expect_eq(g->defer.early[3], 2, "a check at once, the stop");
+	cr_expect_eq(g->defer.early[4], 1, "no list fitted");
+	cr_expect_eq(proc->gpu.lost, 0);
+}
+
 Test(gpu_findings, host_cost_is_estimated_per_launch_from_the_sample)
 {
 	gpu_status(10, NP_AST_GPU_ON, "every");
