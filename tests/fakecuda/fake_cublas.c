@@ -14,7 +14,8 @@
 /* One kernel's arguments, passed by value as one opaque struct. */
 struct kargs {
 	struct fake_gemm g;
-	float *ws;              /* split-K: the two halves' sums */
+	float *ws;              /* split-K: the two halves' sums, */
+	long half;              /* half floats apart */
 	int part;               /* -1 the whole product; 0, 1 a half of k into ws;
 				 * 2 the reduction of ws into D */
 };
@@ -48,14 +49,14 @@ static void run_kernel(const void *args, unsigned grid, unsigned block)
 				float sum = 0;
 				long at = b * mn + i + (long)j * g->m;
 				if (a.part == 2) {
-					sum = a.ws[at] + a.ws[WS_FLOATS + at];
+					sum = a.ws[at] + a.ws[a.half + at];
 				} else {
 					int lo = a.part == 1 ? g->k / 2 : 0;
 					int hi = a.part == 0 ? g->k / 2 : g->k;
 					for (int l = lo; l < hi; l++)
 						sum += op_a(g, b, i, l) * op_b(g, b, l, j);
 					if (a.part >= 0) {
-						a.ws[a.part * WS_FLOATS + at] = sum;
+						a.ws[a.part * a.half + at] = sum;
 						continue;
 					}
 				}
@@ -95,8 +96,13 @@ FAKE_EXPORT cublasStatus_t fake_cublas_run(const struct fake_gemm *g, CUstream s
 	pthread_once(&once, init);
 	if (!k_whole || g->m <= 0 || g->n <= 0 || g->k <= 0 || g->batch <= 0)
 		return CUBLAS_STATUS_INVALID_VALUE;
-	struct kargs a = { .g = *g, .ws = workspace, .part = -1 };
-	if (g->k < FAKE_SPLITK_MIN || !workspace || (long)g->m * g->n * g->batch > WS_FLOATS)
+	long mnb = (long)g->m * g->n * g->batch;
+	struct kargs a = { .g = *g, .ws = workspace, .half = WS_FLOATS, .part = -1 };
+	if (g->ws && g->ws_size >= 2 * mnb * sizeof(float)) {   /* the caller's */
+		a.ws = g->ws;
+		a.half = mnb;
+	}
+	if (g->k < FAKE_SPLITK_MIN || !a.ws || mnb > a.half)
 		return launch(k_whole, &a, stream) == CUDA_SUCCESS ? 0 : CUBLAS_STATUS_INVALID_VALUE;
 	for (a.part = 0; a.part <= 2; a.part++)
 		if (launch(a.part == 2 ? k_reduce : k_half, &a, stream) != CUDA_SUCCESS)
@@ -254,7 +260,7 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
 					  cublasLtMatrixLayout_t dd, const void *algo, void *ws,
 					  size_t ws_size, CUstream stream)
 {
-	(void)h, (void)algo, (void)ws, (void)ws_size;
+	(void)h, (void)algo;
 	const struct fake_lt_layout *l[] = { ad, bd, cd, dd };
 	for (int i = 0; i < 4; i++)
 		if (l[i]->type != FAKE_CUDA_R_32F || l[i]->order != CUBLASLT_ORDER_COL)
@@ -269,6 +275,7 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
 		.lda = (int)ad->ld, .ldb = (int)bd->ld, .ldc = (int)cd->ld, .ldd = (int)dd->ld,
 		.ta = d->ta, .tb = d->tb, .batch = dd->batch,
 		.sa = ad->stride, .sb = bd->stride, .sc = cd->stride, .sd = dd->stride,
+		.ws = ws, .ws_size = ws_size,
 	};
 	memcpy(&g.alpha, alpha, 4);
 	memcpy(&g.beta, beta, 4);
@@ -280,6 +287,8 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
 struct fake_cublas_handle {
 	CUstream stream;
 	int pointer_mode;
+	void *ws;               /* cublasSetWorkspace_v2's, or NULL */
+	size_t ws_size;
 };
 
 FAKE_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
@@ -291,6 +300,13 @@ FAKE_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
 FAKE_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, CUstream s)
 {
 	h->stream = s;
+	return 0;
+}
+
+FAKE_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_t size)
+{
+	h->ws = ws;
+	h->ws_size = size;
 	return 0;
 }
 
@@ -316,7 +332,8 @@ static cublasStatus_t strided(cublasHandle_t h, int ta, int tb, int m, int n, in
 	struct fake_gemm g = { .a = A, .b = B, .c = C, .d = C, .m = m, .n = n, .k = k,
 			       .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, .ta = ta, .tb = tb,
 			       .batch = batch, .sa = sa, .sb = sb, .sc = sc, .sd = sc,
-			       .alpha = *alpha, .beta = *beta };
+			       .alpha = *alpha, .beta = *beta, .ws = h->ws,
+			       .ws_size = h->ws_size };
 	return fake_cublas_run(&g, h->stream);
 }
 

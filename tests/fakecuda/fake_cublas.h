@@ -53,6 +53,7 @@ enum { CUBLASLT_EPILOGUE_DEFAULT = 1, CUBLASLT_EPILOGUE_BIAS = 4 };
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *h);
 cublasStatus_t cublasSetStream_v2(cublasHandle_t h, CUstream s);
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_t size);
 cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, int *mode);
 cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, int mode);
 cublasStatus_t cublasSgemm_v2(cublasHandle_t h, int ta, int tb, int m, int n, int k,
@@ -115,6 +116,10 @@ struct fake_gemm {
 	int m, n, k, lda, ldb, ldc, ldd, ta, tb, batch;
 	long long sa, sb, sc, sd;
 	float alpha, beta;
+	float *ws;              /* the caller's workspace (cublasSetWorkspace_v2,
+				 * cublasLtMatmul's), or NULL: the fake's own */
+	size_t ws_size;         /* its bytes: split-K uses it when it holds
+				 * both halves' sums, as cuBLAS picks */
 };
 cublasStatus_t fake_cublas_run(const struct fake_gemm *g, CUstream stream);
 

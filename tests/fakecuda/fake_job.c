@@ -44,10 +44,19 @@
  *                       unmapped, v's numel       again: the segment must
  *                       still says 1024 (the      have gone with the unmap,
  *                       kernel does nothing)      no check launched
- *   (o) add      float  o = gp + gp               finite        (these two
+ *   (o) add      float  o = gp + gp               finite        (these
  *   (p) div      float  o = o / o2, in place      +inf at 9: a  only with
  *                                                 birth, the    FAKE_JOB_
  *                                                 add clean     IN_PLACE=1)
+ *   (q) cublasSgemm_v2, split-K, cuBLAS's own     finite (cuBLAS's first
+ *                       workspace                 call: it sets up)
+ *       fill     float  wk = 1, 2048 floats       finite: its check waits
+ *   (r) cublasSgemm_v2, split-K, workspace wk     +inf in D's row 0 (A's
+ *                       (as torch's, from its     +inf): a birth; its
+ *                       allocator: (q)'s memory)  partial sums +inf in wk
+ *   (s) add      float  t = gp + gp               finite
+ *   (t) cublasSgemm_v2, split-K, workspace wk     finite: what waits need
+ *                                                 not go before its kernels
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -68,6 +77,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "fake.h"
+#include "fake_cublas.h"
 #include "../../agent/agent_report.h"
 
 #define N 10000          /* float buffers: three check blocks */
@@ -547,6 +557,44 @@ int main(void)
 		CHECK(cuLaunchKernel(div, 1, 1, 1, 64, 1, 1, 0, NULL, p_params, NULL));
 	}
 
+	/* (q) to (t), with FAKE_JOB_IN_PLACE=1 too: a cuBLAS handle's
+	 * workspace is memory a tensor held, whose check may still wait
+	 * (torch's caching allocator hands both out).  (r)'s partial sums
+	 * would be taken for (q)'s values if (q)'s check waited past
+	 * (r)'s kernels; (t) writes nothing that waits. */
+	float *wk = NULL, *ga = NULL, *gd = NULL, *gd2 = NULL;
+	if (getenv("FAKE_JOB_IN_PLACE")) {
+		enum { GM = 32, GN = 32, GK = 128 };   /* k >= FAKE_SPLITK_MIN */
+		float one_f = 1.0f, zero_f = 0.0f, wk_v = 1.0f;
+		int n_wk = 2 * GM * GN;
+		cublasHandle_t blas = NULL;
+		wk = dev_alloc(n_wk * 4);
+		ga = dev_alloc(GM * GK * 4), gd = dev_alloc(GM * GN * 4), gd2 = dev_alloc(GM * GN * 4);
+		float *gb = dev_alloc(GK * GN * 4), *t = dev_alloc(64 * 4);
+		if (failed || cublasCreate_v2(&blas))
+			return 1;
+		for (int i = 0; i < GM * GK; i++)
+			ga[i] = i == 0 ? INFINITY : 0.5f;
+		for (int i = 0; i < GK * GN; i++)
+			gb[i] = 1.0f;
+		if (cublasSgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, GM, GN, GK, &one_f, gb, GM, gb,
+				   GK, &zero_f, gd2, GM))
+			failed = 1;
+		char *q_data[1] = { (char *)wk };
+		void *q_params[] = { &n_wk, &wk_v, q_data };
+		CHECK(cuLaunchKernel(fill, 16, 1, 1, 128, 1, 1, 0, NULL, q_params, NULL));
+		if (cublasSetWorkspace_v2(blas, wk, (size_t)n_wk * 4) ||
+		    cublasSgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, GM, GN, GK, &one_f, ga, GM, gb,
+				   GK, &zero_f, gd, GM))
+			failed = 1;
+		char *s_data[3] = { (char *)t, (char *)gp, (char *)gp };
+		void *s_params[] = { &n_q, &one, s_data };
+		CHECK(cuLaunchKernel(add, 1, 1, 1, 64, 1, 1, 0, NULL, s_params, NULL));
+		if (cublasSgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, GM, GN, GK, &one_f, gb, GM, gb,
+				   GK, &zero_f, gd2, GM))
+			failed = 1;
+	}
+
 	CHECK(cuCtxSynchronize());
 
 	/* the job's own results: the kernels really ran */
@@ -559,7 +607,9 @@ int main(void)
 	    !isnan(gt[5]) || gt[6] != 7.0f / 4 + 7 ||
 	    lists[0][0] != -INFINITY || lists[0][ADAM_ELEMS - 1] != -INFINITY ||
 	    !isfinite(lists[2][ADAM_ELEMS - 1]) || lists[3][0] <= 0 || v0 != 1.0f || !v700_nan ||
-	    (o && (!isinf(o[9]) || o[8] != 9.0f))) {
+	    (o && (!isinf(o[9]) || o[8] != 9.0f)) ||
+	    (gd && (!isinf(gd[0]) || !isinf(gd[32 * 31]) || gd[1] != 64.0f || gd2[5] != 128.0f ||
+		    wk[0] != 64.0f))) {   /* (t)'s partial sum: the workspace used */
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
 		failed = 1;
 	}

@@ -990,9 +990,16 @@ static int gemm(int api, const float *A, const float *B, float *D, int k)
 {
 	static cublasHandle_t blas;
 	static cublasLtHandle_t lt;
+	static float *ws;       /* as torch's: from its allocator, for split-K */
+	enum { WS_BYTES = 2 * MLP_M * MLP_N * sizeof(float) };
 	float one = 1.0f, zero = 0.0f;
 	cublasStatus_t st;
 	if (!blas && (cublasCreate_v2(&blas) || cublasLtCreate(&lt)))
+		return -1;
+	if (!ws && cuMemAlloc_v2((CUdeviceptr *)&ws, WS_BYTES) != CUDA_SUCCESS)
+		return -1;
+	/* torch sets the handle's workspace each time it takes the handle */
+	if (cublasSetWorkspace_v2(blas, ws, WS_BYTES))
 		return -1;
 	switch (api) {
 	case 0:
@@ -1025,8 +1032,8 @@ static int gemm(int api, const float *A, const float *B, float *D, int k)
 		cublasLtMatrixLayoutCreate(&al, FAKE_CUDA_R_32F, MLP_M, k, MLP_M);
 		cublasLtMatrixLayoutCreate(&bl, FAKE_CUDA_R_32F, k, MLP_N, k);
 		cublasLtMatrixLayoutCreate(&dl, FAKE_CUDA_R_32F, MLP_M, MLP_N, MLP_M);
-		st = cublasLtMatmul(lt, d, &one, A, al, B, bl, &zero, D, dl, D, dl, NULL, NULL, 0,
-				    NULL);
+		st = cublasLtMatmul(lt, d, &one, A, al, B, bl, &zero, D, dl, D, dl, NULL, ws,
+				    WS_BYTES, NULL);
 		cublasLtMatrixLayoutDestroy(al);
 		cublasLtMatrixLayoutDestroy(bl);
 		cublasLtMatrixLayoutDestroy(dl);

@@ -162,14 +162,20 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	# reading unmapped memory (the unmap of (n) launches what waits
 	# first); and (o), (p): a check waiting for its list when an in-place
 	# kernel writes its range is launched before that kernel, or the
-	# add would take the div's +inf for its own birth
+	# add would take the div's +inf for its own birth; (q) to (t): a
+	# cuBLAS call's kernels launch what waits only when the call writes
+	# it (D, or the workspace the handle was given: (q)'s fill would
+	# otherwise read (r)'s partial sums), and say what they write
+	# (the masked fill (g) is then the one launch whose writes are not
+	# known).  FAKE_JOB_IN_PLACE adds 7 checks: (o), (p), (q)'s two, (r),
+	# (s), (t); all but the captured (i) wait
 	run_job "$T/rec7" "$T/job7" NANPROF_GPU_DEFER=8 FAKE_JOB_IN_PLACE=1
 	rc=$?
 	dl=$(sed -n 's/.* check_launches=\([0-9]*\) .*/\1/p' "$T/job7.out")
-	job_stats "deferred: the job exits 0, $((CHECKS + 2)) checks, no fault" \
-		$rc "$T/job7" " checks=$((CHECK_RUNS + 2)) .* faults=0"
+	job_stats "deferred: the job exits 0, $((CHECKS + 7)) checks, no fault" \
+		$rc "$T/job7" " checks=$((CHECK_RUNS + 7)) .* faults=0"
 	if [ -n "$dl" ] && [ "$dl" -lt "$CHECK_LAUNCHES" ]; then
-		ok "deferred: fewer check launches ($dl, not $((CHECK_LAUNCHES + 2)))"
+		ok "deferred: fewer check launches ($dl; $((CHECK_LAUNCHES + 7)) without deferring)"
 	else
 		echo "check launches: '$dl'" > "$T/chk"
 		bad "deferred: fewer check launches" "$T/chk"
@@ -182,8 +188,9 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,graph=false,nan=1,first_bad=5" \
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=1024,nan=1,first_bad=700,propagated=false" \
-		--expect-counters "checked=$((CHECKS + 2)),skipped=$UNDECODED,dropped=0,overflow=0" \
-		--expect-launches "check_launches=$dl" --expect-gpu-seq
+		--expect-counters "checked=$((CHECKS + 7)),skipped=$UNDECODED,dropped=0,overflow=0" \
+		--expect-launches "check_launches=$dl" --expect-gpu-seq \
+		--expect-defer "checks=$((CHECKS + 6)),unknown=1,full=0"
 	expect "deferred: the in-place div is the birth of its +inf" "$T/rec7" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=64,posinf=1,first_bad=9,propagated=false"
 	if python3 -c '
@@ -196,6 +203,18 @@ sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
 		ok "deferred: the add's check, waiting, ran before the div wrote its range"
 	else
 		bad "deferred: the add's check, waiting, ran before the div wrote its range" "$T/chk"
+	fi
+	expect "deferred: the GEMM (r) is the birth of its row of +inf" "$T/rec7" \
+		--expect-gpu-check "cublasLt_splitKreduce_kernel_fake:dtype=float32,numel=1024,posinf=32,first_bad=0,propagated=false"
+	if python3 -c '
+import sys; sys.path.insert(0, sys.argv[2]); import read_records
+bad = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"
+       and "FillFunctor<float>" in r.get("kernel", "") and r.get("numel") == 2048]
+print(bad)
+sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
+		ok "deferred: the fill's check, waiting, ran before cuBLAS wrote its partial sums there"
+	else
+		bad "deferred: the fill's check, waiting, ran before cuBLAS wrote its partial sums there" "$T/chk"
 	fi
 
 	# --- no code for this GPU in the agent's fatbin ---

@@ -590,6 +590,27 @@ PY
 			bad "$tag: cuBLAS $api call's output checked at the call" "$T/chk"
 		fi
 	done
+	# the same with checks deferred into lists (cupti/defer.h): the
+	# call's kernels say what they write (D, the workspace torch set), so
+	# no list goes out for want of knowing (every other kernel of the job
+	# is decoded); the same origin; the summary says how the lists went out
+	for api in sgemm lt; do
+		FAKE_ENV=NANPROF_GPU_DEFER=8 run_fake "$py" "$T/$tag-defer-$api" --mlp gemm --gemm $api --at 3
+		if python3 $IT/check_origin.py "$T/$tag-defer-$api/events.jsonl" --cuda \
+			--origin forward blocks.0.attn.fc1 output --step 3 \
+			--op-kernel splitKreduce > "$T/chk" 2>&1 &&
+		   grep -q '"gpu_message":"every, deferred 8".*"gpu_deferred_checks":[1-9]' \
+			"$T/$tag-defer-$api/events.jsonl" &&
+		   grep -q '"gpu_deferred_sent_at_unknown_writes":0,' "$T/$tag-defer-$api/events.jsonl" &&
+		   grep -q 'checks deferred into [0-9]* list launches (flushed: [0-9]* at the end of the window' \
+			"$T/$tag-defer-$api/summary.txt"; then
+			ok "$tag: checks deferred: a cuBLAS $api call's overflow still named at its last kernel in attn.fc1"
+		else
+			cat "$T/$tag-defer-$api.err" "$T/$tag-defer-$api/summary.txt" >> "$T/chk"
+			grep -h 'nan_origin\|gpu_deferred' "$T/$tag-defer-$api/events.jsonl" >> "$T/chk"
+			bad "$tag: checks deferred: cuBLAS $api call's output checked" "$T/chk"
+		fi
+	done
 	# a complex64 product (cublasCgemm_v2: torch's matmul of complex
 	# tensors, a spectral layer's einsum): planned at the call, its D
 	# checked as its real view after its kernel, in fc1
