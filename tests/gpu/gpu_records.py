@@ -26,7 +26,8 @@ the agent stamps launches with).
   gpu_records.py counters FILE
       the last GPU counters, one line (for the benchmark's table)
   gpu_records.py per-launch FILE...
-      each file's checks per check launch, one line (deferred checks)
+      each file's checks per check launch, one line (deferred checks;
+      with them on, why the lists went out when they did)
   gpu_records.py origin EVENTS
       nanprof's nan_origin in an events.jsonl, one line
 
@@ -394,8 +395,16 @@ def cmd_per_launch(a):
         recs = load(path)
         c, lc = counters(recs), launch_counters(recs)
         n, k = (c["checked"] if c else 0), (lc["check_launches"] if lc else 0)
-        out.append("%s: %d checks in %d launches (%.2f each)" %
-                   (os.path.basename(path), n, k, n / k if k else 0.0))
+        text = "%s: %d checks in %d launches (%.2f each)" % (os.path.basename(path), n, k,
+                                                             n / k if k else 0.0)
+        d = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_defer"]
+        if d:   # the agent's last word on deferring: the lists' flushes, by why
+            d = d[-1]
+            text += (" [%d deferred in %d lists; flushed %d at the window, %d at a write, "
+                     "%d at unknown writes, %d at a driver call, %d at a check at once, "
+                     "%d lists full]" % (d["checks"], d["launches"], d["window"], d["write"],
+                                         d["unknown"], d["call"], d["now"], d["full"]))
+        out.append(text)
     print("; ".join(out))
 
 

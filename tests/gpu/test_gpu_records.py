@@ -33,6 +33,13 @@ def host_cost_status(seq, launches, timed, timed_ns, checks_timed, check_ns):
     return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 15, 0, 0) + body
 
 
+def defer_status(seq, checks, launches, window, full, write, unknown, call, now):
+    """A GPU_DEFER status (agent_report.h's dfr struct)."""
+    body = struct.pack("<QQQQQQQQ", checks, launches, window, full, write, unknown, call,
+                       now).ljust(72, b"\0")
+    return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 16, 0, 0) + body
+
+
 def undecoded_status(seq, func, rank, launches):
     """A GPU_UNDECODED status (agent_report.h's undec struct)."""
     body = struct.pack("<IIQ", func, rank, launches).ljust(72, b"\0")
@@ -172,6 +179,21 @@ def main():
     job(rec, [on, cnt], times)
     if gpu_records.host_cost_us(gpu_records.load(rec)) != (None, None):
         fails.append("host cost without its record: not None")
+
+    # checks per check launch, and with deferring on why its lists went out
+    job(rec, [on, status(2, 8, "launches 900", checked=600), launch_status(3, 900, 0, 0, 0, 150),
+              defer_status(4, 580, 140, 60, 0, 10, 50, 15, 5)], times)
+    out = subprocess.check_output([sys.executable, TOOL, "per-launch", rec]).decode()
+    want = ("600 checks in 150 launches (4.00 each) [580 deferred in 140 lists; flushed 60 "
+            "at the window, 10 at a write, 50 at unknown writes, 15 at a driver call, 5 at a "
+            "check at once, 0 lists full]")
+    if want not in out:
+        fails.append("per-launch with deferring: %r, want %r" % (out, want))
+    job(rec, [on, status(2, 8, "launches 900", checked=600), launch_status(3, 900, 0, 0, 0, 600)],
+        times)
+    out = subprocess.check_output([sys.executable, TOOL, "per-launch", rec]).decode()
+    if "600 checks in 600 launches (1.00 each)" not in out or "deferred" in out:
+        fails.append("per-launch without deferring: %r" % out)
 
     # the kernels not checked at launch: each one's last report, most first
     gemm = name(30, 8, "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN")
