@@ -8,8 +8,9 @@
  * must still read what its kernel wrote, so everything waiting is
  * launched first (np_defer_flush), before:
  *  - a kernel launch that writes a waiting range (its outputs decoded at
- *    the launch's entry), or whose writes are not known (an undecoded
- *    kernel, a library's, a Triton kernel's);
+ *    the launch's entry; a cuBLAS call's kernels: D and the workspace,
+ *    blas.h), or whose writes are not known (an undecoded kernel,
+ *    cuDNN's, cuFFT's, a Triton kernel's);
  *  - any other driver call the agent sees: copies, memsets, frees and
  *    unmaps (a check must never read freed memory), synchronisation
  *    (results due), event records (another stream may then write),

@@ -416,8 +416,9 @@ static void before_launch(const struct np_launch *l, const struct np_kfunc *f, v
 
 /* Waiting checks (defer.h) launched before a kernel that may write what
  * they read: its outputs decoded at the launch's entry.  One whose writes
- * are not all known (undecoded, a library's, a tensor list's in turns,
- * an output of unknown extent or dtype) launches them all. */
+ * are not all known (undecoded, a library's but a planned cuBLAS call's,
+ * at_launch_entry; a tensor list's in turns, an output of unknown extent
+ * or dtype) launches them all. */
 static void defer_before_launch(const struct np_kfunc *f, void **params, struct np_klaunch kl)
 {
 	struct np_kbuf outs[MAX_OUTPUTS];
