@@ -22,6 +22,12 @@
  *               NANPROF_GPU_DEFER=8 their checks share list launches
  *               (cupti/defer.h), while decoded's, which writes the same
  *               buffer each time, is launched before the next writes it
+ *   layer       a Linear and what reads it, into new buffers each time
+ *               (8 in turn, as a network's layers): cublasSgemm_v2
+ *               writes one, an add reads it into the next; deferred,
+ *               the call's kernel says what it writes (D and the
+ *               workspace set on the handle, as torch sets it), so
+ *               the checks of both share list launches
  *   conv        a convolution through cuDNN's backend API (the fake
  *               cuDNN; its plan built once, a variant pack built, set,
  *               executed and destroyed per call, as torch's Conv_v8.cpp
@@ -31,7 +37,8 @@
  * the two runs is the agent's work, not what cuLaunchKernel costs on a
  * GPU (a few microseconds, which the check's own launch adds there too).
  *
- *   bench_launch ITERS     prints "pattern ns-per-iteration" lines
+ *   bench_launch ITERS     prints "pattern ns-per-iteration" lines, and
+ *                          "launches-pattern N": its check launches
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -127,11 +134,17 @@ static void launch_opaque(float *out)
 	must(cuLaunchKernel(opaque, 4, 1, 1, 128, 1, 1, 0, NULL, params, NULL), "opaque");
 }
 
-/* p = x y through cuBLAS, as the agent sees a matmul at its call */
+/* out = x y through cuBLAS, as the agent sees a matmul at its call; the
+ * handle's workspace set first, as torch sets it each time it takes the
+ * handle (cupti/blas_workspace.h) */
 static void gemm(cublasHandle_t h, float *out)
 {
+	static float *ws;
 	float one = 1.0f, zero = 0.0f;
-	if (cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, x, 16, y, 16, &zero, out,
+	if (!ws)
+		ws = dev_alloc();
+	if (cublasSetWorkspace_v2(h, ws, N * sizeof(float)) != CUBLAS_STATUS_SUCCESS ||
+	    cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, x, 16, y, 16, &zero, out,
 			   16) != CUBLAS_STATUS_SUCCESS) {
 		fprintf(stderr, "bench_launch: cublasSgemm_v2 failed\n");
 		exit(1);
@@ -165,9 +178,9 @@ int main(int argc, char **argv)
 	if (cudnnCreate(&dnn) || !(plan = fcg_conv_plan(dnn, dims)))
 		return 1;
 
-	for (int pattern = 0; pattern < 6; pattern++) {
+	for (int pattern = 0; pattern < 7; pattern++) {
 		static const char *const names[] = { "decoded", "undecoded", "generic", "gemm",
-						     "conv", "chain" };
+						     "conv", "chain", "layer" };
 		/* a warm-up: first sights (names, layouts, the context's check
 		 * kernels) are paid once, not per launch */
 		for (int i = 0; i < 200; i++) {
@@ -175,7 +188,7 @@ int main(int argc, char **argv)
 				launch_add(q, x, y);
 			else if (pattern == 5)
 				launch_add(chain[i % 8], x, y);
-			else if (pattern == 3)
+			else if (pattern == 3 || pattern == 6)
 				gemm(blas, p);
 			else if (pattern == 4)
 				fcg_conv_run(dnn, plan, x, p, y);
@@ -183,12 +196,17 @@ int main(int argc, char **argv)
 				launch_opaque(p);
 		}
 		must(cuCtxSynchronize(), "cuCtxSynchronize");
+		struct fake_cuda_stats before;
+		fake_cuda_stats(&before);
 		double t0 = cpu_now();
 		for (long i = 0; i < iters; i++) {
 			if (pattern == 0) {
 				launch_add(q, x, y);
 			} else if (pattern == 5) {
 				launch_add(chain[i % 8], x, y);
+			} else if (pattern == 6) {
+				gemm(blas, chain[2 * i % 8]);
+				launch_add(chain[(2 * i + 1) % 8], chain[2 * i % 8], y);
 			} else if (pattern == 3) {
 				gemm(blas, p);
 				launch_add(q, p, y);
@@ -205,6 +223,10 @@ int main(int argc, char **argv)
 		double t1 = cpu_now();
 		must(cuCtxSynchronize(), "cuCtxSynchronize");
 		printf("%s %.0f\n", names[pattern], (t1 - t0) * 1e9 / (double)iters);
+		struct fake_cuda_stats after;
+		fake_cuda_stats(&after);
+		printf("launches-%s %llu\n", names[pattern],
+		       (unsigned long long)(after.check_launches - before.check_launches));
 	}
 	struct fake_cuda_stats st;
 	fake_cuda_stats(&st);

@@ -46,8 +46,9 @@ print("%d rounds of %d iterations; the launching thread's CPU ns per iteration, 
 print("| pattern | launches | without the agent | with it | the agent's work | "
       "with it, NANPROF_GPU_BLAS=0 | the agent's work |")
 print("|---|---|---|---|---|---|---|")
-PATTERNS = ("decoded", "undecoded", "generic", "gemm", "conv", "chain")
-launches = {"decoded": 1, "undecoded": 1, "generic": 2, "gemm": 2, "conv": 2, "chain": 1}
+PATTERNS = ("decoded", "undecoded", "generic", "gemm", "conv", "chain", "layer")
+launches = {"decoded": 1, "undecoded": 1, "generic": 2, "gemm": 2, "conv": 2, "chain": 1,
+            "layer": 2}
 med = statistics.median
 for k in PATTERNS:
     p, a, n = plain[k], agent[k], noblas[k]
@@ -60,12 +61,14 @@ print("check launches the agent made (last round, not run): %d" % int(agent["che
 # of the launch-entry decoding that deferring adds
 defer = runs("agentd")
 print()
-print("NANPROF_GPU_DEFER=8: | pattern | with the agent | deferred | the agent's work, deferred |")
-print("|---|---|---|---|")
-for k in ("decoded", "chain", "generic"):
+print("NANPROF_GPU_DEFER=8: | pattern | with the agent | deferred | the agent's work, deferred "
+      "| check launches (last round), at once and deferred |")
+print("|---|---|---|---|---|")
+for k in ("decoded", "chain", "generic", "gemm", "layer"):
     a, n = agent[k], defer[k]
-    print("| %s | %.0f | %.0f (%.0f-%.0f) | %.0f |" % (k, med(a), med(n), min(n), max(n),
-                                                   med(n) - med(plain[k])))
+    print("| %s | %.0f | %.0f (%.0f-%.0f) | %.0f | %d, %d |" % (
+        k, med(a), med(n), min(n), max(n), med(n) - med(plain[k]),
+        int(agent["launches-" + k][-1]), int(defer["launches-" + k][-1])))
 print("check launches, deferred (last round, not run): %d" % int(defer["checks"][-1]))
 # the agent's own sampled estimate of its callbacks' time (cupti/host_cost.h),
 # against what the patterns measured: the callbacks are most of the
