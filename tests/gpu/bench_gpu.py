@@ -230,6 +230,7 @@ def run_one(a, config, rnd):
             r["gpu_generic_checks"] = lc.get("generic_checks") if lc else None
             r["gpu_gemm_checks"] = lc.get("gemm_checks") if lc else None
             r["host_us_per_launch"], r["host_us_per_check"] = gpu_records.host_cost_us(recs)
+            r["gpu_defer"] = gpu_records.defer_text(recs)
         return r
     return {"config": config, "error": "exit %s (see %s.log)" % (rc, tag)}
 
@@ -317,6 +318,18 @@ def breakdown(rows):
     return "\n".join(out) if len(out) > 2 else ""
 
 
+def deferred(results):
+    """Why the deferred lists went out (cupti/defer.h), from each deferring
+    configuration's first run that says (one process runs every model)."""
+    seen, out = set(), []
+    for r in results:
+        if r.get("gpu_defer") and r["config"] not in seen:
+            seen.add(r["config"])
+            out.append("Deferred checks, %s (first run, all models): %s" %
+                       (r["config"], r["gpu_defer"]))
+    return "\n".join(out)
+
+
 def write_tables(a, configs, results):
     rows, failed = summarize(a, configs, results)
     parts = breakdown(rows)
@@ -325,6 +338,8 @@ def write_tables(a, configs, results):
         if parts:
             f.write("\nWhere the time goes (differences of the medians above):\n\n" + parts +
                     "\n")
+        if deferred(results):
+            f.write("\n" + deferred(results) + "\n")
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump({"rows": rows, "failed": failed, "steps": a.steps, "warmup": a.warmup}, f,
                   indent=1)
@@ -356,6 +371,8 @@ def runner(a):
     parts = breakdown(rows)
     if parts:
         print("\nWhere the time goes (differences of the medians above):\n" + parts)
+    if deferred(results):
+        print("\n" + deferred(results))
     for f in failed:
         print("bench: FAILED %s" % f)
     return 1 if failed else 0

@@ -387,6 +387,19 @@ def cmd_counters(a):
                       "triton_checks": lc.get("triton_checks") if lc else None}))
 
 
+def defer_text(recs):
+    """The agent's last word on deferred checks (STATUS GPU_DEFER): how many
+    waited, in how many lists, and the flushes by why; None without it."""
+    d = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_defer"]
+    if not d:
+        return None
+    d = d[-1]
+    return ("%d deferred in %d lists; flushed %d at the window, %d at a write, "
+            "%d at unknown writes, %d at a driver call, %d at a check at once, "
+            "%d lists full" % (d["checks"], d["launches"], d["window"], d["write"],
+                               d["unknown"], d["call"], d["now"], d["full"]))
+
+
 def cmd_per_launch(a):
     """One line: each file's checks, check launches, and checks per launch
     (a list launch carries several: cupti/defer.h)."""
@@ -397,13 +410,9 @@ def cmd_per_launch(a):
         n, k = (c["checked"] if c else 0), (lc["check_launches"] if lc else 0)
         text = "%s: %d checks in %d launches (%.2f each)" % (os.path.basename(path), n, k,
                                                              n / k if k else 0.0)
-        d = [r for r in recs if r["kind"] == "status" and r["status"] == "gpu_defer"]
-        if d:   # the agent's last word on deferring: the lists' flushes, by why
-            d = d[-1]
-            text += (" [%d deferred in %d lists; flushed %d at the window, %d at a write, "
-                     "%d at unknown writes, %d at a driver call, %d at a check at once, "
-                     "%d lists full]" % (d["checks"], d["launches"], d["window"], d["write"],
-                                         d["unknown"], d["call"], d["now"], d["full"]))
+        d = defer_text(recs)
+        if d:   # why the lists went out when they did
+            text += " [%s]" % d
         out.append(text)
     print("; ".join(out))
 
