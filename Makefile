@@ -257,7 +257,7 @@ $(FAKECUDA)/libcublasLt.so.13: tests/fakecuda/fake_cublas.c tests/fakecuda/fake_
 			       $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) -DFAKE_LT -fPIC -shared -Wl,-soname,libcublasLt.so.13 $< \
-		-L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -o $@
+		-L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -lm -o $@
 
 $(FAKECUDA)/libcublas.so.13: tests/fakecuda/fake_cublas.c tests/fakecuda/fake_cublas.h \
 			     $(FAKECUDA)/libcublasLt.so.13

@@ -33,7 +33,8 @@ enum { LT_TYPE = 0, LT_ORDER = 1, LT_ROWS = 2, LT_COLS = 3, LT_LD = 4, LT_BATCH 
        LT_STRIDE = 6 };
 enum { LT_ORDER_COL = 0, LT_ORDER_ROW = 1 };
 /* cublasLtMatmulDescAttributes_t */
-enum { LT_SCALE_TYPE = 1, LT_POINTER_MODE = 2, LT_EPILOGUE = 7, LT_BIAS_POINTER = 8 };
+enum { LT_SCALE_TYPE = 1, LT_POINTER_MODE = 2, LT_EPILOGUE = 7, LT_BIAS_POINTER = 8,
+       LT_AMAX_D_POINTER = 21 };
 /* cublasLtEpilogue_t bits: the bias added (read), or its gradient written;
  * an auxiliary output written (GELU's or ReLU's input, for the backward) */
 enum { LT_EPI_BIAS = 4, LT_EPI_BGRAD = 16 | 256 | 512, LT_EPI_AUX = 128 };
@@ -514,7 +515,7 @@ static unsigned lt_scale_size(int32_t type)
 
 /* The call's operands into c; *writes_more: whether it may write more
  * than D and its workspace (an epilogue's auxiliary output or bias
- * gradient, or an epilogue not read). */
+ * gradient, an fp8 GEMM's max |D|, or an attribute that says not read). */
 static int lt_call(lt_desc desc, const void *A, lt_layout ad, const void *B, lt_layout bd,
 		   const void *beta, const void *C, lt_layout cd, void *D, lt_layout dd,
 		   struct np_gemm_call *c, int *writes_more)
@@ -540,7 +541,9 @@ static int lt_call(lt_desc desc, const void *A, lt_layout ad, const void *B, lt_
 	if (epi_read && (epilogue & LT_EPI_BIAS) && !(epilogue & LT_EPI_BGRAD) &&
 	    lt_desc_attr(desc, LT_BIAS_POINTER, &bias, 8) == 0)
 		c->bias = (uintptr_t)bias;
-	*writes_more = !epi_read || (epilogue & (LT_EPI_BGRAD | LT_EPI_AUX));
+	void *amax = NULL;
+	*writes_more = !epi_read || (epilogue & (LT_EPI_BGRAD | LT_EPI_AUX)) ||
+		       lt_desc_attr(desc, LT_AMAX_D_POINTER, &amax, 8) || amax;
 	return 0;
 }
 

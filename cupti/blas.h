@@ -66,7 +66,7 @@ int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx);
  * ranges [lo[i], hi[i]) its kernels may write (D; the workspace torch
  * gave it: blas_workspace.h), or -1 when they are not all known (a cuDNN
  * or cuFFT call, a call not planned, a handle whose workspace was never
- * seen set, a cublasLt epilogue that writes more).  Without it every
+ * seen set, a cublasLt epilogue that writes more, an fp8 GEMM's max |D|).  Without it every
  * kernel of a cuBLAS call launches everything waiting. */
 int np_blas_call_writes(uint64_t lo[2], uint64_t hi[2]);
 

@@ -3,6 +3,7 @@
  * kernels every multiply runs, as in cuBLAS, whose GEMMs run in
  * cublasLt), and without as libcublas.so.13 (the cublas<t>gemm API, on
  * top of it). */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static void run_kernel(const void *args, unsigned grid, unsigned block)
 	memcpy(&a, args, sizeof(a));
 	const struct fake_gemm *g = &a.g;
 	long mn = (long)g->m * g->n;
+	float amax = 0;
 	for (int b = 0; b < g->batch; b++)
 		for (int j = 0; j < g->n; j++)
 			for (int i = 0; i < g->m; i++) {
@@ -66,7 +68,10 @@ static void run_kernel(const void *args, unsigned grid, unsigned block)
 				if (g->bias)
 					v += g->bias[i];
 				g->d[b * g->sd + i + (long)j * g->ldd] = v;
+				amax = fabsf(v) > amax || isnan(v) ? fabsf(v) : amax;
 			}
+	if (g->amax && a.part != 0 && a.part != 1)   /* by the kernel that writes D */
+		*g->amax = amax;
 }
 
 static void init(void)
@@ -126,6 +131,7 @@ struct fake_lt_desc {
 	int32_t compute, scale, pointer_mode, ta, tb;
 	uint32_t epilogue;
 	const void *bias;
+	float *amax;            /* CUBLASLT_MATMUL_DESC_AMAX_D_POINTER: max |D| written */
 };
 
 FAKE_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
@@ -176,6 +182,7 @@ static void *desc_field(cublasLtMatmulDesc_t d, int attr, size_t *size)
 	case CUBLASLT_MATMUL_DESC_TRANSB: *size = 4; return &d->tb;
 	case CUBLASLT_MATMUL_DESC_EPILOGUE: *size = 4; return &d->epilogue;
 	case CUBLASLT_MATMUL_DESC_BIAS_POINTER: *size = 8; return &d->bias;
+	case CUBLASLT_MATMUL_DESC_AMAX_D_POINTER: *size = 8; return &d->amax;
 	}
 	return NULL;
 }
@@ -275,7 +282,7 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc
 		.lda = (int)ad->ld, .ldb = (int)bd->ld, .ldc = (int)cd->ld, .ldd = (int)dd->ld,
 		.ta = d->ta, .tb = d->tb, .batch = dd->batch,
 		.sa = ad->stride, .sb = bd->stride, .sc = cd->stride, .sd = dd->stride,
-		.ws = ws, .ws_size = ws_size,
+		.ws = ws, .ws_size = ws_size, .amax = d->amax,
 	};
 	memcpy(&g.alpha, alpha, 4);
 	memcpy(&g.beta, beta, 4);

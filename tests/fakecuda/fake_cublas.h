@@ -48,7 +48,7 @@ enum { CUBLASLT_ORDER_COL = 0, CUBLASLT_ORDER_ROW = 1 };
 enum { CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0, CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,
        CUBLASLT_MATMUL_DESC_POINTER_MODE = 2, CUBLASLT_MATMUL_DESC_TRANSA = 3,
        CUBLASLT_MATMUL_DESC_TRANSB = 4, CUBLASLT_MATMUL_DESC_EPILOGUE = 7,
-       CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8 };
+       CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER = 21 };
 enum { CUBLASLT_EPILOGUE_DEFAULT = 1, CUBLASLT_EPILOGUE_BIAS = 4 };
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *h);
@@ -120,6 +120,8 @@ struct fake_gemm {
 				 * cublasLtMatmul's), or NULL: the fake's own */
 	size_t ws_size;         /* its bytes: split-K uses it when it holds
 				 * both halves' sums, as cuBLAS picks */
+	float *amax;            /* cublasLt's AMAX_D_POINTER (an fp8 GEMM's): max |D|
+				 * written there, or NULL */
 };
 cublasStatus_t fake_cublas_run(const struct fake_gemm *g, CUstream stream);
 

@@ -57,6 +57,9 @@
  *   (s) add      float  t = gp + gp               finite
  *   (t) cublasSgemm_v2, split-K, workspace wk     finite: what waits need
  *                                                 not go before its kernels
+ *   (u) add      float  am = gp + gp              finite: its check waits
+ *   (v) cublasLtMatmul, its max |D| into am[0]    +inf in D's row 0: a
+ *                       (an fp8 GEMM's amax)      birth; am[0] = +inf
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -562,7 +565,7 @@ int main(void)
 	 * (torch's caching allocator hands both out).  (r)'s partial sums
 	 * would be taken for (q)'s values if (q)'s check waited past
 	 * (r)'s kernels; (t) writes nothing that waits. */
-	float *wk = NULL, *ga = NULL, *gd = NULL, *gd2 = NULL;
+	float *wk = NULL, *ga = NULL, *gd = NULL, *gd2 = NULL, *am = NULL, *gd3 = NULL;
 	if (getenv("FAKE_JOB_IN_PLACE")) {
 		enum { GM = 32, GN = 32, GK = 128 };   /* k >= FAKE_SPLITK_MIN */
 		float one_f = 1.0f, zero_f = 0.0f, wk_v = 1.0f;
@@ -593,6 +596,27 @@ int main(void)
 		if (cublasSgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, GM, GN, GK, &one_f, gb, GM, gb,
 				   GK, &zero_f, gd2, GM))
 			failed = 1;
+		/* (u), (v): cublasLt writes max |D| where the add's check
+		 * still waits; the add would be taken for the +inf's birth */
+		am = dev_alloc(64 * 4), gd3 = dev_alloc(GM * GN * 4);
+		if (failed)
+			return 1;
+		char *u_data[3] = { (char *)am, (char *)gp, (char *)gp };
+		void *u_params[] = { &n_q, &one, u_data };
+		CHECK(cuLaunchKernel(add, 1, 1, 1, 64, 1, 1, 0, NULL, u_params, NULL));
+		cublasLtHandle_t lt;
+		cublasLtMatmulDesc_t desc;
+		cublasLtMatrixLayout_t al, bl, dl;
+		if (cublasLtCreate(&lt) || cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F,
+								     FAKE_CUDA_R_32F) ||
+		    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, &am,
+						   sizeof(am)) ||
+		    cublasLtMatrixLayoutCreate(&al, FAKE_CUDA_R_32F, GM, GK, GM) ||
+		    cublasLtMatrixLayoutCreate(&bl, FAKE_CUDA_R_32F, GK, GN, GK) ||
+		    cublasLtMatrixLayoutCreate(&dl, FAKE_CUDA_R_32F, GM, GN, GM) ||
+		    cublasLtMatmul(lt, desc, &one_f, ga, al, gb, bl, &zero_f, gd3, dl, gd3, dl, NULL,
+				   NULL, 0, NULL))
+			failed = 1;
 	}
 
 	CHECK(cuCtxSynchronize());
@@ -609,7 +633,8 @@ int main(void)
 	    !isfinite(lists[2][ADAM_ELEMS - 1]) || lists[3][0] <= 0 || v0 != 1.0f || !v700_nan ||
 	    (o && (!isinf(o[9]) || o[8] != 9.0f)) ||
 	    (gd && (!isinf(gd[0]) || !isinf(gd[32 * 31]) || gd[1] != 64.0f || gd2[5] != 128.0f ||
-		    wk[0] != 64.0f))) {   /* (t)'s partial sum: the workspace used */
+		    wk[0] != 64.0f ||   /* (t)'s partial sum: the workspace used */
+		    !isinf(am[0]) || am[1] != 2 * gp[1] || !isinf(gd3[0])))) {
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
 		failed = 1;
 	}
