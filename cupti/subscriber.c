@@ -415,30 +415,40 @@ static void before_launch(const struct np_launch *l, const struct np_kfunc *f, v
 }
 
 /* Waiting checks (defer.h) launched before a kernel that may write what
- * they read: its outputs decoded at the launch's entry.  One whose writes
- * are not all known (undecoded, a library's but a planned cuBLAS call's,
- * at_launch_entry; a tensor list's in turns, an output of unknown extent
- * or dtype) launches them all. */
+ * they read: its outputs decoded at the launch's entry, a tensor list's
+ * (an optimizer's) in turns as at its exit.  One whose writes are not all
+ * known (undecoded, a library's but a planned cuBLAS call's,
+ * at_launch_entry; an output of unknown extent or dtype; a list of more
+ * than DEFER_TURNS turns) launches them all. */
+#define DEFER_TURNS 256          /* of MAX_OUTPUTS outputs: 4096 */
 static void defer_before_launch(const struct np_kfunc *f, void **params, struct np_klaunch kl)
 {
 	struct np_kbuf outs[MAX_OUTPUTS];
 	uint64_t lo[MAX_OUTPUTS], hi[MAX_OUTPUTS];
 	int nout = params ? np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl,
 					       outs, MAX_OUTPUTS) : 0;
-	if (nout <= 0 || kl.more) {
-		np_defer_flush(NP_DEFER_UNKNOWN);
-		return;
-	}
-	for (int k = 0; k < nout; k++) {
-		const struct np_kbuf *b = &outs[k];
-		if (!b->numel || b->dtype >= NP_DT_MAX || b->how == NP_KH_CAT) {
-			np_defer_flush(NP_DEFER_UNKNOWN);
-			return;
+	for (unsigned turn = 0; nout > 0; turn++) {
+		for (int k = 0; k < nout; k++) {
+			const struct np_kbuf *b = &outs[k];
+			if (!b->numel || b->dtype >= NP_DT_MAX || b->how == NP_KH_CAT) {
+				np_defer_flush(NP_DEFER_UNKNOWN);
+				return;
+			}
+			lo[k] = b->ptr;
+			hi[k] = b->ptr +
+				(b->numel << b->pairs) * np_dtype_size((enum np_dtype)b->dtype);
 		}
-		lo[k] = b->ptr;
-		hi[k] = b->ptr + (b->numel << b->pairs) * np_dtype_size((enum np_dtype)b->dtype);
+		np_defer_before_writes(lo, hi, nout);
+		/* the last turn, or nothing waits any more (launched) */
+		if (!kl.more || !np_defer_pending())
+			return;
+		if (turn + 1 >= DEFER_TURNS)
+			break;
+		kl.first += (uint32_t)nout;
+		nout = np_kdecode_outputs(&f->info, &f->params, (void *const *)params, &kl, outs,
+					  MAX_OUTPUTS);
 	}
-	np_defer_before_writes(lo, hi, nout);
+	np_defer_flush(NP_DEFER_UNKNOWN);
 }
 
 /* A launch's API entry, before it is enqueued: what waits and what it

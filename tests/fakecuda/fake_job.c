@@ -29,6 +29,8 @@
  *                       its numel says 100000     the check would read past
  *                       (the kernel does nothing) the allocation, so it must
  *                                                 not be launched
+ *  ((w) fill     float  the 21st param's first 64  finite, with FAKE_JOB_
+ *                       floats = 1                IN_PLACE=1 only)
  *   (l) fused AdamW, lr = inf, 21 params          every param -inf: 21 births,
  *                       (one of 2 chunks):        exp_avg, exp_avg_sq clean;
  *                       multi_tensor_apply,       63 outputs, more than one
@@ -510,6 +512,17 @@ int main(void)
 	double lr = INFINITY, beta1 = 0.9, beta2 = 0.999, wd = 0, eps = 1e-8;
 	void *l_params[] = { &meta, &adam_functor, &lr_ptr, &lr, &beta1, &beta2, &wd, &eps,
 			     &maximize, &grad_scale, &found_inf };
+	/* (w), with FAKE_JOB_IN_PLACE=1 only: the last param's first 64
+	 * floats filled with 1 (finite) just before the step; the step's
+	 * outputs are decoded in turns of 16, that param's in the last: a
+	 * check of the fill still waiting would read the step's -inf */
+	if (getenv("FAKE_JOB_IN_PLACE")) {
+		int n_w = 64;
+		float w_v = 1.0f;
+		char *w_data[1] = { (char *)(lists[0] + 20 * 100) };
+		void *w_params[] = { &n_w, &w_v, w_data };
+		CHECK(cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, NULL, w_params, NULL));
+	}
 	CHECK(cuLaunchKernel(adamw, nblocks, 1, 1, 512, 1, 1, 0, NULL, l_params, NULL));
 
 	/* (m) v = v / v over two chunks mapped one after the other into a
