@@ -221,5 +221,11 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
 	if (r != 1)
 		return r;
 	np_generic_forget(b->ptr);   /* checked after whatever wrote it */
+	/* deferring: it waits with the launches' checks (a module-level
+	 * check, a guard, a copy's), in the order it was prepared in */
+	if (!captured && np_defer_window() > 0) {
+		np_defer_add(g, stream, &c);
+		return 1;
+	}
 	return launch_one(g, stream, &c);
 }

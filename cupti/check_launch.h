@@ -94,7 +94,9 @@ void np_check_list_launch(struct np_gpu_ctx *g, CUstream stream, uint8_t dtype,
  * as far as a tensor interval covers.  Never past the device allocation
  * holding b.  Returns 1 if launched (*tag: its record's tag, 0 for a
  * captured check), 0 if not (counted), -1 if b's extent is unknown.  A
- * launched check makes the generic tier's note of b stale (generic.h). */
+ * launched check makes the generic tier's note of b stale (generic.h).
+ * While checks are deferred (defer.h) one not captured waits with them
+ * instead ("launched" then means on its way). */
 int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
 			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
 			int captured, uint64_t *tag);

@@ -15,7 +15,8 @@
  *    unmaps (a check must never read freed memory), synchronisation
  *    (results due), event records (another stream may then write),
  *    graph capture (a waiting check must not be captured) and replay;
- *  - a check launched at once (module-level checks, copies' checks): its
+ *  - a check launched at once (one captured into a graph; module-level
+ *    checks, guards and copies' checks wait with the rest otherwise): its
  *    result must not come before those of earlier launches;
  *  - the agent's stop.
  * One set for the process, under a mutex: a block the allocator frees on
