@@ -293,7 +293,9 @@ struct np_agent_rec {
 			uint64_t full;           /* ... no open list fitted */
 			uint64_t write;          /* ... a launch wrote a waiting range */
 			uint64_t unknown;        /* ... a launch's writes not known */
-			uint64_t call;           /* ... another driver call */
+			uint64_t memory;         /* ... a copy, memset, alloc, free, map */
+			uint64_t order;          /* ... a sync, event record, copy to the
+						  * host, capture, replay, teardown */
 			uint64_t now;            /* ... a check launched at once, the stop */
 		} dfr;
 		/* STATUS GPU_TRACKER: what the origin tracker (cupti/dirty.h)

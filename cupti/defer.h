@@ -51,14 +51,17 @@ static inline int np_defer_pending(void)
 
 /* Why what waits was launched (np_defer_counts): the window's N launches
  * went by; every list was open and none fitted a new check; a launch
- * writes a waiting range; a launch's writes are not known; another
- * driver call came; a check was launched at once, or the agent stops. */
+ * writes a waiting range; a launch's writes are not known; a memory call
+ * came (a copy, memset, allocation, free or mapping); another driver
+ * call (a sync, an event record, a copy to the host, graph capture or
+ * replay, a teardown); a check was launched at once, or the agent stops. */
 enum np_defer_why {
 	NP_DEFER_WINDOW = 0,
 	NP_DEFER_FULL,
 	NP_DEFER_WRITE,
 	NP_DEFER_UNKNOWN,
-	NP_DEFER_CALL,
+	NP_DEFER_MEMORY,
+	NP_DEFER_ORDER,
 	NP_DEFER_NOW,
 	NP_DEFER_WHYS
 };

@@ -274,7 +274,8 @@ static void send_counters(void)
 		r.dfr.full = dc.flushes[NP_DEFER_FULL];
 		r.dfr.write = dc.flushes[NP_DEFER_WRITE];
 		r.dfr.unknown = dc.flushes[NP_DEFER_UNKNOWN];
-		r.dfr.call = dc.flushes[NP_DEFER_CALL];
+		r.dfr.memory = dc.flushes[NP_DEFER_MEMORY];
+		r.dfr.order = dc.flushes[NP_DEFER_ORDER];
 		r.dfr.now = dc.flushes[NP_DEFER_NOW];
 		np_report_send_gpu(&r);
 	}

@@ -100,6 +100,16 @@ static int is_launch(CUpti_CallbackId cbid)
 	return 0;
 }
 
+/* A call the agent always sees but a kernel launch: allocations, frees,
+ * mappings, copies between device buffers or from the host, memsets. */
+static int is_memory_call(CUpti_CallbackId cbid)
+{
+	for (size_t i = KERNEL_LAUNCH_CBIDS; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
+		if (launch_cbids[i] == cbid)
+			return 1;
+	return 0;
+}
+
 /* ---- the guards' suspect ---- */
 
 /* this thread's latest launch with unchecked outputs: the guards' suspect */
@@ -893,7 +903,7 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	uint64_t t0 = timed ? np_now_ns() : 0;
 	/* what waits is launched before any other call (defer.h) */
 	if (cb->callbackSite == CUPTI_API_ENTER && np_defer_pending() && !is_launch(cbid))
-		np_defer_flush(NP_DEFER_CALL);
+		np_defer_flush(is_memory_call(cbid) ? NP_DEFER_MEMORY : NP_DEFER_ORDER);
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:

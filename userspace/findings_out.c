@@ -740,15 +740,16 @@ static void print_undecoded(FILE *f, const struct np_collector *c, const struct 
 /* Deferred checks (NANPROF_GPU_DEFER, cupti/defer.h): how many waited,
  * in how many list launches, and why lists went out before their N
  * launches had gone by, the most first: what to change for longer lists. */
-static const char *const deferred_early_text[5] = {
+static const char *const deferred_early_text[NP_DEFER_EARLY] = {
 	"as a launch wrote what waited", "as a launch's writes were not known",
-	"at another driver call", "at a check launched at once or the stop",
-	"as no open list fitted",
+	"at a copy, memset, allocation or free",
+	"at a sync, event record, copy to the host or graph capture",
+	"at a check launched at once or the stop", "as no open list fitted",
 };
-static const char *const deferred_early_json[5] = {
+static const char *const deferred_early_json[NP_DEFER_EARLY] = {
 	"gpu_deferred_sent_at_write", "gpu_deferred_sent_at_unknown_writes",
-	"gpu_deferred_sent_at_driver_call", "gpu_deferred_sent_at_immediate_check",
-	"gpu_deferred_sent_lists_full",
+	"gpu_deferred_sent_at_memory_call", "gpu_deferred_sent_at_order_call",
+	"gpu_deferred_sent_at_immediate_check", "gpu_deferred_sent_lists_full",
 };
 
 static void print_deferred(FILE *f, const struct np_gpu_state *g)
@@ -758,10 +759,10 @@ static void print_deferred(FILE *f, const struct np_gpu_state *g)
 	fprintf(f, "; %llu checks deferred into %llu list launches (flushed: %llu at the end "
 		"of the window", (unsigned long long)g->defer.checks,
 		(unsigned long long)g->defer.launches, (unsigned long long)g->defer.window);
-	int shown[5] = { 0 };
-	for (int k = 0; k < 5; k++) {
+	int shown[NP_DEFER_EARLY] = { 0 };
+	for (int k = 0; k < NP_DEFER_EARLY; k++) {
 		int best = -1;
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < NP_DEFER_EARLY; i++)
 			if (!shown[i] && g->defer.early[i] &&
 			    (best < 0 || g->defer.early[i] > g->defer.early[best]))
 				best = i;
@@ -1104,7 +1105,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 			np_jsonw_uint_field(w, "gpu_deferred_checks", g->defer.checks);
 			np_jsonw_uint_field(w, "gpu_deferred_list_launches", g->defer.launches);
 			np_jsonw_uint_field(w, "gpu_deferred_sent_at_window", g->defer.window);
-			for (int i = 0; i < 5; i++)
+			for (int i = 0; i < NP_DEFER_EARLY; i++)
 				np_jsonw_uint_field(w, deferred_early_json[i], g->defer.early[i]);
 		}
 		np_jsonw_uint_field(w, "gpu_table_overflow", g->overflow);

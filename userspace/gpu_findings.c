@@ -231,9 +231,10 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		g->defer.launches = r->dfr.launches;
 		g->defer.early[0] = r->dfr.write;
 		g->defer.early[1] = r->dfr.unknown;
-		g->defer.early[2] = r->dfr.call;
-		g->defer.early[3] = r->dfr.now;
-		g->defer.early[4] = r->dfr.full;
+		g->defer.early[2] = r->dfr.memory;
+		g->defer.early[3] = r->dfr.order;
+		g->defer.early[4] = r->dfr.now;
+		g->defer.early[5] = r->dfr.full;
 		g->defer.window = r->dfr.window;
 		return;
 	}

@@ -315,6 +315,7 @@ struct np_agent_state {
 /* The CUDA side of a process's checks: kernel births are candidates
  * until the agent reports their first propagation (the value left the
  * kernel that made it). */
+#define NP_DEFER_EARLY 6           /* why deferred lists went out sooner */
 struct np_gpu_state {
 	uint8_t state;            /* 0 unknown; 1 on; 2 off */
 	char how[32];             /* "every", "sample", or why it is off */
@@ -335,10 +336,12 @@ struct np_gpu_state {
 	struct {                  /* deferred checks (cupti/defer.h); zero when off */
 		uint64_t checks, launches;   /* checks that waited; their list launches */
 		uint64_t window;             /* lists sent when N launches went by */
-		uint64_t early[5];           /* ... sooner: a launch wrote a waiting range;
-					      * its writes not known; another driver
-					      * call; a check launched at once or the
-					      * stop; no open list fitted */
+		uint64_t early[NP_DEFER_EARLY];   /* ... sooner: a launch wrote a
+					      * waiting range; its writes not known; a
+					      * memory call (copy, memset, alloc, free);
+					      * another driver call (sync, event,
+					      * capture); a check launched at once or
+					      * the stop; no open list fitted */
 	} defer;
 	uint64_t forgotten;       /* dirty ranges and cleared spans its origin
 				   * tracker dropped for room */

@@ -395,9 +395,10 @@ def defer_text(recs):
         return None
     d = d[-1]
     return ("%d deferred in %d lists; flushed %d at the window, %d at a write, "
-            "%d at unknown writes, %d at a driver call, %d at a check at once, "
-            "%d lists full" % (d["checks"], d["launches"], d["window"], d["write"],
-                               d["unknown"], d["call"], d["now"], d["full"]))
+            "%d at unknown writes, %d at a memory call, %d at a sync or event, "
+            "%d at a check at once, %d lists full" % (
+                d["checks"], d["launches"], d["window"], d["write"], d["unknown"],
+                d["memory"], d["order"], d["now"], d["full"]))
 
 
 def cmd_per_launch(a):

@@ -33,10 +33,10 @@ def host_cost_status(seq, launches, timed, timed_ns, checks_timed, check_ns):
     return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 15, 0, 0) + body
 
 
-def defer_status(seq, checks, launches, window, full, write, unknown, call, now):
+def defer_status(seq, checks, launches, window, full, write, unknown, memory, order, now):
     """A GPU_DEFER status (agent_report.h's dfr struct)."""
-    body = struct.pack("<QQQQQQQQ", checks, launches, window, full, write, unknown, call,
-                       now).ljust(72, b"\0")
+    body = struct.pack("<QQQQQQQQQ", checks, launches, window, full, write, unknown, memory,
+                       order, now)
     return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 16, 0, 0) + body
 
 
@@ -182,11 +182,11 @@ def main():
 
     # checks per check launch, and with deferring on why its lists went out
     job(rec, [on, status(2, 8, "launches 900", checked=600), launch_status(3, 900, 0, 0, 0, 150),
-              defer_status(4, 580, 140, 60, 0, 10, 50, 15, 5)], times)
+              defer_status(4, 580, 140, 60, 0, 10, 50, 9, 15, 5)], times)
     out = subprocess.check_output([sys.executable, TOOL, "per-launch", rec]).decode()
     want = ("600 checks in 150 launches (4.00 each) [580 deferred in 140 lists; flushed 60 "
-            "at the window, 10 at a write, 50 at unknown writes, 15 at a driver call, 5 at a "
-            "check at once, 0 lists full]")
+            "at the window, 10 at a write, 50 at unknown writes, 9 at a memory call, 15 at a "
+            "sync or event, 5 at a check at once, 0 lists full]")
     if want not in out:
         fails.append("per-launch with deferring: %r, want %r" % (out, want))
     job(rec, [on, status(2, 8, "launches 900", checked=600), launch_status(3, 900, 0, 0, 0, 600)],

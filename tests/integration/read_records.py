@@ -40,7 +40,8 @@ together, each failing with a line that says why):
                                   over_budget)
   --expect-defer K=V[,K=V...]     the last gpu_defer STATUS (deferred checks:
                                   checks, launches, and flushes by why:
-                                  window, full, write, unknown, call, now)
+                                  window, full, write, unknown, memory,
+                                  order, now)
   --expect-tracker K=V[,K=V...]   the last gpu_tracker STATUS (the origin
                                   tracker's drops) has these fields
                                   (evicted, forgotten)
@@ -115,9 +116,9 @@ def decode(buf):
         evicted, forgotten = struct.unpack_from("<QQ", body, 0)
         r.update(status="gpu_tracker", evicted=evicted, forgotten=forgotten)
     elif kind == 3 and status == 16:   # cupti/defer.h
-        vals = struct.unpack_from("<QQQQQQQQ", body, 0)
-        r.update(dict(zip(("checks", "launches", "window", "full", "write", "unknown", "call",
-                           "now"), vals)), status="gpu_defer")
+        vals = struct.unpack_from("<QQQQQQQQQ", body, 0)
+        r.update(dict(zip(("checks", "launches", "window", "full", "write", "unknown",
+                           "memory", "order", "now"), vals)), status="gpu_defer")
     elif kind == 3 and status == 15:   # cupti/host_cost.h
         launches, timed, timed_ns, ctimed, cns, every = struct.unpack_from("<QQQQQQ", body, 0)
         r.update(status="gpu_host_cost", launches=launches, timed=timed, timed_ns=timed_ns,

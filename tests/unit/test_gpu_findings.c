@@ -464,7 +464,8 @@ Test(gpu_findings, deferred_checks_and_why_their_lists_went_out_are_kept)
 	r.dfr.full = 1;
 	r.dfr.write = 20;
 	r.dfr.unknown = 100;
-	r.dfr.call = 30;
+	r.dfr.memory = 30;
+	r.dfr.order = 7;
 	r.dfr.now = 2;
 	send_rec(11, &r, true);
 	const struct np_gpu_state *g = &proc->gpu;
@@ -473,9 +474,10 @@ Test(gpu_findings, deferred_checks_and_why_their_lists_went_out_are_kept)
 	cr_expect_eq(g->defer.window, 40);
 	cr_expect_eq(g->defer.early[0], 20, "a launch wrote what waited");
 	cr_expect_eq(g->defer.early[1], 100, "a launch's writes not known");
-	cr_expect_eq(g->defer.early[2], 30, "another driver call");
-	cr_expect_eq(g->defer.early[3], 2, "a check at once, the stop");
-	cr_expect_eq(g->defer.early[4], 1, "no list fitted");
+	cr_expect_eq(g->defer.early[2], 30, "a memory call");
+	cr_expect_eq(g->defer.early[3], 7, "a sync, an event");
+	cr_expect_eq(g->defer.early[4], 2, "a check at once, the stop");
+	cr_expect_eq(g->defer.early[5], 1, "no list fitted");
 	cr_expect_eq(proc->gpu.lost, 0);
 }
 
