@@ -11,10 +11,12 @@
  *    the launch's entry; a cuBLAS call's kernels: D and the workspace,
  *    blas.h), or whose writes are not known (an undecoded kernel,
  *    cuDNN's, cuFFT's, a Triton kernel's);
- *  - any other driver call the agent sees: copies, memsets, frees and
- *    unmaps (a check must never read freed memory), synchronisation
- *    (results due), event records (another stream may then write),
- *    graph capture (a waiting check must not be captured) and replay;
+ *  - a copy or memset into device memory that writes a waiting range;
+ *  - any other driver call the agent sees but an allocation or mapping:
+ *    frees and unmaps (a check must never read freed memory),
+ *    synchronisation and copies to the host (results due), event records
+ *    (another stream may then write), graph capture (a waiting check
+ *    must not be captured) and replay;
  *  - a check launched at once (one captured into a graph; module-level
  *    checks, guards and copies' checks wait with the rest otherwise): its
  *    result must not come before those of earlier launches;

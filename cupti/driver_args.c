@@ -115,33 +115,51 @@ int np_copy_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst, uint64_t *
 	return -1;
 }
 
-int np_host_write_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst)
+int np_host_write_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst, size_t *bytes)
 {
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds:
-		*dst = ((const cuMemcpyHtoD_v2_params *)p)->dstDevice;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds: {
+		const cuMemcpyHtoD_v2_params *a = p;
+		*dst = a->dstDevice;
+		*bytes = a->ByteCount;
 		return 0;
+	}
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz:
-		*dst = ((const cuMemcpyHtoDAsync_v2_params *)p)->dstDevice;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz: {
+		const cuMemcpyHtoDAsync_v2_params *a = p;
+		*dst = a->dstDevice;
+		*bytes = a->ByteCount;
 		return 0;
+	}
 	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds:
-		*dst = ((const cuMemsetD8_v2_params *)p)->dstDevice;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds: {
+		const cuMemsetD8_v2_params *a = p;
+		*dst = a->dstDevice;
+		*bytes = a->N;
 		return 0;
+	}
 	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz:
-		*dst = ((const cuMemsetD8Async_params *)p)->dstDevice;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz: {
+		const cuMemsetD8Async_params *a = p;
+		*dst = a->dstDevice;
+		*bytes = a->N;
 		return 0;
+	}
 	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds:
-		*dst = ((const cuMemsetD32_v2_params *)p)->dstDevice;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds: {
+		const cuMemsetD32_v2_params *a = p;
+		*dst = a->dstDevice;
+		*bytes = a->N * 4;
 		return 0;
+	}
 	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
-	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz:
-		*dst = ((const cuMemsetD32Async_params *)p)->dstDevice;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz: {
+		const cuMemsetD32Async_params *a = p;
+		*dst = a->dstDevice;
+		*bytes = a->N * 4;
 		return 0;
+	}
 	}
 	return -1;
 }

@@ -38,8 +38,8 @@ int np_driver_layout(uint64_t key, struct np_kparams *out, void *arg);
 int np_copy_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst, uint64_t *src,
 		 size_t *bytes, CUstream *stream);
 
-/* A host-to-device copy or a memset (cuMemcpyHtoD*, cuMemsetD8/16/32*):
- * its device destination; -1 for any other call. */
-int np_host_write_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst);
+/* A host-to-device copy or a memset (cuMemcpyHtoD*, cuMemsetD8/32*):
+ * its device destination and the bytes it writes; -1 for any other call. */
+int np_host_write_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst, size_t *bytes);
 
 #endif

@@ -826,12 +826,41 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 static void on_host_write(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t dst;
+	size_t bytes;
 	if (cb->callbackSite != CUPTI_API_EXIT ||
-	    np_host_write_args(cbid, cb->functionParams, &dst))
+	    np_host_write_args(cbid, cb->functionParams, &dst, &bytes))
 		return;
 	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;
 	np_generic_forget(dst);
+}
+
+/* What waits (defer.h), before a driver call other than a kernel launch:
+ * a copy or memset into device memory launches it only when it writes a
+ * waiting range, as a kernel does; a new allocation or mapping never (no
+ * waiting range lies in memory not mapped: frees and unmaps launch what
+ * waits); every other call launches it all (a free, a sync, an event
+ * record, a copy to the host, capture, replay, teardown). */
+static void defer_before_call(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	uint64_t dst, src;
+	size_t bytes;
+	CUstream stream;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
+		return;
+	}
+	if (np_copy_args(cbid, cb->functionParams, &dst, &src, &bytes, &stream) == 0 ||
+	    np_host_write_args(cbid, cb->functionParams, &dst, &bytes) == 0) {
+		uint64_t hi = dst + bytes;
+		if (hi >= dst) {
+			np_defer_before_writes(&dst, &hi, 1);
+			return;
+		}
+	}
+	np_defer_flush(is_memory_call(cbid) ? NP_DEFER_MEMORY : NP_DEFER_ORDER);
 }
 
 /* NANPROF_GPU_TRACE_ERRORS=1, a diagnosis: every driver call is seen,
@@ -901,9 +930,8 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	inside = 1;
 	int timed = np_hc_callback_timed();   /* host_cost.h */
 	uint64_t t0 = timed ? np_now_ns() : 0;
-	/* what waits is launched before any other call (defer.h) */
 	if (cb->callbackSite == CUPTI_API_ENTER && np_defer_pending() && !is_launch(cbid))
-		np_defer_flush(is_memory_call(cbid) ? NP_DEFER_MEMORY : NP_DEFER_ORDER);
+		defer_before_call(cbid, cb);
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:

@@ -62,6 +62,10 @@
  *   (u) add      float  am = gp + gp              finite: its check waits
  *   (v) cublasLtMatmul, its max |D| into am[0]    +inf in D's row 0: a
  *                       (an fp8 GEMM's amax)      birth; am[0] = +inf
+ *   (x) add      float  xa = gp + gp, then a      finite: the copy writes
+ *                       device copy gp -> xb      nothing that waits
+ *   (y) add      float  yb = gp + gp (32), then   the copy's +inf at 9: the
+ *                       a device copy o -> yb     add's check goes first
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -579,6 +583,7 @@ int main(void)
 	 * would be taken for (q)'s values if (q)'s check waited past
 	 * (r)'s kernels; (t) writes nothing that waits. */
 	float *wk = NULL, *ga = NULL, *gd = NULL, *gd2 = NULL, *am = NULL, *gd3 = NULL;
+	float *xa = NULL, *xb = NULL, *yb = NULL;
 	if (getenv("FAKE_JOB_IN_PLACE")) {
 		enum { GM = 32, GN = 32, GK = 128 };   /* k >= FAKE_SPLITK_MIN */
 		float one_f = 1.0f, zero_f = 0.0f, wk_v = 1.0f;
@@ -630,6 +635,20 @@ int main(void)
 		    cublasLtMatmul(lt, desc, &one_f, ga, al, gb, bl, &zero_f, gd3, dl, gd3, dl, NULL,
 				   NULL, 0, NULL))
 			failed = 1;
+		/* (x), (y): device copies while checks wait, one writing
+		 * elsewhere, one over a waiting range */
+		xa = dev_alloc(64 * 4), xb = dev_alloc(64 * 4), yb = dev_alloc(32 * 4);
+		if (failed)
+			return 1;
+		char *x_data[3] = { (char *)xa, (char *)gp, (char *)gp };
+		void *x_params[] = { &n_q, &one, x_data };
+		CHECK(cuLaunchKernel(add, 1, 1, 1, 64, 1, 1, 0, NULL, x_params, NULL));
+		CHECK(cuMemcpyDtoDAsync_v2((CUdeviceptr)xb, (CUdeviceptr)gp, 64 * 4, NULL));
+		int n_y = 32;
+		char *y_data[3] = { (char *)yb, (char *)gp, (char *)gp };
+		void *y_params[] = { &n_y, &one, y_data };
+		CHECK(cuLaunchKernel(add, 1, 1, 1, 32, 1, 1, 0, NULL, y_params, NULL));
+		CHECK(cuMemcpyDtoDAsync_v2((CUdeviceptr)yb, (CUdeviceptr)o, 32 * 4, NULL));
 	}
 
 	CHECK(cuCtxSynchronize());
@@ -647,7 +666,8 @@ int main(void)
 	    (o && (!isinf(o[9]) || o[8] != 9.0f)) ||
 	    (gd && (!isinf(gd[0]) || !isinf(gd[32 * 31]) || gd[1] != 64.0f || gd2[5] != 128.0f ||
 		    wk[0] != 64.0f ||   /* (t)'s partial sum: the workspace used */
-		    !isinf(am[0]) || am[1] != 2 * gp[1] || !isinf(gd3[0])))) {
+		    !isinf(am[0]) || am[1] != 2 * gp[1] || !isinf(gd3[0]) || xa[3] != 8.0f ||
+		    xb[3] != 4.0f || !isinf(yb[9]) || yb[8] != 9.0f))) {
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
 		failed = 1;
 	}

@@ -168,18 +168,22 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	# otherwise read (r)'s partial sums), and say what they write
 	# (the masked fill (g) and (v), whose max |D| cublasLt writes, are
 	# then the launches whose writes are not known; (u)'s check goes
-	# before (v)); and (w): the fused AdamW's outputs are tested against
+	# before (v)); (w): the fused AdamW's outputs are tested against
 	# what waits in turns of 16, its last param's in the last turn, over
-	# (w)'s fill (4 flushes at a write: (k), (p), (r), (l)).
-	# FAKE_JOB_IN_PLACE adds 10 checks: (o), (p), (q)'s two, (r), (s),
-	# (t), (u), (v), (w); all but the captured (i) wait
+	# (w)'s fill; (x), (y): a device copy launches what waits only when
+	# it writes a waiting range. Flushes at a write: (k), (p), (r), (l),
+	# (y); at unknown writes: (g), (q)'s first GEMM (its handle's
+	# workspace not set yet), (v); none at an allocation or a copy
+	# (memory=0).  FAKE_JOB_IN_PLACE adds 13 checks:
+	# (o), (p), (q)'s two, (r), (s), (t), (u), (v), (w), (x), (y) and
+	# (y)'s copy; all but the captured (i) wait
 	run_job "$T/rec8" "$T/job8" FAKE_JOB_IN_PLACE=1
 	run_job "$T/rec7" "$T/job7" NANPROF_GPU_DEFER=8 FAKE_JOB_IN_PLACE=1
 	rc=$?
 	dl=$(sed -n 's/.* check_launches=\([0-9]*\) .*/\1/p' "$T/job7.out")
 	nl=$(sed -n 's/.* check_launches=\([0-9]*\) .*/\1/p' "$T/job8.out")
-	job_stats "deferred: the job exits 0, $((CHECKS + 10)) checks, no fault" \
-		$rc "$T/job7" " checks=$((CHECK_RUNS + 10)) .* faults=0"
+	job_stats "deferred: the job exits 0, $((CHECKS + 13)) checks, no fault" \
+		$rc "$T/job7" " checks=$((CHECK_RUNS + 13)) .* faults=0"
 	if [ -n "$dl" ] && [ -n "$nl" ] && [ "$dl" -lt $((nl * 3 / 4)) ]; then
 		ok "deferred: a quarter fewer check launches at least ($dl; $nl without deferring)"
 	else
@@ -194,9 +198,9 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,graph=false,nan=1,first_bad=5" \
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=1024,nan=1,first_bad=700,propagated=false" \
-		--expect-counters "checked=$((CHECKS + 10)),skipped=$UNDECODED,dropped=0,overflow=0" \
+		--expect-counters "checked=$((CHECKS + 13)),skipped=$UNDECODED,dropped=0,overflow=0" \
 		--expect-launches "check_launches=$dl" --expect-gpu-seq \
-		--expect-defer "checks=$((CHECKS + 9)),unknown=2,write=4,full=0"
+		--expect-defer "checks=$((CHECKS + 12)),unknown=3,write=5,memory=0,full=0"
 	expect "deferred: the in-place div is the birth of its +inf" "$T/rec7" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=64,posinf=1,first_bad=9,propagated=false"
 	if python3 -c '
@@ -242,6 +246,16 @@ sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
 		ok "deferred: the fill's check, waiting, ran before the AdamW step wrote its range (a later turn)"
 	else
 		bad "deferred: the fill's check, waiting, ran before the AdamW step wrote its range (a later turn)" "$T/chk"
+	fi
+	if python3 -c '
+import sys; sys.path.insert(0, sys.argv[2]); import read_records
+bad = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"
+       and "CUDAFunctor_add<float>" in r.get("kernel", "") and r.get("numel") == 32]
+print(bad)
+sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
+		ok "deferred: the add's check, waiting, ran before a device copy wrote its range"
+	else
+		bad "deferred: the add's check, waiting, ran before a device copy wrote its range" "$T/chk"
 	fi
 
 	# --- no code for this GPU in the agent's fatbin ---
