@@ -63,6 +63,25 @@ expect() {
 	if $RR "$@" > "$T/chk" 2>&1; then ok "$name"; else bad "$name" "$T/chk"; fi
 }
 
+# no_check NAME RECORDS KERNEL K=V...: no check of a kernel whose name
+# holds KERNEL reported these fields (what a check that waited past a
+# later write of its range would have read)
+no_check() {
+	local name=$1 rec=$2 sub=$3
+	shift 3
+	if python3 -c '
+import sys; sys.path.insert(0, sys.argv[1]); import read_records
+sub, want = sys.argv[3], dict(kv.split("=", 1) for kv in sys.argv[4:])
+bad = [r for r in read_records.read(sys.argv[2]) if r["kind"] == "gpu_check"
+       and sub in r.get("kernel", "") and all(str(r.get(k)) == v for k, v in want.items())]
+print(bad)
+sys.exit(1 if bad else 0)' "$IT" "$rec" "$sub" "$@" > "$T/chk" 2>&1; then
+		ok "$name"
+	else
+		bad "$name" "$T/chk"
+	fi
+}
+
 if ! grep -qa np_check_f32 libnanprof_agent.so 2>/dev/null; then
 	skp "fake GPU tests" "agent built without its GPU side (no CUDA toolkit)"
 elif ! make -s fakecuda > "$T/make.out" 2>&1; then
@@ -203,60 +222,18 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 		--expect-defer "checks=$((CHECKS + 12)),unknown=3,write=5,memory=0,full=0"
 	expect "deferred: the in-place div is the birth of its +inf" "$T/rec7" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=64,posinf=1,first_bad=9,propagated=false"
-	if python3 -c '
-import sys; sys.path.insert(0, sys.argv[2]); import read_records
-bad = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"
-       and "CUDAFunctor_add<float>" in r.get("kernel", "") and r.get("posinf")
-       and r.get("first_bad") == 9]
-print(bad)
-sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
-		ok "deferred: the add's check, waiting, ran before the div wrote its range"
-	else
-		bad "deferred: the add's check, waiting, ran before the div wrote its range" "$T/chk"
-	fi
+	no_check "deferred: the add's check, waiting, ran before the div wrote its range" \
+		"$T/rec7" "CUDAFunctor_add<float>" numel=64 posinf=1 first_bad=9
 	expect "deferred: the GEMM (r) is the birth of its row of +inf" "$T/rec7" \
 		--expect-gpu-check "cublasLt_splitKreduce_kernel_fake:dtype=float32,numel=1024,posinf=32,first_bad=0,propagated=false"
-	if python3 -c '
-import sys; sys.path.insert(0, sys.argv[2]); import read_records
-bad = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"
-       and "FillFunctor<float>" in r.get("kernel", "") and r.get("numel") == 2048]
-print(bad)
-sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
-		ok "deferred: the fill's check, waiting, ran before cuBLAS wrote its partial sums there"
-	else
-		bad "deferred: the fill's check, waiting, ran before cuBLAS wrote its partial sums there" "$T/chk"
-	fi
-	if python3 -c '
-import sys; sys.path.insert(0, sys.argv[2]); import read_records
-bad = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"
-       and "CUDAFunctor_add<float>" in r.get("kernel", "") and r.get("numel") == 64
-       and r.get("posinf") == 1 and r.get("first_bad") == 0]
-print(bad)
-sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
-		ok "deferred: the add's check, waiting, ran before cublasLt wrote its max |D| there"
-	else
-		bad "deferred: the add's check, waiting, ran before cublasLt wrote its max |D| there" "$T/chk"
-	fi
-	if python3 -c '
-import sys; sys.path.insert(0, sys.argv[2]); import read_records
-bad = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"
-       and "FillFunctor<float>" in r.get("kernel", "") and r.get("numel") == 64]
-print(bad)
-sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
-		ok "deferred: the fill's check, waiting, ran before the AdamW step wrote its range (a later turn)"
-	else
-		bad "deferred: the fill's check, waiting, ran before the AdamW step wrote its range (a later turn)" "$T/chk"
-	fi
-	if python3 -c '
-import sys; sys.path.insert(0, sys.argv[2]); import read_records
-bad = [r for r in read_records.read(sys.argv[1]) if r["kind"] == "gpu_check"
-       and "CUDAFunctor_add<float>" in r.get("kernel", "") and r.get("numel") == 32]
-print(bad)
-sys.exit(1 if bad else 0)' "$T/rec7" "$IT" > "$T/chk" 2>&1; then
-		ok "deferred: the add's check, waiting, ran before a device copy wrote its range"
-	else
-		bad "deferred: the add's check, waiting, ran before a device copy wrote its range" "$T/chk"
-	fi
+	no_check "deferred: the fill's check, waiting, ran before cuBLAS wrote its partial sums there" \
+		"$T/rec7" "FillFunctor<float>" numel=2048
+	no_check "deferred: the add's check, waiting, ran before cublasLt wrote its max |D| there" \
+		"$T/rec7" "CUDAFunctor_add<float>" numel=64 posinf=1 first_bad=0
+	no_check "deferred: the fill's check, waiting, ran before the AdamW step wrote its range (a later turn)" \
+		"$T/rec7" "FillFunctor<float>" numel=64
+	no_check "deferred: the add's check, waiting, ran before a device copy wrote its range" \
+		"$T/rec7" "CUDAFunctor_add<float>" numel=32
 
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1
