@@ -135,7 +135,7 @@ static void set_writes(int known, uint64_t ws_lo, uint64_t ws_hi)
 	if (!known || !d->numel || d->dtype >= NP_DT_MAX)
 		return;
 	cur.lo[0] = d->ptr;
-	cur.hi[0] = d->ptr + (d->numel << d->pairs) * np_dtype_size((enum np_dtype)d->dtype);
+	cur.hi[0] = d->ptr + np_kbuf_bytes(d);
 	cur.nwrites = 1;
 	if (ws_lo < ws_hi) {
 		cur.lo[1] = ws_lo;
@@ -567,12 +567,16 @@ static blas_status w_lt_matmul(lt_handle h, lt_desc desc, const void *alpha, con
 }
 
 /* torch sets a handle's workspace each time it takes the handle
- * (blas_workspace.h): kept, for np_blas_call_writes */
+ * (blas_workspace.h): kept while checks are deferred (the only reader:
+ * np_blas_call_writes) */
 static blas_status w_set_workspace(blas_handle h, void *ws, size_t size)
 {
+	static int told;
 	blas_status r = real.set_workspace(h, ws, size);
-	if (r == 0)
-		np_blas_ws_set(h, (uintptr_t)ws, size);
+	if (r == 0 && np_defer_window() > 0 && np_blas_ws_set(h, (uintptr_t)ws, size) &&
+	    !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+		np_alog("cuBLAS: workspaces of more than %d handles: the calls of the others "
+			"launch every deferred check first", NP_BLAS_WS_HANDLES);
 	return r;
 }
 

@@ -316,6 +316,13 @@ struct np_kbuf {
 	uint64_t in[NP_KD_BUF_INPUTS];
 };
 
+/* The bytes a sized output spans from ptr on: numel elements of its
+ * dtype (twice as many for a complex output's real view). */
+static inline uint64_t np_kbuf_bytes(const struct np_kbuf *b)
+{
+	return (b->numel << b->pairs) * np_dtype_size((enum np_dtype)b->dtype);
+}
+
 /* What a launch says besides its parameters, and where a caller whose out[]
  * is too small for a launch's outputs stands. */
 struct np_klaunch {

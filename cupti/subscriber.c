@@ -445,8 +445,7 @@ static void defer_before_launch(const struct np_kfunc *f, void **params, struct 
 				return;
 			}
 			lo[k] = b->ptr;
-			hi[k] = b->ptr +
-				(b->numel << b->pairs) * np_dtype_size((enum np_dtype)b->dtype);
+			hi[k] = b->ptr + np_kbuf_bytes(b);
 		}
 		np_defer_before_writes(lo, hi, nout);
 		/* the last turn, or nothing waits any more (launched) */
