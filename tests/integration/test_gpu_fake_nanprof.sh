@@ -88,8 +88,8 @@ run_fake() {   # python out-dir args...   (FAKE_ENV: more environment; NP_OPTS: 
 
 one_python() {   # python
 	local py=$1 tag
-	tag=$(py_tag "$py")
-	if [ -z "$tag" ]; then
+	tag=$(py_tag "$py")${NANPROF_GPU_DEFER:+-deferred$NANPROF_GPU_DEFER}
+	if [ -z "${tag%-deferred*}" ]; then
 		skp "fake GPU under nanprof with $py" "no torch"
 		return
 	fi
@@ -104,6 +104,17 @@ one_python() {   # python
 	else
 		cat "$T/$tag-fault.err" >> "$T/chk"
 		bad "$tag: fake GPU origin under nanprof" "$T/chk"
+	fi
+	# test_gpu_fake_deferred.sh runs this suite with every job deferring
+	# its checks: that it did, or the run would test nothing new
+	if [ -n "${NANPROF_GPU_DEFER:-}" ]; then
+		if grep -q "\"gpu_message\":\"every, deferred $NANPROF_GPU_DEFER\".*\"gpu_deferred_checks\":[1-9]" \
+			"$T/$tag-fault/events.jsonl"; then
+			ok "$tag: NANPROF_GPU_DEFER=$NANPROF_GPU_DEFER reaches the job: its checks went out in lists"
+		else
+			grep -h '"type":"checks"' "$T/$tag-fault/events.jsonl" > "$T/chk"
+			bad "$tag: NANPROF_GPU_DEFER=$NANPROF_GPU_DEFER: no check deferred" "$T/chk"
+		fi
 	fi
 	# an evaluation pass after step 3's update (step 4's work): the
 	# launch callback reads the thread's grad mode from torch's c10
@@ -370,9 +381,11 @@ def checks(path):
     print(path, c.get("gpu_message"), "launches sampled out:", c.get("gpu_launches_sampled_out"),
           "checks:", c.get("gpu_checks"), "cuBLAS calls checked:", c.get("gpu_gemm_checks"))
     return c
+def mode(c):   # "every, deferred 8" (NANPROF_GPU_DEFER) is every launch
+    return c["gpu_message"].split(", deferred ")[0]
 a, b = checks(sys.argv[1]), checks(sys.argv[2])
-sys.exit(0 if a["gpu_message"] == "sample" and a["gpu_launches_sampled_out"] > 0 and
-         b["gpu_message"] == "every" and b["gpu_launches_sampled_out"] == a["gpu_launches_sampled_out"]
+sys.exit(0 if mode(a) == "sample" and a["gpu_launches_sampled_out"] > 0 and
+         mode(b) == "every" and b["gpu_launches_sampled_out"] == a["gpu_launches_sampled_out"]
          and b["gpu_checks"] > a["gpu_checks"] and b["gpu_gemm_checks"] > 0 else 1)
 PY
 	then
@@ -410,7 +423,7 @@ PY
 		--origin forward blocks.0.gate output --step 3 >> "$T/chk" 2>&1 &&
 	   grep -q '"op":"nanprof module-level check: module output, after nvjet_fake_exp_64x64_1x1_opaque"' \
 		"$T/$tag-opqmod/events.jsonl" &&
-	   grep -q '"gpu_message":"every+modules"' "$T/$tag-opqmod/events.jsonl" &&
+	   grep -q '"gpu_message":"every+modules[",]' "$T/$tag-opqmod/events.jsonl" &&
 	   grep -q '"gpu_guard_checks":0,"gpu_guard_skips":0' "$T/$tag-opqmod/events.jsonl" &&
 	   grep -q 'GPU checks: every launch and CUDA tensors at module level' \
 		"$T/$tag-opqmod/summary.txt"; then
@@ -900,7 +913,9 @@ elif ! make -s fakecuda > "$T/make.out" 2>&1; then
 	bad "fake libcuda, libcupti and ops build" "$T/make.out"
 else
 	one_python python3
-	if [ -x /usr/bin/python3 ]; then
+	if [ -n "${NANPROF_TEST_ONE_PYTHON:-}" ]; then
+		skp "fake GPU under nanprof with /usr/bin/python3" "NANPROF_TEST_ONE_PYTHON: pyenv's python only"
+	elif [ -x /usr/bin/python3 ]; then
 		one_python /usr/bin/python3
 	else
 		skp "fake GPU under nanprof with /usr/bin/python3" "not installed"
