@@ -92,9 +92,10 @@ static __thread struct {
 	struct np_kfunc *last;  /* its latest kernel launch */
 	CUstream stream;
 	CUcontext ctx;
-	/* what its kernels may write (np_blas_call_writes): D, then the
-	 * workspace if any; nwrites -1: not all known */
-	uint64_t lo[2], hi[2];
+	/* what its kernels may write (np_blas_call_writes): the plan's
+	 * outputs, then the workspace and the like; nwrites -1: not all
+	 * known */
+	uint64_t lo[NP_CALL_WRITES], hi[NP_CALL_WRITES];
 	int nwrites;
 } cur;
 
@@ -125,26 +126,42 @@ int np_blas_begin_plan(const struct np_gemm_plan *p)
 	return 1;
 }
 
-/* The planned call's writes: D, whole, and the workspace [ws_lo, ws_hi)
- * (empty: none of the job's memory); known 0: more than those (a handle
- * whose workspace is not known, an epilogue's auxiliary output). */
-static void set_writes(int known, uint64_t ws_lo, uint64_t ws_hi)
+/* The planned call's writes: each output of its plan, whole (cuBLAS's
+ * D; a cuDNN graph's every output), and the n ranges [lo[i], hi[i])
+ * besides (a workspace, a batch norm's statistics; empty ones left
+ * out).  Known 0, or an output of unknown extent or more ranges than
+ * kept: not all known. */
+static void set_writes(int known, const uint64_t *lo, const uint64_t *hi, int n)
 {
-	const struct np_kbuf *d = &cur.plan.out;
+	int k = 0;
 	cur.nwrites = -1;
-	if (!known || !d->numel || d->dtype >= NP_DT_MAX)
+	if (!known || cur.plan.note_only)
 		return;
-	cur.lo[0] = d->ptr;
-	cur.hi[0] = d->ptr + np_kbuf_bytes(d);
-	cur.nwrites = 1;
-	if (ws_lo < ws_hi) {
-		cur.lo[1] = ws_lo;
-		cur.hi[1] = ws_hi;
-		cur.nwrites = 2;
+	for (int i = 0; i <= cur.plan.n_more; i++) {
+		const struct np_kbuf *d = i ? &cur.plan.more[i - 1] : &cur.plan.out;
+		if (!d->numel || d->dtype >= NP_DT_MAX)
+			return;
+		cur.lo[k] = d->ptr;
+		cur.hi[k++] = d->ptr + np_kbuf_bytes(d);
 	}
+	for (int i = 0; i < n; i++) {
+		if (lo[i] >= hi[i])
+			continue;
+		if (k == NP_CALL_WRITES)
+			return;
+		cur.lo[k] = lo[i];
+		cur.hi[k++] = hi[i];
+	}
+	cur.nwrites = k;
 }
 
-int np_blas_call_writes(uint64_t lo[2], uint64_t hi[2])
+void np_blas_writes_besides(const uint64_t *lo, const uint64_t *hi, int n)
+{
+	if (cur.depth == 1 && cur.planned)
+		set_writes(1, lo, hi, n);
+}
+
+int np_blas_call_writes(uint64_t lo[NP_CALL_WRITES], uint64_t hi[NP_CALL_WRITES])
 {
 	if (!cur.depth)
 		return 0;
@@ -170,7 +187,7 @@ static int begin_ws(const struct np_gemm_call *c, int ws_known, uint64_t ws_lo, 
 	struct np_gemm_plan p;
 	if (!np_blas_begin_plan(np_blas_idle() && np_gemm_plan(c, &p) == 0 ? &p : NULL))
 		return 0;
-	set_writes(ws_known, ws_lo, ws_hi);
+	set_writes(ws_known, &ws_lo, &ws_hi, 1);
 	return 1;
 }
 

@@ -63,12 +63,16 @@ int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx);
 
 /* From the launch callback, on the launching thread, for deferred checks
  * (defer.h): 0 when no wrapped call is in progress; else the count of
- * ranges [lo[i], hi[i]) its kernels may write (D; the workspace torch
- * gave it: blas_workspace.h), or -1 when they are not all known (a cuDNN
- * or cuFFT call, a call not planned, a handle whose workspace was never
- * seen set, a cublasLt epilogue that writes more, an fp8 GEMM's max |D|).  Without it every
- * kernel of a cuBLAS call launches everything waiting. */
-int np_blas_call_writes(uint64_t lo[2], uint64_t hi[2]);
+ * ranges [lo[i], hi[i]) its kernels may write (the plan's outputs:
+ * cuBLAS's D, a cuDNN call's; the workspace torch gave it:
+ * blas_workspace.h; a batch norm's statistics), or -1 when they are not
+ * all known (a cuFFT call, a call not planned, a handle whose workspace
+ * was never seen set, a cublasLt epilogue that writes more, an fp8
+ * GEMM's max |D|, a cuDNN plan whose workspace size cuDNN would not
+ * say).  Without it every kernel of a library call launches everything
+ * waiting. */
+#define NP_CALL_WRITES 12       /* 1 + NP_GEMM_MORE_OUTS outputs, 6 ranges besides */
+int np_blas_call_writes(uint64_t lo[NP_CALL_WRITES], uint64_t hi[NP_CALL_WRITES]);
 
 /* One wrapped library function: the library that defines it (a file name
  * prefix), its name, the wrapper, and where the real one is kept. */
@@ -87,6 +91,11 @@ struct np_libcall {
 int np_blas_idle(void);
 int np_blas_begin_plan(const struct np_gemm_plan *p);
 int np_blas_end(int status);
+/* After np_blas_begin_plan returned 1, with checks deferred: the call
+ * writes its plan's outputs and the n ranges [lo[i], hi[i]) besides, and
+ * nothing else (np_blas_call_writes).  Not called: its writes are not
+ * known, and its kernels launch everything waiting. */
+void np_blas_writes_besides(const uint64_t *lo, const uint64_t *hi, int n);
 
 /* cuDNN's wrapped calls (dnn_calls.c), and what they need looked up
  * first (np_dnn_prepare, from np_blas_install); and the backend API's

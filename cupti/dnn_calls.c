@@ -9,6 +9,7 @@
 #include <string.h>
 #include "../agent/alog.h"
 #include "blas.h"
+#include "defer.h"
 #include "dnn.h"
 #include "dnn_graph.h"
 #include "drain.h"
@@ -61,6 +62,61 @@ static int described(dnn_desc d, int *nb, int *dims, int *strides, int *dtype)
 	return *nb >= 1 && *nb <= NP_DNN_MAX_DIMS ? 0 : -1;
 }
 
+/* ---- what a call writes besides its plan's outputs, for deferred
+ * checks (blas.h: np_blas_writes_besides): its workspace, a batch
+ * norm's statistics.  Only while checks are deferred: otherwise nothing
+ * asks, and the wrappers stay a few stores. ---- */
+
+#define BESIDES 6
+
+/* [ptr, ptr + bytes) among the ranges a call writes besides */
+static void add_range(uint64_t *lo, uint64_t *hi, int *n, const void *ptr, uint64_t bytes)
+{
+	if (ptr && bytes && *n < BESIDES) {
+		lo[*n] = (uintptr_t)ptr;
+		hi[(*n)++] = (uintptr_t)ptr + bytes;
+	}
+}
+
+/* bytes of the dense tensor d describes, 0 when not known */
+static uint64_t dense_bytes(dnn_desc d)
+{
+	int nb, dims[NP_DNN_MAX_DIMS], strides[NP_DNN_MAX_DIMS], dtype;
+	if (described(d, &nb, dims, strides, &dtype))
+		return 0;
+	int t = np_dnn_dtype(dtype);
+	return t < 0 ? 0 : np_dnn_dense_numel(nb, dims, strides) * np_dtype_size((enum np_dtype)t);
+}
+
+/* a batch norm call's per-channel tensors (pd: their descriptor; the
+ * running and saved statistics, dscale and dbias), another tensor of
+ * zd's (dz), the workspace and reserve space; nothing said when a
+ * per-channel tensor is given but its size is not known */
+static void bn_writes(dnn_desc pd, void *const per_channel[4], dnn_desc zd, void *z,
+		      void *ws, size_t ws_size, void *reserve, size_t reserve_size)
+{
+	uint64_t lo[BESIDES], hi[BESIDES], pb = dense_bytes(pd), zb = z ? dense_bytes(zd) : 0;
+	int n = 0;
+	for (int i = 0; i < 4; i++) {
+		if (per_channel[i] && !pb)
+			return;
+		add_range(lo, hi, &n, per_channel[i], pb);
+	}
+	if (z && !zb)
+		return;
+	add_range(lo, hi, &n, z, zb);
+	add_range(lo, hi, &n, ws, ws_size);
+	add_range(lo, hi, &n, reserve, reserve_size);
+	np_blas_writes_besides(lo, hi, n);
+}
+
+/* a convolution's workspace */
+static void ws_writes(void *ws, size_t ws_size)
+{
+	uint64_t lo = (uintptr_t)ws, hi = ws ? (uintptr_t)ws + ws_size : 0;
+	np_blas_writes_besides(&lo, &hi, 1);
+}
+
 /* The plan of y = bn(x): NULL when not plannable (the call's kernels
  * then go to the generic tier).  beta (host memory: a float, a double
  * for double data) other than 0 blends y's old values in: read. */
@@ -94,7 +150,10 @@ static dnn_status w_fwd_train(dnn_handle h, int mode, int ops, const void *alpha
 {
 	struct np_gemm_plan p;
 	/* z (an added residual) is read too, as the params are */
-	np_blas_begin_plan(plan_of(xd, x, yd, y, beta, scale, bias, z, NULL, &p));
+	if (np_blas_begin_plan(plan_of(xd, x, yd, y, beta, scale, bias, z, NULL, &p)) &&
+	    np_defer_window())
+		bn_writes(pd, (void *const[4]){ run_mean, run_var, save_mean, save_invvar }, NULL,
+			  NULL, ws, ws_size, reserve, reserve_size);
 	return np_blas_end(real.fwd_train(h, mode, ops, alpha, beta, xd, x, zd, z, yd, y, pd,
 					  scale, bias, factor, run_mean, run_var, eps, save_mean,
 					  save_invvar, act, ws, ws_size, reserve, reserve_size));
@@ -106,7 +165,9 @@ static dnn_status w_fwd_infer(dnn_handle h, int mode, const void *alpha, const v
 			      const void *var, double eps)
 {
 	struct np_gemm_plan p;
-	np_blas_begin_plan(plan_of(xd, x, yd, y, beta, scale, bias, mean, var, &p));
+	if (np_blas_begin_plan(plan_of(xd, x, yd, y, beta, scale, bias, mean, var, &p)) &&
+	    np_defer_window())
+		np_blas_writes_besides(NULL, NULL, 0);   /* y alone */
 	return np_blas_end(real.fwd_infer(h, mode, alpha, beta, xd, x, yd, y, pd, scale, bias,
 					  mean, var, eps));
 }
@@ -124,7 +185,9 @@ static dnn_status w_bwd(dnn_handle h, int mode, int ops, const void *a_data,
 	struct np_gemm_plan p;
 	const struct np_gemm_plan *pp = plan_of(dyd, dy, dxd, dx, b_data, x, scale, save_mean,
 						save_invvar, &p);
-	np_blas_begin_plan(pp);
+	if (np_blas_begin_plan(pp) && np_defer_window())
+		bn_writes(pd, (void *const[4]){ dscale, dbias }, dzd, dz, ws, ws_size, reserve,
+			  reserve_size);
 	return np_blas_end(real.bwd(h, mode, ops, a_data, b_data, a_param, b_param, xd, x, yd, y,
 				    dyd, dy, dzd, dz, dxd, dx, pd, scale, bias, dscale, dbias, eps,
 				    save_mean, save_invvar, act, ws, ws_size, reserve,
@@ -174,7 +237,8 @@ static dnn_status w_conv_fwd(dnn_handle h, const void *alpha, dnn_desc xd, const
 	struct np_gemm_plan p;
 	int ok = np_blas_idle() && !tensor_operand(yd, y, &c.out) &&
 		 !tensor_operand(xd, x, &c.in[0]) && !filter_operand(wd, w, &c.in[1]);
-	np_blas_begin_plan(conv_plan(ok, &c, beta, &p));
+	if (np_blas_begin_plan(conv_plan(ok, &c, beta, &p)) && np_defer_window())
+		ws_writes(ws, ws_size);
 	return np_blas_end(real.conv_fwd(h, alpha, xd, x, wd, w, conv, algo, ws, ws_size, beta,
 					 yd, y));
 }
@@ -190,7 +254,8 @@ static dnn_status w_conv_bias_act(dnn_handle h, const void *alpha1, dnn_desc xd,
 	struct np_gemm_plan p;
 	int ok = np_blas_idle() && !tensor_operand(yd, y, &c.out) &&
 		 !tensor_operand(xd, x, &c.in[0]) && !filter_operand(wd, w, &c.in[1]);
-	np_blas_begin_plan(conv_plan(ok, &c, NULL, &p));
+	if (np_blas_begin_plan(conv_plan(ok, &c, NULL, &p)) && np_defer_window())
+		ws_writes(ws, ws_size);
 	return np_blas_end(real.conv_bias_act(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_size,
 					      alpha2, zd, z, bd, bias, act, yd, y));
 }
@@ -203,7 +268,8 @@ static dnn_status w_conv_bwd_data(dnn_handle h, const void *alpha, dnn_desc wd, 
 	struct np_gemm_plan p;
 	int ok = np_blas_idle() && !tensor_operand(dxd, dx, &c.out) &&
 		 !tensor_operand(dyd, dy, &c.in[0]) && !filter_operand(wd, w, &c.in[1]);
-	np_blas_begin_plan(conv_plan(ok, &c, beta, &p));
+	if (np_blas_begin_plan(conv_plan(ok, &c, beta, &p)) && np_defer_window())
+		ws_writes(ws, ws_size);
 	return np_blas_end(real.conv_bwd_data(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_size,
 					      beta, dxd, dx));
 }
@@ -217,7 +283,8 @@ static dnn_status w_conv_bwd_filter(dnn_handle h, const void *alpha, dnn_desc xd
 	struct np_gemm_plan p;
 	int ok = np_blas_idle() && !filter_operand(dwd, dw, &c.out) &&
 		 !tensor_operand(xd, x, &c.in[0]) && !tensor_operand(dyd, dy, &c.in[1]);
-	np_blas_begin_plan(conv_plan(ok, &c, beta, &p));
+	if (np_blas_begin_plan(conv_plan(ok, &c, beta, &p)) && np_defer_window())
+		ws_writes(ws, ws_size);
 	return np_blas_end(real.conv_bwd_filter(h, alpha, xd, x, dyd, dy, conv, algo, ws,
 						ws_size, beta, dwd, dw));
 }
@@ -285,6 +352,21 @@ static void tell(int planned, int noted, const struct np_gemm_plan *p,
 			noted ? "; its variant pack's addresses noted" : "");
 }
 
+/* a planned execution's workspace: the pack's address, the plan's size
+ * (cuDNN keeps it; torch asks it when it builds the plan) */
+static void graph_writes(dnn_desc plan, dnn_desc pack)
+{
+	uint64_t ws;
+	int64_t size = 0, got = 0;
+	if (np_dg_pack_workspace(pack, &ws))
+		return;
+	if (ws && (!real.be_get || real.be_get(plan, NP_DGA_PLAN_WORKSPACE_SIZE, NP_DGT_INT64, 1,
+					       &got, &size) != 0 || got != 1 || size < 0))
+		return;
+	uint64_t hi = ws ? ws + (uint64_t)size : 0;
+	np_blas_writes_besides(&ws, &hi, 1);
+}
+
 static dnn_status w_be_execute(dnn_handle h, dnn_desc plan, dnn_desc pack)
 {
 	struct np_gemm_plan p;
@@ -296,7 +378,8 @@ static dnn_status w_be_execute(dnn_handle h, dnn_desc plan, dnn_desc pack)
 	int noted = idle && !planned && np_dg_plan_noted(plan, pack, &p) == 0;
 	if (idle)
 		tell(planned, noted, &p, &why);
-	np_blas_begin_plan(planned || noted ? &p : NULL);
+	if (np_blas_begin_plan(planned || noted ? &p : NULL) && planned && np_defer_window())
+		graph_writes(plan, pack);
 	return np_blas_end(real.be_execute(h, plan, pack));
 }
 

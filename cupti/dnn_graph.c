@@ -46,6 +46,8 @@ struct dg_entry {
 		struct dg_tensors ts;
 		struct {
 			uint8_t n_uids, n_ptrs;
+			uint8_t intermediates;  /* memory for them given: written too */
+			uint64_t workspace;
 			int64_t uid[NP_DG_TENSORS];
 			uint64_t ptr[NP_DG_TENSORS];
 		} pack;
@@ -323,6 +325,16 @@ static void set_pack(struct dg_entry *e, int attr, int atype, int64_t n, const v
 			e->u.pack.ptr[i] = (uintptr_t)p;
 		}
 		e->u.pack.n_ptrs = (uint8_t)k;
+	} else if (attr == NP_DGA_PACK_WORKSPACE && atype == NP_DGT_VOID_PTR && n == 1) {
+		const void *p;
+		memcpy(&p, v, sizeof(p));
+		e->u.pack.workspace = (uintptr_t)p;
+	} else if (attr == NP_DGA_PACK_INTERMEDIATES && atype == NP_DGT_VOID_PTR) {
+		for (int64_t i = 0; i < n; i++) {
+			const void *p;
+			memcpy(&p, (const char *)v + (size_t)i * sizeof(p), sizeof(p));
+			e->u.pack.intermediates |= p != NULL;
+		}
 	}
 }
 
@@ -530,6 +542,19 @@ int np_dg_plan_noted(const void *plan, const void *vpack, struct np_gemm_plan *p
 int np_dg_plan(const void *plan, const void *vpack, struct np_gemm_plan *p)
 {
 	return np_dg_plan_why(plan, vpack, p, NULL);
+}
+
+int np_dg_pack_workspace(const void *vpack, uint64_t *ptr)
+{
+	int r = -1;
+	pthread_mutex_lock(&lock);
+	struct dg_entry *e = find(vpack);
+	if (e && e->type == NP_DG_VARIANT_PACK && !e->u.pack.intermediates) {
+		*ptr = e->u.pack.workspace;
+		r = 0;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
 }
 
 const char *np_dg_why_text(const struct np_dg_why *why, char *buf, size_t n)

@@ -90,7 +90,9 @@ enum np_dg_attr {
 	NP_DGA_GRAPH_OPS = 801,
 	NP_DGA_TENSOR_DTYPE = 901, NP_DGA_TENSOR_DIMS = 902, NP_DGA_TENSOR_STRIDES = 903,
 	NP_DGA_TENSOR_UID = 906, NP_DGA_TENSOR_VIRTUAL = 907, NP_DGA_TENSOR_BY_VALUE = 908,
-	NP_DGA_PACK_UIDS = 1000, NP_DGA_PACK_POINTERS = 1001,
+	NP_DGA_PLAN_WORKSPACE_SIZE = 402,
+	NP_DGA_PACK_UIDS = 1000, NP_DGA_PACK_POINTERS = 1001, NP_DGA_PACK_INTERMEDIATES = 1002,
+	NP_DGA_PACK_WORKSPACE = 1003,
 	NP_DGA_ENGINE_GRAPH = 1300,
 	NP_DGA_MATMUL_A = 1520, NP_DGA_MATMUL_B = 1521, NP_DGA_MATMUL_C = 1522,
 	NP_DGA_REDUCTION_X = 1610, NP_DGA_REDUCTION_Y = 1611,
@@ -188,6 +190,12 @@ int np_dg_plan_why(const void *plan, const void *vpack, struct np_gemm_plan *p,
  * attach`) any address of the pack may be an output.  0 and *p, or -1
  * when no pack with an address was seen. */
 int np_dg_plan_noted(const void *plan, const void *vpack, struct np_gemm_plan *p);
+
+/* The workspace a variant pack gives its execution: 0 and *ptr (0: none
+ * given), or -1 when the pack was not seen built or gives intermediates'
+ * memory too (more that its kernels write).  Its size is the plan's
+ * (NP_DGA_PLAN_WORKSPACE_SIZE), which cuDNN keeps. */
+int np_dg_pack_workspace(const void *vpack, uint64_t *ptr);
 
 /* A reason in words: "an operation of type 48 not read" (buf, n bytes). */
 const char *np_dg_why_text(const struct np_dg_why *why, char *buf, size_t n);

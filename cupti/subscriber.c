@@ -470,7 +470,7 @@ static void at_launch_entry(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct np_launch l;
 	if (defer) {
 		/* a kernel of a cuBLAS call: the call says what it writes */
-		uint64_t lo[2], hi[2];
+		uint64_t lo[NP_CALL_WRITES], hi[NP_CALL_WRITES];
 		int n = np_blas_call_writes(lo, hi);
 		if (n > 0)
 			np_defer_before_writes(lo, hi, n);

@@ -142,12 +142,12 @@ static cudnnBackendDescriptor_t fcg_conv_plan(cudnnHandle_t dnn, const int64_t x
 	return fcg_failed ? NULL : plan;
 }
 
-/* one execution of a plan: a variant pack of uids[k] at ptrs[k] built,
- * executed, destroyed.  0, or -1 when a call failed. */
-__attribute__((unused)) static int fcg_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan,
-					   int n, const int64_t *uids, void *const *ptrs)
+/* one execution of a plan: a variant pack of uids[k] at ptrs[k] and the
+ * workspace ws (NULL: none) built, executed, destroyed.  0, or -1 when a
+ * call failed. */
+static int fcg_run_ws(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan, int n,
+		      const int64_t *uids, void *const *ptrs, void *ws)
 {
-	void *ws = NULL;
 	cudnnBackendDescriptor_t pack = fcg_create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
 	fcg(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
 				     1, &ws), "set");
@@ -161,14 +161,28 @@ __attribute__((unused)) static int fcg_run(cudnnHandle_t dnn, cudnnBackendDescri
 	return fcg_failed ? -1 : 0;
 }
 
+__attribute__((unused)) static int fcg_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan,
+					   int n, const int64_t *uids, void *const *ptrs)
+{
+	return fcg_run_ws(dnn, plan, n, uids, ptrs, NULL);
+}
+
 /* one execution of the convolution's plan, as Conv_v8.cpp's
- * run_conv_plan makes it: a variant pack of 'x', 'y' and 'w' */
-__attribute__((unused)) static int fcg_conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan,
-						void *in, void *out, void *w)
+ * run_conv_plan makes it: a variant pack of 'x', 'y' and 'w', and a
+ * workspace from torch's caching allocator (ws; NULL: none) */
+__attribute__((unused)) static int fcg_conv_run_ws(cudnnHandle_t dnn,
+						   cudnnBackendDescriptor_t plan, void *in,
+						   void *out, void *w, void *ws)
 {
 	void *ptrs[3] = { in, out, w };
 	static const int64_t uids[3] = { 'x', 'y', 'w' };
-	return fcg_run(dnn, plan, 3, uids, ptrs);
+	return fcg_run_ws(dnn, plan, 3, uids, ptrs, ws);
+}
+
+__attribute__((unused)) static int fcg_conv_run(cudnnHandle_t dnn, cudnnBackendDescriptor_t plan,
+						void *in, void *out, void *w)
+{
+	return fcg_conv_run_ws(dnn, plan, in, out, w, NULL);
 }
 
 /* The plan of attention's forward as cudnn_frontend lowers SDPA for

@@ -186,6 +186,7 @@ struct fake_be_desc {
 	/* a finalized plan's convolution, as cuDNN keeps its own copy: the
 	 * descriptors it was built from may be destroyed */
 	int64_t uid_x, uid_w, uid_y, numel;
+	int64_t ws_bytes;               /* its workspace size */
 	/* or its attention (uid_x: q, uid_w: k): v, o and the statistics */
 	int attention;
 	int64_t uid_v, uid_o, uid_s, numel_s;
@@ -341,6 +342,7 @@ static cudnnStatus_t finalize_plan(struct fake_be_desc *plan)
 	plan->uid_x = int64_of(x, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
 	plan->uid_w = int64_of(w, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
 	plan->uid_y = int64_of(y, CUDNN_ATTR_TENSOR_UNIQUE_ID, 0);
+	plan->ws_bytes = FAKE_CUDNN_WS_FLOATS * sizeof(float);
 	return 0;
 }
 
@@ -360,6 +362,13 @@ FAKE_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d)
 FAKE_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, int name,
 						   int type, int64_t requested, int64_t *n, void *v)
 {
+	if (d && d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && d->finalized &&
+	    name == CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE && type == CUDNN_TYPE_INT64 && n) {
+		*n = 1;
+		if (requested >= 1)
+			memcpy(v, &d->ws_bytes, sizeof(d->ws_bytes));
+		return 0;
+	}
 	if (!d || d->type != CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR || !d->finalized ||
 	    name != CUDNN_ATTR_ENGINEHEUR_RESULTS || type != CUDNN_TYPE_BACKEND_DESCRIPTOR || !n)
 		return CUDNN_STATUS_NOT_SUPPORTED;
@@ -375,10 +384,12 @@ FAKE_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t cons
 	return 0;
 }
 
-/* the convolution kernel's one argument, by value */
+/* the convolution kernel's one argument, by value: ws, when given, its
+ * scratch (what a real kernel leaves in its workspace is anything: NaN
+ * here, which a check of that memory still waiting would read) */
 struct conv_args {
 	const float *x, *w;
-	float *y;
+	float *y, *ws;
 	int64_t n;
 };
 
@@ -396,7 +407,7 @@ struct attn_args {
  * scan of its words finds: only the variant pack names them */
 #define OPAQUE_MASK 0x5a5a5a5a5a5a5a5aull
 struct conv_args_masked {
-	uint64_t x, w, y;
+	uint64_t x, w, y, ws;
 	int64_t n;
 };
 
@@ -421,6 +432,8 @@ static void run_conv(const void *args, unsigned grid, unsigned block)
 	memcpy(&a, args, sizeof(a));
 	for (int64_t i = 0; i < a.n; i++)
 		a.y[i] = a.w[0] * a.x[i];
+	for (int i = 0; a.ws && i < FAKE_CUDNN_WS_FLOATS; i++)
+		a.ws[i] = NAN;
 }
 
 static void run_conv_opaque(const void *args, unsigned grid, unsigned block)
@@ -429,7 +442,8 @@ static void run_conv_opaque(const void *args, unsigned grid, unsigned block)
 	memcpy(&m, args, sizeof(m));
 	struct conv_args a = { (const float *)(uintptr_t)(m.x ^ OPAQUE_MASK),
 			       (const float *)(uintptr_t)(m.w ^ OPAQUE_MASK),
-			       (float *)(uintptr_t)(m.y ^ OPAQUE_MASK), m.n };
+			       (float *)(uintptr_t)(m.y ^ OPAQUE_MASK),
+			       m.ws ? (float *)(uintptr_t)(m.ws ^ OPAQUE_MASK) : NULL, m.n };
 	run_conv(&a, grid, block);
 }
 
@@ -477,14 +491,19 @@ FAKE_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescr
 		return CUDNN_STATUS_BAD_PARAM;
 	if (plan->attention)
 		return execute_attention(h, plan, pack);
+	const struct fake_be_attr *wsa = attr_of(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE);
+	float *ws = NULL;
+	if (wsa && wsa->n == 1)
+		memcpy(&ws, wsa->v, sizeof(ws));
 	struct conv_args a = { pointer_of(pack, plan->uid_x), pointer_of(pack, plan->uid_w),
-			       pointer_of(pack, plan->uid_y), plan->numel };
+			       pointer_of(pack, plan->uid_y), ws, plan->numel };
 	if (!a.x || !a.w || !a.y)
 		return CUDNN_STATUS_BAD_PARAM;
 	void *p[] = { &a };
 	const char *opaque = getenv("FAKE_CUDNN_OPAQUE");
 	struct conv_args_masked m = { (uintptr_t)a.x ^ OPAQUE_MASK, (uintptr_t)a.w ^ OPAQUE_MASK,
-				      (uintptr_t)a.y ^ OPAQUE_MASK, a.n };
+				      (uintptr_t)a.y ^ OPAQUE_MASK,
+				      ws ? (uintptr_t)ws ^ OPAQUE_MASK : 0, a.n };
 	void *pm[] = { &m };
 	int masked = opaque && *opaque == '1';
 	return cuLaunchKernel(masked ? k_conv_opaque : k_conv, (unsigned)((a.n + 255) / 256), 1, 1,
@@ -587,7 +606,7 @@ static int64_t numel_of(const cudnnTensorDescriptor_t d)
 static cudnnStatus_t launch_conv(CUfunction k, cudnnHandle_t h, const void *x, const void *w,
 				 void *y, int64_t n)
 {
-	struct conv_args a = { x, w, y, n };
+	struct conv_args a = { x, w, y, NULL, n };
 	void *p[] = { &a };
 	return cuLaunchKernel(k, (unsigned)((n + 255) / 256), 1, 1, 256, 1, 1, 0, h->stream, p,
 			      NULL) == CUDA_SUCCESS ? 0 : CUDNN_STATUS_BAD_PARAM;

@@ -47,6 +47,7 @@ enum {  /* cudnnBackendAttributeName_t */
 	CUDNN_ATTR_ENGINEHEUR_MODE = 200, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = 201,
 	CUDNN_ATTR_ENGINEHEUR_RESULTS = 202,
 	CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG = 401,
+	CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE = 402,
 	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA = 700,
 	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA = 701,
 	CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC = 702,
@@ -127,7 +128,11 @@ cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d);
 cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d);
 cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, int name, int type,
 				       int64_t n, const void *v);
-/* only heuristics' results: one engine config */
+#define FAKE_CUDNN_WS_FLOATS 96
+/* only heuristics' results (one engine config) and a plan's workspace
+ * size (a convolution's: FAKE_CUDNN_WS_FLOATS floats, which its kernel
+ * writes when the variant pack gives a workspace; a pack without one is
+ * accepted all the same) */
 cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, int name, int type,
 				       int64_t requested, int64_t *n, void *v);
 cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan,

@@ -66,6 +66,17 @@
  *                       device copy gp -> xb      nothing that waits
  *   (y) add      float  yb = gp + gp (32), then   the copy's +inf at 9: the
  *                       a device copy o -> yb     add's check goes first
+ *   (z) fill     float  wz = 1, 96 floats, then   finite: the fill's check
+ *                       a cuDNN convolution (its  goes before the kernel
+ *                       backend API) cz = 2 gp,   leaves NaN in wz
+ *                       its workspace wz
+ *  (z2) div      float  bq = gp / br, 8 floats    +inf at 0: a birth
+ *       cuDNN batch norm of gp (2 channels),      finite; it writes its
+ *                       its saved statistics      saved mean and inverse
+ *                       into bq (as the caching   deviation over bq: the
+ *                       allocator may hand out    div's check must go
+ *                       a block whose check       first, or the birth is
+ *                       waits)                    lost
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -86,6 +97,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "fake.h"
+#include "fake_conv_graph.h"
 #include "fake_cublas.h"
 #include "../../agent/agent_report.h"
 
@@ -651,6 +663,53 @@ int main(void)
 		CHECK(cuMemcpyDtoDAsync_v2((CUdeviceptr)yb, (CUdeviceptr)o, 32 * 4, NULL));
 	}
 
+	/* (z), with FAKE_JOB_IN_PLACE=1 too: a cuDNN convolution's
+	 * workspace is memory a tensor held, whose check may still wait, as
+	 * a cuBLAS call's is; its kernel leaves NaN there, which the fill's
+	 * check would read if it waited past the execution */
+	float *wz = NULL, *cz = NULL;
+	if (getenv("FAKE_JOB_IN_PLACE")) {
+		static const int64_t cd[4] = { 1, 1, 8, 8 };   /* gp's 64 floats */
+		cudnnHandle_t dnn = NULL;
+		wz = dev_alloc(FAKE_CUDNN_WS_FLOATS * 4), cz = dev_alloc(64 * 4);
+		float *cw = dev_alloc(4);
+		if (failed || cudnnCreate(&dnn))
+			return 1;
+		cw[0] = 2.0f;
+		cudnnBackendDescriptor_t plan = fcg_conv_plan(dnn, cd);
+		int n_wz = FAKE_CUDNN_WS_FLOATS;
+		float wz_v = 1.0f;
+		char *z_data[1] = { (char *)wz };
+		void *z_params[] = { &n_wz, &wz_v, z_data };
+		CHECK(cuLaunchKernel(fill, 1, 1, 1, 128, 1, 1, 0, NULL, z_params, NULL));
+		if (!plan || fcg_conv_run_ws(dnn, plan, gp, cz, cw, wz))
+			failed = 1;
+		/* (z2) */
+		float *bq = dev_alloc(8 * 4), *br = dev_alloc(8 * 4), *by = dev_alloc(64 * 4);
+		float *bw = dev_alloc(2 * 4), *bb = dev_alloc(2 * 4);
+		cudnnTensorDescriptor_t td, pd;
+		int dims[] = { 2, 2, 16 }, strides[] = { 32, 16, 1 };
+		int pdims[] = { 1, 2, 1 }, pstrides[] = { 2, 1, 1 };
+		if (failed || cudnnCreateTensorDescriptor(&td) || cudnnCreateTensorDescriptor(&pd) ||
+		    cudnnSetTensorNdDescriptor(td, CUDNN_DATA_FLOAT, 3, dims, strides) ||
+		    cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, pdims, pstrides))
+			return 1;
+		for (int i = 0; i < 8; i++)
+			br[i] = i == 0 ? 0.0f : 1.0f;
+		bw[0] = bw[1] = 1.0f;
+		bb[0] = bb[1] = 0.0f;
+		int n_bq = 8;
+		char *bq_data[3] = { (char *)bq, (char *)gp, (char *)br };
+		void *bq_params[] = { &n_bq, &functor, bq_data };
+		CHECK(cuLaunchKernel(div, 1, 1, 1, 32, 1, 1, 0, NULL, bq_params, NULL));
+		float one_f = 1.0f, zero_f = 0.0f;
+		if (cudnnBatchNormalizationForwardTrainingEx(
+			    dnn, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN, &one_f, &zero_f, td,
+			    gp, NULL, NULL, td, by, pd, bw, bb, 0.1, NULL, NULL, 1e-5, bq, bq + 2,
+			    NULL, NULL, 0, NULL, 0))
+			failed = 1;
+	}
+
 	CHECK(cuCtxSynchronize());
 
 	/* the job's own results: the kernels really ran */
@@ -667,7 +726,8 @@ int main(void)
 	    (gd && (!isinf(gd[0]) || !isinf(gd[32 * 31]) || gd[1] != 64.0f || gd2[5] != 128.0f ||
 		    wk[0] != 64.0f ||   /* (t)'s partial sum: the workspace used */
 		    !isinf(am[0]) || am[1] != 2 * gp[1] || !isinf(gd3[0]) || xa[3] != 8.0f ||
-		    xb[3] != 4.0f || !isinf(yb[9]) || yb[8] != 9.0f))) {
+		    xb[3] != 4.0f || !isinf(yb[9]) || yb[8] != 9.0f)) ||
+	    (cz && (cz[3] != 2 * gp[3] || !isnan(wz[0])))) {
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
 		failed = 1;
 	}
