@@ -33,6 +33,10 @@
  *               executed and destroyed per call, as torch's Conv_v8.cpp
  *               does) writes p, then the add reads p: the descriptor
  *               wrappers and the execution's plan (cupti/dnn_graph.h)
+ *   cnn         conv as layer is gemm: a convolution and what reads it,
+ *               into new buffers each time, with a workspace (as torch
+ *               gives one from its allocator); deferred, the execution's
+ *               kernel says what it writes (its output, the workspace)
  * The fake's own launch path is not a real driver's: what differs between
  * the two runs is the agent's work, not what cuLaunchKernel costs on a
  * GPU (a few microseconds, which the check's own launch adds there too).
@@ -112,7 +116,7 @@ static void wait_for_agent(void)
 }
 
 static CUfunction add, opaque;
-static float *x, *y, *p, *q, *chain[8];
+static float *x, *y, *p, *q, *ws, *chain[8];
 
 static void launch_add(float *out, float *a, float *b)
 {
@@ -166,7 +170,7 @@ int main(int argc, char **argv)
 	static const uint32_t off1[] = { 0 }, size1[] = { sizeof(struct opaque_args) };
 	add = fake_cuda_register(add_f32, 3, off3, size3, k_nothing, NULL);
 	opaque = fake_cuda_register(opaque_name, 1, off1, size1, k_nothing, NULL);
-	x = dev_alloc(), y = dev_alloc(), p = dev_alloc(), q = dev_alloc();
+	x = dev_alloc(), y = dev_alloc(), p = dev_alloc(), q = dev_alloc(), ws = dev_alloc();
 	for (int i = 0; i < 8; i++)
 		chain[i] = dev_alloc();
 	cublasHandle_t blas;
@@ -178,9 +182,9 @@ int main(int argc, char **argv)
 	if (cudnnCreate(&dnn) || !(plan = fcg_conv_plan(dnn, dims)))
 		return 1;
 
-	for (int pattern = 0; pattern < 7; pattern++) {
+	for (int pattern = 0; pattern < 8; pattern++) {
 		static const char *const names[] = { "decoded", "undecoded", "generic", "gemm",
-						     "conv", "chain", "layer" };
+						     "conv", "chain", "layer", "cnn" };
 		/* a warm-up: first sights (names, layouts, the context's check
 		 * kernels) are paid once, not per launch */
 		for (int i = 0; i < 200; i++) {
@@ -190,8 +194,8 @@ int main(int argc, char **argv)
 				launch_add(chain[i % 8], x, y);
 			else if (pattern == 3 || pattern == 6)
 				gemm(blas, p);
-			else if (pattern == 4)
-				fcg_conv_run(dnn, plan, x, p, y);
+			else if (pattern == 4 || pattern == 7)
+				fcg_conv_run_ws(dnn, plan, x, p, y, pattern == 7 ? ws : NULL);
 			else
 				launch_opaque(p);
 		}
@@ -210,6 +214,10 @@ int main(int argc, char **argv)
 			} else if (pattern == 3) {
 				gemm(blas, p);
 				launch_add(q, p, y);
+			} else if (pattern == 7) {
+				if (fcg_conv_run_ws(dnn, plan, x, chain[2 * i % 8], y, ws))
+					return 1;
+				launch_add(chain[(2 * i + 1) % 8], chain[2 * i % 8], y);
 			} else if (pattern == 4) {
 				if (fcg_conv_run(dnn, plan, x, p, y))
 					return 1;

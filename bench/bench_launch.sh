@@ -46,9 +46,9 @@ print("%d rounds of %d iterations; the launching thread's CPU ns per iteration, 
 print("| pattern | launches | without the agent | with it | the agent's work | "
       "with it, NANPROF_GPU_BLAS=0 | the agent's work |")
 print("|---|---|---|---|---|---|---|")
-PATTERNS = ("decoded", "undecoded", "generic", "gemm", "conv", "chain", "layer")
+PATTERNS = ("decoded", "undecoded", "generic", "gemm", "conv", "chain", "layer", "cnn")
 launches = {"decoded": 1, "undecoded": 1, "generic": 2, "gemm": 2, "conv": 2, "chain": 1,
-            "layer": 2}
+            "layer": 2, "cnn": 2}
 med = statistics.median
 for k in PATTERNS:
     p, a, n = plain[k], agent[k], noblas[k]
@@ -64,7 +64,7 @@ print()
 print("NANPROF_GPU_DEFER=8: | pattern | with the agent | deferred | the agent's work, deferred "
       "| check launches (last round), at once and deferred |")
 print("|---|---|---|---|---|")
-for k in ("decoded", "chain", "generic", "gemm", "layer"):
+for k in ("decoded", "chain", "generic", "gemm", "layer", "conv", "cnn"):
     a, n = agent[k], defer[k]
     print("| %s | %.0f | %.0f (%.0f-%.0f) | %.0f | %d, %d |" % (
         k, med(a), med(n), min(n), max(n), med(n) - med(plain[k]),
