@@ -67,15 +67,20 @@ static int described(dnn_desc d, int *nb, int *dims, int *strides, int *dtype)
  * norm's statistics.  Only while checks are deferred: otherwise nothing
  * asks, and the wrappers stay a few stores. ---- */
 
-#define BESIDES 6
+#define BESIDES 7         /* a batch norm's 4 per-channel tensors, dz, workspace, reserve */
 
-/* [ptr, ptr + bytes) among the ranges a call writes besides */
+/* [ptr, ptr + bytes) among the n ranges a call writes besides; n -1
+ * once more were given than kept (never here: BESIDES counts them) */
 static void add_range(uint64_t *lo, uint64_t *hi, int *n, const void *ptr, uint64_t bytes)
 {
-	if (ptr && bytes && *n < BESIDES) {
-		lo[*n] = (uintptr_t)ptr;
-		hi[(*n)++] = (uintptr_t)ptr + bytes;
+	if (*n < 0 || !ptr || !bytes)
+		return;
+	if (*n == BESIDES) {
+		*n = -1;
+		return;
 	}
+	lo[*n] = (uintptr_t)ptr;
+	hi[(*n)++] = (uintptr_t)ptr + bytes;
 }
 
 /* bytes of the dense tensor d describes, 0 when not known */
@@ -107,7 +112,8 @@ static void bn_writes(dnn_desc pd, void *const per_channel[4], dnn_desc zd, void
 	add_range(lo, hi, &n, z, zb);
 	add_range(lo, hi, &n, ws, ws_size);
 	add_range(lo, hi, &n, reserve, reserve_size);
-	np_blas_writes_besides(lo, hi, n);
+	if (n >= 0)
+		np_blas_writes_besides(lo, hi, n);
 }
 
 /* a convolution's workspace */
