@@ -247,10 +247,11 @@ $(FAKECUDA)/libcupti.so.13: tests/fakecuda/fake_cupti.c $(FAKECUDA)/libcuda.so.1
 # libstdc++ as in a torch process: the agent demangles with its __cxa_demangle
 $(FAKECUDA)/fake_job: tests/fakecuda/fake_job.c $(FAKECUDA)/libcuda.so.1 $(FAKECUDA_HDRS) \
 		      agent/agent_report.h tests/fakecuda/fake_cublas.h $(FAKECUDA)/libcublas.so.13 \
-		      tests/fakecuda/fake_conv_graph.h $(FAKECUDA)/libcudnn.so.9
+		      tests/fakecuda/fake_conv_graph.h $(FAKECUDA)/libcudnn.so.9 \
+		      tests/fakecuda/fake_cufft.h $(FAKECUDA)/libcufft.so.12
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcublas.so.13 -l:libcublasLt.so.13 \
-		-l:libcudnn.so.9 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
+		-l:libcudnn.so.9 -l:libcufft.so.12 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -lm -o $@
 
 # a fake cuBLAS: cublasLt runs every multiply, cublas calls it (as cuBLAS does)

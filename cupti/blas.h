@@ -111,7 +111,7 @@ void np_dnn_prepare(void);
  * makes a plan at the first transform of each shape and caches it). */
 #define NP_FFT_WRAPPED 7
 extern const struct np_libcall np_fft_wrapped[NP_FFT_WRAPPED];
-#define NP_FFT_TRACKERS 11
+#define NP_FFT_TRACKERS 12
 extern const struct np_libcall np_fft_trackers[NP_FFT_TRACKERS];
 
 /* Implemented in subscriber.c: checks a planned call's output after its

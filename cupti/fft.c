@@ -99,6 +99,29 @@ void np_fft_plan_noted(uint64_t in, uint64_t out, struct np_gemm_plan *p)
 	np_gemm_add_input(&p->out, in);
 }
 
+int np_fft_writes_besides(const struct np_fft_desc *d, uint64_t in, uint64_t out,
+			  uint64_t lo[2], uint64_t hi[2])
+{
+	int n = 0, in_pairs, out_pairs;
+	if (d->work_area_set && d->work_area && (!d->work_size_known || d->work_size)) {
+		if (!d->work_size_known)
+			return -1;
+		lo[n] = d->work_area;
+		hi[n++] = d->work_area + d->work_size;
+	}
+	int in_dt = side_dtype(d->in.cuda_dtype, &in_pairs);
+	int out_dt = side_dtype(d->out.cuda_dtype, &out_pairs);
+	if (in != out && in_pairs && !out_pairs) {
+		/* complex to real: the input is the halved side */
+		uint64_t numel = in_dt < 0 ? 0 : np_fft_side_numel(d, &d->in, 1);
+		if (!numel || out_dt < 0)
+			return -1;
+		lo[n] = in;
+		hi[n++] = in + 2 * numel * np_dtype_size((enum np_dtype)in_dt);
+	}
+	return n;
+}
+
 /* ---- the plans made so far ---- */
 
 static struct {
@@ -141,6 +164,17 @@ int np_fft_plans_get(int handle, struct np_fft_desc *d)
 	}
 	pthread_mutex_unlock(&plans.lock);
 	return rc;
+}
+
+void np_fft_plans_set_work_area(int handle, uint64_t area)
+{
+	unsigned k = slot_of(handle);
+	pthread_mutex_lock(&plans.lock);
+	if (plans.slot[k].used && plans.slot[k].handle == handle) {
+		plans.slot[k].d.work_area = area;
+		plans.slot[k].d.work_area_set = 1;
+	}
+	pthread_mutex_unlock(&plans.lock);
 }
 
 void np_fft_plans_drop(int handle)

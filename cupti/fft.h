@@ -56,6 +56,12 @@ struct np_fft_desc {
 	int64_t n[NP_FFT_MAX_RANK];     /* n[rank - 1] the innermost */
 	int64_t batch;
 	struct np_fft_side in, out;
+	/* its work area: the size a cufftMake* call said (known: one
+	 * said it), the address cufftSetWorkArea gave (set: one did; torch
+	 * gives one from its caching allocator before each transform, else
+	 * the area is cuFFT's own memory) */
+	uint64_t work_size, work_area;
+	uint8_t work_size_known, work_area_set;
 };
 
 /* The sides of a legacy cufftType (CUFFT_R2C 0x2a, C2R 0x2c, C2C 0x29,
@@ -80,6 +86,16 @@ int np_fft_plan(const struct np_fft_desc *d, uint64_t in, uint64_t out,
  * decoded reader checks it (generic.h). */
 void np_fft_plan_noted(uint64_t in, uint64_t out, struct np_gemm_plan *p);
 
+/* What one execution of d from in to out writes besides its output,
+ * for deferred checks (blas.h: np_blas_writes_besides): the work area set
+ * on the plan (none set: cuFFT's own memory, no tensor's), and the input
+ * of an out-of-place complex-to-real transform, which cuFFT may
+ * overwrite.  The count of ranges [lo[i], hi[i]) (at most 2), or -1
+ * when they are not known (an area of unknown size, an input of unknown
+ * extent). */
+int np_fft_writes_besides(const struct np_fft_desc *d, uint64_t in, uint64_t out,
+			  uint64_t lo[2], uint64_t hi[2]);
+
 /* ---- the plans made so far, by cufftHandle ---- */
 
 #define NP_FFT_PLANS 256   /* remembered at once; torch keeps few per shape */
@@ -90,6 +106,8 @@ void np_fft_plan_noted(uint64_t in, uint64_t out, struct np_gemm_plan *p);
 int np_fft_plans_put(int handle, const struct np_fft_desc *d);
 /* handle's plan into *d: 0, or -1 when it was never seen or forgotten. */
 int np_fft_plans_get(int handle, struct np_fft_desc *d);
+/* cufftSetWorkArea: handle's transforms use area from now on. */
+void np_fft_plans_set_work_area(int handle, uint64_t area);
 /* cufftDestroy: handle's plan is gone (cuFFT reuses handles). */
 void np_fft_plans_drop(int handle);
 /* Plans forgotten for want of a slot. */

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include "../agent/alog.h"
 #include "blas.h"
+#include "defer.h"
 #include "drain.h"
 #include "fft.h"
 
@@ -30,6 +31,7 @@ static struct {
 	fft_result (*xt_make_many)(fft_handle, int, long long *, long long *, long long,
 				   long long, int, long long *, long long, long long, int,
 				   long long, size_t *, int);
+	fft_result (*set_work_area)(fft_handle, void *);
 	fft_result (*destroy)(fft_handle);
 	fft_result (*xt_exec)(fft_handle, void *, void *, int);
 	fft_result (*c2c)(fft_handle, void *, void *, int);
@@ -59,13 +61,16 @@ static struct np_fft_side side_of(int rank, const long long *embed, long long st
 static fft_result made(fft_result r, fft_handle h, int rank, const long long *n,
 		       const long long *inembed, long long istride, long long idist, int itype,
 		       const long long *onembed, long long ostride, long long odist, int otype,
-		       long long batch)
+		       long long batch, const size_t *ws)
 {
 	if (r != 0 || rank < 1 || rank > NP_FFT_MAX_RANK || !n)
 		return r;
+	/* ws: the work area's size a cufftMake* call returns (a cufftPlan*
+	 * call says none) */
 	struct np_fft_desc d = { .rank = rank, .batch = batch,
 				 .in = side_of(rank, inembed, istride, idist, itype),
-				 .out = side_of(rank, onembed, ostride, odist, otype) };
+				 .out = side_of(rank, onembed, ostride, odist, otype),
+				 .work_size = ws ? *ws : 0, .work_size_known = ws != NULL };
 	for (int k = 0; k < rank; k++)
 		d.n[k] = n[k];
 	if (np_fft_plans_put(h, &d))
@@ -76,7 +81,7 @@ static fft_result made(fft_result r, fft_handle h, int rank, const long long *n,
 /* made() for a legacy cufftType; int arrays as cufftPlanMany takes them */
 static fft_result made_typed(fft_result r, fft_handle h, int rank, const int *n,
 			     const int *inembed, int istride, int idist, const int *onembed,
-			     int ostride, int odist, int type, int batch)
+			     int ostride, int odist, int type, int batch, const size_t *ws)
 {
 	int it, ot;
 	long long n64[NP_FFT_MAX_RANK], ie[NP_FFT_MAX_RANK], oe[NP_FFT_MAX_RANK];
@@ -88,27 +93,27 @@ static fft_result made_typed(fft_result r, fft_handle h, int rank, const int *n,
 		oe[k] = onembed ? onembed[k] : 0;
 	}
 	return made(r, h, rank, n64, inembed ? ie : NULL, istride, idist, it,
-		    onembed ? oe : NULL, ostride, odist, ot, batch);
+		    onembed ? oe : NULL, ostride, odist, ot, batch, ws);
 }
 
 static fft_result w_plan1d(fft_handle *h, int nx, int type, int batch)
 {
 	fft_result r = real.plan1d(h, nx, type, batch);
-	return h ? made_typed(r, *h, 1, &nx, NULL, 1, 1, NULL, 1, 1, type, batch) : r;
+	return h ? made_typed(r, *h, 1, &nx, NULL, 1, 1, NULL, 1, 1, type, batch, NULL) : r;
 }
 
 static fft_result w_plan2d(fft_handle *h, int nx, int ny, int type)
 {
 	int n[] = { nx, ny };
 	fft_result r = real.plan2d(h, nx, ny, type);
-	return h ? made_typed(r, *h, 2, n, NULL, 1, 1, NULL, 1, 1, type, 1) : r;
+	return h ? made_typed(r, *h, 2, n, NULL, 1, 1, NULL, 1, 1, type, 1, NULL) : r;
 }
 
 static fft_result w_plan3d(fft_handle *h, int nx, int ny, int nz, int type)
 {
 	int n[] = { nx, ny, nz };
 	fft_result r = real.plan3d(h, nx, ny, nz, type);
-	return h ? made_typed(r, *h, 3, n, NULL, 1, 1, NULL, 1, 1, type, 1) : r;
+	return h ? made_typed(r, *h, 3, n, NULL, 1, 1, NULL, 1, 1, type, 1, NULL) : r;
 }
 
 static fft_result w_plan_many(fft_handle *h, int rank, int *n, int *inembed, int istride,
@@ -118,27 +123,27 @@ static fft_result w_plan_many(fft_handle *h, int rank, int *n, int *inembed, int
 	fft_result r = real.plan_many(h, rank, n, inembed, istride, idist, onembed, ostride,
 				      odist, type, batch);
 	return h ? made_typed(r, *h, rank, n, inembed, istride, idist, onembed, ostride, odist,
-			      type, batch) : r;
+			      type, batch, NULL) : r;
 }
 
 static fft_result w_make1d(fft_handle h, int nx, int type, int batch, size_t *ws)
 {
 	return made_typed(real.make1d(h, nx, type, batch, ws), h, 1, &nx, NULL, 1, 1, NULL, 1, 1,
-			  type, batch);
+			  type, batch, ws);
 }
 
 static fft_result w_make2d(fft_handle h, int nx, int ny, int type, size_t *ws)
 {
 	int n[] = { nx, ny };
 	return made_typed(real.make2d(h, nx, ny, type, ws), h, 2, n, NULL, 1, 1, NULL, 1, 1, type,
-			  1);
+			  1, ws);
 }
 
 static fft_result w_make3d(fft_handle h, int nx, int ny, int nz, int type, size_t *ws)
 {
 	int n[] = { nx, ny, nz };
 	return made_typed(real.make3d(h, nx, ny, nz, type, ws), h, 3, n, NULL, 1, 1, NULL, 1, 1,
-			  type, 1);
+			  type, 1, ws);
 }
 
 static fft_result w_make_many(fft_handle h, int rank, int *n, int *inembed, int istride,
@@ -148,7 +153,7 @@ static fft_result w_make_many(fft_handle h, int rank, int *n, int *inembed, int 
 	fft_result r = real.make_many(h, rank, n, inembed, istride, idist, onembed, ostride,
 				      odist, type, batch, ws);
 	return made_typed(r, h, rank, n, inembed, istride, idist, onembed, ostride, odist, type,
-			  batch);
+			  batch, ws);
 }
 
 static fft_result w_make_many64(fft_handle h, int rank, long long *n, long long *inembed,
@@ -162,7 +167,7 @@ static fft_result w_make_many64(fft_handle h, int rank, long long *n, long long 
 	if (np_fft_type_sides(type, &it, &ot))
 		return r;
 	return made(r, h, rank, n, inembed, istride, idist, it, onembed, ostride, odist, ot,
-		    batch);
+		    batch, ws);
 }
 
 /* torch's: every plan of its cuFFT plan cache */
@@ -174,7 +179,15 @@ static fft_result w_xt_make_many(fft_handle h, int rank, long long *n, long long
 	fft_result r = real.xt_make_many(h, rank, n, inembed, istride, idist, itype, onembed,
 					 ostride, odist, otype, batch, ws, exec_type);
 	return made(r, h, rank, n, inembed, istride, idist, itype, onembed, ostride, odist, otype,
-		    batch);
+		    batch, ws);
+}
+
+static fft_result w_set_work_area(fft_handle h, void *area)
+{
+	fft_result r = real.set_work_area(h, area);
+	if (r == 0)
+		np_fft_plans_set_work_area(h, (uintptr_t)area);
+	return r;
 }
 
 static fft_result w_destroy(fft_handle h)
@@ -219,7 +232,13 @@ static void begin(fft_handle h, const void *in, const void *out)
 		if (!planned && out)
 			np_fft_plan_noted((uintptr_t)in, (uintptr_t)out, &p);
 	}
-	np_blas_begin_plan(idle && out ? &p : NULL);
+	if (np_blas_begin_plan(idle && out ? &p : NULL) && planned && np_defer_window()) {
+		/* deferred checks: what it writes besides its output */
+		uint64_t lo[2], hi[2];
+		int n = np_fft_writes_besides(&d, (uintptr_t)in, (uintptr_t)out, lo, hi);
+		if (n >= 0)
+			np_blas_writes_besides(lo, hi, n);
+	}
 }
 
 /* torch's: every transform */
@@ -289,5 +308,6 @@ const struct np_libcall np_fft_trackers[NP_FFT_TRACKERS] = {
 	FFT("cufftMakePlanMany", w_make_many, make_many),
 	FFT("cufftMakePlanMany64", w_make_many64, make_many64),
 	FFT("cufftXtMakePlanMany", w_xt_make_many, xt_make_many),
+	FFT("cufftSetWorkArea", w_set_work_area, set_work_area),
 	FFT("cufftDestroy", w_destroy, destroy),
 };

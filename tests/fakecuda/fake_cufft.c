@@ -1,4 +1,5 @@
 /* fake_cufft.c - a fake cuFFT on the fake driver (fake_cufft.h). */
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,6 +13,7 @@ static struct plan {
 	int type;               /* CUFFT_R2C, C2R, C2C */
 	long long n, batch;
 	CUstream stream;
+	void *work;             /* cufftSetWorkArea's */
 } plans[PLANS];                 /* handle h is plans[h - 1] */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -19,7 +21,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
  * complemented, so that no word of them looks like a device pointer: as
  * opaque as cuFFT's own parameters are to the agent's generic tier. */
 struct kargs {
-	uint64_t in_not, out_not;
+	uint64_t in_not, out_not, work_not;
 	uint32_t type, n, batch;
 };
 
@@ -35,7 +37,10 @@ static void run(const void *args, unsigned grid, unsigned block)
 	memcpy(&a, args, sizeof(a));
 	const float *in = (const float *)(uintptr_t)~a.in_not;
 	float *out = (float *)(uintptr_t)~a.out_not;
+	float *work = a.work_not ? (float *)(uintptr_t)~a.work_not : NULL;
 	uint32_t n = a.n, half = n / 2 + 1;
+	for (int i = 0; work && i < FAKE_FFT_WORK_FLOATS; i++)
+		work[i] = NAN;
 	for (uint32_t b = 0; b < a.batch; b++)
 		for (uint32_t j = 0; j < (a.type == CUFFT_R2C ? half : n); j++) {
 			if (a.type == CUFFT_C2R) {           /* half complex in, n real out */
@@ -130,7 +135,7 @@ FAKE_EXPORT cufftResult cufftXtMakePlanMany(cufftHandle h, int rank, long long *
 	if (!type)
 		return CUFFT_NOT_SUPPORTED;
 	if (ws)
-		*ws = 0;
+		*ws = FAKE_FFT_WORK_FLOATS * sizeof(float);
 	return make(plan_of(h), type, n[0], batch);
 }
 
@@ -149,8 +154,17 @@ FAKE_EXPORT cufftResult cufftMakePlanMany64(cufftHandle h, int rank, long long *
 	    (onembed && (ostride != 1 || (batch > 1 && odist != out_n))))
 		return CUFFT_NOT_SUPPORTED;
 	if (ws)
-		*ws = 0;
+		*ws = FAKE_FFT_WORK_FLOATS * sizeof(float);
 	return make(plan_of(h), type, n[0], batch);
+}
+
+FAKE_EXPORT cufftResult cufftSetWorkArea(cufftHandle h, void *area)
+{
+	struct plan *p = plan_of(h);
+	if (!p)
+		return CUFFT_INVALID_PLAN;
+	p->work = area;
+	return CUFFT_SUCCESS;
 }
 
 static cufftResult exec(cufftHandle h, int type, void *in, void *out)
@@ -162,6 +176,7 @@ static cufftResult exec(cufftHandle h, int type, void *in, void *out)
 	if ((type && type != p->type) || !in || !out)
 		return CUFFT_INVALID_VALUE;
 	struct kargs a = { .in_not = ~(uint64_t)(uintptr_t)in, .out_not = ~(uint64_t)(uintptr_t)out,
+			   .work_not = p->work ? ~(uint64_t)(uintptr_t)p->work : 0,
 			   .type = (uint32_t)p->type, .n = (uint32_t)p->n,
 			   .batch = (uint32_t)p->batch };
 	CUfunction f = p->type == CUFFT_C2R ? k_c2r : p->type == CUFFT_R2C ? k_r2c : k_c2c;

@@ -41,6 +41,11 @@ cufftResult cufftMakePlanMany64(cufftHandle plan, int rank, long long *n, long l
 				long long istride, long long idist, long long *onembed,
 				long long ostride, long long odist, int type, long long batch,
 				size_t *workSize);
+/* the work area a plan's transforms use: FAKE_FFT_WORK_FLOATS floats
+ * (the size a cufftXtMakePlanMany or cufftMakePlanMany64 says), which a
+ * transform fills with NaN (its scratch) when one was set */
+#define FAKE_FFT_WORK_FLOATS 80
+cufftResult cufftSetWorkArea(cufftHandle plan, void *workArea);
 cufftResult cufftXtExec(cufftHandle plan, void *input, void *output, int direction);
 cufftResult cufftExecC2R(cufftHandle plan, void *idata, void *odata);
 cufftResult cufftExecR2C(cufftHandle plan, void *idata, void *odata);

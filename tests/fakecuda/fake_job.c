@@ -77,6 +77,11 @@
  *                       allocator may hand out    div's check must go
  *                       a block whose check       first, or the birth is
  *                       waits)                    lost
+ *  (z3) fill     float  wf = 1, 80 floats, then   finite: the fill's check
+ *                       a cuFFT transform (c2c,   goes before the kernel
+ *                       8 values of gp) into fo,  leaves NaN in wf
+ *                       its work area wf (as
+ *                       torch sets one)
  * (d) is launched before (b): the origin must be the birth that
  * propagated, not the first one.  It links libstdc++ as torch does: the
  * agent demangles kernel names with the process's __cxa_demangle.
@@ -99,6 +104,7 @@
 #include "fake.h"
 #include "fake_conv_graph.h"
 #include "fake_cublas.h"
+#include "fake_cufft.h"
 #include "../../agent/agent_report.h"
 
 #define N 10000          /* float buffers: three check blocks */
@@ -710,6 +716,29 @@ int main(void)
 			failed = 1;
 	}
 
+	/* (z3), with FAKE_JOB_IN_PLACE=1 too: a cuFFT transform's work area,
+	 * which torch gives from its caching allocator before each one
+	 * (cufftSetWorkArea); its kernel leaves NaN there */
+	float *wf = NULL, *fo = NULL;
+	if (getenv("FAKE_JOB_IN_PLACE")) {
+		cufftHandle fh;
+		long long fn = 8;
+		size_t fws = 0;
+		wf = dev_alloc(FAKE_FFT_WORK_FLOATS * 4), fo = dev_alloc(16 * 4);
+		if (failed || cufftCreate(&fh) ||
+		    cufftXtMakePlanMany(fh, 1, &fn, NULL, 1, 8, FAKE_FFT_C_32F, NULL, 1, 8,
+					FAKE_FFT_C_32F, 1, &fws, FAKE_FFT_C_32F) ||
+		    fws != FAKE_FFT_WORK_FLOATS * 4)
+			return 1;
+		int n_wf = FAKE_FFT_WORK_FLOATS;
+		float wf_v = 1.0f;
+		char *wf_data[1] = { (char *)wf };
+		void *wf_params[] = { &n_wf, &wf_v, wf_data };
+		CHECK(cuLaunchKernel(fill, 1, 1, 1, 128, 1, 1, 0, NULL, wf_params, NULL));
+		if (cufftSetWorkArea(fh, wf) || cufftXtExec(fh, gp, fo, CUFFT_FORWARD))
+			failed = 1;
+	}
+
 	CHECK(cuCtxSynchronize());
 
 	/* the job's own results: the kernels really ran */
@@ -727,7 +756,8 @@ int main(void)
 		    wk[0] != 64.0f ||   /* (t)'s partial sum: the workspace used */
 		    !isinf(am[0]) || am[1] != 2 * gp[1] || !isinf(gd3[0]) || xa[3] != 8.0f ||
 		    xb[3] != 4.0f || !isinf(yb[9]) || yb[8] != 9.0f)) ||
-	    (cz && (cz[3] != 2 * gp[3] || !isnan(wz[0])))) {
+	    (cz && (cz[3] != 2 * gp[3] || !isnan(wz[0]))) ||
+	    (fo && (fo[0] != gp[1] || fo[1] != gp[0] || !isnan(wf[0])))) {
 		fprintf(stderr, "fake_job: a kernel computed the wrong thing\n");
 		failed = 1;
 	}

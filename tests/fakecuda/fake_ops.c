@@ -70,7 +70,8 @@
  *                    complex64 (cublasCgemm_v2, as fo_mlp_fc api 8), then
  *                    irfft: o = C2R(h) through the fake cuFFT (api 0 as
  *                    torch: cufftCreate, cufftXtMakePlanMany once, then
- *                    cufftSetStream and cufftXtExec per call; api 1
+ *                    cufftSetStream, cufftSetWorkArea and cufftXtExec per
+ *                    call; api 1
  *                    cufftPlan1d and cufftExecC2R; api 2
  *                    cufftMakePlanMany64 with dense embeds, then
  *                    cufftExecC2R; api 3 cufftXtExec of a plan made
@@ -1094,7 +1095,12 @@ int fo_spectral(int api)
 	static cufftHandle plan;
 	float cone[2] = { 1.0f, 0.0f }, czero[2] = { 0.0f, 0.0f }, norm = 1.0f / FFT_N;
 	static cublasHandle_t blas;
+	static float *ws;
 	if (!blas && cublasCreate_v2(&blas))
+		return -1;
+	/* torch sets the handle's workspace each time it takes the handle */
+	if ((!ws && !(ws = alloc_n(MLP_M * MLP_N))) ||
+	    cublasSetWorkspace_v2(blas, ws, MLP_M * MLP_N * sizeof(float)))
 		return -1;
 	/* h (16 x 16 complex) = u (16 x 64) x (64 x 16): the spectral weights */
 	if (cublasCgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, MLP_M / 2, MLP_N / 2, MLP_K1 / 2, cone,
@@ -1110,8 +1116,14 @@ int fo_spectral(int api)
 						FAKE_FFT_R_32F, FFT_BATCH, &ws, FAKE_FFT_C_32F))
 				return -1;
 		}
-		r = cufftSetStream(plan, NULL) ? CUFFT_INVALID_PLAN
-					       : cufftXtExec(plan, h, o, CUFFT_INVERSE);
+		/* torch gives each transform a work area from its caching
+		 * allocator (SpectralOps.cpp: cufftSetWorkArea) */
+		static float *work;
+		if (!work && !(work = alloc_n(FAKE_FFT_WORK_FLOATS)))
+			return -1;
+		r = cufftSetStream(plan, NULL) || cufftSetWorkArea(plan, work)
+			    ? CUFFT_INVALID_PLAN
+			    : cufftXtExec(plan, h, o, CUFFT_INVERSE);
 	} else if (api == 1) {
 		cufftHandle p1;
 		if (cufftPlan1d(&p1, FFT_N, CUFFT_C2R, FFT_BATCH))

@@ -194,21 +194,23 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	# launches what waits only when it writes it (its output, the
 	# workspace its variant pack gives: (z)'s fill would otherwise read
 	# its scratch); (z2): a cuDNN batch norm's, when it writes it (its
-	# saved statistics over the div's +inf: the birth would be lost).
-	# Flushes at a write: (k), (p), (r), (l), (y), (z), (z2); at unknown
+	# saved statistics over the div's +inf: the birth would be lost);
+	# (z3): a cuFFT transform's, when it writes it (the work area torch
+	# sets: (z3)'s fill would otherwise read its scratch).  Flushes at a
+	# write: (k), (p), (r), (l), (y), (z), (z2), (z3); at unknown
 	# writes: (g), (q)'s first GEMM (its handle's workspace not set
 	# yet), (v); none at an allocation or a copy (memory=0).
-	# FAKE_JOB_IN_PLACE adds 17 checks: (o), (p), (q)'s two, (r), (s),
+	# FAKE_JOB_IN_PLACE adds 19 checks: (o), (p), (q)'s two, (r), (s),
 	# (t), (u), (v), (w), (x), (y), (y)'s copy, (z)'s fill and
-	# convolution, (z2)'s div and batch norm; all but the captured (i)
-	# wait
+	# convolution, (z2)'s div and batch norm, (z3)'s fill and
+	# transform; all but the captured (i) wait
 	run_job "$T/rec8" "$T/job8" FAKE_JOB_IN_PLACE=1
 	run_job "$T/rec7" "$T/job7" NANPROF_GPU_DEFER=8 FAKE_JOB_IN_PLACE=1
 	rc=$?
 	dl=$(sed -n 's/.* check_launches=\([0-9]*\) .*/\1/p' "$T/job7.out")
 	nl=$(sed -n 's/.* check_launches=\([0-9]*\) .*/\1/p' "$T/job8.out")
-	job_stats "deferred: the job exits 0, $((CHECKS + 17)) checks, no fault" \
-		$rc "$T/job7" " checks=$((CHECK_RUNS + 17)) .* faults=0"
+	job_stats "deferred: the job exits 0, $((CHECKS + 19)) checks, no fault" \
+		$rc "$T/job7" " checks=$((CHECK_RUNS + 19)) .* faults=0"
 	if [ -n "$dl" ] && [ -n "$nl" ] && [ "$dl" -lt $((nl * 3 / 4)) ]; then
 		ok "deferred: a quarter fewer check launches at least ($dl; $nl without deferring)"
 	else
@@ -223,9 +225,9 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,graph=false,nan=1,first_bad=5" \
 		--expect-gpu-check "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>:propagated=false,dtype=float32,numel=100,neginf=100,first_bad=0" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=1024,nan=1,first_bad=700,propagated=false" \
-		--expect-counters "checked=$((CHECKS + 17)),skipped=$UNDECODED,dropped=0,overflow=0" \
+		--expect-counters "checked=$((CHECKS + 19)),skipped=$UNDECODED,dropped=0,overflow=0" \
 		--expect-launches "check_launches=$dl" --expect-gpu-seq \
-		--expect-defer "checks=$((CHECKS + 16)),unknown=3,write=7,memory=0,full=0"
+		--expect-defer "checks=$((CHECKS + 18)),unknown=3,write=8,memory=0,full=0"
 	expect "deferred: the in-place div is the birth of its +inf" "$T/rec7" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=64,posinf=1,first_bad=9,propagated=false"
 	no_check "deferred: the add's check, waiting, ran before the div wrote its range" \
@@ -245,6 +247,8 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	expect "deferred: the div's check, waiting, ran before cuDNN's batch norm wrote its statistics there" \
 		"$T/rec7" \
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=8,posinf=1,first_bad=0,propagated=false"
+	no_check "deferred: the fill's check, waiting, ran before cuFFT's transform wrote its work area" \
+		"$T/rec7" "FillFunctor<float>" numel=80
 
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1

@@ -199,3 +199,71 @@ Test(fft, an_unknown_plan_notes_the_addresses_only)
 	cr_assert_eq(np_fft_plan(&d, IN, OUT, &p), 0);
 	cr_expect_eq(p.note_only, 0, "a known plan is checked");
 }
+
+/* for deferred checks: what a transform writes besides its output */
+#define AREA 0x7f0000500000ull
+
+Test(fft, a_work_area_torch_set_is_written_and_cufft_own_is_not)
+{
+	const int64_t n[] = { 64 };
+	struct np_fft_desc d = basic(1, n, 4, C32F, C32F);
+	uint64_t lo[2], hi[2];
+	d.work_size = 4096;
+	d.work_size_known = 1;
+	cr_expect_eq(np_fft_writes_besides(&d, IN, OUT, lo, hi), 0,
+		     "no area set: cuFFT's own memory, no tensor's");
+	d.work_area_set = 1;
+	d.work_area = AREA;
+	cr_assert_eq(np_fft_writes_besides(&d, IN, OUT, lo, hi), 1);
+	cr_expect_eq(lo[0], AREA);
+	cr_expect_eq(hi[0], AREA + 4096);
+	d.work_size = 0;
+	cr_expect_eq(np_fft_writes_besides(&d, IN, OUT, lo, hi), 0, "an area of no bytes");
+	d.work_size_known = 0;
+	cr_expect_eq(np_fft_writes_besides(&d, IN, OUT, lo, hi), -1,
+		     "an area of a size no cufftMake* call said: not known");
+	d.work_area = 0;
+	cr_expect_eq(np_fft_writes_besides(&d, IN, OUT, lo, hi), 0, "an area set to none");
+}
+
+Test(fft, an_irfft_out_of_place_may_overwrite_its_spectrum)
+{
+	const int64_t n[] = { 64 };
+	struct np_fft_desc d = basic(1, n, 8, C32F, R32F);
+	uint64_t lo[2], hi[2];
+	cr_assert_eq(np_fft_writes_besides(&d, IN, OUT, lo, hi), 1);
+	cr_expect_eq(lo[0], IN);
+	cr_expect_eq(hi[0], IN + 8 * 33 * 8, "33 complex64 values per transform, 8 transforms");
+	cr_expect_eq(np_fft_writes_besides(&d, IN, IN, lo, hi), 0, "in place: the output itself");
+	d.work_area_set = 1;
+	d.work_area = AREA;
+	d.work_size = 256;
+	d.work_size_known = 1;
+	cr_assert_eq(np_fft_writes_besides(&d, IN, OUT, lo, hi), 2, "the area and the spectrum");
+	cr_expect_eq(lo[0], AREA);
+	cr_expect_eq(lo[1], IN);
+	struct np_fft_desc z = basic(1, n, 8, C64F, R64F);
+	cr_assert_eq(np_fft_writes_besides(&z, IN, OUT, lo, hi), 1);
+	cr_expect_eq(hi[0], IN + 8 * 33 * 16, "complex128: 16 bytes a value");
+	struct np_fft_desc r2c = basic(1, n, 8, R32F, C32F);
+	cr_expect_eq(np_fft_writes_besides(&r2c, IN, OUT, lo, hi), 0, "a forward rfft keeps its input");
+	d.in.embedded = 1;   /* an advanced layout with gaps: its extent is not known */
+	d.in.stride = 2;
+	cr_expect_eq(np_fft_writes_besides(&d, IN, OUT, lo, hi), -1);
+}
+
+Test(fft, a_work_area_is_kept_with_its_plan)
+{
+	const int64_t n[] = { 16 };
+	struct np_fft_desc d = basic(1, n, 1, C32F, C32F), got;
+	cr_assert_eq(np_fft_plans_put(7, &d), 0);
+	np_fft_plans_set_work_area(7, AREA);
+	np_fft_plans_set_work_area(8, AREA + 64);   /* no such plan: nothing */
+	cr_assert_eq(np_fft_plans_get(7, &got), 0);
+	cr_expect(got.work_area_set);
+	cr_expect_eq(got.work_area, AREA);
+	cr_expect_eq(np_fft_plans_get(8, &got), -1);
+	cr_assert_eq(np_fft_plans_put(7, &d), 0, "made again");
+	cr_assert_eq(np_fft_plans_get(7, &got), 0);
+	cr_expect(!got.work_area_set, "a plan made again has no area until one is set");
+}
