@@ -55,6 +55,8 @@
 # within what is left of a device lease, or the whole split over two
 # commands of at most 600 s (GPU_CHECK_SKIP=bench,memcheck, then
 # GPU_CHECK_SKIP=agent,nanprof,late).
+# GPU_CHECK_BENCH_MODELS=cnn (or transformer,faults,cnn) picks the
+# benchmark's models (default: transformer,faults; bench_gpu.py --models).
 # PYTHON picks the python (default /opt/torch/.venv/bin/python3, else python3).
 # GPU_CHECK_REBUILD=1 rebuilds the agent on the host even if the copied one
 # seems to work.  GPU_CHECK_DRY_CPU=1 runs every step on the CPU, to test
@@ -895,7 +897,9 @@ step_bench() {
 		return
 	fi
 	[ "$BPF_OK" = 1 ] && [ "$(id -u)" = 0 ] && extra=(--nanprof "$NP")
-	[ "$DRY" = 1 ] && extra+=(--device cpu --models faults --steps 5 --warmup 2)
+	[ -n "${GPU_CHECK_BENCH_MODELS:-}" ] && extra+=(--models "$GPU_CHECK_BENCH_MODELS")
+	[ "$DRY" = 1 ] && extra+=(--device cpu --models "${GPU_CHECK_BENCH_MODELS:-faults}" \
+		--steps 5 --warmup 2)
 	# no new round past --budget (a round is 4-5 processes of about 10 s);
 	# each round's table is written at once, so a time-out keeps the last
 	timeout -k 5 "$secs" "$PY" "$GPUT/bench_gpu.py" --out "$W/bench" --python "$PY" \
