@@ -66,11 +66,11 @@ int np_blas_claim(struct np_kfunc *f, CUstream stream, CUcontext ctx);
  * ranges [lo[i], hi[i]) its kernels may write (the plan's outputs:
  * cuBLAS's D, a cuDNN call's; the workspace torch gave it:
  * blas_workspace.h; a batch norm's statistics), or -1 when they are not
- * all known (a cuFFT call, a call not planned, a handle whose workspace
- * was never seen set, a cublasLt epilogue that writes more, an fp8
- * GEMM's max |D|, a cuDNN plan whose workspace size cuDNN would not
- * say).  Without it every kernel of a library call launches everything
- * waiting. */
+ * all known (a call not planned, a handle whose workspace was never
+ * seen set, a cublasLt epilogue that writes more, an fp8 GEMM's max |D|,
+ * a cuDNN plan whose workspace size cuDNN would not say, a cuFFT work
+ * area of unknown size; more ranges than NP_CALL_WRITES).  Without it
+ * every kernel of a library call launches everything waiting. */
 #define NP_CALL_WRITES 12       /* 1 + NP_GEMM_MORE_OUTS outputs, 6 ranges besides */
 int np_blas_call_writes(uint64_t lo[NP_CALL_WRITES], uint64_t hi[NP_CALL_WRITES]);
 

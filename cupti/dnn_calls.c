@@ -67,22 +67,6 @@ static int described(dnn_desc d, int *nb, int *dims, int *strides, int *dtype)
  * norm's statistics.  Only while checks are deferred: otherwise nothing
  * asks, and the wrappers stay a few stores. ---- */
 
-#define BESIDES 7         /* a batch norm's 4 per-channel tensors, dz, workspace, reserve */
-
-/* [ptr, ptr + bytes) among the n ranges a call writes besides; n -1
- * once more were given than kept (never here: BESIDES counts them) */
-static void add_range(uint64_t *lo, uint64_t *hi, int *n, const void *ptr, uint64_t bytes)
-{
-	if (*n < 0 || !ptr || !bytes)
-		return;
-	if (*n == BESIDES) {
-		*n = -1;
-		return;
-	}
-	lo[*n] = (uintptr_t)ptr;
-	hi[(*n)++] = (uintptr_t)ptr + bytes;
-}
-
 /* bytes of the dense tensor d describes, 0 when not known */
 static uint64_t dense_bytes(dnn_desc d)
 {
@@ -95,25 +79,24 @@ static uint64_t dense_bytes(dnn_desc d)
 
 /* a batch norm call's per-channel tensors (pd: their descriptor; the
  * running and saved statistics, dscale and dbias), another tensor of
- * zd's (dz), the workspace and reserve space; nothing said when a
- * per-channel tensor is given but its size is not known */
+ * zd's (dz), the workspace and reserve space; nothing said when a tensor
+ * is given but its size is not known.  Those not given are empty ranges,
+ * which np_blas_writes_besides leaves out. */
 static void bn_writes(dnn_desc pd, void *const per_channel[4], dnn_desc zd, void *z,
 		      void *ws, size_t ws_size, void *reserve, size_t reserve_size)
 {
-	uint64_t lo[BESIDES], hi[BESIDES], pb = dense_bytes(pd), zb = z ? dense_bytes(zd) : 0;
-	int n = 0;
-	for (int i = 0; i < 4; i++) {
-		if (per_channel[i] && !pb)
+	uint64_t pb = dense_bytes(pd), zb = z ? dense_bytes(zd) : 0;
+	const void *at[7] = { per_channel[0], per_channel[1], per_channel[2], per_channel[3], z,
+			      ws, reserve };
+	const uint64_t bytes[7] = { pb, pb, pb, pb, zb, ws_size, reserve_size };
+	uint64_t lo[7], hi[7];
+	for (int i = 0; i < 7; i++) {
+		if (at[i] && !bytes[i] && i < 5)   /* a tensor of unknown size */
 			return;
-		add_range(lo, hi, &n, per_channel[i], pb);
+		lo[i] = (uintptr_t)at[i];
+		hi[i] = at[i] ? lo[i] + bytes[i] : 0;
 	}
-	if (z && !zb)
-		return;
-	add_range(lo, hi, &n, z, zb);
-	add_range(lo, hi, &n, ws, ws_size);
-	add_range(lo, hi, &n, reserve, reserve_size);
-	if (n >= 0)
-		np_blas_writes_besides(lo, hi, n);
+	np_blas_writes_besides(lo, hi, 7);
 }
 
 /* a convolution's workspace */
