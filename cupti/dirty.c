@@ -163,14 +163,21 @@ static void mark(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
 	}
 }
 
+/* Input word k of a launch: in[] first, then more_in[]. */
+static uint64_t input_word(const struct np_dirty_launch *l, uint32_t n_kept, uint32_t k)
+{
+	return k < n_kept ? l->in[k] : l->more_in[k - n_kept];
+}
+
 /* Does an input word lie in a range dirtied before this launch? */
 static bool inputs_dirty(const struct np_dirty *t, const struct np_dirty_launch *l,
 			 uint64_t *source)
 {
-	uint32_t n = l->n_in < NP_DIRTY_MAX_INPUTS ? l->n_in : NP_DIRTY_MAX_INPUTS;
+	uint32_t kept = l->n_in < NP_DIRTY_MAX_INPUTS ? l->n_in : NP_DIRTY_MAX_INPUTS;
+	uint32_t n = kept + (l->more_in ? l->n_more : 0);
 
 	for (uint32_t k = 0; k < n; k++) {
-		const struct np_dirty_range *r = find(t, l->in[k]);
+		const struct np_dirty_range *r = find(t, input_word(l, kept, k));
 		if (r && r->tag < l->tag) {
 			*source = r->tag;
 			return true;
@@ -184,7 +191,8 @@ static bool inputs_dirty(const struct np_dirty *t, const struct np_dirty_launch 
 	for (uint32_t k = 0; k < n; k++)
 		for (uint32_t h = 0; h < t->hist_len; h++) {
 			const struct np_dirty_span *s = &t->hist[h];
-			if (l->in[k] >= s->base && l->in[k] < s->end && s->dirty_tag < l->tag &&
+			uint64_t w = input_word(l, kept, k);
+			if (w >= s->base && w < s->end && s->dirty_tag < l->tag &&
 			    l->tag < s->until && (!found || s->dirty_tag > *source)) {
 				*source = s->dirty_tag;
 				found = true;

@@ -88,6 +88,9 @@ struct np_dirty_launch {
 	uint64_t in[NP_DIRTY_MAX_INPUTS];	/* the kernel's pointer-like input words */
 	bool late;		/* judged after results of launches that followed it (the
 				 * generic tier): its inputs are looked up in the history too */
+	const uint64_t *more_in;	/* input words past in[] (a torch.cat of many
+					 * inputs, wide_inputs.h), or NULL: the judge's */
+	uint32_t n_more;
 };
 
 enum np_dirty_verdict {

@@ -410,6 +410,46 @@ Test(dirty, eviction)
 	cr_expect_eq(t.len, 1);
 }
 
+/* Input words past in[] (a torch.cat of many inputs, wide_inputs.h)
+ * count as inputs: a value carried through the 19th is propagation. */
+Test(dirty, input_words_past_in_count)
+{
+	uint64_t more[4] = { 0xa000, 0xb000, 0x1008, 0xc000 };
+	struct np_dirty_launch cat = { .tag = 3, .out_ptr = 0x8000, .out_len = 0x40 };
+
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	for (int k = 0; k < NP_DIRTY_MAX_INPUTS; k++)
+		cat.in[k] = 0x9000 + 0x100 * (uint64_t)k;
+	cat.n_in = NP_DIRTY_MAX_INPUTS;
+	expect_verdict(RES(2, 1, 0x1000, 0x10, DIRTY), NP_DIRTY_FIRST_ORIGIN, "the origin");
+
+	expect_verdict(np_dirty_result(&t, &cat, DIRTY, &why), NP_DIRTY_LATER_BIRTH,
+		       "judged on in[] alone");
+	cat.more_in = more;
+	cat.n_more = 2;
+	cat.tag = 4;
+	expect_verdict(np_dirty_result(&t, &cat, DIRTY, &why), NP_DIRTY_LATER_BIRTH,
+		       "past n_more");
+	cat.n_more = 3;
+	cat.tag = 5;
+	expect_verdict(np_dirty_result(&t, &cat, DIRTY, &why), NP_DIRTY_PROPAGATED,
+		       "the 19th word");
+	expect_source(2);
+
+	/* and for a late judgement, from the history */
+	expect_verdict(RES(6, 1, 0x1000, 0x10, CLEAN), NP_DIRTY_CLEAN, "cleared after");
+	struct np_dirty_launch late = cat;
+	late.tag = 5;
+	late.out_ptr = 0x6000;
+	late.late = true;
+	expect_verdict(np_dirty_result(&t, &late, DIRTY, &why), NP_DIRTY_PROPAGATED,
+		       "read before the clear");
+	expect_source(2);
+	late.n_more = 2;
+	expect_verdict(np_dirty_result(&t, &late, DIRTY, &why), NP_DIRTY_LATER_BIRTH,
+		       "not among its words");
+}
+
 /* The reference: one tag per byte of a small window, 0 for clean. */
 #define WINDOW 512
 static uint64_t ref[WINDOW];
@@ -428,8 +468,9 @@ static struct ref_out ref_result(const struct np_dirty_launch *l, int dirty)
 	struct ref_out o = { NP_DIRTY_CLEAN, false, 0 };
 	uint64_t end = l->out_ptr + (l->out_len ? l->out_len : 1);
 
-	for (uint32_t k = 0; k < l->n_in && !o.inputs_dirty; k++) {
-		uint64_t tag = l->in[k] < WINDOW ? ref[l->in[k]] : 0;
+	for (uint32_t k = 0; k < l->n_in + l->n_more && !o.inputs_dirty; k++) {
+		uint64_t w = k < l->n_in ? l->in[k] : l->more_in[k - l->n_in];
+		uint64_t tag = w < WINDOW ? ref[w] : 0;
 		if (tag && tag < l->tag) {
 			o.inputs_dirty = true;
 			o.source = tag;
@@ -469,6 +510,17 @@ static struct np_dirty_launch random_launch(void)
 	l.n_in = (uint32_t)rand() % 5;
 	for (uint32_t k = 0; k < l.n_in; k++)
 		l.in[k] = (uint64_t)rand() % (WINDOW + 16);
+	/* now and then words past in[], after a full in[] */
+	static uint64_t more[3];
+	if (rand() % 8 == 0) {
+		for (uint32_t k = l.n_in; k < NP_DIRTY_MAX_INPUTS; k++)
+			l.in[k] = WINDOW + 100 + k;   /* clean: outside the window */
+		l.n_in = NP_DIRTY_MAX_INPUTS;
+		l.n_more = 1 + (uint32_t)rand() % 3;
+		for (uint32_t k = 0; k < l.n_more; k++)
+			more[k] = (uint64_t)rand() % (WINDOW + 16);
+		l.more_in = more;
+	}
 	return l;
 }
 
