@@ -45,7 +45,7 @@ AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat
 			    cupti/kdecode_rows.c cupti/kdecode_acc.c cupti/kdecode_attn.c \
 			    cupti/triton.c cupti/dnn.c cupti/dnn_graph.c cupti/dnn_ops.c \
 			    cupti/param_owners.c cupti/fft.c cupti/host_cost.c \
-			    cupti/defer_set.c cupti/blas_workspace.c)
+			    cupti/defer_set.c cupti/blas_workspace.c cupti/wide_inputs.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -163,7 +163,7 @@ unit: $(UNIT_BINS)
 SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
 	     kdecode_memeff kdecode_mta kdecode_norm kdecode_norm_cleanup kdecode_reduce generic \
 	     intervals dirty inflight writers kfunc outmax gemm fft host_cost gotpatch triton dnn \
-	     dnn_graph bad_spread defer_set blas_workspace
+	     dnn_graph bad_spread defer_set blas_workspace wide_inputs
 SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	     -fno-omit-frame-pointer
