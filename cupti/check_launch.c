@@ -16,6 +16,7 @@
 #include "host_cost.h"
 #include "inflight.h"
 #include "intervals.h"
+#include "wide_inputs.h"
 
 #define MAX_CHECK_BYTES (4ull << 30)
 
@@ -99,6 +100,10 @@ int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfun
 	_Static_assert(NP_KD_BUF_INPUTS <= NP_DIRTY_MAX_INPUTS, "an output's inputs all kept");
 	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
 		e.dl.in[e.dl.n_in++] = inputs[k];
+	/* a cat of more inputs (judged on its own): the rest, kept before
+	 * the entry that names them */
+	if (b->more_in && inputs == b->in)
+		e.wide = (uint8_t)np_wide_put(tag, b->more_in, b->n_more);
 	np_inflight_put(&e);
 
 	/* the diagnosis's empty check: the same grid, nothing read (gpu.h) */

@@ -20,6 +20,7 @@
 #include "inflight.h"
 #include "kfunc.h"
 #include "outmax.h"
+#include "wide_inputs.h"
 
 struct np_gpu_counters np_gpu_cnt;
 volatile int np_gpu_zoom;
@@ -27,6 +28,7 @@ volatile int np_gpu_zoom;
 static pthread_t thread;
 static int running, stop_asked, tracker_ready;
 static struct np_dirty tracker;
+static uint64_t wide_lost;   /* cats judged without their inputs past the entry's */
 
 /* tag -> the tag of the birth its non-finite value came from, and
  * whether that birth's first propagation was reported */
@@ -181,6 +183,18 @@ static void judge(const struct np_gpu_rec *g)
 		double m = np_magnitude((enum np_dtype)g->dtype, g->max_mag);
 		np_outmax_result(g->tag, dirty || m > 3.4e38 ? INFINITY : (float)m);
 	}
+	/* a cat's inputs past the entry's (wide_inputs.h); reused: judged
+	 * on the entry's alone, and counted */
+	static uint64_t more[NP_WIDE_MAX];
+	if (e.wide) {
+		int n = np_wide_get(e.wide, g->tag, more);
+		if (n >= 0) {
+			e.dl.more_in = more;
+			e.dl.n_more = (uint32_t)n;
+		} else {
+			wide_lost++;
+		}
+	}
 	struct np_dirty_why why;
 	enum np_dirty_verdict v = np_dirty_result(&tracker, &e.dl, dirty, &why);
 	if (v == NP_DIRTY_CLEAN)
@@ -285,6 +299,7 @@ static void send_counters(void)
 	r.status = NP_AST_GPU_TRACKER;
 	r.trk.evicted = tracker.evicted;
 	r.trk.forgotten = tracker.forgotten;
+	r.trk.wide_lost = wide_lost;
 	np_report_send_gpu(&r);
 
 	/* coverage: the kernels whose outputs went unchecked most often */

@@ -494,6 +494,8 @@ struct np_kbuf *emit_next(struct emit *e)
 	b->n_in = -1;
 	b->esize = 0;
 	b->pairs = 0;
+	b->more_in = NULL;
+	b->n_more = 0;
 	return b;
 }
 
@@ -683,9 +685,11 @@ static int cleanup_outputs(const struct np_kinfo *ki, const struct np_kparams *l
 }
 
 /* One check of a cat's output: elements [first, first + count) of it
- * (kdecode_cat.h), read from n of the launch's inputs from input[0]. */
+ * (kdecode_cat.h), read from n of the launch's inputs from input[0]; of
+ * more than in[] holds, the rest are at more (the metadata's words). */
 static int cat_emit(const struct np_cat_shape *sh, const struct np_cat_view *v, uint64_t first,
-		    uint64_t count, const uint64_t *input, int n, struct emit *e)
+		    uint64_t count, const uint64_t *input, int n, const unsigned char *more,
+		    struct emit *e)
 {
 	struct np_kbuf *out = count ? emit_next(e) : NULL;   /* numel 0: unsized */
 	if (!out)
@@ -695,15 +699,20 @@ static int cat_emit(const struct np_cat_shape *sh, const struct np_cat_view *v, 
 	out->dtype = NP_DT_MAX;
 	out->esize = sh->esize;
 	out->how = NP_KH_CAT;
-	out->n_in = n;
-	memcpy(out->in, input, (size_t)n * sizeof(*input));
+	out->n_in = n > NP_KD_BUF_INPUTS ? NP_KD_BUF_INPUTS : n;
+	memcpy(out->in, input, (size_t)out->n_in * sizeof(*input));
+	if (n > NP_KD_BUF_INPUTS) {
+		out->more_in = more;
+		out->n_more = (uint32_t)(n - NP_KD_BUF_INPUTS);
+	}
 	return 1;
 }
 
 /* torch.cat's output, what one launch of it writes (kdecode_cat.h): in
  * one check when it copies at most NP_KD_BUF_INPUTS inputs, else slab
- * by slab.  The dtype is left to the caller, who knows what wrote the
- * inputs. */
+ * by slab.  Along an inner dimension (no slabs) a launch of more inputs
+ * is one check too, its inputs past in[] handed on in more_in.  The
+ * dtype is left to the caller, who knows what wrote the inputs. */
 static int cat_outputs(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
 		       const struct np_klaunch *kl, struct emit *e)
 {
@@ -722,18 +731,17 @@ static int cat_outputs(const struct np_kinfo *ki, const struct np_kparams *l, vo
 			 kl->grid, &v))
 		return 0;
 	last = v.ninputs - 1;
-	if (v.ninputs <= NP_KD_BUF_INPUTS) {
-		if (v.whole)
-			cat_emit(sh, &v, 0, v.numel, v.input, v.ninputs, e);
-		else
-			cat_emit(sh, &v, v.start[0], v.start[last] + v.count[last] - v.start[0],
-				 v.input, v.ninputs, e);
-		return e->n;
-	}
-	if (v.slabs)
+	if (v.ninputs > NP_KD_BUF_INPUTS && v.slabs) {
 		for (int k = 0; k <= last; k++)
 			if (v.count[k])
-				cat_emit(sh, &v, v.start[k], v.count[k], &v.input[k], 1, e);
+				cat_emit(sh, &v, v.start[k], v.count[k], &v.input[k], 1, NULL, e);
+	} else if (v.whole) {
+		cat_emit(sh, &v, 0, v.numel, v.input, v.ninputs,
+			 (const unsigned char *)kp[1] + 8u * NP_KD_BUF_INPUTS, e);
+	} else {   /* slabs of at most NP_KD_BUF_INPUTS inputs */
+		cat_emit(sh, &v, v.start[0], v.start[last] + v.count[last] - v.start[0],
+			 v.input, v.ninputs, NULL, e);
+	}
 	return e->n;
 }
 

@@ -314,6 +314,10 @@ struct np_kbuf {
 				  * output's inputs; else in[0..n_in) are all it reads (an
 				  * in-place output's own address among them) */
 	uint64_t in[NP_KD_BUF_INPUTS];
+	const void *more_in;     /* NP_KH_CAT: its n_more input words past in[], unaligned
+				  * in the launch's parameters (valid in the callback
+				  * only: check_launch.c keeps them, wide_inputs.h) */
+	uint32_t n_more;
 };
 
 /* The bytes a sized output spans from ptr on: numel elements of its

@@ -32,7 +32,10 @@
  *    parts.
  * kdecode.c checks a launch's write as one range with its inputs when
  * it copies at most NP_KD_BUF_INPUTS of them (each one's dirtiness is
- * looked up), else each slab on its own with its own input.  The dtype
+ * looked up), else each slab on its own with its own input; along an
+ * inner dimension (no slabs) the whole output, its inputs past
+ * NP_KD_BUF_INPUTS handed on in np_kbuf.more_in (kept for the judge by
+ * wide_inputs.h).  The dtype
  * is not in the name: the caller takes it from what last wrote the input
  * (writers.h).
  * The _vectorized variant (16-byte aligned inputs and output, the most

@@ -240,6 +240,7 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 	}
 	if (r->status == NP_AST_GPU_TRACKER) {
 		g->forgotten = r->trk.evicted + r->trk.forgotten;
+		g->wide_lost = r->trk.wide_lost;
 		return;
 	}
 	if (r->status == NP_AST_GPU_COUNTERS) {

@@ -218,6 +218,50 @@ Test(kdecode_cat, a_launch_of_some_inputs_along_an_inner_dimension_yields_nothin
 	cr_expect_eq(decode(&c, out), 0, "rows 0 and 1 of [2, 3], 5 apart");
 }
 
+/* Along an inner dimension, more inputs than in[] holds: one check of the
+ * whole output, the inputs past in[] where the launch's metadata holds
+ * them (check_launch.c keeps them for the judge).  As many as in[]
+ * holds: the plain check. */
+Test(kdecode_cat, a_launch_of_many_inputs_along_an_inner_dimension_is_one_copy)
+{
+	static struct cat_launch c;
+	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
+	const uint32_t sizes[] = { 3, 40 }, strides[] = { 40, 1 };
+	uint32_t twos[20];
+
+	for (int k = 0; k < 20; k++)
+		twos[k] = 2;
+	base(&c, "contig", 2, sizes, strides, 1, 1);    /* 20 of [3, 2] into [3, 40] */
+	put_inputs(&c, 20, 0, twos, 3);
+	cr_assert_eq(decode(&c, out), 1, "the whole output");
+	cr_expect_eq(out[0].ptr, OUT);
+	cr_expect_eq(out[0].numel, 120);
+	cr_expect_eq(out[0].how, NP_KH_CAT);
+	cr_assert_eq(out[0].n_in, NP_KD_BUF_INPUTS);
+	for (int k = 0; k < NP_KD_BUF_INPUTS; k++)
+		cr_expect_eq(out[0].in[k], IN_K(k));
+	cr_assert_eq(out[0].n_more, 20 - NP_KD_BUF_INPUTS);
+	cr_assert_not_null(out[0].more_in);
+	for (int k = NP_KD_BUF_INPUTS; k < 20; k++) {
+		uint64_t w;
+		memcpy(&w, (const char *)out[0].more_in + 8 * (k - NP_KD_BUF_INPUTS), 8);
+		cr_expect_eq(w, IN_K(k), "input %d", k);
+	}
+
+	const uint32_t kept[] = { 3, 32 }, kept_strides[] = { 32, 1 };
+	base(&c, "contig", 2, kept, kept_strides, 1, 1);    /* 16 of [3, 2] into [3, 32] */
+	put_inputs(&c, 16, 0, twos, 3);
+	cr_assert_eq(decode(&c, out), 1);
+	cr_expect_eq(out[0].numel, 96);
+	cr_expect_eq(out[0].n_more, 0, "every input in in[]");
+	cr_expect_null(out[0].more_in);
+	cr_expect_eq(out[0].n_in, 16);
+
+	base(&c, "contig", 2, sizes, strides, 1, 1);
+	put_inputs(&c, 19, 0, twos, 3);                 /* 38 of 40 columns */
+	cr_expect_eq(decode(&c, out), 0, "a launch's strided part: nothing");
+}
+
 /* All of a launch's outputs, read in turns as the callback does. */
 static int decode_all(struct cat_launch *c, struct np_kbuf *all, int max)
 {
@@ -254,6 +298,7 @@ Test(kdecode_cat, a_stack_of_more_inputs_than_kept_is_checked_input_by_input)
 		cr_expect_eq(all[k].how, NP_KH_CAT);
 		cr_assert_eq(all[k].n_in, 1);
 		cr_expect_eq(all[k].in[0], IN_K(k));
+		cr_expect_eq(all[k].n_more, 0, "each slab has its one input");
 	}
 
 	base(&c, "contig", 1, sizes, strides, 0, 1);
