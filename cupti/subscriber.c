@@ -440,12 +440,15 @@ static void defer_before_launch(const struct np_kfunc *f, void **params, struct 
 	for (unsigned turn = 0; nout > 0; turn++) {
 		for (int k = 0; k < nout; k++) {
 			const struct np_kbuf *b = &outs[k];
-			if (!b->numel || b->dtype >= NP_DT_MAX || b->how == NP_KH_CAT) {
+			/* a cat's dtype is not known here, its extent is */
+			uint64_t bytes = b->how == NP_KH_CAT ? b->numel * b->esize
+				       : b->dtype < NP_DT_MAX ? np_kbuf_bytes(b) : 0;
+			if (!bytes) {
 				np_defer_flush(NP_DEFER_UNKNOWN);
 				return;
 			}
 			lo[k] = b->ptr;
-			hi[k] = b->ptr + np_kbuf_bytes(b);
+			hi[k] = b->ptr + bytes;
 		}
 		np_defer_before_writes(lo, hi, nout);
 		/* the last turn, or nothing waits any more (launched) */

@@ -28,11 +28,13 @@
  *   fo_gate_copy(v)  fo_gate(v), then c = e.clone() (cuMemcpyAsync, device
  *                    to device: no kernel)
  *   fo_head_copy()   s = c + x (add): reads the copy
- *   fo_gate_cat(v, split)  fo_gate(v), then c = cat(e[:N/2], x[:N/2])
+ *   fo_gate_cat(v, how)  fo_gate(v), then c = cat(e[:N/2], x[:N/2])
  *                    (torch.cat's CatArrayBatchedCopy_contig, one launch for
- *                    both), or with split cat(e[:N/2], y[:N/2]) in a launch
- *                    each, as for a cat of more than 128 inputs; read by
- *                    fo_head_copy()
+ *                    both), or with how 1 cat(e[:N/2], y[:N/2]) in a launch
+ *                    each, as for a cat of more than 128 inputs, or with
+ *                    how 2 cat([y] * 18 + [e] + [y], dim=1) of [4, 32]
+ *                    views, into [4, 640]: more inputs than a check keeps,
+ *                    the exp's the 19th; read by fo_head_copy()
  *   fo_qkv(v, named) qkv = (x + 1) * v in a kernel no decoder reads (a
  *                    cuBLAS-like projection), (1, 64, 3, 2, 64): q, k, v
  *                    its three slices, as nanoGPT's c_attn(x).split();
@@ -203,6 +205,11 @@ static const char cat_f32[] =
 	"_ZN2at6native40_GLOBAL__N__f1f992fe_8_Shape_cu_49f7391c26CatArrayBatchedCopy_contig"
 	"INS1_10OpaqueTypeILj4EEEjLi1ELi128ELi1EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_"
 	"EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_";
+/* the same with Dims 2: a cat along dim 1 of 2-D tensors */
+static const char cat_f32_2d[] =
+	"_ZN2at6native40_GLOBAL__N__f1f992fe_8_Shape_cu_49f7391c26CatArrayBatchedCopy_contig"
+	"INS1_10OpaqueTypeILj4EEEjLi2ELi128ELi1EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_"
+	"EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_";
 /* the same kernel copying 8-byte elements: torch.cat of complex64 */
 static const char cat_c64[] =
 	"_ZN2at6native40_GLOBAL__N__f1f992fe_8_Shape_cu_49f7391c26CatArrayBatchedCopy_contig"
@@ -266,7 +273,7 @@ _Static_assert(offsetof(struct cleanup_args, max_chunks) == 25608, "torch 2.14.1
 #define ADIM 64
 #define AQKV (ASEQ * 3 * AHEADS * ADIM)
 
-static CUfunction cmul, cat8;
+static CUfunction cmul, cat8, cat2d;
 static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, qkv_named, lpnorm,
 	cleanup, scale;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
@@ -382,6 +389,18 @@ static void k_cat(const void *a, unsigned grid, unsigned block)
 	for (unsigned k = 0; k < grid / 8; k++)
 		memcpy(c->output + c->inputs.offset[k] * c->dim_stride, c->inputs.input[k],
 		       c->inputs.n_elements[k] * sizeof(float));
+}
+
+/* A 2-D cat along dim 1 (dimStride 1): input k's rows of dim_size[k]
+ * elements, each at offset[k] in the output's rows of os[1]. */
+static void k_cat2d(const void *a, unsigned grid, unsigned block)
+{
+	const struct cat_args *c = a;
+	for (unsigned k = 0; k < grid / 8; k++)
+		for (uint32_t row = 0; row < c->os[0]; row++)
+			memcpy(c->output + row * c->os[1] + c->inputs.offset[k],
+			       c->inputs.input[k] + row * c->inputs.dim_size[k],
+			       c->inputs.dim_size[k] * sizeof(float));
 }
 
 /* the same of 8-byte elements (complex64): offsets and counts in them */
@@ -573,6 +592,7 @@ int fo_init(void)
 			      size_cat[] = { 8, 2720, 32, 4, 4 };
 	cat = reg(cat_f32, 5, off_cat, size_cat, k_cat);
 	cat8 = reg(cat_c64, 5, off_cat, size_cat, k_cat8);
+	cat2d = reg(cat_f32_2d, 5, off_cat, size_cat, k_cat2d);
 	static const uint32_t size_memeff[] = { sizeof(struct fwd_params) },
 			      size_qkv[] = { sizeof(struct qkv_args) };
 	memeff = reg(memeff_f32, 1, off1, size_memeff, k_memeff);
@@ -817,18 +837,41 @@ int fo_gate_copy(float v)
 }
 
 /* c = cat(e[:N/2], x[:N/2]): one launch of two inputs, gridDim.y 2, or
- * (split) c = cat(e[:N/2], y[:N/2]) in a launch for each, as torch
+ * (how 1) c = cat(e[:N/2], y[:N/2]) in a launch for each, as torch
  * launches a cat of more than 128: its offsets count on from the first
  * launch's.  Each part is then checked on its own, typed by what wrote
- * its input (y: the fill; x no kernel wrote) */
-int fo_gate_cat(float v, int split)
+ * its input (y: the fill; x no kernel wrote).  how 2: the wide cat along
+ * dim 1 (above), typed by the fill that wrote its first input, y. */
+#define WIDE_INPUTS 20
+#define WIDE_ROWS 4
+#define WIDE_COLS 32
+int fo_gate_cat(float v, int how)
 {
 	static struct cat_args a;
-	float *in[2] = { e, split ? y : x };
+	float *in[2] = { e, how == 1 ? y : x };
 	if (fo_gate(v))
 		return -1;
-	for (int first = 0; first < 2; first += split ? 1 : 2) {
-		int n = split ? 1 : 2;
+	if (how == 2) {
+		memset(&a, 0xa5, sizeof(a));
+		a.output = c;
+		for (int k = 0; k < WIDE_INPUTS; k++) {
+			a.inputs.input[k] = k == WIDE_INPUTS - 2 ? e : y;
+			a.inputs.offset[k] = (uint32_t)k * WIDE_COLS;
+			a.inputs.dim_size[k] = WIDE_COLS;
+			a.inputs.n_elements[k] = WIDE_ROWS * WIDE_COLS;
+			a.inputs.is_contiguous[k] = true;
+		}
+		a.os[0] = WIDE_ROWS, a.os[1] = WIDE_INPUTS * WIDE_COLS;   /* sizes */
+		a.os[4] = WIDE_INPUTS * WIDE_COLS, a.os[5] = 1;           /* strides */
+		a.concat_dim = 1;
+		a.dim_stride = 1;
+		void *p[] = { &a.output, &a.inputs, a.os, &a.concat_dim, &a.dim_stride };
+		check(cuLaunchKernel(cat2d, 8, WIDE_INPUTS, 1, 512, 1, 1, 0, NULL, p, NULL),
+		      "cuLaunchKernel");
+		return failed ? -1 : 0;
+	}
+	for (int first = 0; first < 2; first += how ? 1 : 2) {
+		int n = how ? 1 : 2;
 		memset(&a, 0xa5, sizeof(a));    /* unused slots: garbage, as on a launch */
 		a.output = c;
 		for (int k = 0; k < n; k++) {

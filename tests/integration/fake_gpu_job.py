@@ -40,7 +40,9 @@ With --cat the gate concatenates half of its exp() output with half of x
 (torch.cat's kernel) and head reads the result: the cat must carry the
 dirtiness too.  --cat-split does it in two launches, one input each, as
 torch.cat does past 128 inputs: each launch's part of the output is
-checked on its own.
+checked on its own.  --cat-wide concatenates 20 tensors along dim 1, the
+exp's output the 19th: more inputs than a check keeps, so the cat is
+taken as a copy of the origin's values, not as a birth.
 
 With --clip, after backward() the job runs clip_grad_norm_'s kernels
 (torch._foreach_norm: a multi_tensor_apply LpNormFunctor no decoder
@@ -129,7 +131,7 @@ forward.
 
   fake_gpu_job.py LIBFAKEOPS [--fault forward|backward|optimizer|explode|activations]
                   [--at N] [--steps N] [--modules] [--opaque [--inplace [mul|add]]] [--stale] [--sum] [--copy]
-                  [--cat | --cat-split] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--gn] [--mlp gemm|input
+                  [--cat | --cat-split | --cat-wide] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--gn] [--mlp gemm|input
                   [--gemm sgemm|gemmex|batched|lt|sgemmex|gemv|dot|trsm]] [--cpu-grads]
                   [--cpu-outputs] [--eval no_grad|inference_mode] [--wait-agent SEC]
                   [--ready-file F]
@@ -182,6 +184,9 @@ def main():
                     help="the gate concatenates its output with x (torch.cat); head reads it")
     ap.add_argument("--cat-split", action="store_true",
                     help="--cat in two launches, one input each (as torch.cat past 128 inputs)")
+    ap.add_argument("--cat-wide", action="store_true",
+                    help="the gate concatenates 20 tensors along dim 1, its output the 19th "
+                         "(more inputs than a check keeps); head reads it")
     ap.add_argument("--clip", nargs="?", const="norm", choices=["norm", "gemm"],
                     help="after backward, clip_grad_norm_ (torch._foreach_norm's kernels) of "
                          "gradients whose squares overflow at step --at (norm), or that a "
@@ -476,8 +481,8 @@ def main():
                                  ROPE_HOW.index(a.rope))
             elif a.copy:
                 ops.fo_gate_copy(self.value)
-            elif a.cat or a.cat_split:
-                ops.fo_gate_cat(self.value, int(a.cat_split))
+            elif a.cat or a.cat_split or a.cat_wide:
+                ops.fo_gate_cat(self.value, 2 if a.cat_wide else int(a.cat_split))
             else:
                 ops.fo_gate(self.value)
             return x
@@ -504,7 +509,7 @@ def main():
                 (ops.fo_head_attn if a.sdpa else ops.fo_head_mlp if a.mlp
                  else ops.fo_head_tri if a.triton
                  else ops.fo_head_sum if a.sum
-                 else ops.fo_head_copy if (a.copy or a.cat or a.cat_split or a.gn or a.bn_cudnn
+                 else ops.fo_head_copy if (a.copy or a.cat or a.cat_split or a.cat_wide or a.gn or a.bn_cudnn
                                            or a.conv or a.rope)
                  else ops.fo_head)()
             return self.lin(x)

@@ -10,7 +10,8 @@
 # launch; an overflowing sum there, in torch's reduce_kernel; an overflowing
 # complex64 multiply (RoPE), checked as its real view; and when the gate's
 # output is cloned by a device-to-device copy, or concatenated by
-# torch.cat's kernel, in one launch or in two, that head reads); the same
+# torch.cat's kernel, in one launch or in two, or along dim 1 with 19
+# other inputs, more than a check keeps, that head reads); the same
 # kernel launched by the backward of a node blocks.0.gate made, in the
 # backward phase; and, with no overflow, name nothing, although
 # blocks.0.attn's -inf mask spreads into another kernel's output every
@@ -192,14 +193,21 @@ one_python() {   # python
 	fi
 	# the exp's value moved without a kernel, or by torch.cat's: the
 	# reader in head is propagation, the exp still the origin
-	for how in copy cat cat-split; do
+	for how in copy cat cat-split cat-wide; do
 		run_fake "$py" "$T/$tag-$how" --$how --at 3
+		# deferring (test_gpu_fake_deferred.sh), a cat's kernel says
+		# what it writes: no list goes out for want of knowing
 		if python3 $IT/check_origin.py "$T/$tag-$how/events.jsonl" --cuda \
 			--origin forward blocks.0.gate output --step 3 --op-kernel exp_kernel_cuda \
-			> "$T/chk" 2>&1 && grep -q '"gpu_launches_undecoded":0' "$T/$tag-$how/events.jsonl"; then
+			> "$T/chk" 2>&1 && grep -q '"gpu_launches_undecoded":0' "$T/$tag-$how/events.jsonl" &&
+		   { [ -z "${NANPROF_GPU_DEFER:-}" ] ||
+		     grep -q '"gpu_deferred_sent_at_unknown_writes":0,' "$T/$tag-$how/events.jsonl"; }
+		then
 			ok "$tag: the exp's output moved by $how and read by head: still the exp in blocks.0.gate"
 		else
 			cat "$T/$tag-$how.err" >> "$T/chk"
+			grep -ho '"gpu_deferred_sent_at_unknown_writes":[0-9]*' \
+				"$T/$tag-$how/events.jsonl" >> "$T/chk"
 			bad "$tag: fake GPU origin through $how under nanprof" "$T/chk"
 		fi
 	done
