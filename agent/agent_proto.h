@@ -34,11 +34,15 @@ enum np_agent_msg_kind {
 };
 
 #define NP_AGENT_GPU_MODE_LEN 24
+#define NP_AGENT_GPU_DEFER_MAX 64   /* --gpu-defer's largest window: cupti/defer.h's */
 struct np_agent_msg {
 	uint32_t magic;
 	uint32_t kind;
 	uint32_t pid;
-	uint32_t pad;
+	/* CHECKS from `nanprof attach --gpu-defer N`: N + 1 (1: off); 0:
+	 * the process's own NANPROF_GPU_DEFER.  Read when the agent first
+	 * subscribes to CUPTI only (cupti/gpu.h) */
+	uint32_t gpu_defer;
 	/* CHECKS from `nanprof attach --gpu MODE`: how CUDA work is checked
 	 * (a NANPROF_GPU_MODE value, NUL-terminated); empty: the process's
 	 * own NANPROF_GPU_MODE */

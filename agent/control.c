@@ -37,6 +37,7 @@ static int attached;   /* injected by `nanprof attach`: installs come mid-job */
 /* attach --gpu MODE: how this attach wants CUDA work checked; "": as the
  * process's NANPROF_GPU_MODE says */
 static char attach_gpu_mode[NP_AGENT_GPU_MODE_LEN];
+static uint32_t attach_gpu_defer;   /* --gpu-defer N: N + 1; 0: the process's own */
 
 /* ---- under the GIL ---- */
 
@@ -233,6 +234,8 @@ static void gpu_poll(int *told)
 		np_gpu_config_parse(attach_gpu_mode, &cfg);
 	else
 		np_gpu_config_from_env(&cfg);
+	if (attach_gpu_defer)
+		np_gpu_config_set_defer(&cfg, attach_gpu_defer - 1);
 	/* cuDNN's descriptors, from cuDNN's load on: torch loads it at its
 	 * import, libcuda only at its first CUDA call; and before the start
 	 * below, whose CUPTI subscription a job may be waiting for */
@@ -241,6 +244,10 @@ static void gpu_poll(int *told)
 		return;
 	*told = 1;
 	int rc = np_gpu_start(&cfg, &why);
+	/* a window needs calls subscribed: taken at the first start only */
+	if (rc == 0 && attach_gpu_defer && cfg.defer != attach_gpu_defer - 1)
+		np_alog("--gpu-defer %u not taken: checks stay deferred in lists of %u, as "
+			"subscribed at the first attach", attach_gpu_defer - 1, cfg.defer);
 	if (rc == 0) {
 		char how[48];
 		/* launches, and the hooks' CUDA tensors (+modules); the
@@ -453,6 +460,7 @@ static void *control_main(void *arg)
 		    m.kind == NP_AGENT_CHECKS) {
 			memcpy(attach_gpu_mode, m.gpu_mode, sizeof(attach_gpu_mode));
 			attach_gpu_mode[sizeof(attach_gpu_mode) - 1] = 0;
+			attach_gpu_defer = m.gpu_defer;
 			char ack = 1;
 			if (send(fd, &ack, 1, MSG_NOSIGNAL) == 1)
 				serve(fd);

@@ -59,6 +59,10 @@ void np_gpu_config_from_env(struct np_gpu_config *cfg);
  * environment). */
 void np_gpu_config_parse(const char *s, struct np_gpu_config *cfg);
 
+/* cfg's deferring window set to n (`nanprof attach --gpu-defer N`): 0
+ * off, at most 64, none in modules mode. */
+void np_gpu_config_set_defer(struct np_gpu_config *cfg, unsigned n);
+
 /* Subscribes to CUPTI and starts checking, if the process has libcuda.
  * Idempotent: called again (nanprof attached again), it switches to
  * cfg's mode when both the old and the new one check launches (CUPTI is

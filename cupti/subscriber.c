@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "../agent/agent_proto.h"
 #include "../agent/alog.h"
 #include "../agent/report.h"
 #include "allocations.h"
@@ -1008,14 +1009,18 @@ void np_gpu_config_parse(const char *s, struct np_gpu_config *cfg)
 	const char *gen = getenv("NANPROF_GPU_GENERIC");
 	cfg->generic = cfg->mode != NP_GPU_MODULES && !(gen && strcmp(gen, "0") == 0);
 	const char *d = getenv("NANPROF_GPU_DEFER");
-	cfg->defer = cfg->mode != NP_GPU_MODULES && d && atoi(d) > 0 ? (uint32_t)atoi(d) : 0;
-	if (cfg->defer > NP_DEFER_MAX_WINDOW)
-		cfg->defer = NP_DEFER_MAX_WINDOW;
+	np_gpu_config_set_defer(cfg, d && atoi(d) > 0 ? (unsigned)atoi(d) : 0);
 	const char *diag = getenv("NANPROF_GPU_DIAG");
 	cfg->empty_checks = diag && strcmp(diag, "empty-checks") == 0;
 	static int told;   /* the config is read more than once */
 	if (diag && *diag && !cfg->empty_checks && !__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
 		np_alog("NANPROF_GPU_DIAG=%s not known (empty-checks is): ignored", diag);
+}
+
+void np_gpu_config_set_defer(struct np_gpu_config *cfg, unsigned n)
+{
+	_Static_assert(NP_AGENT_GPU_DEFER_MAX == NP_DEFER_MAX_WINDOW, "--gpu-defer's bound");
+	cfg->defer = cfg->mode == NP_GPU_MODULES ? 0 : n > NP_DEFER_MAX_WINDOW ? NP_DEFER_MAX_WINDOW : n;
 }
 
 static const char *subscribe(void)

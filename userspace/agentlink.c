@@ -57,8 +57,9 @@ int np_agent_accept(struct np_session *s, pid_t pid, int fd)
 	return 0;
 }
 
-/* gpu_mode: attach --gpu MODE, NULL: the process's own */
-static int connect_agent(pid_t pid, const char *gpu_mode)
+/* gpu_mode: attach --gpu MODE, NULL: the process's own; gpu_defer:
+ * --gpu-defer N, -1: the process's own */
+static int connect_agent(pid_t pid, const char *gpu_mode, int gpu_defer)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%c" NP_AGENT_ATTACH_FMT, 0,
@@ -70,7 +71,9 @@ static int connect_agent(pid_t pid, const char *gpu_mode)
 			return -errno;
 		if (connect(fd, (struct sockaddr *)&addr, alen) == 0) {
 			struct np_agent_msg m = { .magic = NP_AGENT_MAGIC, .kind = NP_AGENT_CHECKS,
-						  .pid = (uint32_t)pid };
+						  .pid = (uint32_t)pid,
+						  .gpu_defer = gpu_defer >= 0
+							  ? (uint32_t)gpu_defer + 1 : 0 };
 			if (gpu_mode)
 				snprintf(m.gpu_mode, sizeof(m.gpu_mode), "%s", gpu_mode);
 			struct pollfd pf = { .fd = fd, .events = POLLIN };
@@ -116,7 +119,7 @@ int np_agent_attach(struct np_session *s, pid_t pid)
 	int err = probe_agent(s, p);
 	if (err)
 		return err;
-	int fd = connect_agent(pid, s->o->gpu_mode);
+	int fd = connect_agent(pid, s->o->gpu_mode, s->o->gpu_defer);
 	if (fd < 0) {
 		np_warn("pid %d: the agent does not answer (%s): tracing without checks", pid,
 			strerror(-fd));

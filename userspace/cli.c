@@ -48,6 +48,12 @@ static const char run_help[] =
 "                       your profiler): the CUDA tensors modules return, the\n"
 "                       gradients and the parameters; every+modules or\n"
 "                       sample:K+modules: both, all of those tensors\n"
+"      --gpu-defer N    let the checks of up to N launches (1..64) wait and go\n"
+"                       out as one list launch, fewer launches for the same\n"
+"                       checks (sets NANPROF_GPU_DEFER; 0: off, the default);\n"
+"                       a list goes out early when a kernel may write what\n"
+"                       it checks, so verdicts stay the same (experimental:\n"
+"                       its speed-up is not yet measured on a GPU)\n"
 "      --on-nan ACTION  what to do once the first non-finite value is found:\n"
 "                       report (default: say where, let the job run on), or\n"
 "                       signal:NAME: send signal NAME, once, to every process\n"
@@ -93,6 +99,9 @@ static const char attach_help[] =
 "      --gpu MODE       how CUDA work is checked: every, sample:K, modules,\n"
 "                       every+modules or sample:K+modules (see nanprof run\n"
 "                       --help); default: the process's NANPROF_GPU_MODE\n"
+"      --gpu-defer N    checks of up to N launches in one list launch, 0: off\n"
+"                       (see nanprof run --help); default: the process's\n"
+"                       NANPROF_GPU_DEFER.  Taken at the first attach only\n"
 "      --on-nan ACTION  report (default), or signal:NAME: sent once to every\n"
 "                       traced process at the first non-finite value\n"
 "                       (signal:INT: as Ctrl-C; see nanprof run --help)\n"
@@ -155,7 +164,7 @@ static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max
 }
 
 enum { OPT_WINDOW = 256, OPT_MAX_RECORDS, OPT_RING_MB, OPT_NO_SESSION, OPT_PYTHON_PROBE,
-       OPT_CHILDREN, OPT_NO_CHECKS, OPT_GPU, OPT_ON_NAN };
+       OPT_CHILDREN, OPT_NO_CHECKS, OPT_GPU, OPT_GPU_DEFER, OPT_ON_NAN };
 
 /* every | sample | sample:K | modules, the first three maybe +modules:
  * what the agent's np_gpu_config_from_env() reads (cupti/gpu.h) */
@@ -194,6 +203,7 @@ static const struct option long_opts[] = {
 	{ "children", required_argument, NULL, OPT_CHILDREN },
 	{ "no-checks", no_argument, NULL, OPT_NO_CHECKS },
 	{ "gpu", required_argument, NULL, OPT_GPU },
+	{ "gpu-defer", required_argument, NULL, OPT_GPU_DEFER },
 	{ "on-nan", required_argument, NULL, OPT_ON_NAN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -207,6 +217,7 @@ static void defaults(struct np_opts *o)
 	o->window = 20;
 	o->max_records = 50000;
 	o->ring_mb = 16;
+	o->gpu_defer = -1;
 }
 
 /* Options common to both commands; attach also takes -d. */
@@ -280,6 +291,13 @@ static int parse_common(int argc, char **argv, struct np_opts *o, bool attach,
 			}
 			o->gpu_mode = optarg;
 			break;
+		case OPT_GPU_DEFER: {
+			unsigned n;
+			if (parse_uint("--gpu-defer", optarg, 0, NP_AGENT_GPU_DEFER_MAX, &n))
+				return -EINVAL;
+			o->gpu_defer = (int)n;
+			break;
+		}
 		case OPT_ON_NAN:
 			if (np_on_nan_parse(optarg, &o->on_nan_signal))
 				return -EINVAL;

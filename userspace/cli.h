@@ -18,6 +18,8 @@ struct np_opts {
 	int python_probe;         /* --python-probe: enum np_py_probe */
 	const char *gpu_mode;     /* --gpu: NANPROF_GPU_MODE for run's CMD, or sent to
 				   * each attached agent; NULL = the process's own */
+	int gpu_defer;            /* --gpu-defer N: NANPROF_GPU_DEFER for run's CMD, or sent
+				   * to each attached agent; -1 = the process's own */
 	int on_nan_signal;        /* --on-nan signal:NAME; 0: report only (on_nan.h) */
 	int verbose;              /* -v (repeatable) */
 	bool quiet;               /* -q */

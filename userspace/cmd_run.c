@@ -93,6 +93,11 @@ static void child_exec(struct np_opts *o, int go_fd, const char *agent, const ch
 	setenv(NP_AGENT_ENV_SOCK, sock, 1);
 	if (o->gpu_mode)
 		setenv("NANPROF_GPU_MODE", o->gpu_mode, 1);
+	if (o->gpu_defer >= 0) {
+		char n[16];
+		snprintf(n, sizeof(n), "%d", o->gpu_defer);
+		setenv("NANPROF_GPU_DEFER", n, 1);
+	}
 	if (o->no_checks)
 		setenv(NP_AGENT_ENV_CHECKS, "0", 1);
 	else   /* the driver loads the agent at cuInit too; a user's own stays */

@@ -354,8 +354,10 @@ PY
 		bad "$tag: CUDA output maxima when sampling" "$T/chk"
 	fi
 	# attach --gpu: a job started without nanprof (its own mode: every) is
-	# attached with --gpu sample:3, then again with --gpu every, then a
-	# third time by a nanprof that is SIGKILLed: the job runs to its end.
+	# attached with --gpu sample:3 --gpu-defer 4, then again with --gpu
+	# every (the window stays: deferring is subscribed at the first
+	# attach), then a third time by a nanprof that is SIGKILLed: the job
+	# runs to its end.
 	# Its MLP calls cuBLAS: the imports the agent points at its wrappers
 	# once injected are checked while attached, passed through after
 	rm -f "$T/ready"
@@ -364,7 +366,8 @@ PY
 		> "$T/$tag-att.job" 2>&1 &
 	jp=$!
 	for _ in $(seq 300); do [ -s "$T/ready" ] && break; sleep 0.1; done
-	timeout 60 $NP attach -q --gpu sample:3 -d 3 -o "$T/$tag-att1" $jp > /dev/null 2> "$T/$tag-att1.err"
+	timeout 60 $NP attach -q --gpu sample:3 --gpu-defer 4 -d 3 -o "$T/$tag-att1" $jp \
+		> /dev/null 2> "$T/$tag-att1.err"
 	timeout 60 $NP attach -q --gpu every -d 3 -o "$T/$tag-att2" $jp > /dev/null 2> "$T/$tag-att2.err"
 	$NP attach -q -o "$T/$tag-att3" $jp > /dev/null 2>&1 &
 	npid=$!
@@ -389,15 +392,16 @@ def checks(path):
     print(path, c.get("gpu_message"), "launches sampled out:", c.get("gpu_launches_sampled_out"),
           "checks:", c.get("gpu_checks"), "cuBLAS calls checked:", c.get("gpu_gemm_checks"))
     return c
-def mode(c):   # "every, deferred 8" (NANPROF_GPU_DEFER) is every launch
+def mode(c):   # "every, deferred 4" (--gpu-defer) is every launch
     return c["gpu_message"].split(", deferred ")[0]
 a, b = checks(sys.argv[1]), checks(sys.argv[2])
 sys.exit(0 if mode(a) == "sample" and a["gpu_launches_sampled_out"] > 0 and
+         a["gpu_message"] == "sample, deferred 4" and b["gpu_message"] == "every, deferred 4" and
          mode(b) == "every" and b["gpu_launches_sampled_out"] == a["gpu_launches_sampled_out"]
          and b["gpu_checks"] > a["gpu_checks"] and b["gpu_gemm_checks"] > 0 else 1)
 PY
 	then
-		ok "$tag: attach --gpu sample:3 samples a live job's launches; attached again, --gpu every checks all, cuBLAS calls too"
+		ok "$tag: attach --gpu sample:3 --gpu-defer 4 samples a live job's launches, deferred; attached again, --gpu every checks all, cuBLAS calls too, still deferred"
 	else
 		cat "$T/$tag-att1.err" "$T/$tag-att2.err" "$T/$tag-att.job" >> "$T/chk"
 		bad "$tag: attach --gpu" "$T/chk"
@@ -611,12 +615,13 @@ PY
 			bad "$tag: cuBLAS $api call's output checked at the call" "$T/chk"
 		fi
 	done
-	# the same with checks deferred into lists (cupti/defer.h): the
+	# the same with checks deferred into lists (cupti/defer.h; nanprof
+	# run --gpu-defer 8 sets the job's NANPROF_GPU_DEFER): the
 	# call's kernels say what they write (D, the workspace torch set), so
 	# no list goes out for want of knowing (every other kernel of the job
 	# is decoded); the same origin; the summary says how the lists went out
 	for api in sgemm lt; do
-		FAKE_ENV=NANPROF_GPU_DEFER=8 run_fake "$py" "$T/$tag-defer-$api" --mlp gemm --gemm $api --at 3
+		NP_OPTS="--gpu-defer 8" run_fake "$py" "$T/$tag-defer-$api" --mlp gemm --gemm $api --at 3
 		if python3 $IT/check_origin.py "$T/$tag-defer-$api/events.jsonl" --cuda \
 			--origin forward blocks.0.attn.fc1 output --step 3 \
 			--op-kernel splitKreduce > "$T/chk" 2>&1 &&

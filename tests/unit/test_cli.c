@@ -308,6 +308,32 @@ Test(cli_run, gpu_modes)
 	expect_error("invalid --gpu", "every+modules");
 }
 
+/* --gpu-defer N: 0 (off) to 64 lists' launches, else an error; unset, the
+ * process's own NANPROF_GPU_DEFER (-1) */
+Test(cli_run, gpu_defer)
+{
+	struct np_opts o;
+
+	cr_expect_eq(RUN(&o, "run", "--", "x"), 0);
+	cr_expect_eq(o.gpu_defer, -1, "default must leave the job's own NANPROF_GPU_DEFER");
+	cr_expect_eq(RUN(&o, "run", "--gpu-defer", "8", "--", "x"), 0);
+	cr_expect_eq(o.gpu_defer, 8);
+	cr_expect_eq(RUN(&o, "run", "--gpu-defer", "0", "--", "x"), 0);
+	cr_expect_eq(o.gpu_defer, 0, "0 turns a job's own deferring off");
+	cr_expect_eq(RUN(&o, "run", "--gpu-defer", "64", "--", "x"), 0);
+	cr_expect_eq(o.gpu_defer, 64);
+	static const char *const bad[] = { "65", "-1", "x", "", "8k" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(RUN(&o, "run", "--gpu-defer", (char *)bad[i], "--", "x"), -EINVAL,
+			     "--gpu-defer '%s' accepted", bad[i]);
+		expect_error("invalid --gpu-defer", "from 0 to 64");
+	}
+	cr_expect_eq(ATTACH(&o, "attach", "123"), 0);
+	cr_expect_eq(o.gpu_defer, -1);
+	cr_expect_eq(ATTACH(&o, "attach", "--gpu-defer", "4", "123"), 0);
+	cr_expect_eq(o.gpu_defer, 4);
+}
+
 Test(cli_run, missing_value)
 {
 	struct np_opts o;
