@@ -29,7 +29,9 @@
 #      rotary embeddings as complex numbers overflowing in torch's complex64
 #      multiply, checked as its real view (tests/gpu/rope_fault.py), and a
 #      Fourier layer's complex GEMM seen at its cublasCgemm call
-#      (tests/gpu/spectral_fault.py);
+#      (tests/gpu/spectral_fault.py); a branch's exp overflowing in a block
+#      that concatenates 20 branches in one torch.cat, more inputs than
+#      a check keeps (tests/gpu/catwide_fault.py);
 #      a torch.compile'd model's Triton kernel overflowing
 #      (tests/gpu/compile_fault.py), and a user's @triton.jit kernel,
 #      eager and compiled (tests/gpu/jit_fault.py; all informative:
@@ -90,7 +92,7 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # nll_loss's scalars) and an evaluation pass's grad mode run after it, if the
 # budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope spectral eval)
+LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope spectral catwide eval)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -400,6 +402,10 @@ start_agent_jobs() {
 	# an FNO Fourier layer's complex weights overflowing in cuBLAS's cgemm
 	agent_job agent-spectral "$secs" "$PY" "$GPUT/spectral_fault.py" --device "$DEV" \
 		--steps 10 --at 6 --step-times "$W/agent-spectral.times"
+	# a branch's exp overflowing, carried by a torch.cat of 20 inputs
+	# along dim -1 (its inputs past the 16th: cupti/wide_inputs.h)
+	agent_job agent-catwide "$secs" "$PY" "$GPUT/catwide_fault.py" --device "$DEV" \
+		--steps 10 --at 6 --step-times "$W/agent-catwide.times"
 	# torch.compile: Inductor's Triton kernels, their outputs told by the
 	# wrapped CachingAutotuner.run (cupti/triton.h); needs Triton's C
 	# compiler on the host, so it only informs
@@ -513,6 +519,8 @@ step_agent_alone() {
 	job_ran agent-spectral 9
 	fft_rows agent-spectral
 	verdict agent-spectral --fault spectral --at 6
+	job_ran agent-catwide 9
+	verdict agent-catwide --fault catwide --at 6
 	triton_rows agent-compile compile "Triton outputs told by Inductor's run()" '.*'
 	triton_rows agent-jit jit "@triton.jit outputs read from the kernel's source" \
 		scaled_exp_kernel
@@ -681,6 +689,8 @@ set_origin() {
 	rope) ORIGIN=(--origin forward attn '*' --step 6 --op-kernel 'c10::complex<float>') ;;
 	# the einsum's complex GEMM, seen at its call: complex64, in spectral
 	spectral) ORIGIN=(--origin forward spectral '*' --step 6 --dtype complex64) ;;
+	# the branch's exp, not the cat that carries it to proj (in mixer)
+	catwide) ORIGIN=(--origin forward mixer.branches.18 '*' --step 6 --op-kernel exp) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -717,7 +727,7 @@ nanprof_job() {
 	elif [ "$f" = solve ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/solve_fault.py" \
 			--device "$DEV" --steps 10 --at 6
-	elif [ "$f" = rope ] || [ "$f" = spectral ]; then
+	elif [ "$f" = rope ] || [ "$f" = spectral ] || [ "$f" = catwide ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/${f}_fault.py" \
 			--device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then

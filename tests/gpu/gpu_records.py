@@ -93,6 +93,9 @@ EXPECTED = {
     "rope": (["mulfunctor<c10::complex<float>", "complex"],
              "freqs_cis of 3e38 + 3e38i: q times it overflows in torch's complex64 multiply "
              "(strided, freqs_cis broadcast), checked as its real view"),
+    "catwide": (["exp"], "branch 18's gain of 1e4: its exp overflows; a torch.cat of 20 "
+                         "branches along dim -1 carries it, its inputs past the 16th kept "
+                         "beside its check"),
     "spectral": (["gemm", "cutlass", "nvjet", "xmma", "sm90", "sm80", "cublas"],
                  "the Fourier layer's complex weights of 3e38: the einsum's complex GEMM "
                  "overflows in cuBLAS, seen at its cublasCgemm call, checked as its real view"),
