@@ -102,8 +102,11 @@ int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfun
 		e.dl.in[e.dl.n_in++] = inputs[k];
 	/* a cat of more inputs (judged on its own): the rest, kept before
 	 * the entry that names them */
-	if (b->more_in && inputs == b->in)
-		e.wide = (uint8_t)np_wide_put(tag, b->more_in, b->n_more);
+	if (b->more_in && inputs == b->in) {
+		_Static_assert(NP_WIDE_SLOTS + NP_WIDE_CAPTURED <= UINT8_MAX, "a slot in e.wide");
+		e.wide = (uint8_t)np_wide_put(tag, captured, b->more_in, b->n_more);
+		e.wide_missing = !e.wide;
+	}
 	np_inflight_put(&e);
 
 	/* the diagnosis's empty check: the same grid, nothing read (gpu.h) */

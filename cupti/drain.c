@@ -186,7 +186,9 @@ static void judge(const struct np_gpu_rec *g)
 	/* a cat's inputs past the entry's (wide_inputs.h); reused: judged
 	 * on the entry's alone, and counted */
 	static uint64_t more[NP_WIDE_MAX];
-	if (e.wide) {
+	if (e.wide_missing) {
+		wide_lost++;
+	} else if (e.wide) {
 		int n = np_wide_get(e.wide, g->tag, more);
 		if (n >= 0) {
 			e.dl.more_in = more;

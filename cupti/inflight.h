@@ -36,6 +36,7 @@ struct np_inflight {
 	uint32_t span;           /* module-call span at the launch (gpu.h: np_gpu_module_done) */
 	uint8_t wide;            /* its input words past dl.in: wide_inputs.h's slot
 				  * plus one, or 0 (none; dl.more_in stays NULL) */
+	uint8_t wide_missing;    /* it had more, not kept (no captured entry left) */
 	struct np_dirty_launch dl;
 };
 

@@ -9,17 +9,26 @@ struct wide {
 	uint64_t in[NP_WIDE_MAX];
 };
 
-static struct wide ring[NP_WIDE_SLOTS];
-static uint32_t next_slot;
+/* the ring, then the captured entries */
+static struct wide slots[NP_WIDE_SLOTS + NP_WIDE_CAPTURED];
+static uint32_t next_slot, next_captured;
 
-uint32_t np_wide_put(uint64_t tag, const void *in, uint32_t n)
+uint32_t np_wide_put(uint64_t tag, int captured, const void *in, uint32_t n)
 {
+	uint32_t slot;
 	if (!tag || !n)
 		return 0;
 	if (n > NP_WIDE_MAX)
 		n = NP_WIDE_MAX;
-	uint32_t slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED) % NP_WIDE_SLOTS;
-	struct wide *w = &ring[slot];
+	if (captured) {
+		slot = __atomic_fetch_add(&next_captured, 1, __ATOMIC_RELAXED);
+		if (slot >= NP_WIDE_CAPTURED)
+			return 0;
+		slot += NP_WIDE_SLOTS;
+	} else {
+		slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED) % NP_WIDE_SLOTS;
+	}
+	struct wide *w = &slots[slot];
 	__atomic_store_n(&w->tag, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	w->n = n;
@@ -30,9 +39,9 @@ uint32_t np_wide_put(uint64_t tag, const void *in, uint32_t n)
 
 int np_wide_get(uint32_t slot1, uint64_t tag, uint64_t *out)
 {
-	if (!slot1 || slot1 > NP_WIDE_SLOTS || !tag)
+	if (!slot1 || slot1 > NP_WIDE_SLOTS + NP_WIDE_CAPTURED || !tag)
 		return -ENOENT;
-	struct wide *w = &ring[slot1 - 1];
+	struct wide *w = &slots[slot1 - 1];
 	if (__atomic_load_n(&w->tag, __ATOMIC_ACQUIRE) != tag)
 		return -ENOENT;
 	uint32_t n = w->n < NP_WIDE_MAX ? w->n : NP_WIDE_MAX;

@@ -10,8 +10,11 @@
  * threads; the entry's slot (plus one) goes into the check's launch
  * entry.  A result that comes back after NP_WIDE_SLOTS newer wide checks
  * finds its entry reused (-ENOENT): the caller judges it on its first
- * inputs and counts it.  Writers and the one reader (the drainer) meet
- * through a seqlock on the tag, as inflight.c's entries do.
+ * inputs and counts it.  A check captured into a CUDA graph comes back
+ * at every replay, so it takes one of NP_WIDE_CAPTURED entries that are
+ * never reused (as inflight.h's captured entries); past them, none.
+ * Writers and the one reader (the drainer) meet through a seqlock on the
+ * tag, as inflight.c's entries do.
  */
 #ifndef NP_WIDE_INPUTS_H
 #define NP_WIDE_INPUTS_H
@@ -19,12 +22,14 @@
 #include <stdint.h>
 
 #define NP_WIDE_SLOTS 64        /* wide checks in flight, at most; 1 KiB each */
+#define NP_WIDE_CAPTURED 32     /* wide checks in CUDA graphs, for good */
 #define NP_WIDE_MAX 128         /* words one entry holds: Shape.cu's batch, at most */
 
 /* Keeps the n words at in (unaligned: a kernel's parameters) for the
- * check tagged tag; at most NP_WIDE_MAX are kept.  Returns the slot plus
- * one, for np_wide_get; 0 when tag or n is 0. */
-uint32_t np_wide_put(uint64_t tag, const void *in, uint32_t n);
+ * check tagged tag, captured into a graph or not; at most NP_WIDE_MAX
+ * are kept.  Returns the slot plus one, for np_wide_get; 0 when tag or n
+ * is 0, or the captured entries are all taken. */
+uint32_t np_wide_put(uint64_t tag, int captured, const void *in, uint32_t n);
 
 /* Copies the words kept under slot1 (np_wide_put's) for tag into
  * out[NP_WIDE_MAX]: their count, or -ENOENT when the entry was reused. */

@@ -846,8 +846,8 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		fprintf(f, "; %llu non-finite ranges forgotten for room (a later reader of "
 			"one may be named as a birth)", (unsigned long long)g->forgotten);
 	if (g->wide_lost)   /* cupti/wide_inputs.h: the ring's bound */
-		fprintf(f, "; %llu cats of more than 16 inputs judged on their first 16 (too "
-			"many in flight: one may be named as a birth)",
+		fprintf(f, "; %llu cats of more than 16 inputs judged on their first 16 (the "
+			"rest no longer kept: one may be named as a birth)",
 			(unsigned long long)g->wide_lost);
 	if (g->dropped || g->overflow || g->lost || g->candidates_dropped)
 		fprintf(f, "; %llu results lost, %llu over table limits, %llu records lost",
