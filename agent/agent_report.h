@@ -305,8 +305,9 @@ struct np_agent_rec {
 			uint64_t evicted;        /* non-finite ranges */
 			uint64_t forgotten;      /* cleared spans, from the history
 						  * late judgements look in */
-			uint64_t wide_lost;      /* cats judged on their first 16
-						  * inputs: the rest's entry reused */
+			uint64_t wide_lost;      /* checks of launches of more than 16
+						  * inputs judged on their first 16:
+						  * the rest's entry reused */
 		} trk;
 		/* STATUS GPU_UNDECODED: the rank-th most launched undecoded
 		 * kernel so far (0 first), sent with the counters */

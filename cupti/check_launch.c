@@ -100,11 +100,20 @@ int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfun
 	_Static_assert(NP_KD_BUF_INPUTS <= NP_DIRTY_MAX_INPUTS, "an output's inputs all kept");
 	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
 		e.dl.in[e.dl.n_in++] = inputs[k];
-	/* a cat of more inputs (judged on its own): the rest, kept before
-	 * the entry that names them */
+	/* inputs past the entry's: a cat's (judged on its own inputs), or a
+	 * launch's words past the 16th (an Inductor kernel fusing many
+	 * reads); kept before the entry that names them */
+	const void *more = NULL;
+	uint32_t n_more = 0;
 	if (b->more_in && inputs == b->in) {
-		_Static_assert(NP_WIDE_SLOTS + NP_WIDE_CAPTURED <= UINT8_MAX, "a slot in e.wide");
-		e.wide = (uint8_t)np_wide_put(tag, captured, b->more_in, b->n_more);
+		more = b->more_in;
+		n_more = b->n_more;
+	} else if (n_in > NP_DIRTY_MAX_INPUTS) {
+		more = inputs + NP_DIRTY_MAX_INPUTS;
+		n_more = n_in - NP_DIRTY_MAX_INPUTS;
+	}
+	if (n_more) {
+		e.wide = (uint16_t)np_wide_put(tag, captured, more, n_more);
 		e.wide_missing = !e.wide;
 	}
 	np_inflight_put(&e);

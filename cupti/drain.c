@@ -28,7 +28,7 @@ volatile int np_gpu_zoom;
 static pthread_t thread;
 static int running, stop_asked, tracker_ready;
 static struct np_dirty tracker;
-static uint64_t wide_lost;   /* cats judged without their inputs past the entry's */
+static uint64_t wide_lost;   /* judged without their inputs past the entry's */
 
 /* tag -> the tag of the birth its non-finite value came from, and
  * whether that birth's first propagation was reported */
@@ -183,8 +183,8 @@ static void judge(const struct np_gpu_rec *g)
 		double m = np_magnitude((enum np_dtype)g->dtype, g->max_mag);
 		np_outmax_result(g->tag, dirty || m > 3.4e38 ? INFINITY : (float)m);
 	}
-	/* a cat's inputs past the entry's (wide_inputs.h); reused: judged
-	 * on the entry's alone, and counted */
+	/* inputs past the entry's (wide_inputs.h); not kept, or reused:
+	 * judged on the entry's alone, and counted */
 	static uint64_t more[NP_WIDE_MAX];
 	if (e.wide_missing) {
 		wide_lost++;

@@ -34,7 +34,7 @@ struct np_inflight {
 	uint8_t captured;
 	uint8_t mode;            /* the launching thread's grad mode (grad_mode.h) */
 	uint32_t span;           /* module-call span at the launch (gpu.h: np_gpu_module_done) */
-	uint8_t wide;            /* its input words past dl.in: wide_inputs.h's slot
+	uint16_t wide;           /* its input words past dl.in: wide_inputs.h's slot
 				  * plus one, or 0 (none; dl.more_in stays NULL) */
 	uint8_t wide_missing;    /* it had more, not kept (no captured entry left) */
 	struct np_dirty_launch dl;

@@ -1,10 +1,11 @@
 /* wide_inputs.h - the input words of a check past the NP_DIRTY_MAX_INPUTS
  * its launch entry keeps (inflight.h), for the launches that have more:
  * torch.cat of up to 128 inputs along an inner dimension, whose output is
- * one check (kdecode_cat.h).  A cat makes no value, so judging its dirty
- * output on its first 16 inputs alone would make it a birth whenever the
- * value came through a later one; with all its inputs kept, dirty.h
- * judges it like any other launch.
+ * one check (kdecode_cat.h), and kernels of more than 16 pointer words
+ * (Inductor's fused kernels, up to 64 looked at).  Judged on its first
+ * 16 inputs alone, such a launch would be a birth whenever the value
+ * came through a later one; with all its inputs kept, dirty.h judges it
+ * like any other launch.
  *
  * A ring of NP_WIDE_SLOTS entries, taken in turn by the launching
  * threads; the entry's slot (plus one) goes into the check's launch
@@ -21,8 +22,8 @@
 
 #include <stdint.h>
 
-#define NP_WIDE_SLOTS 64        /* wide checks in flight, at most; 1 KiB each */
-#define NP_WIDE_CAPTURED 32     /* wide checks in CUDA graphs, for good */
+#define NP_WIDE_SLOTS 1024      /* wide checks in flight, at most; 1 KiB each */
+#define NP_WIDE_CAPTURED 64     /* wide checks in CUDA graphs, for good */
 #define NP_WIDE_MAX 128         /* words one entry holds: Shape.cu's batch, at most */
 
 /* Keeps the n words at in (unaligned: a kernel's parameters) for the

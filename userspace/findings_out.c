@@ -846,8 +846,8 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		fprintf(f, "; %llu non-finite ranges forgotten for room (a later reader of "
 			"one may be named as a birth)", (unsigned long long)g->forgotten);
 	if (g->wide_lost)   /* cupti/wide_inputs.h: the ring's bound */
-		fprintf(f, "; %llu cats of more than 16 inputs judged on their first 16 (the "
-			"rest no longer kept: one may be named as a birth)",
+		fprintf(f, "; %llu checks of kernels with more than 16 inputs judged on their "
+			"first 16 (the rest no longer kept: one may be named as a birth)",
 			(unsigned long long)g->wide_lost);
 	if (g->dropped || g->overflow || g->lost || g->candidates_dropped)
 		fprintf(f, "; %llu results lost, %llu over table limits, %llu records lost",
@@ -1103,7 +1103,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "gpu_results_lost", g->dropped);
 		np_jsonw_uint_field(w, "gpu_reports_over_bounds", g->over_budget);
 		np_jsonw_uint_field(w, "gpu_origin_forgotten", g->forgotten);
-		np_jsonw_uint_field(w, "gpu_cat_inputs_lost", g->wide_lost);
+		np_jsonw_uint_field(w, "gpu_wide_inputs_lost", g->wide_lost);
 		np_jsonw_uint_field(w, "gpu_host_ns_per_launch", np_gpu_host_ns_per_launch(g));
 		np_jsonw_uint_field(w, "gpu_check_launch_ns", np_gpu_check_launch_ns(g));
 		if (g->defer.checks) {   /* cupti/defer.h */

@@ -345,8 +345,9 @@ struct np_gpu_state {
 	} defer;
 	uint64_t forgotten;       /* dirty ranges and cleared spans its origin
 				   * tracker dropped for room */
-	uint64_t wide_lost;       /* cats of more than 16 inputs judged on their
-				   * first 16 (the rest's entry reused) */
+	uint64_t wide_lost;       /* checks of launches of more than 16 inputs
+				   * judged on their first 16 (the rest's entry
+				   * reused) */
 	struct {
 		uint32_t func;    /* kernel id: its name is in kernels */
 		uint64_t launches;

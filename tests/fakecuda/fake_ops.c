@@ -97,7 +97,10 @@
  *                    (triton_poi_fused_mul_1); k 2 and 3 the same as a
  *                    user's @triton.jit kernels (user_exp_kernel,
  *                    user_mul_kernel); fo_tri_buf(i) the addresses of y,
- *                    tri_a, tri_b
+ *                    tri_a, tri_b, then of TRI_ZEROS zero buffers
+ *   fo_tri_launch_sum(in, out, n)  Inductor's kernel of TRI_SUM_INPUTS
+ *                    inputs (triton_poi_fused_sum_2, as a fusion reading
+ *                    many buffers): out = the sum of in[0..19)
  *   fo_head_tri()    s = tri_b + x (add): reads the region's output
  *   fo_bn_cudnn()    c = BatchNorm(e) through the fake cuDNN (fake_cudnn.h):
  *                    after fo_gn_conv, a convolution then cuDNN's batch norm;
@@ -281,6 +284,10 @@ static float *u, *h, *o;        /* the MLP's input, hidden and output */
 static float *gn_stats;         /* group norm's mean, rstd (64 each) */
 static CUfunction gn_moments;
 static CUfunction tri_exp, tri_mul;     /* torch.compile'd Triton kernels */
+#define TRI_SUM_INPUTS 19               /* more than a launch entry keeps */
+#define TRI_ZEROS (TRI_SUM_INPUTS - 2)  /* its clean inputs besides y and tri_a */
+static CUfunction tri_sum;
+static float *tri_zero[TRI_ZEROS];
 static CUfunction tri_uexp, tri_umul;   /* a user's @triton.jit kernels */
 static float *tri_a, *tri_b;            /* their outputs */
 static float *bn_w, *bn_b, *bn_stats;   /* cuDNN batch norm's params, saved statistics */
@@ -539,6 +546,25 @@ static void k_tri_exp(const void *args, unsigned grid, unsigned block)
 		t.out[i] = expf(t.in[i]);
 }
 
+/* triton_poi_fused_sum_2: out = the sum of its TRI_SUM_INPUTS inputs,
+ * (in_ptr0 .. in_ptr18, out_ptr0, xnumel, scratch, profile) */
+static void k_tri_sum(const void *args, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	float *out;
+	const float *in;
+	int32_t n;
+	memcpy(&out, (const char *)args + 8 * TRI_SUM_INPUTS, 8);
+	memcpy(&n, (const char *)args + 8 * (TRI_SUM_INPUTS + 1), 4);
+	for (int i = 0; i < n; i++)
+		out[i] = 0;
+	for (int k = 0; k < TRI_SUM_INPUTS; k++) {
+		memcpy(&in, (const char *)args + 8 * k, 8);
+		for (int i = 0; i < n; i++)
+			out[i] += in[i];
+	}
+}
+
 /* triton_poi_fused_mul_1: out = in * 2 */
 static void k_tri_mul(const void *args, unsigned grid, unsigned block)
 {
@@ -619,6 +645,15 @@ int fo_init(void)
 	tri_uexp = reg("user_exp_kernel", 5, off_tri, size_tri, k_tri_exp);
 	tri_umul = reg("user_mul_kernel", 5, off_tri, size_tri, k_tri_mul);
 	tri_a = alloc(), tri_b = alloc();
+	uint32_t off_tsum[TRI_SUM_INPUTS + 4], size_tsum[TRI_SUM_INPUTS + 4];
+	for (int k = 0; k <= TRI_SUM_INPUTS; k++)   /* the pointers, out_ptr0 last */
+		off_tsum[k] = 8u * (uint32_t)k, size_tsum[k] = 8;
+	off_tsum[TRI_SUM_INPUTS + 1] = 8u * (TRI_SUM_INPUTS + 1), size_tsum[TRI_SUM_INPUTS + 1] = 4;
+	off_tsum[TRI_SUM_INPUTS + 2] = 8u * (TRI_SUM_INPUTS + 2), size_tsum[TRI_SUM_INPUTS + 2] = 8;
+	off_tsum[TRI_SUM_INPUTS + 3] = 8u * (TRI_SUM_INPUTS + 3), size_tsum[TRI_SUM_INPUTS + 3] = 8;
+	tri_sum = reg("triton_poi_fused_sum_2", TRI_SUM_INPUTS + 4, off_tsum, size_tsum, k_tri_sum);
+	for (int k = 0; k < TRI_ZEROS; k++)
+		tri_zero[k] = alloc();
 	bn_w = alloc_n(BN_C), bn_b = alloc_n(BN_C), bn_stats = alloc_n(2 * BN_C);
 	for (int i = 0; !failed && i < BN_C; i++)
 		bn_w[i] = 1.0f, bn_b[i] = 0.0f;
@@ -626,6 +661,8 @@ int fo_init(void)
 		for (int i = 0; i < N; i++) {
 			x[i] = (float)(i % 10) / 10.0f;   /* unified memory: a store */
 			r[i] = 0;       /* only r[0] is the sum; fo_head_sum reads all N */
+			for (int k = 0; k < TRI_ZEROS; k++)
+				tri_zero[k][i] = 0;
 		}
 	return failed ? -1 : 0;
 }
@@ -1247,6 +1284,8 @@ int fo_gn_norm(void)
 unsigned long long fo_tri_buf(int i)
 {
 	float *b[] = { y, tri_a, tri_b };
+	if (i >= 3 && i < 3 + TRI_ZEROS)
+		return (unsigned long long)(uintptr_t)tri_zero[i - 3];
 	return i >= 0 && i < 3 ? (unsigned long long)(uintptr_t)b[i] : 0;
 }
 
@@ -1269,6 +1308,23 @@ int fo_tri_launch(int k, unsigned long long in, unsigned long long out, int n)
 		return -1;
 	check(cuLaunchKernel(fn[k], (unsigned)(n + 127) / 128, 1, 1, 128, 1, 1, 0,
 			     NULL, p, NULL), "cuLaunchKernel");
+	return failed ? -1 : 0;
+}
+
+/* triton_poi_fused_sum_2 over in[0..TRI_SUM_INPUTS) into out, as
+ * Triton's launcher calls it */
+int fo_tri_launch_sum(const unsigned long long *in, unsigned long long out, int n)
+{
+	void *scratch = NULL, *profile = NULL;
+	void *p[TRI_SUM_INPUTS + 4];
+	for (int k = 0; k < TRI_SUM_INPUTS; k++)
+		p[k] = (void *)&in[k];
+	p[TRI_SUM_INPUTS] = &out;
+	p[TRI_SUM_INPUTS + 1] = &n;
+	p[TRI_SUM_INPUTS + 2] = &scratch;
+	p[TRI_SUM_INPUTS + 3] = &profile;
+	check(cuLaunchKernel(tri_sum, (unsigned)(n + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, p,
+			     NULL), "cuLaunchKernel");
 	return failed ? -1 : 0;
 }
 

@@ -224,11 +224,13 @@ def main():
                          "convolution, or an undecodable kernel (no read of it offered); "
                          "opaque-late: the first writes e, which the gate rewrites before "
                          "the reader's output is checked; decoded: torch's add")
-    ap.add_argument("--triton", nargs="?", const="inductor", choices=["inductor", "jit"],
+    ap.add_argument("--triton", nargs="?", const="inductor", choices=["inductor", "jit", "wide"],
                     help="attn is two Triton kernels (exp, then a mul reading it), the exp "
                          "overflowing: a torch.compile'd region launched through Inductor's "
                          "CachingAutotuner.run, or (jit) a user's @triton.jit kernels "
-                         "launched through Triton's JITFunction.run (needs triton)")
+                         "launched through Triton's JITFunction.run (needs triton), or "
+                         "(wide) Inductor's, the second a sum of 19 inputs reading the "
+                         "exp's output as its 18th (past the 16 a check keeps)")
     ap.add_argument("--gemm", default="sgemm", choices=GEMM_APIS,
                     help="--mlp: the cuBLAS API its matmuls call")
     ap.add_argument("--eval", choices=["no_grad", "inference_mode"],
@@ -282,6 +284,8 @@ def main():
     ops.fo_tri_input.argtypes = [ctypes.c_float]
     ops.fo_tri_launch.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_ulonglong,
                                   ctypes.c_int]
+    ops.fo_tri_launch_sum.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_ulonglong,
+                                      ctypes.c_int]
     if early:
         # the first CUDA call (a cuDNN handle) loads libcuda, and the plan
         # follows at once: before the agent's next poll sees libcuda
@@ -447,6 +451,9 @@ def main():
             else:
                 self.exp = inductor_kernel(ops, "triton_poi_fused_exp_0", 0)
                 self.mul = inductor_kernel(ops, "triton_poi_fused_mul_1", 1)
+            if a.triton == "wide":   # 17 zero buffers, the exp's output, y
+                self.zeros = [DeviceTensor(ops.fo_tri_buf(3 + i), n) for i in range(17)]
+                self.sum = inductor_kernel(ops, "triton_poi_fused_sum_2", 0, n_in=19)
 
         def forward(self, x):
             ops.fo_tri_input(100.0 if train.step == a.at else 0.0)
@@ -456,6 +463,9 @@ def main():
                 self.mul[(n + 127) // 128,](self.t, self.out, n, BLOCK=128)
                 return x
             self.exp.run(self.y, self.t, n, stream=0)
+            if a.triton == "wide":
+                self.sum.run(*self.zeros, self.t, self.y, self.out, n, stream=0)
+                return x
             self.mul.run(self.t, self.out, n, stream=0)
             return x
 

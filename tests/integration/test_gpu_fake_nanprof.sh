@@ -69,7 +69,8 @@
 # undecodable kernel, and after its buffer was rewritten clean (a late
 # generic judgement); and
 # a torch.compile'd region (--triton): two Triton kernels launched by
-# Inductor's CachingAutotuner.run, the first's overflow named at it; the
+# Inductor's CachingAutotuner.run, the first's overflow named at it, also
+# when the second reads it as the 18th of 19 inputs (--triton wide); the
 # same as a user's @triton.jit kernels (--triton jit, real Triton's
 # JITFunction.run), needing triton in NANPROF_TEST_TRITON.
 # Needs root (BPF), torch and the agent's GPU side; skips visibly.
@@ -929,6 +930,19 @@ PY
 	else
 		cat "$T/$tag-triton.err" "$T/$tag-triton-off.err" >> "$T/chk"
 		bad "$tag: Triton kernels' outputs from their Python call" "$T/chk"
+	fi
+	# the reader an Inductor kernel fusing 19 reads, the exp's output its
+	# 18th: past the 16 a launch entry keeps, so the rest wait beside the
+	# check (cupti/wide_inputs.h); judged on 16, the sum was named
+	run_fake "$py" "$T/$tag-triton-wide" --triton wide --at 3
+	if python3 $IT/check_origin.py "$T/$tag-triton-wide/events.jsonl" --cuda \
+		--origin forward blocks.0.attn output --step 3 --op-kernel triton_poi_fused_exp_0 \
+		> "$T/chk" 2>&1 &&
+	   grep -q '"gpu_wide_inputs_lost":0,' "$T/$tag-triton-wide/events.jsonl"; then
+		ok "$tag: a Triton kernel's overflow read as the 18th of 19 inputs: named at it, not at the reader"
+	else
+		cat "$T/$tag-triton-wide.err" >> "$T/chk"
+		bad "$tag: a Triton kernel of 19 inputs reading an overflow" "$T/chk"
 	fi
 }
 
