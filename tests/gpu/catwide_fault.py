@@ -44,32 +44,16 @@ class Mixer(nn.Module):
         return self.proj(torch.cat([b(x) for b in self.branches], dim=-1))
 
 
-class Net(nn.Module):
-    def __init__(self, vocab=64, d=64):
-        super().__init__()
-        self.embed = nn.Embedding(vocab, d)
-        self.mixer = Mixer(d)
-        self.head = nn.Linear(d, 1)
-
-    def forward(self, tokens):
-        x = self.embed(tokens)
-        x = x + self.mixer(x)
-        return self.head(x).mean(dim=1).squeeze(-1)
-
-
 def main():
     args = fault_loop.parser(__doc__).parse_args()
     dev = fault_loop.device(args)
-    model = Net().to(dev)
-
-    def batch(gen):
-        return (torch.randint(0, 64, (4, 32), generator=gen).to(dev),
-                torch.randn(4, generator=gen).to(dev))
+    model = fault_loop.TokenNet("mixer", Mixer).to(dev)
 
     def corrupt():
         model.mixer.branches[FAULTY].gain.fill_(1e4)
 
-    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
+    fault_loop.train(args, model, fault_loop.token_batch(dev, 32),
+                     fault_loop.at_step(args, corrupt))
 
 
 if __name__ == "__main__":

@@ -42,15 +42,12 @@ def main():
     dev = fault_loop.device(args)
     model = Net().to(dev)
 
-    def batch(gen):
-        return (torch.randint(0, 64, (4, 96), generator=gen).to(dev),
-                torch.randn(4, generator=gen).to(dev))
-
     def corrupt():
         w = model.down.weight
         w.copy_(torch.where(w >= 0, 3e38, -3e38))
 
-    fault_loop.train(args, model, batch, fault_loop.at_step(args, corrupt))
+    fault_loop.train(args, model, fault_loop.token_batch(dev, 96),
+                     fault_loop.at_step(args, corrupt))
 
 
 if __name__ == "__main__":

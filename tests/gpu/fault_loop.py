@@ -1,5 +1,6 @@
 """The training loop the GPU check's fault scripts share (bn_fault,
-flash_fault, chain_fault, solve_fault): their common options, then steps
+flash_fault, chain_fault, solve_fault, ...): their common options, a
+token model around one block and its batches, then steps
 of SGD on a mean-squared error, each step's start written for
 gpu_records.py ("step N NS", CLOCK_MONOTONIC) and its loss printed as
 faults.py prints it ("step N loss L", L as repr(float)).
@@ -14,6 +15,7 @@ import sys
 import time
 
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 
@@ -52,6 +54,35 @@ def at_step(args, corrupt):
             with torch.no_grad():
                 corrupt()
     return fault
+
+
+def token_batch(dev, seq, vocab=64, n=4):
+    """batch(gen) for train(): n sequences of seq token ids below vocab,
+    and a target for each."""
+    def draw(gen):
+        return (torch.randint(0, vocab, (n, seq), generator=gen).to(dev),
+                torch.randn(n, generator=gen).to(dev))
+    return draw
+
+
+class TokenNet(nn.Module):
+    """A language model's shape around one block: embed, then x +
+    block(x), then a head averaged over the sequence.  make() builds the
+    block (after embed, before head: the seeded weights come in that
+    order), registered under name, its module path in what nanprof
+    reports."""
+
+    def __init__(self, name, make, vocab=64, d=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.add_module(name, make())   # under that one name only
+        self.block_name = name
+        self.head = nn.Linear(d, 1)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        x = x + getattr(self, self.block_name)(x)
+        return self.head(x).mean(dim=1).squeeze(-1)
 
 
 def train(args, model, batch, fault, around=None):
