@@ -27,6 +27,13 @@
  *    reserved (no access), chunks mapped into it and unmapped (cuMemMap,
  *    cuMemUnmap, traced); a check may span adjacent mapped chunks, and
  *    faults on a byte that is not mapped;
+ *  - FAKE_CUDA_DEVICES=N (1 to 4, default 1) plays N devices, each with
+ *    its primary context and legacy stream (the NULL handle is the current
+ *    context's); device memory belongs to the device current at its
+ *    allocation.  A kernel launched into a context that is not current,
+ *    on a stream of another context, or with a function got in another
+ *    context, is refused; a check kernel reading another device's memory
+ *    is a fault (no peer access here: an illegal address on a GPU);
  *  - FAKE_CUDA_NO_IMAGE=1 plays a GPU the agent's fatbin has no code for,
  *    FAKE_CUDA_NO_LIST=1 a fatbin without the list check kernels;
  *  - FAKE_CUDA_DISCARD_CHECKS=1 counts the check kernels' launches and
@@ -73,6 +80,9 @@ struct fk_func {
 	fake_kernel_fn fn;         /* a job kernel */
 	int check_dtype;           /* a check kernel: enum np_dtype; else -1 */
 	int check_list;            /* ... of a list (np_check_list_<dtype>) */
+	struct fk_ctx *ctx;        /* a function got in a context (cuKernelGetFunction):
+				    * launched in that one only; NULL: anywhere */
+	struct fk_func *in_ctx[4]; /* a CUkernel's function in each device's context */
 };
 
 struct fk_ctx {
@@ -91,6 +101,7 @@ struct fk_op {
 	const unsigned char *src;  /* a copy, when set; else a memset */
 	unsigned char val;
 	size_t n;
+	int dev;                   /* the device it runs on (its stream's context's) */
 };
 
 struct fk_stream {
@@ -118,19 +129,25 @@ struct fk_lib {
 	struct fk_func *kern_list[NP_DT_MAX];
 };
 
+#define MAX_DEVICES 4
+
 struct fk_alloc {
 	uintptr_t base;
 	size_t len;
 	int host;                  /* cuMemHostAlloc */
+	int dev;                   /* device memory: its device; -1 any (host, mapped) */
 	struct fk_alloc *next;
 };
 
 static int initialized;
-static struct fk_ctx primary = { MAGIC_CTX, 0, 1 };
+static struct fk_ctx primary[MAX_DEVICES] = {
+	{ MAGIC_CTX, 0, 1 }, { MAGIC_CTX, 1, 2 }, { MAGIC_CTX, 2, 3 }, { MAGIC_CTX, 3, 4 },
+};
+static int ndevices = 1;                   /* FAKE_CUDA_DEVICES */
 static __thread struct fk_ctx *current;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fk_stream *streams;          /* every stream, for cuCtxSynchronize */
-static struct fk_stream *legacy;           /* the NULL stream */
+static struct fk_stream *legacy[MAX_DEVICES];   /* each context's NULL stream */
 static struct fk_alloc *allocs;
 static struct fake_cuda_stats stats;
 static uint64_t faults;
@@ -253,6 +270,7 @@ static void alloc_add(void *p, size_t n, int host)
 	a->base = (uintptr_t)p;
 	a->len = n;
 	a->host = host;
+	a->dev = !host && current ? (int)current->dev : -1;
 	pthread_mutex_lock(&lock);
 	a->next = allocs;
 	allocs = a;
@@ -505,15 +523,17 @@ static struct fk_stream *stream_new(struct fk_ctx *ctx)
 static struct fk_stream *stream_of(CUstream h)
 {
 	if (!h || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+		struct fk_ctx *ctx = current ? current : &primary[0];
+		struct fk_stream **l = &legacy[ctx->dev];
 		pthread_mutex_lock(&lock);
-		struct fk_stream *s = legacy;
+		struct fk_stream *s = *l;
 		pthread_mutex_unlock(&lock);
 		if (!s) {
-			s = stream_new(&primary);
+			s = stream_new(ctx);
 			pthread_mutex_lock(&lock);
-			if (!legacy)
-				legacy = s;   /* a racing creator's stream just stays idle */
-			s = legacy;
+			if (!*l)
+				*l = s;   /* a racing creator's stream just stays idle */
+			s = *l;
 			pthread_mutex_unlock(&lock);
 		}
 		return s;
@@ -572,7 +592,7 @@ CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
 CUresult cuStreamDestroy_v2(CUstream h)
 {
 	struct fk_stream *s = h ? stream_of(h) : NULL;
-	if (!s || s == legacy)
+	if (!s || s == legacy[s->ctx->dev])
 		return CUDA_ERROR_INVALID_HANDLE;
 	/* the worker and its queue stay: work queued before destroy still runs */
 	return CUDA_SUCCESS;
@@ -639,7 +659,7 @@ static int any_capturing(void)
 static CUresult begin_capture(CUstream h)
 {
 	struct fk_stream *s = stream_of(h);
-	if (!s || s == legacy)
+	if (!s || s == legacy[s->ctx->dev])
 		return CUDA_ERROR_INVALID_VALUE;   /* the legacy stream cannot capture */
 	pthread_mutex_lock(&s->lock);
 	int was = s->capturing;
@@ -825,6 +845,9 @@ CUresult cuInit(unsigned int flags)
 {
 	if (flags)
 		return CUDA_ERROR_INVALID_VALUE;
+	const char *n = getenv("FAKE_CUDA_DEVICES");
+	if (n && atoi(n) >= 1 && atoi(n) <= MAX_DEVICES)
+		ndevices = atoi(n);
 	initialized = 1;
 	return CUDA_SUCCESS;
 }
@@ -833,7 +856,7 @@ CUresult cuDeviceGetCount(int *count)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	*count = 1;
+	*count = ndevices;
 	return CUDA_SUCCESS;
 }
 
@@ -841,9 +864,9 @@ CUresult cuDeviceGet(CUdevice *dev, int ordinal)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (ordinal != 0)
+	if (ordinal < 0 || ordinal >= ndevices)
 		return CUDA_ERROR_INVALID_DEVICE;
-	*dev = 0;
+	*dev = ordinal;
 	return CUDA_SUCCESS;
 }
 
@@ -851,7 +874,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (dev != 0 || !pi)
+	if (dev < 0 || dev >= ndevices || !pi)
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (attrib) {
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 132; break;   /* an H100 */
@@ -868,15 +891,15 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	if (!initialized)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (dev != 0 || !pctx)
+	if (dev < 0 || dev >= ndevices || !pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pctx = (CUcontext)&primary;
+	*pctx = (CUcontext)&primary[dev];
 	return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	return dev >= 0 && dev < ndevices ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 CUresult cuCtxSetCurrent(CUcontext ctx)
@@ -1047,7 +1070,21 @@ CUresult cuKernelGetFunction(CUfunction *pfunc, CUkernel kernel)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (!k || k->magic != MAGIC_KERN || !pfunc)
 		return CUDA_ERROR_INVALID_HANDLE;
-	*pfunc = (CUfunction)k->func;
+	if (k->func->check_dtype < 0) {
+		*pfunc = (CUfunction)k->func;
+		return CUDA_SUCCESS;
+	}
+	/* the agent's check kernels: a function of this context's own */
+	pthread_mutex_lock(&lock);
+	struct fk_func **in = &k->in_ctx[current->dev];
+	if (!*in) {
+		*in = malloc(sizeof(**in));
+		**in = *k->func;
+		(*in)->func = *in;
+		(*in)->ctx = current;
+	}
+	*pfunc = (CUfunction)*in;
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
 
@@ -1109,6 +1146,12 @@ static int check_ok(const struct fk_op *op, const struct np_check_args *a)
 			      op->f->name, use[i].what, (unsigned long)use[i].p, use[i].n);
 			return 0;
 		}
+		struct fk_alloc *m = use[i].n ? alloc_find(use[i].p, 1) : NULL;
+		if (m && m->dev >= 0 && m->dev != op->dev) {   /* no peer access here */
+			fault("%s on device %d: %s at %#lx is device %d's memory", op->f->name,
+			      op->dev, use[i].what, (unsigned long)use[i].p, m->dev);
+			return 0;
+		}
 	}
 	return 1;
 }
@@ -1149,6 +1192,13 @@ static CUresult launch(struct fk_func *f, unsigned gx, unsigned gy, unsigned gz,
 	struct fk_stream *s = stream_of(h);
 	if (!s)
 		return CUDA_ERROR_INVALID_HANDLE;
+	/* refused on a GPU; the agent must never try it (gpu_ctx.h) */
+	if (s->ctx != current || (f->ctx && f->ctx != current)) {
+		fault("%s launched with device %u's context current, on a stream of device %u%s",
+		      f->name, current->dev, s->ctx->dev,
+		      f->ctx && f->ctx != current ? ", a function of another context" : "");
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
 	if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((params && extra) || (!params && !extra && f->nparams))
@@ -1186,6 +1236,7 @@ static CUresult launch(struct fk_func *f, unsigned gx, unsigned gy, unsigned gz,
 	}
 	op->block = bx * by * bz;
 	op->args = args;
+	op->dev = (int)s->ctx->dev;
 	COUNT(launches);
 	if (f->check_dtype >= 0) {
 		static int discard = -1;
