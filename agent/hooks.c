@@ -433,6 +433,7 @@ static void gpu_input(PyObject *t, void *arg)
 static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_site *site)
 {
 	uint64_t stream, seen_tag, ptr = (uint64_t)(uintptr_t)v->ptr;
+	int device;
 	if (!site || !site->what)
 		return;
 	if (!np_gpu_wants(ptr, &seen_tag)) {
@@ -444,7 +445,7 @@ static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_
 		}
 		return;
 	}
-	if (np_tensor_cuda_stream(obj, &stream))
+	if (np_tensor_cuda_stream(obj, &stream, &device))
 		return;
 	if (!site->gathered) {
 		site->gathered = 1;
@@ -454,8 +455,8 @@ static void gpu_check(PyObject *obj, const struct np_tensor_view *v, struct gpu_
 	memcpy(in, site->in, site->n_in * sizeof(in[0]));
 	in[site->n_in] = (uint64_t)(uintptr_t)v->ptr;
 	struct np_gpu_tensor t = { .ptr = (uint64_t)(uintptr_t)v->ptr, .numel = v->numel,
-				   .stream = stream, .dtype = v->dtype, .pairs = v->pairs,
-				   .what = site->what,
+				   .stream = stream, .device = device, .dtype = v->dtype,
+				   .pairs = v->pairs, .what = site->what,
 				   .inputs = in, .n_in = site->n_in + 1,
 				   .stat_module = site->stat_module, .stat_step = gen };
 	if (np_gpu_check_tensor(&t) && site->stat_module)
@@ -876,11 +877,13 @@ static void gpu_root(PyObject *root)
 {
 	struct np_tensor_view v;
 	uint64_t stream;
+	int device;
 	if (!np_gpu_active() || np_tensor_view(root, &v) != 2 ||
-	    np_tensor_cuda_stream(root, &stream))
+	    np_tensor_cuda_stream(root, &stream, &device))
 		return;
 	uint64_t in[1] = { (uint64_t)(uintptr_t)v.ptr };
 	struct np_gpu_tensor t = { .ptr = in[0], .numel = v.numel, .stream = stream,
+				   .device = device,
 				   .dtype = v.dtype, .pairs = v.pairs, .what = NP_GPU_WHAT_ROOT,
 				   .inputs = in, .n_in = 1 };
 	np_gpu_check_tensor(&t);

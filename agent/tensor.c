@@ -176,19 +176,25 @@ int np_tensor_shape(PyObject *t, int *ndim, int64_t *shape, int64_t *stride, int
 	return r;
 }
 
-int np_tensor_cuda_stream(PyObject *t, uint64_t *stream)
+int np_tensor_cuda_stream(PyObject *t, uint64_t *stream, int *device)
 {
 	static PyObject *fn;
+	/* the device too: the default stream's handle is every device's */
 	if (!fn && !(fn = np_py.Run_StringFlags(
-			     "lambda t: __import__('torch').cuda.current_stream(t.device).cuda_stream",
+			     "lambda t: (__import__('torch').cuda.current_stream(t.device).cuda_stream,"
+			     " -1 if t.device.index is None else t.device.index)",
 			     258 /* Py_eval_input */, np_py.Eval_GetBuiltins(), NULL, NULL)))
 		goto err;
 	PyObject *v = np_py.Object_CallFunctionObjArgs(fn, t, NULL);
 	if (!v)
 		goto err;
-	*stream = (uint64_t)np_py.Long_AsLongLong(v);
+	PyObject *s = np_py.Tuple_GetItem(v, 0), *d = s ? np_py.Tuple_GetItem(v, 1) : NULL;
+	if (d) {
+		*stream = (uint64_t)np_py.Long_AsLongLong(s);
+		*device = (int)np_py.Long_AsLongLong(d);
+	}
 	np_py.DecRef(v);
-	if (!np_py.Err_Occurred())
+	if (d && !np_py.Err_Occurred())
 		return 0;
 err:
 	np_py_err_clear();

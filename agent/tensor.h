@@ -47,9 +47,10 @@ struct np_tensor_view {
  * on another device, empty, not dense); -1: Python error (cleared). */
 int np_tensor_view(PyObject *t, struct np_tensor_view *v);
 /* The stream torch runs the next op on, on CUDA tensor t's device: in a
- * hook, the stream that made t.  One Python call: asked only when a
- * module-level check is launched.  0, or -1 (Python error cleared). */
-int np_tensor_cuda_stream(PyObject *t, uint64_t *stream);
+ * hook, the stream that made t; and that device's ordinal (-1: none).
+ * One Python call: asked only when a module-level check is launched.
+ * 0, or -1 (Python error cleared). */
+int np_tensor_cuda_stream(PyObject *t, uint64_t *stream, int *device);
 /* t's sizes and strides (in elements), when it has 1..max dimensions:
  * 0; else -1 (a Python error cleared). */
 int np_tensor_shape(PyObject *t, int *ndim, int64_t *shape, int64_t *stride, int max);

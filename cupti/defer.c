@@ -2,6 +2,8 @@
 #include <pthread.h>
 #include "defer.h"
 #include "defer_set.h"
+#include "drain.h"
+#include "gpu_ctx.h"
 
 volatile unsigned np_defer_waiting;
 
@@ -69,10 +71,20 @@ static void flush_locked(enum np_defer_why why)
 	for (unsigned i = 0; i < set.n; i++) {
 		struct np_defer_list *l = &set.l[i];
 		counts.launches += l->n > 0;
-		if (l->n)
-			np_check_list_launch((struct np_gpu_ctx *)l->ctx,
-					     (CUstream)(uintptr_t)l->stream, l->dtype, &l->list,
-					     l->blocks_of, l->n, l->blocks, l->bytes);
+		if (!l->n)
+			continue;
+		/* in the list's own context: this thread may be launching on
+		 * another device (its stream, or the legacy stream's handle
+		 * shared by every context, would be another's) */
+		struct np_gpu_ctx *g = (struct np_gpu_ctx *)l->ctx;
+		struct np_ctx_switch sw;
+		if (np_gpu_ctx_enter(g->ctx, &sw)) {
+			__atomic_add_fetch(&np_gpu_cnt.launch_failed, l->n, __ATOMIC_RELAXED);
+			continue;
+		}
+		np_check_list_launch(g, (CUstream)(uintptr_t)l->stream, l->dtype, &l->list,
+				     l->blocks_of, l->n, l->blocks, l->bytes);
+		np_gpu_ctx_leave(&sw);
 	}
 	flushing = 0;
 	np_defer_clear(&set);

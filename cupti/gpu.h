@@ -158,6 +158,8 @@ enum np_gpu_what {
 struct np_gpu_tensor {
 	uint64_t ptr, numel;       /* contiguous device memory */
 	uint64_t stream;           /* the stream that made it (torch's current) */
+	int device;                /* its CUDA device's ordinal, -1: not known (the
+				    * stream's context, else the current one) */
 	uint8_t dtype;             /* enum np_dtype */
 	uint8_t pairs;             /* complex: dtype and numel are its real view's */
 	uint8_t what;              /* enum np_gpu_what */

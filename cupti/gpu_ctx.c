@@ -176,6 +176,50 @@ out:
 	return g;
 }
 
+int np_gpu_ctx_enter(CUcontext ctx, struct np_ctx_switch *sw)
+{
+	sw->prev = NULL;
+	sw->switched = 0;
+	if (np_cu.ctx_get_current(&sw->prev) != CUDA_SUCCESS)
+		return -1;
+	if (sw->prev == ctx)
+		return 0;
+	if (np_cu.ctx_set_current(ctx) != CUDA_SUCCESS)
+		return -1;
+	sw->switched = 1;
+	return 0;
+}
+
+void np_gpu_ctx_leave(const struct np_ctx_switch *sw)
+{
+	if (sw->switched)
+		np_cu.ctx_set_current(sw->prev);
+}
+
+#define MAX_DEVICES 64
+static CUcontext primary[MAX_DEVICES];   /* retained, never released: torch
+					  * holds them for the process's life */
+
+CUcontext np_gpu_device_ctx(int ordinal)
+{
+	if (ordinal < 0 || ordinal >= MAX_DEVICES)
+		return NULL;
+	CUcontext c = __atomic_load_n(&primary[ordinal], __ATOMIC_ACQUIRE);
+	if (c)
+		return c;
+	CUdevice dev;
+	pthread_mutex_lock(&lock);
+	if (!(c = primary[ordinal])) {
+		if (np_cu.device_get(&dev, ordinal) != CUDA_SUCCESS ||
+		    np_cu.device_primary_ctx_retain(&c, dev) != CUDA_SUCCESS)
+			c = NULL;
+		else
+			__atomic_store_n(&primary[ordinal], c, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+	return c;
+}
+
 int np_gpu_ctx_count(void)
 {
 	return __atomic_load_n(&nctx, __ATOMIC_ACQUIRE);

@@ -44,6 +44,30 @@ struct np_gpu_ctx *np_gpu_ctx_get(CUcontext ctx, const char **why);
 /* The resources of ctx if they exist already (safe during capture). */
 struct np_gpu_ctx *np_gpu_ctx_find(CUcontext ctx);
 
+/* Work on another device than the calling thread's current one: a
+ * deferred list flushed by a thread launching on another device
+ * (defer.c), a module-level check of a tensor on a device that is not
+ * torch's current one (modules.c: a model split over devices runs its
+ * hooks with device 0 current).  A check kernel must run in its own
+ * context, on a stream of it: a launch into another context is refused,
+ * and on the legacy stream (the handle every context shares) it would
+ * run on the wrong device, reading memory that is not its own (an
+ * illegal address: the job's context lost).  np_gpu_ctx_enter makes ctx
+ * current on this thread if it is not; np_gpu_ctx_leave puts back what
+ * was.  Cheap when ctx is current already (one query). */
+struct np_ctx_switch {
+	CUcontext prev;
+	int switched;
+};
+int np_gpu_ctx_enter(CUcontext ctx, struct np_ctx_switch *sw);
+void np_gpu_ctx_leave(const struct np_ctx_switch *sw);
+
+/* The primary context of CUDA device `ordinal` (the one the runtime,
+ * and so torch, uses), retained once per device and kept; NULL if the
+ * driver has none for it.  For a tensor on the default stream, whose
+ * handle does not say which device's. */
+CUcontext np_gpu_device_ctx(int ordinal);
+
 /* Every context's resources made so far, for the drain thread. */
 int np_gpu_ctx_count(void);
 struct np_gpu_ctx *np_gpu_ctx_at(int i);

@@ -51,7 +51,28 @@ static struct np_kfunc *suspect_kfunc(uint8_t what, uint32_t suspect)
 			    np_kfunc_no_layout, NULL);
 }
 
-static int check_tensor(const struct np_gpu_tensor *t);
+static int check_tensor(const struct np_gpu_tensor *t, CUstream stream, CUcontext ctx);
+
+/* The legacy and per-thread default streams: one handle for every
+ * context, whose stream is the current context's. */
+static int default_stream(uint64_t h)
+{
+	return h == 0 || h == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
+	       h == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
+}
+
+/* The context of t's stream: on a default stream, its device's (torch's
+ * current device may be another: a model split over devices runs every
+ * hook with one current), else the stream's own. */
+static CUcontext context_of(const struct np_gpu_tensor *t, CUstream stream)
+{
+	CUcontext ctx = NULL;
+	if (t->device >= 0 && default_stream(t->stream))
+		return np_gpu_device_ctx(t->device);
+	if (np_cu.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS)
+		return NULL;
+	return ctx;
+}
 
 int np_gpu_check_tensor(const struct np_gpu_tensor *t)
 {
@@ -63,17 +84,21 @@ int np_gpu_check_tensor(const struct np_gpu_tensor *t)
 		return 0;
 	/* with the launch checks on too, our setup and launch are not the job's */
 	np_gpu_own(1);
-	int r = check_tensor(t);
+	int r = 0;
+	CUstream stream = (CUstream)(uintptr_t)t->stream;
+	CUcontext ctx = context_of(t, stream);
+	struct np_ctx_switch sw;
+	/* checked in the tensor's own context (gpu_ctx.h) */
+	if (ctx && np_gpu_ctx_enter(ctx, &sw) == 0) {
+		r = check_tensor(t, stream, ctx);
+		np_gpu_ctx_leave(&sw);
+	}
 	np_gpu_own(0);
 	return r;
 }
 
-static int check_tensor(const struct np_gpu_tensor *t)
+static int check_tensor(const struct np_gpu_tensor *t, CUstream stream, CUcontext ctx)
 {
-	CUstream stream = (CUstream)(uintptr_t)t->stream;
-	CUcontext ctx = NULL;
-	if (np_cu.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS || !ctx)
-		return 0;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 	np_cu.stream_is_capturing(stream, &cap);
 	int captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
