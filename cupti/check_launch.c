@@ -75,6 +75,7 @@ int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfun
 				 .tid = np_gpu_tid(), .func = f->id,
 				 .dtype = (uint8_t)b->dtype, .pairs = b->pairs,
 				 .captured = (uint8_t)captured,
+				 .device = (uint8_t)g->device,
 				 .mode = np_grad_mode_now(),
 				 .span = __atomic_load_n(&module_span, __ATOMIC_RELAXED) };
 	/* dirty.h orders launches by dl.tag.  A captured tag (bit 63) would

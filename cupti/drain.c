@@ -107,6 +107,7 @@ static void report(const struct np_gpu_rec *g, const struct np_inflight *e, uint
 			    (e->captured ? NP_AF_GRAPH : 0));
 	r.dtype = (uint8_t)(g->dtype | (e->pairs ? NP_ADTYPE_PAIRS : 0));
 	r.mode = e->mode;
+	r.device = e->device;
 	r.module = e->dl.stream;
 	r.gpu.numel = g->numel;
 	r.gpu.nan = g->nan;

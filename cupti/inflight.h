@@ -37,6 +37,7 @@ struct np_inflight {
 	uint16_t wide;           /* its input words past dl.in: wide_inputs.h's slot
 				  * plus one, or 0 (none; dl.more_in stays NULL) */
 	uint8_t wide_missing;    /* it had more, not kept (no captured entry left) */
+	uint8_t device;          /* the CUDA device it ran on (its context's ordinal) */
 	struct np_dirty_launch dl;
 };
 

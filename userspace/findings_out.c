@@ -209,8 +209,21 @@ void np_spread_text(char *buf, size_t n, const struct np_spread *s)
 		snprintf(buf + k, n - k, " (of its NaN; its -inf, as a mask holds, left out)");
 }
 
+/* After a kernel's name: its device when not the first (a model split
+ * over devices in one process) and whether it ran in a replayed graph. */
+static const char *kernel_where(const struct np_finding *o, char *buf, size_t n)
+{
+	if (o->cuda_device)
+		snprintf(buf, n, " (on cuda:%u%s)", o->cuda_device,
+			 o->graph ? ", in a replayed CUDA graph" : "");
+	else
+		snprintf(buf, n, "%s", o->graph ? " (in a replayed CUDA graph)" : "");
+	return buf;
+}
+
 void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
 {
+	char where[64];
 	const struct np_finding *o = &p->ag.origin;
 	char rank[32] = "";
 	if (p->rank >= 0)
@@ -253,7 +266,7 @@ void np_print_origin(FILE *f, const struct np_collector *c, const struct np_proc
 			"names the module, in eager mode: slower, and rounding may differ)\n");
 	if (o->gpu)
 		fprintf(f, "  kernel: %s%s\n", *op ? op : "(name not received)",
-			o->graph ? " (in a replayed CUDA graph)" : "");
+			kernel_where(o, where, sizeof(where)));
 	else if (*op && (!o->outside || o->op_inside))
 		fprintf(f, "  op:     %s%s%s%s\n", op, *np_op_note(o) ? " (" : "", np_op_note(o),
 			*np_op_note(o) ? ")" : "");
@@ -1038,6 +1051,7 @@ static void finding_json(struct np_jsonw *w, const struct np_collector *c,
 	np_jsonw_bool_field(w, "before_attach", o->preexisting);
 	np_jsonw_string_field(w, "device", o->gpu ? "cuda" : "cpu");
 	if (o->gpu) {
+		np_jsonw_uint_field(w, "cuda_device", o->cuda_device);
 		np_jsonw_bool_field(w, "cuda_graph", o->graph);
 		np_jsonw_bool_field(w, "context_known", !o->context_unknown);
 	}

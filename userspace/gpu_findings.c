@@ -80,6 +80,7 @@ static void finding_of(struct np_collector *c, struct np_proc_state *p,
 	f->max_abs = r->gpu.max_abs;
 	f->gpu = true;
 	f->graph = r->flags & NP_AF_GRAPH;
+	f->cuda_device = r->device;
 	f->outside = !f->module_type && !f->context_unknown && f->phase == NP_PHASE_FORWARD;
 }
 

@@ -154,6 +154,7 @@ struct np_finding {
 	uint32_t depth;           /* forward: module depth of the report */
 	bool gpu;                 /* a CUDA kernel's output: op is the kernel */
 	bool graph;               /* GPU: checked inside a replayed CUDA graph */
+	uint8_t cuda_device;      /* GPU: the device's ordinal */
 	bool context_unknown;     /* GPU: the launch is older than the context history */
 	uint32_t scaler_run;      /* the GradScaler skipped this many iterations in a
 				   * row from here (userspace/scaler.h); 0: none */
