@@ -13,6 +13,9 @@
  *   fo_gate(v)       y = v (fill), e = exp(y) (exp): +inf when v = 100
  *   fo_gate_opaque(v) the same, the exp in a kernel no decoder reads
  *   fo_head()        s = e + x (add): reads the gate's output
+ *   fo_gate_dev1(v)  fo_gate(v) on device 1 (FAKE_CUDA_DEVICES=2) into
+ *                    its own buffers, the result copied into e on
+ *                    device 0 (a model split over two devices)
  *   fo_gate_rope(v, how)  y = v (fill), x * y as complex64 views (torch's
  *                    complex multiply, RoPE's x * freqs_cis): +inf imaginary
  *                    parts when v = 3e38; how 0 into c, 1 into e then
@@ -281,6 +284,8 @@ static CUfunction add, fill, exp_, opaque, sum, cat, memeff, qkv_proj, qkv_named
 	cleanup, scale;
 static float *x, *mask, *sc, *y, *e, *s, *r, *c, *qkv, *att, *lse, *g, *partials, *norm, *coef;
 static float *u, *h, *o;        /* the MLP's input, hidden and output */
+static CUcontext ctx1;          /* device 1's (fo_gate_dev1) */
+static float *dev1_y, *dev1_e;  /* ... and its buffers there */
 static float *gn_stats;         /* group norm's mean, rstd (64 each) */
 static CUfunction gn_moments;
 static CUfunction tri_exp, tri_mul;     /* torch.compile'd Triton kernels */
@@ -679,13 +684,14 @@ int fo_refused(void)
 	return fake_cuda_refused();
 }
 
-/* The device address of buffer i (0 x, 1 sc, 2 e, 3 s: see above) and
+/* The device address of buffer i (0 x, 1 sc, 2 e, 3 s, 4 dev1_e once
+ * fo_gate_dev1 ran: see above) and
  * their length, for a job that hands them to nanprof's hooks as CUDA
  * tensors (module-level checks). */
 unsigned long long fo_buf(int i)
 {
-	float *b[] = { x, sc, e, s };
-	return i >= 0 && i < 4 ? (unsigned long long)(uintptr_t)b[i] : 0;
+	float *b[] = { x, sc, e, s, dev1_e };
+	return i >= 0 && i < 5 ? (unsigned long long)(uintptr_t)b[i] : 0;
 }
 
 int fo_numel(void)
@@ -736,14 +742,50 @@ int fo_attn(void)
 	return failed ? -1 : 0;
 }
 
+/* out = exp(in), torch's vectorized exp, on the current device's legacy
+ * stream */
+static void launch_exp(float *out, float *in)
+{
+	int n = N;
+	char lambda = 0;
+	char *d[2] = { (char *)out, (char *)in };
+	void *p[] = { &n, &lambda, d };
+	check(cuLaunchKernel(exp_, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+}
+
 int fo_gate(float v)
 {
 	launch1(fill, v, y);
-	int n = N;
-	char lambda = 0;
-	char *d[2] = { (char *)e, (char *)y };
-	void *p[] = { &n, &lambda, d };
-	check(cuLaunchKernel(exp_, 8, 1, 1, 128, 1, 1, 0, NULL, p, NULL), "cuLaunchKernel");
+	launch_exp(e, y);
+	return failed ? -1 : 0;
+}
+
+/* The gate on device 1, for a model split over two devices
+ * (FAKE_CUDA_DEVICES=2): dev1_y = v, dev1_e = exp(dev1_y) with device
+ * 1's context current; then, device 0 current again (as torch's device
+ * guard leaves it), the job waits for device 1's work (the fake's
+ * cuCtxSynchronize waits for every device) and copies dev1_e into e on
+ * device 0's stream (torch's cross-device copy), where fo_head reads it. */
+int fo_gate_dev1(float v)
+{
+	CUcontext ctx0 = NULL;
+	CUdevice d1;
+	check(cuCtxGetCurrent(&ctx0), "cuCtxGetCurrent");
+	if (!ctx1) {
+		check(cuDeviceGet(&d1, 1), "cuDeviceGet(1)");
+		check(cuDevicePrimaryCtxRetain(&ctx1, d1), "cuDevicePrimaryCtxRetain(1)");
+	}
+	if (failed)
+		return -1;
+	check(cuCtxSetCurrent(ctx1), "cuCtxSetCurrent(1)");
+	if (!dev1_y)
+		dev1_y = alloc(), dev1_e = alloc();
+	launch1(fill, v, dev1_y);
+	launch_exp(dev1_e, dev1_y);
+	check(cuCtxSetCurrent(ctx0), "cuCtxSetCurrent(0)");
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
+	check(cuMemcpyAsync((CUdeviceptr)e, (CUdeviceptr)dev1_e, N * sizeof(float), NULL),
+	      "cuMemcpyAsync");
 	return failed ? -1 : 0;
 }
 

@@ -100,6 +100,16 @@ statistics, then an add); head reads the norm's output.  At step --at
 the convolution overflows: the GroupNorm's statistics kernel, read as
 group norm's, lets the generic tier name the convolution.
 
+With --devices 2 (run with FAKE_CUDA_DEVICES=2) the model is split over
+two devices, as `device_map="auto"` splits one: the gate runs on cuda:1
+(fake_ops.c's fo_gate_dev1: its own buffers there), its output copied
+to cuda:0, where head reads it.  The job keeps device 0 current between
+ops, as torch does, so the agent's work for device 1 (a deferred list
+flushed at the job's synchronisation, a module-level check of the
+gate's cuda:1 output with --modules) must be done in device 1's context:
+on the fake, as on a GPU, anything else is refused or reads another
+device's memory.  The origin names cuda:1.
+
 With --eval no_grad (or inference_mode) the gate overflows in an
 evaluation pass after step --at's update, under torch.no_grad() (or
 torch.inference_mode()): the launch callback reads the thread's grad mode
@@ -134,7 +144,7 @@ forward.
                   [--cat | --cat-split | --cat-wide] [--clip [norm|gemm]] [--sdpa qkv|scores|pre|pre-named] [--gn] [--mlp gemm|input
                   [--gemm sgemm|gemmex|batched|lt|sgemmex|gemv|dot|trsm]] [--cpu-grads]
                   [--cpu-outputs] [--eval no_grad|inference_mode] [--wait-agent SEC]
-                  [--ready-file F]
+                  [--ready-file F] [--devices 2]
 """
 import argparse
 import ctypes
@@ -233,6 +243,8 @@ def main():
                          "exp's output as its 18th (past the 16 a check keeps)")
     ap.add_argument("--gemm", default="sgemm", choices=GEMM_APIS,
                     help="--mlp: the cuBLAS API its matmuls call")
+    ap.add_argument("--devices", type=int, choices=[1, 2], default=1,
+                    help="2: the gate on cuda:1 (FAKE_CUDA_DEVICES=2)")
     ap.add_argument("--eval", choices=["no_grad", "inference_mode"],
                     help="the gate overflows in an evaluation pass after step --at's "
                          "update, under torch.no_grad() or torch.inference_mode(), not in "
@@ -264,6 +276,7 @@ def main():
             sys.exit("fake_gpu_job: the agent never tracked cuDNN's descriptor calls")
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
+    ops.fo_gate_dev1.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque_inplace.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
@@ -493,6 +506,8 @@ def main():
                 ops.fo_gate_copy(self.value)
             elif a.cat or a.cat_split or a.cat_wide:
                 ops.fo_gate_cat(self.value, 2 if a.cat_wide else int(a.cat_split))
+            elif a.devices == 2:
+                ops.fo_gate_dev1(self.value)
             else:
                 ops.fo_gate(self.value)
             return x
@@ -616,6 +631,13 @@ class DeviceParam(SaysCuda, nn.Parameter):
     pass
 
 
+class DeviceBuffer1(DeviceBuffer):
+    """A DeviceBuffer on cuda:1 (--devices 2)."""
+    @property
+    def device(self):
+        return torch.device("cuda", 1)
+
+
 def modules_job(a, ops):
     """--modules: the forward pass's modules hand back the fake device
     buffers they wrote; the real (CPU) path carries the training."""
@@ -652,6 +674,11 @@ def modules_job(a, ops):
             if a.fault == "backward":
                 GateGrad.value = self.value
                 return x + 0 * GateGrad.apply(self.w).sum(), buf(1)
+            if a.devices == 2:      # its output a cuda:1 tensor
+                ops.fo_gate_dev1(self.value)
+                out = buf(4).as_subclass(DeviceBuffer1)
+                out.device_address = ops.fo_buf(4)
+                return x, out
             if a.opaque and a.inplace:
                 ops.fo_gate_opaque_inplace(self.value, int(a.inplace == "add"))
             else:

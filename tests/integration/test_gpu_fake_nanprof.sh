@@ -22,7 +22,11 @@
 # buffer and is no second birth); a CUDA gradient a node of the gate
 # makes +inf, in the backward (confirmed by its .grad in the optimizer);
 # a CUDA parameter the optimizer step makes +inf, at step 3 in the
-# optimizer; with no overflow, nothing.  Last, the
+# optimizer; with no overflow, nothing.  A model split over two devices
+# (--devices 2, FAKE_CUDA_DEVICES=2): the gate's exp on cuda:1 named with
+# its device, checked there at launch and, CUPTI taken, at module level,
+# while device 0 is current (the fake refuses a check in another
+# context, and faults on one reading another device's memory).  Last, the
 # gate's exp in a kernel no decoder reads (cuBLAS-like): launch checks
 # alone (NANPROF_GPU_GUARD=0 NANPROF_GPU_GENERIC=0) cannot name the gate;
 # the generic tier names that kernel, its output checked when head's
@@ -212,6 +216,22 @@ one_python() {   # python
 			bad "$tag: fake GPU origin through $how under nanprof" "$T/chk"
 		fi
 	done
+	# a model split over two devices: the gate on cuda:1, device 0
+	# current between ops (as torch leaves it); deferring, the lists of
+	# device 1's checks go out at the job's synchronisation on device 0,
+	# in device 1's context (the fake refuses any other, as a GPU does)
+	FAKE_ENV=FAKE_CUDA_DEVICES=2 run_fake "$py" "$T/$tag-dev2" --devices 2 --at 3
+	if python3 $IT/check_origin.py "$T/$tag-dev2/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 --op-kernel exp_kernel_cuda \
+		> "$T/chk" 2>&1 &&
+	   grep -q '"type":"nan_origin".*"cuda_device":1,' "$T/$tag-dev2/events.jsonl" &&
+	   grep -q "^  kernel: .*exp_kernel_cuda.* (on cuda:1)$" "$T/$tag-dev2.err" &&
+	   ! grep -q "FAULT" "$T/$tag-dev2.err"; then
+		ok "$tag: a model split over two devices: the exp on cuda:1 in blocks.0.gate, its device said"
+	else
+		cat "$T/$tag-dev2.err" >> "$T/chk"
+		bad "$tag: fake GPU origin on a second device" "$T/chk"
+	fi
 	run_fake "$py" "$T/$tag-bwd" --fault backward --at 3
 	if python3 $IT/check_origin.py "$T/$tag-bwd/events.jsonl" --cuda \
 		--origin backward blocks.0.gate output --step 3 > "$T/chk" 2>&1; then
@@ -239,6 +259,21 @@ one_python() {   # python
 	else
 		cat "$T/$tag-mod.err" "$T/$tag-mod/summary.txt" >> "$T/chk"
 		bad "$tag: module-level GPU origin under nanprof" "$T/chk"
+	fi
+	# the gate's output a cuda:1 tensor on the default stream, whose
+	# handle is every device's, while device 0 is current: checked in
+	# device 1's context (in device 0's it would read another device's
+	# memory: an illegal address on a GPU without peer access)
+	FAKE_ENV="FAKE_CUPTI_TAKEN=1 FAKE_CUDA_DEVICES=2" run_fake "$py" "$T/$tag-moddev2" \
+		--modules --devices 2 --at 3
+	if python3 $IT/check_origin.py "$T/$tag-moddev2/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
+	   grep -q '"type":"nan_origin".*"cuda_device":1,' "$T/$tag-moddev2/events.jsonl" &&
+	   ! grep -q "FAULT" "$T/$tag-moddev2.err"; then
+		ok "$tag: CUPTI taken: the gate's cuda:1 output checked on its own device, step 3, forward"
+	else
+		cat "$T/$tag-moddev2.err" >> "$T/chk"
+		bad "$tag: module-level GPU origin on a second device" "$T/chk"
 	fi
 	FAKE_ENV=FAKE_CUPTI_TAKEN=1 run_fake "$py" "$T/$tag-modbwd" --modules --fault backward --at 3
 	if python3 $IT/check_origin.py "$T/$tag-modbwd/events.jsonl" --cuda \
