@@ -113,6 +113,8 @@ static int load_driver(void *cu)
 	NEED(cu, ctx_set_current, "cuCtxSetCurrent");
 	NEED(cu, stream_get_ctx, "cuStreamGetCtx");
 	NEED(cu, device_get, "cuDeviceGet");
+	NEED(cu, device_get_count, "cuDeviceGetCount");
+	NEED(cu, pointer_get_attribute, "cuPointerGetAttribute");
 	NEED(cu, device_primary_ctx_retain, "cuDevicePrimaryCtxRetain");
 	NEED(cu, stream_is_capturing, "cuStreamIsCapturing");
 	NEED(cu, device_get_attribute, "cuDeviceGetAttribute");

@@ -22,6 +22,8 @@ struct np_cuda_api {
 	__typeof__(&cuCtxSetCurrent) ctx_set_current;
 	__typeof__(&cuStreamGetCtx) stream_get_ctx;
 	__typeof__(&cuDeviceGet) device_get;
+	__typeof__(&cuDeviceGetCount) device_get_count;
+	__typeof__(&cuPointerGetAttribute) pointer_get_attribute;
 	__typeof__(&cuDevicePrimaryCtxRetain) device_primary_ctx_retain;
 	__typeof__(&cuStreamIsCapturing) stream_is_capturing;
 	__typeof__(&cuDeviceGetAttribute) device_get_attribute;

@@ -767,6 +767,30 @@ void np_gpu_gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 
 /* ---- device-to-device copies ---- */
 
+/* Whether the process sees more than one device (asked once): only then
+ * may a copy's two ends be on different devices. */
+static int several_devices(void)
+{
+	static int count;   /* 0: not asked yet */
+	int n = __atomic_load_n(&count, __ATOMIC_RELAXED);
+	if (!n) {
+		if (np_cu.device_get_count(&n) != CUDA_SUCCESS || n < 1)
+			n = 1;
+		__atomic_store_n(&count, n, __ATOMIC_RELAXED);
+	}
+	return n > 1;
+}
+
+/* The ordinal of the device whose memory ptr is; -1 when not known. */
+static int device_of(uint64_t ptr)
+{
+	int ordinal = -1;
+	if (np_cu.pointer_get_attribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+					(CUdeviceptr)ptr) != CUDA_SUCCESS)
+		return -1;
+	return ordinal;
+}
+
 /* A copy (x.clone(), .contiguous() of a contiguous tensor, copy_) moves a
  * non-finite value without a kernel: its destination's first decoded
  * reader would look like the birth, and the real birth would never be
@@ -811,11 +835,22 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 					  "cuMemcpy device to device", np_kfunc_no_layout, NULL);
 	if (!g || !f)
 		return;
+	/* torch copies between devices on the source's device and stream: a
+	 * check there may read only that device's memory (a peer's needs P2P,
+	 * else it is an illegal address and the job's context is lost).  It
+	 * reads the source instead, the same bytes once the copy is done,
+	 * and is judged as the destination's. */
+	uint64_t read = 0;
+	if (several_devices() && device_of(dst) != g->device) {
+		if (device_of(src) != g->device)
+			return;
+		read = src;
+	}
 	struct np_kbuf b = { .ptr = dst, .numel = bytes / part,
 			     .dtype = (enum np_dtype)(dtype & ~NP_WRITERS_PAIRS),
 			     .pairs = (uint8_t)pairs, .n_in = -1 };
 	uint64_t seq = np_writers_next();
-	if (np_gpu_launch_check(g, stream, f, &b, &src, 1, captured, &tag) == 1)
+	if (np_gpu_launch_check_from(g, stream, f, &b, read, &src, 1, captured, &tag) == 1)
 		np_writers_checked(dst, seq, tag, dtype);
 }
 

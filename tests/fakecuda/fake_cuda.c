@@ -453,6 +453,18 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int 
 	return CUDA_SUCCESS;
 }
 
+/* Only the device a pointer's memory is on. */
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+	struct fk_alloc *a = alloc_find(ptr, 1);
+	if (!data || attribute != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!a || a->dev < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*(int *)data = a->dev;
+	return CUDA_SUCCESS;
+}
+
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
 	struct fk_alloc *a = alloc_find(dptr, 1);

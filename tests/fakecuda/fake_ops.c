@@ -761,11 +761,12 @@ int fo_gate(float v)
 }
 
 /* The gate on device 1, for a model split over two devices
- * (FAKE_CUDA_DEVICES=2): dev1_y = v, dev1_e = exp(dev1_y) with device
- * 1's context current; then, device 0 current again (as torch's device
- * guard leaves it), the job waits for device 1's work (the fake's
- * cuCtxSynchronize waits for every device) and copies dev1_e into e on
- * device 0's stream (torch's cross-device copy), where fo_head reads it. */
+ * (FAKE_CUDA_DEVICES=2): dev1_y = v, dev1_e = exp(dev1_y), then dev1_e
+ * copied into e on device 0, all with device 1's context current and on
+ * its stream (torch copies between devices on the source's); then, device
+ * 0 current again (as torch's device guard leaves it), the job waits for
+ * the copy (the fake's cuCtxSynchronize waits for every device), and
+ * fo_head reads e there. */
 int fo_gate_dev1(float v)
 {
 	CUcontext ctx0 = NULL;
@@ -782,10 +783,10 @@ int fo_gate_dev1(float v)
 		dev1_y = alloc(), dev1_e = alloc();
 	launch1(fill, v, dev1_y);
 	launch_exp(dev1_e, dev1_y);
-	check(cuCtxSetCurrent(ctx0), "cuCtxSetCurrent(0)");
-	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	check(cuMemcpyAsync((CUdeviceptr)e, (CUdeviceptr)dev1_e, N * sizeof(float), NULL),
 	      "cuMemcpyAsync");
+	check(cuCtxSetCurrent(ctx0), "cuCtxSetCurrent(0)");
+	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	return failed ? -1 : 0;
 }
 
