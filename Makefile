@@ -228,7 +228,8 @@ $(OUTPUT)/tests/test_check_kernels: tests/check_emu.h
 FAKECUDA := $(OUTPUT)/fakecuda
 FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job \
 		 $(FAKECUDA)/libfakeops.so $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13 \
-		 $(FAKECUDA)/libcudnn.so.9 $(FAKECUDA)/libfakednn.so $(FAKECUDA)/libcufft.so.12
+		 $(FAKECUDA)/libcudnn.so.9 $(FAKECUDA)/libfakednn.so $(FAKECUDA)/libcufft.so.12 \
+		 $(FAKECUDA)/fake_devices
 FAKECUDA_CFLAGS := $(CFLAGS) -I$(CUDA_HOME)/include
 FAKECUDA_HDRS := tests/fakecuda/fake.h tests/check_emu.h $(CHECK_KERNEL_HDRS)
 .PHONY: fakecuda
@@ -253,6 +254,12 @@ $(FAKECUDA)/fake_job: tests/fakecuda/fake_job.c $(FAKECUDA)/libcuda.so.1 $(FAKEC
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcublas.so.13 -l:libcublasLt.so.13 \
 		-l:libcudnn.so.9 -l:libcufft.so.12 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -lm -o $@
+
+# two devices, a thread each (FAKE_CUDA_DEVICES=2)
+$(FAKECUDA)/fake_devices: tests/fakecuda/fake_devices.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
+		-lpthread -lm -o $@
 
 # a fake cuBLAS: cublasLt runs every multiply, cublas calls it (as cuBLAS does)
 $(FAKECUDA)/libcublasLt.so.13: tests/fakecuda/fake_cublas.c tests/fakecuda/fake_cublas.h \

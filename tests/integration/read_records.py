@@ -79,7 +79,8 @@ def text(b):
 
 
 def decode(buf):
-    seq, kind, role, phase, flags, dtype, _, status, _ = struct.unpack_from("<IBBBBBBHI", buf, 0)
+    seq, kind, role, phase, flags, dtype, _, status, _, device = \
+        struct.unpack_from("<IBBBBBBHBB", buf, 0)
     module, = struct.unpack_from("<Q", buf, 16)
     body = buf[24:]
     r = {"seq": seq, "kind": KIND.get(kind, kind)}
@@ -99,7 +100,7 @@ def decode(buf):
         r.update(dtype=DTYPE.get(dtype, dtype), stream=module, numel=numel, nan=nan, posinf=pinf,
                  neginf=ninf, first_bad=first, max_abs=mx, launch_ns=ns, launch_tid=tid,
                  func=func, birth=birth, propagated=bool(flags & F_SOURCE_DIRTY),
-                 graph=bool(flags & F_GRAPH))
+                 graph=bool(flags & F_GRAPH), device=device)
     elif kind == 5:
         r.update(func=module, piece=role, last=bool(flags & F_LAST), text=text(body[:72]))
     elif kind == 8:   # a module's path to a descendant (agent/module_paths.h)

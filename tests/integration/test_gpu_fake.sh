@@ -18,8 +18,10 @@
 # the optimizer's kernel, and count every check (small outputs of one
 # launch are checked in one list launch; without the list kernels, one
 # launch each).  Then CUPTI taken by another
-# tool, and a GPU the agent has no check kernels for: GPU checks off,
-# said why, and the job unharmed.
+# tool; two devices, a thread launching on each, checks deferred
+# (fake_devices.c: every check run in its own device's context, the
+# birth on device 1 named with its device); and a GPU the agent has no
+# check kernels for: GPU checks off, said why, and the job unharmed.
 # Needs the agent built with its GPU side (the CUDA toolkit's headers);
 # no root, no torch.
 set -u
@@ -249,6 +251,20 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 		--expect-gpu-check "DivFunctor<float>:dtype=float32,numel=8,posinf=1,first_bad=0,propagated=false"
 	no_check "deferred: the fill's check, waiting, ran before cuFFT's transform wrote its work area" \
 		"$T/rec7" "FillFunctor<float>" numel=80
+
+	# --- two devices, a thread each (nn.DataParallel's replicas), deferred ---
+	# each thread's flushes launch the other device's waiting lists too:
+	# each in its own context, or the fake refuses it (a fault)
+	FAKE_CUDA_DEVICES=2 NANPROF_GPU_DEFER=8 LD_PRELOAD="$PWD/libnanprof_agent.so" \
+		NANPROF_AGENT_RECORDS="$T/recdev" NANPROF_CUPTI="$PWD/$F/libcupti.so.13" \
+		timeout 60 $F/fake_devices 200 150 > "$T/dev.out" 2> "$T/dev.err"
+	job_stats "two devices, a thread each, deferred: all 800 checks run, no fault" \
+		$? "$T/dev" ' checks=800 .* faults=0$' quiet
+	expect "two devices: the +inf fill on device 1 is the birth" "$T/recdev" \
+		--expect-origin "FillFunctor<float>" \
+		--expect-gpu-check "FillFunctor<float>:propagated=false,posinf=4096,device=1"
+	expect "two devices: the add reading it on device 1 is its propagation" "$T/recdev" \
+		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=4096,device=1"
 
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1
