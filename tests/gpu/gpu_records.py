@@ -370,9 +370,12 @@ def cmd_origin(a):
         print("no nan_origin")
         return
     o = o[0]
-    print("step %s, %s, module %r, op %s%s" % (
+    # the device, as the GPU run's evidence that each result carries its
+    # context's (one device there: cuda:0)
+    print("step %s, %s, module %r, op %s%s%s" % (
         o.get("step"), o.get("phase"), o.get("module"), short(str(o.get("op")), 90),
-        ", in a CUDA graph" if o.get("cuda_graph") else ""))
+        ", in a CUDA graph" if o.get("cuda_graph") else "",
+        ", on cuda:%d" % o["cuda_device"] if "cuda_device" in o else ""))
 
 
 def cmd_counters(a):
