@@ -175,7 +175,8 @@ struct np_agent_rec {
 	uint8_t ndim;            /* SPREAD: dimensions in spread */
 	uint16_t status;         /* STATUS: enum np_arec_status */
 	uint8_t mode;            /* CHECK, forward: enum np_arec_mode bits */
-	uint8_t device;          /* GPU_CHECK: the CUDA device's ordinal (its context's) */
+	uint8_t device;          /* GPU_CHECK: the CUDA device's ordinal (its context's);
+				  * STATUS GPU_LAUNCHES: devices checked so far */
 	uint8_t pad[2];
 	uint64_t module;         /* CHECK: the module (forward, parameters); 0 if none */
 	union {

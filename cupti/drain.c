@@ -96,6 +96,22 @@ static uint8_t role_of(const struct np_kfunc *f)
 	return what && what < NP_GPU_WHAT_MAX && roles[what] ? roles[what] : NP_ROLE_OUTPUT;
 }
 
+/* Devices whose contexts have their check resources (a model split over
+ * several in one process), at most 255. */
+static uint8_t devices_checked(void)
+{
+	int seen[NP_GPU_MAX_CTX], n = 0;
+	for (int i = 0; i < np_gpu_ctx_count(); i++) {
+		struct np_gpu_ctx *g = np_gpu_ctx_at(i);
+		int k = 0;
+		while (g && k < n && seen[k] != g->device)
+			k++;
+		if (g && k == n)
+			seen[n++] = g->device;
+	}
+	return (uint8_t)n;
+}
+
 static void report(const struct np_gpu_rec *g, const struct np_inflight *e, uint64_t birth,
 		   int propagated)
 {
@@ -263,6 +279,7 @@ static void send_counters(void)
 	r.launch.gemm_checks = __atomic_load_n(&np_gpu_cnt.gemm_checks, __ATOMIC_RELAXED);
 	r.launch.triton_checks = __atomic_load_n(&np_gpu_cnt.triton_checks, __ATOMIC_RELAXED);
 	r.launch.over_budget = np_gpu_cnt.reports_dropped;
+	r.device = devices_checked();
 	np_report_send_gpu(&r);
 
 	struct np_hc_totals hc;

@@ -788,9 +788,19 @@ static void print_deferred(FILE *f, const struct np_gpu_state *g)
 	fputc(')', f);
 }
 
+/* " on 2 devices" when the process checked more than one, else "" */
+static const char *devices_text(const struct np_gpu_state *g, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (g->devices > 1)
+		snprintf(buf, n, " on %u devices", g->devices);
+	return buf;
+}
+
 static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct np_proc_state *p)
 {
 	const struct np_gpu_state *g = &p->gpu;
+	char devs[32];
 	if (g->state == 2) {
 		fprintf(f, "    GPU checks: off: %s\n", g->how);
 		return;
@@ -799,10 +809,11 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		return;
 	if (strncmp(g->how, "modules", 7) == 0) {
 		/* no launch seen: the hooks' CUDA tensors (cupti/modules.c) */
-		fprintf(f, "    GPU checks: CUDA tensors at module level (%s); %llu checks (%.1f MB)",
+		fprintf(f, "    GPU checks: CUDA tensors at module level (%s)%s; %llu checks (%.1f MB)",
 			strstr(g->how, "cupti taken") ? "CUPTI is taken by another tool"
 						      : "NANPROF_GPU_MODE=modules",
-			(unsigned long long)g->checks, (double)g->bytes / 1e6);
+			devices_text(g, devs, sizeof(devs)), (unsigned long long)g->checks,
+			(double)g->bytes / 1e6);
 		if (g->births)
 			fprintf(f, "; births: %llu", (unsigned long long)g->births);
 		if (g->dropped || g->overflow || g->lost)
@@ -813,9 +824,10 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		return;
 	}
 	int every = strncmp(g->how, "every", 5) == 0;
-	fprintf(f, "    GPU checks: %s launch%s%s; %s, %llu checks", every ? "every" : "sampled",
+	fprintf(f, "    GPU checks: %s launch%s%s%s; %s, %llu checks", every ? "every" : "sampled",
 		every ? "" : "es", strstr(g->how, "+modules") ? " and CUDA tensors at module level" : "",
-		g->launches[0] ? g->launches : "launches ?", (unsigned long long)g->checks);
+		devices_text(g, devs, sizeof(devs)), g->launches[0] ? g->launches : "launches ?",
+		(unsigned long long)g->checks);
 	if (strstr(g->how, "empty checks"))   /* NANPROF_GPU_DIAG (cupti/gpu.h) */
 		fputs(" (NANPROF_GPU_DIAG=empty-checks: launched, reading nothing)", f);
 	const char *deferred = strstr(g->how, "deferred ");   /* NANPROF_GPU_DEFER */
@@ -1104,6 +1116,7 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "gpu_message", g->how);
 		np_jsonw_uint_field(w, "gpu_checks", g->checks);
 		np_jsonw_uint_field(w, "gpu_check_launches", g->check_launches);
+		np_jsonw_uint_field(w, "gpu_devices", g->devices);
 		np_jsonw_uint_field(w, "gpu_bytes_checked", g->bytes);
 		np_jsonw_uint_field(w, "gpu_launches_undecoded", g->undecoded);
 		np_jsonw_uint_field(w, "gpu_launches_sampled_out", g->sampled_out);

@@ -216,6 +216,7 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 		g->gemm_checks = r->launch.gemm_checks;
 		g->triton_checks = r->launch.triton_checks;
 		g->over_budget = r->launch.over_budget;
+		g->devices = r->device;
 		return;
 	}
 	if (r->status == NP_AST_GPU_HOST_COST) {

@@ -325,6 +325,7 @@ struct np_gpu_state {
 	uint64_t sampled_out;     /* launches sampling left unchecked */
 	uint64_t guard_checks, guard_skips;   /* CUDA tensors the guards checked, or not */
 	uint64_t check_launches;  /* launches of check kernels (lists check several) */
+	uint32_t devices;         /* CUDA devices checked (a model split over several) */
 	uint64_t generic_checks;  /* undecoded kernels' outputs checked at a decoded reader */
 	uint64_t gemm_checks;     /* cuBLAS calls' outputs checked at the call */
 	uint64_t triton_checks;   /* Triton launches whose outputs their Python call named */

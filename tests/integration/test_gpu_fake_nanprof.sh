@@ -105,7 +105,8 @@ one_python() {   # python
 	   grep -q '"op":"[^"]*exp_kernel_cuda' "$T/$tag-fault/events.jsonl" &&
 	   grep -q '"exp_overflow":true' "$T/$tag-fault/events.jsonl" &&
 	   grep -q "exp:    exp of a value above 88.72 is +inf in float32" "$T/$tag-fault.err" &&
-	   grep -q '"gpu_propagations_inside":[1-9]' "$T/$tag-fault/events.jsonl"; then
+	   grep -q '"gpu_propagations_inside":[1-9]' "$T/$tag-fault/events.jsonl" &&
+	   grep -q '"gpu_devices":1,' "$T/$tag-fault/events.jsonl"; then
 		ok "$tag: the exp kernel in blocks.0.gate, step 3, forward, named through BPF, its overflow said; the mask held inside attn"
 	else
 		cat "$T/$tag-fault.err" >> "$T/chk"
@@ -226,10 +227,12 @@ one_python() {   # python
 		> "$T/chk" 2>&1 &&
 	   grep -q '"type":"nan_origin".*"cuda_device":1,' "$T/$tag-dev2/events.jsonl" &&
 	   grep -q "^  kernel: .*exp_kernel_cuda.* (on cuda:1)$" "$T/$tag-dev2.err" &&
+	   grep -q '"gpu_devices":2,' "$T/$tag-dev2/events.jsonl" &&
+	   grep -q "GPU checks: every launch on 2 devices; " "$T/$tag-dev2/summary.txt" &&
 	   ! grep -q "FAULT" "$T/$tag-dev2.err"; then
 		ok "$tag: a model split over two devices: the exp on cuda:1 in blocks.0.gate, its device said"
 	else
-		cat "$T/$tag-dev2.err" >> "$T/chk"
+		cat "$T/$tag-dev2.err" "$T/$tag-dev2/summary.txt" >> "$T/chk"
 		bad "$tag: fake GPU origin on a second device" "$T/chk"
 	fi
 	run_fake "$py" "$T/$tag-bwd" --fault backward --at 3
@@ -269,6 +272,7 @@ one_python() {   # python
 	if python3 $IT/check_origin.py "$T/$tag-moddev2/events.jsonl" --cuda \
 		--origin forward blocks.0.gate output --step 3 > "$T/chk" 2>&1 &&
 	   grep -q '"type":"nan_origin".*"cuda_device":1,' "$T/$tag-moddev2/events.jsonl" &&
+	   grep -q "CUPTI is taken by another tool) on 2 devices; " "$T/$tag-moddev2/summary.txt" &&
 	   ! grep -q "FAULT" "$T/$tag-moddev2.err"; then
 		ok "$tag: CUPTI taken: the gate's cuda:1 output checked on its own device, step 3, forward"
 	else
