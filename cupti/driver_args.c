@@ -111,6 +111,21 @@ int np_copy_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst, uint64_t *
 		*stream = a->hStream;
 		return 0;
 	}
+	/* between devices: torch's caching allocator's copy of expandable
+	 * segments between devices without P2P */
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds: {
+		const cuMemcpyPeer_params *a = p;
+		*dst = a->dstDevice, *src = a->srcDevice, *bytes = a->ByteCount;
+		return 0;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz: {
+		const cuMemcpyPeerAsync_params *a = p;
+		*dst = a->dstDevice, *src = a->srcDevice, *bytes = a->ByteCount;
+		*stream = a->hStream;
+		return 0;
+	}
 	}
 	return -1;
 }

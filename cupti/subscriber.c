@@ -78,6 +78,10 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz,
 	/* writes from the host: what a kernel wrote there before is gone */
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
 	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds,
@@ -990,6 +994,10 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz:
 		on_copy(cbid, cb);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:

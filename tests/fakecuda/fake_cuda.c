@@ -822,6 +822,15 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
 		      copy_dtod(dst, src, n, h));
 }
 
+/* Between devices' contexts (cudaMemcpyPeerAsync): the same copy here. */
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+			   size_t n, CUstream h)
+{
+	cuMemcpyPeerAsync_params p = { dst, dst_ctx, src, src_ctx, n, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync, "cuMemcpyPeerAsync", &p, NULL,
+		      copy_dtod(dst, src, n, h));
+}
+
 /* Only recorded: the fake has no capture modes to enforce. */
 static __thread CUstreamCaptureMode capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 

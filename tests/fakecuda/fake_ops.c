@@ -13,7 +13,7 @@
  *   fo_gate(v)       y = v (fill), e = exp(y) (exp): +inf when v = 100
  *   fo_gate_opaque(v) the same, the exp in a kernel no decoder reads
  *   fo_head()        s = e + x (add): reads the gate's output
- *   fo_gate_dev1(v)  fo_gate(v) on device 1 (FAKE_CUDA_DEVICES=2) into
+ *   fo_gate_dev1(v, peer)  fo_gate(v) on device 1 (FAKE_CUDA_DEVICES=2) into
  *                    its own buffers, the result copied into e on
  *                    device 0 (a model split over two devices)
  *   fo_gate_rope(v, how)  y = v (fill), x * y as complex64 views (torch's
@@ -766,8 +766,9 @@ int fo_gate(float v)
  * its stream (torch copies between devices on the source's); then, device
  * 0 current again (as torch's device guard leaves it), the job waits for
  * the copy (the fake's cuCtxSynchronize waits for every device), and
- * fo_head reads e there. */
-int fo_gate_dev1(float v)
+ * fo_head reads e there.  With peer, the copy is cuMemcpyPeerAsync (torch's
+ * allocator's between devices without P2P, expandable segments). */
+int fo_gate_dev1(float v, int peer)
 {
 	CUcontext ctx0 = NULL;
 	CUdevice d1;
@@ -783,8 +784,12 @@ int fo_gate_dev1(float v)
 		dev1_y = alloc(), dev1_e = alloc();
 	launch1(fill, v, dev1_y);
 	launch_exp(dev1_e, dev1_y);
-	check(cuMemcpyAsync((CUdeviceptr)e, (CUdeviceptr)dev1_e, N * sizeof(float), NULL),
-	      "cuMemcpyAsync");
+	if (peer)
+		check(cuMemcpyPeerAsync((CUdeviceptr)e, ctx0, (CUdeviceptr)dev1_e, ctx1,
+					N * sizeof(float), NULL), "cuMemcpyPeerAsync");
+	else
+		check(cuMemcpyAsync((CUdeviceptr)e, (CUdeviceptr)dev1_e, N * sizeof(float), NULL),
+		      "cuMemcpyAsync");
 	check(cuCtxSetCurrent(ctx0), "cuCtxSetCurrent(0)");
 	check(cuCtxSynchronize(), "cuCtxSynchronize");
 	return failed ? -1 : 0;

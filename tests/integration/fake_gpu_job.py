@@ -108,7 +108,9 @@ ops, as torch does, so the agent's work for device 1 (a deferred list
 flushed at the job's synchronisation, a module-level check of the
 gate's cuda:1 output with --modules) must be done in device 1's context:
 on the fake, as on a GPU, anything else is refused or reads another
-device's memory.  The origin names cuda:1.
+device's memory.  The origin names cuda:1.  With --peer-copy the copy is
+cuMemcpyPeerAsync, as torch's caching allocator copies expandable
+segments between devices without P2P.
 
 With --eval no_grad (or inference_mode) the gate overflows in an
 evaluation pass after step --at's update, under torch.no_grad() (or
@@ -245,6 +247,8 @@ def main():
                     help="--mlp: the cuBLAS API its matmuls call")
     ap.add_argument("--devices", type=int, choices=[1, 2], default=1,
                     help="2: the gate on cuda:1 (FAKE_CUDA_DEVICES=2)")
+    ap.add_argument("--peer-copy", action="store_true",
+                    help="--devices 2: its output copied by cuMemcpyPeerAsync")
     ap.add_argument("--eval", choices=["no_grad", "inference_mode"],
                     help="the gate overflows in an evaluation pass after step --at's "
                          "update, under torch.no_grad() or torch.inference_mode(), not in "
@@ -276,7 +280,7 @@ def main():
             sys.exit("fake_gpu_job: the agent never tracked cuDNN's descriptor calls")
     ops = ctypes.CDLL(a.lib)
     ops.fo_gate.argtypes = [ctypes.c_float]
-    ops.fo_gate_dev1.argtypes = [ctypes.c_float]
+    ops.fo_gate_dev1.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_gate_opaque.argtypes = [ctypes.c_float]
     ops.fo_gate_opaque_inplace.argtypes = [ctypes.c_float, ctypes.c_int]
     ops.fo_gate_sum.argtypes = [ctypes.c_float]
@@ -507,7 +511,7 @@ def main():
             elif a.cat or a.cat_split or a.cat_wide:
                 ops.fo_gate_cat(self.value, 2 if a.cat_wide else int(a.cat_split))
             elif a.devices == 2:
-                ops.fo_gate_dev1(self.value)
+                ops.fo_gate_dev1(self.value, int(a.peer_copy))
             else:
                 ops.fo_gate(self.value)
             return x
@@ -675,7 +679,7 @@ def modules_job(a, ops):
                 GateGrad.value = self.value
                 return x + 0 * GateGrad.apply(self.w).sum(), buf(1)
             if a.devices == 2:      # its output a cuda:1 tensor
-                ops.fo_gate_dev1(self.value)
+                ops.fo_gate_dev1(self.value, int(a.peer_copy))
                 out = buf(4).as_subclass(DeviceBuffer1)
                 out.device_address = ops.fo_buf(4)
                 return x, out

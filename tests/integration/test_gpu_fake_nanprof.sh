@@ -235,6 +235,19 @@ one_python() {   # python
 		cat "$T/$tag-dev2.err" "$T/$tag-dev2/summary.txt" >> "$T/chk"
 		bad "$tag: fake GPU origin on a second device" "$T/chk"
 	fi
+	# the copy to device 0 by cuMemcpyPeerAsync (torch's allocator's,
+	# between devices without P2P): seen, and checked on device 1
+	FAKE_ENV=FAKE_CUDA_DEVICES=2 run_fake "$py" "$T/$tag-dev2p" --devices 2 --peer-copy --at 3
+	if python3 $IT/check_origin.py "$T/$tag-dev2p/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 --op-kernel exp_kernel_cuda \
+		> "$T/chk" 2>&1 &&
+	   grep -q '"type":"nan_origin".*"cuda_device":1,' "$T/$tag-dev2p/events.jsonl" &&
+	   ! grep -q "FAULT" "$T/$tag-dev2p.err"; then
+		ok "$tag: the same, copied to device 0 by cuMemcpyPeerAsync: the exp on cuda:1 still named"
+	else
+		cat "$T/$tag-dev2p.err" >> "$T/chk"
+		bad "$tag: fake GPU origin on a second device, a peer copy" "$T/chk"
+	fi
 	run_fake "$py" "$T/$tag-bwd" --fault backward --at 3
 	if python3 $IT/check_origin.py "$T/$tag-bwd/events.jsonl" --cuda \
 		--origin backward blocks.0.gate output --step 3 > "$T/chk" 2>&1; then
