@@ -48,6 +48,8 @@
 #      the triangular solve;
 #      they ran agent-alone in step 2 already), and MHA's cuBLAS overflow
 #      without the guards and cuBLAS's calls (the generic tier alone);
+#      with two GPUs or more, a model split over two devices whose second
+#      part overflows (tests/gpu/split_fault.py: the origin on cuda:1);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
 # Steps 3 and 4b run GPU_CHECK_LANES jobs side by side (default 3; 1: one
@@ -92,7 +94,7 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # nll_loss's scalars) and an evaluation pass's grad mode run after it, if the
 # budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope spectral catwide eval)
+LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope spectral catwide eval split)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -691,6 +693,8 @@ set_origin() {
 	spectral) ORIGIN=(--origin forward spectral '*' --step 6 --dtype complex64) ;;
 	# the branch's exp, not the cat that carries it to proj (in mixer)
 	catwide) ORIGIN=(--origin forward mixer.branches.18 '*' --step 6 --op-kernel exp) ;;
+	# a model split over two devices: second's exp, on cuda:1 (split_row)
+	split) ORIGIN=(--origin forward second '*' --step 6 --op-kernel exp) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -727,7 +731,7 @@ nanprof_job() {
 	elif [ "$f" = solve ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/solve_fault.py" \
 			--device "$DEV" --steps 10 --at 6
-	elif [ "$f" = rope ] || [ "$f" = spectral ] || [ "$f" = catwide ]; then
+	elif [ "$f" = rope ] || [ "$f" = spectral ] || [ "$f" = catwide ] || [ "$f" = split ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/${f}_fault.py" \
 			--device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
@@ -755,6 +759,15 @@ nanprof_job() {
 	else
 		row "$name" "origin: $label" FAIL \
 			"$(grep ERROR "$W/$name.check" | head -n 3 | cut -c1-200 | tr '\n' ' ') got: $got"
+	fi
+	# split: the origin says the second device's ordinal
+	if [ "$f" = split ]; then
+		if grep -q '"type":"nan_origin".*"cuda_device":1,' "$W/$name/events.jsonl" 2>/dev/null
+		then
+			row "$name" "origin on cuda:1" PASS "$got"
+		else
+			row "$name" "origin on cuda:1" FAIL "$got"
+		fi
 	fi
 }
 
@@ -998,7 +1011,9 @@ pack() {
 
 step_late_kinds() {
 	echo "== 4b. the newer decoders' faults under nanprof run (BPF)"
-	local f
+	local f ngpu=2
+	[ "$DRY" = 1 ] || ngpu=$(timeout 60 "$PY" -c \
+		'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
 	for f in "${LATE_KINDS[@]}" functional-generic; do
 		if [ "$BPF_OK" != 1 ] || [ "$(id -u)" != 0 ]; then
 			row "run-$f" "origin under nanprof run" SKIP "BPF: $BPF_WHY; uid $(id -u)"
@@ -1006,6 +1021,9 @@ step_late_kinds() {
 			# MHA's out_proj overflows in cuBLAS: without the guards,
 			# only the generic tier can name it in blocks.1.attn
 			par run-functional-generic nanprof_job functional generic
+		elif [ "$f" = split ] && [ "${ngpu:-0}" -lt 2 ] 2>/dev/null; then
+			row run-split "origin under nanprof run" SKIP \
+				"a model split over two devices: this host has ${ngpu:-0}"
 		else
 			par "run-$f" nanprof_job "$f"
 		fi
