@@ -73,6 +73,8 @@ static void write_data(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_string_field(w, "module_type", np_name(c, o->module_type));
 		np_jsonw_string_field(w, "op", np_name(c, o->op));
 		np_jsonw_string_field(w, "op_note", *np_op_note(o) ? np_op_note(o) : NULL);
+		if (o->gpu && o->cuda_device)   /* a model split over devices */
+			np_jsonw_uint_field(w, "cuda_device", o->cuda_device);
 		np_jsonw_string_field(w, "tensor", np_role_name(o->role));
 		if (*np_name(c, o->received_by))
 			np_jsonw_string_field(w, "received_by", np_name(c, o->received_by));

@@ -3,7 +3,8 @@
 # with a known origin; no console error, the page says it rendered, names
 # the origin, and its screenshot shows the heatmap with the origin marked;
 # a GradScaler's skipped iterations, a fake CUDA job's checks and the
-# kernel they could not check at launch, and nanprof compare's table.
+# kernel they could not check at launch, the device of a fake job's
+# origin on a second device, and nanprof compare's table.
 # Needs root (to trace) and Chromium (Debian's `chromium`); skips visibly.
 set -u
 . "$(dirname "$0")/lib.sh" report
@@ -153,6 +154,20 @@ PYEOF
 			grep -o 'id="gpu"[^<]*\|id="origin"[^<]*' "$T/dom-gpu.html" > "$T/chk"
 			cat "$T/gpu.err" >> "$T/chk"
 			bad "CUDA checks on the page" "$T/chk"
+		fi
+		# a model split over two devices: the origin's device on the page
+		$NP run -q -o "$T/gpu2" -- env NANPROF_CUPTI="$F/libcupti.so.13" FAKE_CUDA_DEVICES=2 \
+			$PY $IT/fake_gpu_job.py "$F/libfakeops.so" --devices 2 --at 3 \
+			> /dev/null 2> "$T/gpu2.err"
+		page="file://$(readlink -f "$T/gpu2/report.html")"
+		run_chrome --dump-dom > "$T/dom-gpu2.html" 2> "$T/console-gpu2.log"
+		if grep -q 'id="origin"[^>]*>First non-finite value born at step 3, forward pass, in blocks.0.gate (Gate), op [^<]*exp_kernel_cuda[^<]* on cuda:1, tensor output' \
+			"$T/dom-gpu2.html"; then
+			ok "a model split over two devices: the origin's device on the page"
+		else
+			grep -o 'id="origin"[^<]*' "$T/dom-gpu2.html" > "$T/chk"
+			cat "$T/gpu2.err" >> "$T/chk"
+			bad "the origin's device on the page" "$T/chk"
 		fi
 	else
 		skp "CUDA checks on the page" "agent built without its GPU side (no CUDA toolkit)"
