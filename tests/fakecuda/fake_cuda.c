@@ -61,6 +61,7 @@
 #define MAGIC_LIB 0x2042494cu
 #define MAGIC_GRAPH 0x48505247u
 #define MAX_PARAMS 64
+#define MAX_DEVICES 4            /* FAKE_CUDA_DEVICES at most */
 
 #define CHECK_NAMES(prefix)                                                     \
 	{ [NP_DT_F32] = prefix "f32", [NP_DT_F64] = prefix "f64",                  \
@@ -82,7 +83,7 @@ struct fk_func {
 	int check_list;            /* ... of a list (np_check_list_<dtype>) */
 	struct fk_ctx *ctx;        /* a function got in a context (cuKernelGetFunction):
 				    * launched in that one only; NULL: anywhere */
-	struct fk_func *in_ctx[4]; /* a CUkernel's function in each device's context */
+	struct fk_func *in_ctx[MAX_DEVICES]; /* a CUkernel's function in each device's context */
 };
 
 struct fk_ctx {
@@ -128,8 +129,6 @@ struct fk_lib {
 	struct fk_func *kern[NP_DT_MAX];
 	struct fk_func *kern_list[NP_DT_MAX];
 };
-
-#define MAX_DEVICES 4
 
 struct fk_alloc {
 	uintptr_t base;
