@@ -65,6 +65,19 @@ def token_batch(dev, seq, vocab=64, n=4):
     return draw
 
 
+class ScaledExp(nn.Module):
+    """Linear(d_in, d_out) then exp(gain * x): a branch or a stage whose
+    gain (a buffer, 0.1) a fault script sets to 1e4 to overflow its exp."""
+
+    def __init__(self, d_in=64, d_out=64):
+        super().__init__()
+        self.lin = nn.Linear(d_in, d_out)
+        self.register_buffer("gain", torch.tensor(0.1))
+
+    def forward(self, x):
+        return torch.exp(self.lin(x) * self.gain)
+
+
 class TokenNet(nn.Module):
     """A language model's shape around one block: embed, then x +
     block(x), then a head averaged over the sequence.  make() builds the
