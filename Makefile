@@ -99,7 +99,7 @@ AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/p
 ifeq ($(HAVE_CUDA),1)
 AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c cupti/modules.c \
 	      cupti/check_launch.c cupti/defer.c \
-	      cupti/driver_args.c cupti/allocations.c \
+	      cupti/driver_args.c cupti/driver_writes.c cupti/allocations.c \
 	      cupti/blas.c cupti/dnn_calls.c cupti/fft_calls.c cupti/grad_mode.c
 AGENT_GPU_OBJS := $(OUTPUT)/kernels/fatbin.o
 AGENT_CFLAGS := -I$(CUDA_HOME)/include
@@ -229,7 +229,7 @@ FAKECUDA := $(OUTPUT)/fakecuda
 FAKECUDA_BINS := $(FAKECUDA)/libcuda.so.1 $(FAKECUDA)/libcupti.so.13 $(FAKECUDA)/fake_job \
 		 $(FAKECUDA)/libfakeops.so $(FAKECUDA)/libcublas.so.13 $(FAKECUDA)/libcublasLt.so.13 \
 		 $(FAKECUDA)/libcudnn.so.9 $(FAKECUDA)/libfakednn.so $(FAKECUDA)/libcufft.so.12 \
-		 $(FAKECUDA)/fake_devices
+		 $(FAKECUDA)/fake_devices $(FAKECUDA)/fake_writes
 FAKECUDA_CFLAGS := $(CFLAGS) -I$(CUDA_HOME)/include
 FAKECUDA_HDRS := tests/fakecuda/fake.h tests/check_emu.h $(CHECK_KERNEL_HDRS)
 .PHONY: fakecuda
@@ -260,6 +260,10 @@ $(FAKECUDA)/fake_devices: tests/fakecuda/fake_devices.c $(FAKECUDA)/libcuda.so.1
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-lpthread -lm -o $@
+# copies and memsets the agent does not check (cupti/driver_writes.h)
+$(FAKECUDA)/fake_writes: tests/fakecuda/fake_writes.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lm -o $@
 
 # a fake cuBLAS: cublasLt runs every multiply, cublas calls it (as cuBLAS does)
 $(FAKECUDA)/libcublasLt.so.13: tests/fakecuda/fake_cublas.c tests/fakecuda/fake_cublas.h \

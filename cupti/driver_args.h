@@ -2,7 +2,8 @@
  * them to the callback (the *_params structs of its driver domain): a
  * kernel launch of any of the launch APIs, its parameters packed in
  * `extra`, a kernel's parameter layout (asked of the driver once per
- * function), a device-to-device copy.  No state. */
+ * function), a device-to-device copy (driver_writes.h: the writes the
+ * agent does not check).  No state. */
 #ifndef NP_DRIVER_ARGS_H
 #define NP_DRIVER_ARGS_H
 
@@ -37,9 +38,5 @@ int np_driver_layout(uint64_t key, struct np_kparams *out, void *arg);
  * and stream (NULL for the synchronous ones); -1 for any other call. */
 int np_copy_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst, uint64_t *src,
 		 size_t *bytes, CUstream *stream);
-
-/* A host-to-device copy or a memset (cuMemcpyHtoD*, cuMemsetD8/32*):
- * its device destination and the bytes it writes; -1 for any other call. */
-int np_host_write_args(CUpti_CallbackId cbid, const void *p, uint64_t *dst, size_t *bytes);
 
 #endif

@@ -101,7 +101,11 @@ struct fk_op {
 	unsigned char *dst;
 	const unsigned char *src;  /* a copy, when set; else a memset */
 	unsigned char val;
-	size_t n;
+	size_t n;                  /* bytes (of each row) */
+	size_t rows_2d;            /* a pitched copy or memset: rows of n bytes (0: one) */
+	size_t dpitch, spitch;     /* bytes between rows, at dst and src */
+	unsigned width;            /* a memset's element: 1 (val), 2 or 4 (pattern) */
+	uint32_t pattern;
 	int dev;                   /* the device it runs on (its stream's context's) */
 };
 
@@ -480,6 +484,24 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
 
 static void run_check(struct fk_op *op);
 
+/* A copy or memset, one row or rows_2d of them */
+static void run_transfer(const struct fk_op *op)
+{
+	for (size_t r = 0; r < (op->rows_2d ? op->rows_2d : 1); r++) {
+		unsigned char *d = op->dst + r * op->dpitch;
+		if (op->src)
+			memcpy(d, op->src + r * op->spitch, op->n);
+		else if (op->width == 2)
+			for (size_t i = 0; i + 2 <= op->n; i += 2)
+				memcpy(d + i, &(uint16_t){ (uint16_t)op->pattern }, 2);
+		else if (op->width == 4)
+			for (size_t i = 0; i + 4 <= op->n; i += 4)
+				memcpy(d + i, &op->pattern, 4);
+		else
+			memset(d, op->val, op->n);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct fk_stream *s = arg;
@@ -489,10 +511,8 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&s->cond, &s->lock);
 		struct fk_op *op = s->head;
 		pthread_mutex_unlock(&s->lock);
-		if (!op->f && op->src)
-			memcpy(op->dst, op->src, op->n);
-		else if (!op->f)
-			memset(op->dst, op->val, op->n);
+		if (!op->f)
+			run_transfer(op);
 		else if (op->f->check_dtype >= 0)
 			run_check(op);
 		else
@@ -753,20 +773,192 @@ CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char uc, size_t n, CUstream h)
+/* ---- copies and memsets the agent does not check (cupti/driver_writes.h) ---- */
+
+/* Whether [p, p + n) is device memory (not pinned host memory) */
+static int device_range(uintptr_t p, size_t n)
+{
+	struct fk_alloc *a = alloc_find(p, n);
+	return a && !a->host;
+}
+
+/* The bytes rows of width bytes, pitch apart, span */
+static size_t pitched_span(size_t pitch, size_t width, size_t rows)
+{
+	return rows ? (rows - 1) * pitch + width : 0;
+}
+
+/* Enqueues rows of n bytes from src (a memset of pattern's width bytes
+ * when src is NULL) to dst on stream h. */
+static CUresult transfer(CUstream h, uintptr_t dst, uintptr_t src, size_t n, size_t rows,
+			 size_t dpitch, size_t spitch, unsigned width, uint32_t pattern)
 {
 	struct fk_stream *s = stream_of(h);
 	if (!s)
 		return CUDA_ERROR_INVALID_HANDLE;
-	struct fk_alloc *a = alloc_find(d, n);
-	if (!a || a->host)
-		return CUDA_ERROR_INVALID_VALUE;
 	struct fk_op *op = calloc(1, sizeof(*op));
-	op->dst = (unsigned char *)d;
-	op->val = uc;
+	op->dst = (unsigned char *)dst;
+	op->src = (const unsigned char *)src;
 	op->n = n;
+	op->rows_2d = rows;
+	op->dpitch = dpitch;
+	op->spitch = spitch;
+	op->width = width;
+	op->val = (unsigned char)pattern;
+	op->pattern = pattern;
 	enqueue(s, op);
 	return CUDA_SUCCESS;
+}
+
+static CUresult memset_async(CUdeviceptr d, uint32_t v, unsigned width, size_t count, CUstream h)
+{
+	if (!device_range(d, count * width))
+		return CUDA_ERROR_INVALID_VALUE;
+	return transfer(h, d, 0, count * width, 1, 0, 0, width, v);
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char uc, size_t n, CUstream h)
+{
+	cuMemsetD8Async_params p = { d, uc, n, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, "cuMemsetD8Async", &p, NULL,
+		      memset_async(d, uc, 1, n, h));
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t n, CUstream h)
+{
+	cuMemsetD32Async_params p = { d, ui, n, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, "cuMemsetD32Async", &p, NULL,
+		      memset_async(d, ui, 4, n, h));
+}
+
+static CUresult memset_2d(CUdeviceptr d, size_t pitch, uint32_t v, unsigned width, size_t w,
+			  size_t rows, CUstream h)
+{
+	if (!device_range(d, pitched_span(pitch, w * width, rows)))
+		return CUDA_ERROR_INVALID_VALUE;
+	return transfer(h, d, 0, w * width, rows, pitch, 0, width, v);
+}
+
+CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t rows,
+			    CUstream h)
+{
+	cuMemsetD2D32Async_params p = { d, pitch, ui, w, rows, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async, "cuMemsetD2D32Async", &p, NULL,
+		      memset_2d(d, pitch, ui, 4, w, rows, h));
+}
+
+static CUresult copy_htod(CUdeviceptr dst, const void *src, size_t n, CUstream h)
+{
+	if (!device_range(dst, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	return transfer(h, dst, (uintptr_t)src, n, 1, 0, 0, 0, 0);
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream h)
+{
+	cuMemcpyHtoDAsync_v2_params p = { dst, src, n, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", &p,
+		      NULL, copy_htod(dst, src, n, h));
+}
+
+/* One end of a 2D or 3D copy: its address (host and device share one
+ * address space here), 0 for an array, which the fake has not */
+static uintptr_t end_of(CUmemorytype type, const void *host, CUdeviceptr device)
+{
+	switch (type) {
+	case CU_MEMORYTYPE_HOST:
+		return (uintptr_t)host;
+	case CU_MEMORYTYPE_DEVICE:
+	case CU_MEMORYTYPE_UNIFIED:
+		return device;
+	default:
+		return 0;
+	}
+}
+
+/* depth slices (slice_rows rows apart at each end) of a pitched copy */
+static CUresult copy_3d(CUstream h, CUmemorytype dtype, uintptr_t dst, size_t dpitch,
+			size_t dslice, CUmemorytype stype, uintptr_t src, size_t spitch,
+			size_t sslice, size_t width, size_t rows, size_t depth)
+{
+	if (!dst || !src)
+		return CUDA_ERROR_INVALID_VALUE;
+	size_t dspan = depth ? (depth - 1) * dslice * dpitch + pitched_span(dpitch, width, rows) : 0;
+	size_t sspan = depth ? (depth - 1) * sslice * spitch + pitched_span(spitch, width, rows) : 0;
+	if ((dtype != CU_MEMORYTYPE_HOST && !device_range(dst, dspan)) ||
+	    (stype != CU_MEMORYTYPE_HOST && !device_range(src, sspan)))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t z = 0; z < depth; z++) {
+		CUresult r = transfer(h, dst + z * dslice * dpitch, src + z * sslice * spitch, width,
+				      rows, dpitch, spitch, 0, 0);
+		if (r != CUDA_SUCCESS)
+			return r;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult copy_2d_async(const CUDA_MEMCPY2D *c, CUstream h)
+{
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	uintptr_t d = end_of(c->dstMemoryType, c->dstHost, c->dstDevice);
+	uintptr_t s = end_of(c->srcMemoryType, c->srcHost, c->srcDevice);
+	if (!d || !s)
+		return CUDA_ERROR_INVALID_VALUE;
+	return copy_3d(h, c->dstMemoryType, d + c->dstY * c->dstPitch + c->dstXInBytes, c->dstPitch,
+		       0, c->srcMemoryType, s + c->srcY * c->srcPitch + c->srcXInBytes, c->srcPitch,
+		       0, c->WidthInBytes, c->Height, 1);
+}
+
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h)
+{
+	cuMemcpy2DAsync_v2_params p = { c, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2, "cuMemcpy2DAsync_v2", &p, NULL,
+		      copy_2d_async(c, h));
+}
+
+static CUresult copy_3d_async(const CUDA_MEMCPY3D *c, CUstream h)
+{
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	uintptr_t d = end_of(c->dstMemoryType, c->dstHost, c->dstDevice);
+	uintptr_t s = end_of(c->srcMemoryType, c->srcHost, c->srcDevice);
+	if (!d || !s)
+		return CUDA_ERROR_INVALID_VALUE;
+	d += (c->dstZ * c->dstHeight + c->dstY) * c->dstPitch + c->dstXInBytes;
+	s += (c->srcZ * c->srcHeight + c->srcY) * c->srcPitch + c->srcXInBytes;
+	return copy_3d(h, c->dstMemoryType, d, c->dstPitch, c->dstHeight, c->srcMemoryType, s,
+		       c->srcPitch, c->srcHeight, c->WidthInBytes, c->Height, c->Depth);
+}
+
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream h)
+{
+	cuMemcpy3DAsync_v2_params p = { c, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2, "cuMemcpy3DAsync_v2", &p, NULL,
+		      copy_3d_async(c, h));
+}
+
+/* Each copy either way (the attributes' hints are not read) */
+static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+			   CUstream h)
+{
+	if (!dsts || !srcs || !sizes || !count)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count; i++) {
+		CUresult r = transfer(h, dsts[i], srcs[i], sizes[i], 1, 0, 0, 0, 0);
+		if (r != CUDA_SUCCESS)
+			return r;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+			       CUmemcpyAttributes *attrs, size_t *attrs_idx, size_t nattrs,
+			       CUstream h)
+{
+	cuMemcpyBatchAsync_v2_params p = { dsts, srcs, sizes, count, attrs, attrs_idx, nattrs, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync_v2", &p,
+		      NULL, copy_batch(dsts, srcs, sizes, count, h));
 }
 
 static CUresult copy_dtoh_async(void *dst, CUdeviceptr src, size_t n, CUstream h)

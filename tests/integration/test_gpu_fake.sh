@@ -20,7 +20,10 @@
 # launch each).  Then CUPTI taken by another
 # tool; two devices, a thread launching on each, checks deferred
 # (fake_devices.c: every check run in its own device's context, the
-# birth on device 1 named with its device); and a GPU the agent has no
+# birth on device 1 named with its device); copies and memsets the agent
+# does not check, of every kind it reads (fake_writes.c: what they write
+# launches a check waiting there first, and makes an opaque kernel's
+# note stale); and a GPU the agent has no
 # check kernels for: GPU checks off, said why, and the job unharmed.
 # Needs the agent built with its GPU side (the CUDA toolkit's headers);
 # no root, no torch.
@@ -265,6 +268,44 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 		--expect-gpu-check "FillFunctor<float>:propagated=false,posinf=4096,device=1"
 	expect "two devices: the add reading it on device 1 is its propagation" "$T/recdev" \
 		--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=4096,device=1"
+
+	# --- copies and memsets the agent does not check (fake_writes.c) ---
+	# (1) a write into a waiting check's range launches it first; (2) one
+	# past it (by its pitched offsets) launches nothing; (3) a write over
+	# an opaque kernel's output makes its note stale.  Deferred and not.
+	run_writes() {   # records-file out-prefix defer kind [elsewhere]
+		local rec=$1 out=$2 defer=$3
+		shift 3
+		NANPROF_GPU_DEFER=$defer LD_PRELOAD="$PWD/libnanprof_agent.so" \
+			NANPROF_AGENT_RECORDS="$rec" NANPROF_CUPTI="$PWD/$F/libcupti.so.13" \
+			LD_LIBRARY_PATH="$PWD/$F" timeout 60 $F/fake_writes "$@" \
+			> "$out.out" 2> "$out.err"
+	}
+	for kind in htod memset memset2d copy2d copy3d batch; do
+		for defer in 8 0; do
+			w="$T/w-$kind-$defer"
+			run_writes "$w.rec" "$w" $defer $kind
+			job_stats "$kind (defer $defer): 5 checks, no fault" $? "$w" \
+				' checks=5 .* faults=0$' quiet
+			no_check "$kind (defer $defer): the fill's check read y before the write" \
+				"$w.rec" "FillFunctor<float>"
+			no_check "$kind (defer $defer): the opaque kernel's note went stale at the write" \
+				"$w.rec" nvjet_fake_writes_opaque
+			expect "$kind (defer $defer): the adds reading the +inf are its births" "$w.rec" \
+				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=8,first_bad=68" \
+				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=16,first_bad=0"
+		done
+		expect "$kind deferred: a flush at (1)'s write, none at (2)'s" "$T/w-$kind-8.rec" \
+			--expect-defer "checks=5,write=1,unknown=1,order=1,memory=0,window=0"
+	done
+	run_writes "$T/w-host.rec" "$T/w-host" 8 copy2d host
+	job_stats "a 2D copy to the host, deferred: no fault" $? "$T/w-host" ' faults=0$' quiet
+	expect "a 2D copy to the host launches what waits" "$T/w-host.rec" \
+		--expect-defer "checks=5,write=1,unknown=1,order=2,memory=0"
+	run_writes "$T/w-many.rec" "$T/w-many" 8 copy2d many
+	job_stats "a batch of 20 copies, deferred: no fault" $? "$T/w-many" ' faults=0$' quiet
+	expect "a batch of more copies than the agent reads launches what waits" "$T/w-many.rec" \
+		--expect-defer "checks=5,write=1,unknown=2,order=1,memory=0"
 
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1

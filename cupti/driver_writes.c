@@ -1,0 +1,305 @@
+/* driver_writes.c - what a copy or memset writes without a kernel
+ * (driver_writes.h). */
+#include <string.h>
+#include "driver_writes.h"
+
+#define D(name) CUPTI_DRIVER_TRACE_CBID_##name
+const CUpti_CallbackId np_write_cbids[] = {
+	/* from the host */
+	D(cuMemcpyHtoD_v2), D(cuMemcpyHtoD_v2_ptds),
+	D(cuMemcpyHtoDAsync_v2), D(cuMemcpyHtoDAsync_v2_ptsz),
+	/* memsets: torch's zero_() of a whole tensor, the allocator's
+	 * debug fills, cuDNN's and NCCL's own */
+	D(cuMemsetD8_v2), D(cuMemsetD8_v2_ptds), D(cuMemsetD8Async), D(cuMemsetD8Async_ptsz),
+	D(cuMemsetD16_v2), D(cuMemsetD16_v2_ptds), D(cuMemsetD16Async), D(cuMemsetD16Async_ptsz),
+	D(cuMemsetD32_v2), D(cuMemsetD32_v2_ptds), D(cuMemsetD32Async), D(cuMemsetD32Async_ptsz),
+	D(cuMemsetD2D8_v2), D(cuMemsetD2D8_v2_ptds), D(cuMemsetD2D8Async),
+	D(cuMemsetD2D8Async_ptsz),
+	D(cuMemsetD2D16_v2), D(cuMemsetD2D16_v2_ptds), D(cuMemsetD2D16Async),
+	D(cuMemsetD2D16Async_ptsz),
+	D(cuMemsetD2D32_v2), D(cuMemsetD2D32_v2_ptds), D(cuMemsetD2D32Async),
+	D(cuMemsetD2D32Async_ptsz),
+	/* pitched copies, any direction (cudaMemcpy2DAsync: extensions,
+	 * data loaders) */
+	D(cuMemcpy2D_v2), D(cuMemcpy2D_v2_ptds), D(cuMemcpy2DUnaligned_v2),
+	D(cuMemcpy2DUnaligned_v2_ptds), D(cuMemcpy2DAsync_v2), D(cuMemcpy2DAsync_v2_ptsz),
+	D(cuMemcpy3D_v2), D(cuMemcpy3D_v2_ptds), D(cuMemcpy3DAsync_v2), D(cuMemcpy3DAsync_v2_ptsz),
+	D(cuMemcpy3DPeer), D(cuMemcpy3DPeer_ptds), D(cuMemcpy3DPeerAsync),
+	D(cuMemcpy3DPeerAsync_ptsz),
+	/* batches (cudaMemcpyBatchAsync, CUDA 12.8+: checkpoint loaders,
+	 * KV caches, copy-engine collectives) */
+	D(cuMemcpyBatchAsync), D(cuMemcpyBatchAsync_ptsz), D(cuMemcpyBatchAsync_v2),
+	D(cuMemcpyBatchAsync_v2_ptsz),
+	D(cuMemcpy3DBatchAsync), D(cuMemcpy3DBatchAsync_ptsz), D(cuMemcpy3DBatchAsync_v2),
+	D(cuMemcpy3DBatchAsync_v2_ptsz),
+};
+const size_t np_write_ncbids = sizeof(np_write_cbids) / sizeof(np_write_cbids[0]);
+
+static void add(struct np_writes *w, uint64_t lo, size_t bytes)
+{
+	if (!bytes)
+		return;
+	if (lo + bytes < lo || w->n == NP_WRITES_MAX) {
+		w->untold = 1;
+		return;
+	}
+	w->lo[w->n] = lo;
+	w->hi[w->n] = lo + bytes;
+	w->n++;
+}
+
+/* depth slices of height rows of width bytes, rows pitch bytes apart
+ * and slices slice_rows rows apart, from byte x of row y of slice z:
+ * told as the one range from its first byte to its last (what lies
+ * between, in the pitch's padding, is not written, but a waiting check
+ * there is launched first all the same: only early). */
+static void add_pitched(struct np_writes *w, uint64_t base, size_t x, size_t y, size_t z,
+			size_t pitch, size_t slice_rows, size_t width, size_t height, size_t depth)
+{
+	size_t rows, off, span;
+	if (!width || !height || !depth)
+		return;
+	if (__builtin_mul_overflow(z, slice_rows, &rows) || __builtin_add_overflow(rows, y, &rows) ||
+	    __builtin_mul_overflow(rows, pitch, &off) || __builtin_add_overflow(off, x, &off) ||
+	    __builtin_mul_overflow(depth - 1, slice_rows, &rows) ||
+	    __builtin_add_overflow(rows, height - 1, &rows) ||
+	    __builtin_mul_overflow(rows, pitch, &span) || __builtin_add_overflow(span, width, &span) ||
+	    base + off < base) {
+		w->untold = 1;
+		return;
+	}
+	add(w, base + off, span);
+}
+
+/* a 2D or 3D copy's destination, by its memory type */
+static void add_dst(struct np_writes *w, CUmemorytype type, CUdeviceptr device, size_t x,
+		    size_t y, size_t z, size_t pitch, size_t slice_rows, size_t width,
+		    size_t height, size_t depth)
+{
+	switch (type) {
+	case CU_MEMORYTYPE_HOST:
+		w->to_host = 1;
+		break;
+	case CU_MEMORYTYPE_DEVICE:
+	case CU_MEMORYTYPE_UNIFIED:   /* a unified address: the caller asks whose */
+		add_pitched(w, device, x, y, z, pitch, slice_rows, width, height, depth);
+		break;
+	default:                      /* a CUDA array: no tensor's memory */
+		break;
+	}
+}
+
+static void add_2d(struct np_writes *w, const CUDA_MEMCPY2D *c)
+{
+	if (!c)
+		return;
+	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, 0, c->dstPitch, 0,
+		c->WidthInBytes, c->Height, 1);
+}
+
+static void add_3d(struct np_writes *w, const CUDA_MEMCPY3D *c)
+{
+	if (!c)
+		return;
+	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
+		c->dstHeight, c->WidthInBytes, c->Height, c->Depth);
+}
+
+static void add_3d_peer(struct np_writes *w, const CUDA_MEMCPY3D_PEER *c)
+{
+	if (!c)
+		return;
+	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
+		c->dstHeight, c->WidthInBytes, c->Height, c->Depth);
+}
+
+static void add_batch(struct np_writes *w, const CUdeviceptr *dsts, const size_t *sizes,
+		      size_t count)
+{
+	if (!dsts || !sizes)
+		return;
+	for (size_t i = 0; i < count && !w->untold; i++)
+		add(w, dsts[i], sizes[i]);
+}
+
+/* the parameter structs of a call's forms (_v2, _ptds, Async, _ptsz)
+ * share their leading fields: read through the first form's */
+#define AS(type) const type *a = p
+
+int np_driver_writes(CUpti_CallbackId cbid, const void *p, struct np_writes *w)
+{
+	memset(w, 0, sizeof(*w));
+	switch (cbid) {
+	case D(cuMemcpyHtoD_v2):
+	case D(cuMemcpyHtoD_v2_ptds): {
+		AS(cuMemcpyHtoD_v2_params);
+		add(w, a->dstDevice, a->ByteCount);
+		return 0;
+	}
+	case D(cuMemcpyHtoDAsync_v2):
+	case D(cuMemcpyHtoDAsync_v2_ptsz): {
+		AS(cuMemcpyHtoDAsync_v2_params);
+		add(w, a->dstDevice, a->ByteCount);
+		return 0;
+	}
+	case D(cuMemsetD8_v2):
+	case D(cuMemsetD8_v2_ptds): {
+		AS(cuMemsetD8_v2_params);
+		add(w, a->dstDevice, a->N);
+		return 0;
+	}
+	case D(cuMemsetD8Async):
+	case D(cuMemsetD8Async_ptsz): {
+		AS(cuMemsetD8Async_params);
+		add(w, a->dstDevice, a->N);
+		return 0;
+	}
+	case D(cuMemsetD16_v2):
+	case D(cuMemsetD16_v2_ptds): {
+		AS(cuMemsetD16_v2_params);
+		if (a->N > SIZE_MAX / 2)
+			w->untold = 1;
+		else
+			add(w, a->dstDevice, a->N * 2);
+		return 0;
+	}
+	case D(cuMemsetD16Async):
+	case D(cuMemsetD16Async_ptsz): {
+		AS(cuMemsetD16Async_params);
+		if (a->N > SIZE_MAX / 2)
+			w->untold = 1;
+		else
+			add(w, a->dstDevice, a->N * 2);
+		return 0;
+	}
+	case D(cuMemsetD32_v2):
+	case D(cuMemsetD32_v2_ptds): {
+		AS(cuMemsetD32_v2_params);
+		if (a->N > SIZE_MAX / 4)
+			w->untold = 1;
+		else
+			add(w, a->dstDevice, a->N * 4);
+		return 0;
+	}
+	case D(cuMemsetD32Async):
+	case D(cuMemsetD32Async_ptsz): {
+		AS(cuMemsetD32Async_params);
+		if (a->N > SIZE_MAX / 4)
+			w->untold = 1;
+		else
+			add(w, a->dstDevice, a->N * 4);
+		return 0;
+	}
+	/* 2D memsets: Width elements of each of Height rows, dstPitch bytes apart */
+	case D(cuMemsetD2D8_v2):
+	case D(cuMemsetD2D8_v2_ptds): {
+		AS(cuMemsetD2D8_v2_params);
+		add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width, a->Height, 1);
+		return 0;
+	}
+	case D(cuMemsetD2D8Async):
+	case D(cuMemsetD2D8Async_ptsz): {
+		AS(cuMemsetD2D8Async_params);
+		add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width, a->Height, 1);
+		return 0;
+	}
+	case D(cuMemsetD2D16_v2):
+	case D(cuMemsetD2D16_v2_ptds): {
+		AS(cuMemsetD2D16_v2_params);
+		if (a->Width > SIZE_MAX / 2)
+			w->untold = 1;
+		else
+			add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width * 2,
+				    a->Height, 1);
+		return 0;
+	}
+	case D(cuMemsetD2D16Async):
+	case D(cuMemsetD2D16Async_ptsz): {
+		AS(cuMemsetD2D16Async_params);
+		if (a->Width > SIZE_MAX / 2)
+			w->untold = 1;
+		else
+			add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width * 2,
+				    a->Height, 1);
+		return 0;
+	}
+	case D(cuMemsetD2D32_v2):
+	case D(cuMemsetD2D32_v2_ptds): {
+		AS(cuMemsetD2D32_v2_params);
+		if (a->Width > SIZE_MAX / 4)
+			w->untold = 1;
+		else
+			add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width * 4,
+				    a->Height, 1);
+		return 0;
+	}
+	case D(cuMemsetD2D32Async):
+	case D(cuMemsetD2D32Async_ptsz): {
+		AS(cuMemsetD2D32Async_params);
+		if (a->Width > SIZE_MAX / 4)
+			w->untold = 1;
+		else
+			add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width * 4,
+				    a->Height, 1);
+		return 0;
+	}
+	case D(cuMemcpy2D_v2):
+	case D(cuMemcpy2D_v2_ptds):
+	case D(cuMemcpy2DUnaligned_v2):
+	case D(cuMemcpy2DUnaligned_v2_ptds): {
+		AS(cuMemcpy2D_v2_params);
+		add_2d(w, a->pCopy);
+		return 0;
+	}
+	case D(cuMemcpy2DAsync_v2):
+	case D(cuMemcpy2DAsync_v2_ptsz): {
+		AS(cuMemcpy2DAsync_v2_params);
+		add_2d(w, a->pCopy);
+		return 0;
+	}
+	case D(cuMemcpy3D_v2):
+	case D(cuMemcpy3D_v2_ptds): {
+		AS(cuMemcpy3D_v2_params);
+		add_3d(w, a->pCopy);
+		return 0;
+	}
+	case D(cuMemcpy3DAsync_v2):
+	case D(cuMemcpy3DAsync_v2_ptsz): {
+		AS(cuMemcpy3DAsync_v2_params);
+		add_3d(w, a->pCopy);
+		return 0;
+	}
+	case D(cuMemcpy3DPeer):
+	case D(cuMemcpy3DPeer_ptds): {
+		AS(cuMemcpy3DPeer_params);
+		add_3d_peer(w, a->pCopy);
+		return 0;
+	}
+	case D(cuMemcpy3DPeerAsync):
+	case D(cuMemcpy3DPeerAsync_ptsz): {
+		AS(cuMemcpy3DPeerAsync_params);
+		add_3d_peer(w, a->pCopy);
+		return 0;
+	}
+	case D(cuMemcpyBatchAsync):
+	case D(cuMemcpyBatchAsync_ptsz): {
+		AS(cuMemcpyBatchAsync_params);
+		add_batch(w, a->dsts, a->sizes, a->count);
+		return 0;
+	}
+	case D(cuMemcpyBatchAsync_v2):
+	case D(cuMemcpyBatchAsync_v2_ptsz): {
+		AS(cuMemcpyBatchAsync_v2_params);
+		add_batch(w, a->dsts, a->sizes, a->count);
+		return 0;
+	}
+	/* operands pointers or arrays, each with its own layout: not read */
+	case D(cuMemcpy3DBatchAsync):
+	case D(cuMemcpy3DBatchAsync_ptsz):
+	case D(cuMemcpy3DBatchAsync_v2):
+	case D(cuMemcpy3DBatchAsync_v2_ptsz):
+		w->untold = 1;
+		return 0;
+	}
+	return -1;
+}

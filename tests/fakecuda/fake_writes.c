@@ -1,0 +1,283 @@
+/* fake_writes.c - copies and memsets the agent does not check
+ * (cupti/driver_writes.h), each of one KIND, among torch's fill and add
+ * and an opaque kernel, on one stream:
+ *
+ *   (1) fill y = 1 (4096 floats); KIND writes +inf into 8 floats of y;
+ *       add a = y + y.  Deferred (NANPROF_GPU_DEFER=8), the fill's check
+ *       waits: the write must launch it first, or it reads the +inf and
+ *       the fill is named its birth.  The add is the birth (posinf=8).
+ *   (2) fill the first 64 floats of y2; KIND writes +inf into 8 floats
+ *       of y2 past them (where pitched, by its offsets); add b = y2 + y2.
+ *       The write touches no waiting range: nothing launched for it.
+ *       With ELSEWHERE, the write of (2) is instead
+ *         host    a 2D copy of y2's rows to the host (what waits is
+ *                 launched: the host may act on what it reads)
+ *         many    a batch of 20 copies into y2 (more than the agent
+ *                 reads of a batch: what waits is launched)
+ *   (3) an opaque kernel (a C name, its pointers in a struct) writes
+ *       z = 1: the generic tier notes z as its output; KIND writes +inf
+ *       into z's first 16 floats; add c = z + z.  The write makes the
+ *       note stale: else z would be checked at the add as the opaque
+ *       kernel's output and the opaque kernel named the birth.  The
+ *       add is (posinf=16).
+ *
+ * KIND: htod (cuMemcpyHtoDAsync), memset (cuMemsetD32Async), memset2d
+ * (cuMemsetD2D32Async), copy2d (cuMemcpy2DAsync from the host), copy3d
+ * (cuMemcpy3DAsync from device memory), batch (cuMemcpyBatchAsync).
+ * tests/integration/test_gpu_fake.sh runs each and reads the records.
+ *
+ *   fake_writes KIND [host|many]
+ * Prints "fake_writes: checks=C check_launches=L faults=F" last. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "fake.h"
+
+#define N 4096
+
+static const char add_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
+static const char fill_f32[] =
+	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIfEESt5arrayIPcLm1EELb1EEEviT0_T1_";
+static const char opaque_name[] = "nvjet_fake_writes_opaque";
+
+struct opaque_args {          /* a GEMM-like argument struct */
+	int32_t m, n, k, ld;
+	float *a, *c;
+	char rest[64];
+};
+
+static CUfunction add, fill, opaque;
+static CUstream stream;
+static float *inf_host;       /* N floats of +inf, host memory */
+static CUdeviceptr inf_dev;   /* the same on the device */
+static int failed;
+
+static void must(CUresult r, const char *what)
+{
+	if (r != CUDA_SUCCESS) {
+		fprintf(stderr, "fake_writes: %s failed: %d\n", what, (int)r);
+		failed = 1;
+	}
+}
+
+static char **data_of(const void *a)
+{
+	return (char **)((const char *)a + 8);
+}
+
+static void k_add(const void *a, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	int n;
+	memcpy(&n, a, 4);
+	char **d = data_of(a);
+	for (int i = 0; i < n; i++)
+		((float *)d[0])[i] = ((float *)d[1])[i] + ((float *)d[2])[i];
+}
+
+static void k_fill(const void *a, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	int n;
+	float v;
+	memcpy(&n, a, 4);
+	memcpy(&v, (const char *)a + 4, 4);
+	for (int i = 0; i < n; i++)
+		((float *)data_of(a)[0])[i] = v;
+}
+
+static void k_opaque(const void *a, unsigned grid, unsigned block)
+{
+	(void)grid, (void)block;
+	const struct opaque_args *o = a;
+	for (int i = 0; i < o->m * o->n; i++)
+		o->c[i] = 1.0f;
+}
+
+static void launch_fill(CUdeviceptr out, int n)
+{
+	float one = 1.0f;
+	char *d[1] = { (char *)out };
+	void *p[] = { &n, &one, d };
+	must(cuLaunchKernel(fill, 8, 1, 1, 128, 1, 1, 0, stream, p, NULL), "fill");
+}
+
+static void launch_add(CUdeviceptr out, CUdeviceptr in)
+{
+	int n = N;
+	float alpha = 1.0f;
+	char *d[3] = { (char *)out, (char *)in, (char *)in };
+	void *p[] = { &n, &alpha, d };
+	must(cuLaunchKernel(add, 8, 1, 1, 128, 1, 1, 0, stream, p, NULL), "add");
+}
+
+static void launch_opaque(CUdeviceptr out)
+{
+	struct opaque_args o;
+	memset(&o, 0, sizeof(o));
+	o.m = 64, o.n = 64, o.k = 1, o.ld = 64;
+	o.a = o.c = (float *)out;
+	void *p[] = { &o };
+	must(cuLaunchKernel(opaque, 4, 1, 1, 128, 1, 1, 0, stream, p, NULL), "opaque");
+}
+
+/* KIND writes +inf: in (1) and (2), 8 floats from float `at` of buf
+ * (pitched kinds: two rows of 4, 16 floats apart, their first at `at`);
+ * in (3) (whole), the first 16 floats, from buf's start */
+static void write_inf(const char *kind, CUdeviceptr buf, size_t at, int whole)
+{
+	const uint32_t inf_bits = 0x7f800000u;
+	CUdeviceptr at_ptr = buf + at * 4;
+	size_t count = whole ? 16 : 8;
+	if (!strcmp(kind, "htod")) {
+		must(cuMemcpyHtoDAsync(at_ptr, inf_host, count * 4, stream), kind);
+	} else if (!strcmp(kind, "memset")) {
+		must(cuMemsetD32Async(at_ptr, inf_bits, count, stream), kind);
+	} else if (!strcmp(kind, "memset2d")) {
+		/* rows of 4 floats (whole: 8), 64 bytes (whole: 32) apart */
+		must(cuMemsetD2D32Async(at_ptr, whole ? 32 : 64, inf_bits, count / 2, 2, stream), kind);
+	} else if (!strcmp(kind, "copy2d")) {
+		/* from the host; the destination at row at / 16, byte
+		 * (at % 16) * 4 of rows 64 bytes apart */
+		CUDA_MEMCPY2D c;
+		memset(&c, 0, sizeof(c));
+		c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = inf_host, c.srcPitch = 64;
+		c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = buf;
+		c.dstPitch = whole ? 32 : 64;
+		c.dstY = whole ? 0 : at / 16, c.dstXInBytes = whole ? 0 : (at % 16) * 4;
+		c.WidthInBytes = count / 2 * 4, c.Height = 2;
+		must(cuMemcpy2DAsync(&c, stream), kind);
+	} else if (!strcmp(kind, "copy3d")) {
+		/* from device memory; (1), (2): one row of 4 floats in each of
+		 * two slices of 4 rows, the first at slice at / 64, row
+		 * (at % 64) / 16 (rows 64 bytes apart: slices 16 floats x 4) */
+		CUDA_MEMCPY3D c;
+		memset(&c, 0, sizeof(c));
+		c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = inf_dev;
+		c.srcPitch = 64, c.srcHeight = 4;
+		c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = buf;
+		if (whole) {
+			c.dstPitch = 32, c.dstHeight = 2;
+			c.WidthInBytes = 32, c.Height = 2, c.Depth = 1;
+		} else {
+			c.dstPitch = 64, c.dstHeight = 4;
+			c.dstZ = at / 64, c.dstY = (at % 64) / 16, c.dstXInBytes = (at % 16) * 4;
+			c.WidthInBytes = 16, c.Height = 1, c.Depth = 2;
+		}
+		must(cuMemcpy3DAsync(&c, stream), kind);
+	} else if (!strcmp(kind, "batch")) {
+		/* two copies of 4 floats (whole: 8), 16 floats apart */
+		CUdeviceptr dsts[2] = { at_ptr, at_ptr + (whole ? 32 : 64) };
+		CUdeviceptr srcs[2] = { (CUdeviceptr)inf_host, (CUdeviceptr)inf_host };
+		size_t sizes[2] = { count / 2 * 4, count / 2 * 4 };
+		CUmemcpyAttributes attr;
+		memset(&attr, 0, sizeof(attr));
+		attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+		size_t idx = 0;
+		must(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, &attr, &idx, 1, stream), kind);
+	} else {
+		fprintf(stderr, "fake_writes: no kind %s\n", kind);
+		exit(2);
+	}
+}
+
+/* (2) with ELSEWHERE */
+static void write_elsewhere(const char *how, CUdeviceptr y2, float *host)
+{
+	if (!strcmp(how, "host")) {
+		CUDA_MEMCPY2D c;
+		memset(&c, 0, sizeof(c));
+		c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = y2, c.srcPitch = 64;
+		c.dstMemoryType = CU_MEMORYTYPE_HOST, c.dstHost = host, c.dstPitch = 16;
+		c.WidthInBytes = 16, c.Height = 4;
+		must(cuMemcpy2DAsync(&c, stream), "copy2d to the host");
+	} else if (!strcmp(how, "many")) {
+		CUdeviceptr dsts[20], srcs[20];
+		size_t sizes[20];
+		for (int i = 0; i < 20; i++)
+			dsts[i] = y2 + (1024 + 16 * i) * 4, srcs[i] = (CUdeviceptr)host, sizes[i] = 4;
+		CUmemcpyAttributes attr;
+		memset(&attr, 0, sizeof(attr));
+		attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+		size_t idx = 0;
+		must(cuMemcpyBatchAsync(dsts, srcs, sizes, 20, &attr, &idx, 1, stream), "batch of 20");
+	} else {
+		fprintf(stderr, "fake_writes: no elsewhere %s\n", how);
+		exit(2);
+	}
+}
+
+static void wait_for_agent(void)
+{
+	for (int i = 0; i < 400 && !fake_cuda_subscribed() && getenv("LD_PRELOAD"); i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: fake_writes KIND [host|many]\n");
+		return 2;
+	}
+	const char *kind = argv[1], *elsewhere = argc > 2 ? argv[2] : NULL;
+	CUdevice dev;
+	CUcontext ctx;
+	must(cuInit(0), "cuInit");
+	must(cuDeviceGet(&dev, 0), "cuDeviceGet");
+	must(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+	must(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+	static const uint32_t off[] = { 0, 4, 8 }, add_size[] = { 4, 4, 24 },
+			      fill_size[] = { 4, 4, 8 }, op_off[] = { 0 },
+			      op_size[] = { sizeof(struct opaque_args) };
+	add = fake_cuda_register(add_f32, 3, off, add_size, k_add, NULL);
+	fill = fake_cuda_register(fill_f32, 3, off, fill_size, k_fill, NULL);
+	opaque = fake_cuda_register(opaque_name, 1, op_off, op_size, k_opaque, NULL);
+	wait_for_agent();
+	must(cuStreamCreate(&stream, 0), "cuStreamCreate");
+
+	CUdeviceptr y, y2, z, a, b, c;
+	CUdeviceptr *bufs[] = { &y, &y2, &z, &a, &b, &c, &inf_dev };
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		must(cuMemAlloc(bufs[i], N * sizeof(float)), "cuMemAlloc");
+	inf_host = malloc(N * sizeof(float));
+	float *back = calloc(N, sizeof(float));
+	for (int i = 0; i < N; i++)
+		inf_host[i] = INFINITY, ((float *)inf_dev)[i] = INFINITY;   /* unified memory */
+	if (failed)
+		return 1;
+
+	/* (1) */
+	launch_fill(y, N);
+	write_inf(kind, y, 64 + 4, 0);
+	launch_add(a, y);
+	/* (2): past the fill's 64 floats (pitched: from row 4, slice 1) */
+	launch_fill(y2, 64);
+	if (elsewhere)
+		write_elsewhere(elsewhere, y2, back);
+	else
+		write_inf(kind, y2, 64 + 4, 0);
+	launch_add(b, y2);
+	/* (3) */
+	launch_opaque(z);
+	write_inf(kind, z, 0, 1);
+	launch_add(c, z);
+	must(cuStreamSynchronize(stream), "cuStreamSynchronize");
+
+	/* the agent's drain thread polls every 0.5 ms: let it read the last */
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	struct fake_cuda_stats st;
+	fake_cuda_stats(&st);
+	printf("fake_writes: checks=%llu check_launches=%llu faults=%llu\n",
+	       (unsigned long long)st.checks, (unsigned long long)st.check_launches,
+	       (unsigned long long)st.faults);
+	free(inf_host);
+	free(back);
+	return failed;
+}
