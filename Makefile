@@ -107,6 +107,14 @@ else
 AGENT_SRCS += cupti/gpu_stub.c
 $(warning no CUDA toolkit in $(CUDA_HOME) (cupti.h, nvcc): the agent is built without GPU checks)
 endif
+# cupti/driver_writes.c reads CUPTI's parameter structs: its test needs
+# the toolkit's headers, and is left out without them
+ifeq ($(HAVE_CUDA),1)
+$(OUTPUT)/tests/test_driver_writes: CFLAGS += -I$(CUDA_HOME)/include
+$(OUTPUT)/tests/test_driver_writes: cupti/driver_writes.c cupti/driver_writes.h
+else
+UNIT_BINS := $(filter-out $(OUTPUT)/tests/test_driver_writes,$(UNIT_BINS))
+endif
 # Python the agent runs, kept as .py files (testable as they are) and
 # embedded as C strings: each line quoted, backslashes and quotes escaped
 $(OUTPUT)/agent/%_py.h: agent/%.py
