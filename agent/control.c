@@ -244,10 +244,12 @@ static void gpu_poll(int *told)
 		return;
 	*told = 1;
 	int rc = np_gpu_start(&cfg, &why);
-	/* a window needs calls subscribed: taken at the first start only */
-	if (rc == 0 && attach_gpu_defer && cfg.defer != attach_gpu_defer - 1)
-		np_alog("--gpu-defer %u not taken: checks stay deferred in lists of %u, as "
-			"subscribed at the first attach", attach_gpu_defer - 1, cfg.defer);
+	/* module-level checks defer nothing; nor can launch checks whose
+	 * flush points cannot be subscribed */
+	if (rc >= 0 && attach_gpu_defer && cfg.defer != attach_gpu_defer - 1)
+		np_alog("--gpu-defer %u not taken: checks deferred in lists of %u (%s)",
+			attach_gpu_defer - 1, cfg.defer,
+			rc == 1 ? "module-level checks" : "its driver calls cannot be seen");
 	if (rc == 0) {
 		char how[48];
 		/* launches, and the hooks' CUDA tensors (+modules); the

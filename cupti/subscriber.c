@@ -1073,6 +1073,23 @@ void np_gpu_config_set_defer(struct np_gpu_config *cfg, unsigned n)
 	cfg->defer = cfg->mode == NP_GPU_MODULES ? 0 : n > NP_DEFER_MAX_WINDOW ? NP_DEFER_MAX_WINDOW : n;
 }
 
+/* The calls before which what waits is launched (defer.h), subscribed
+ * the first time checks are deferred: 0, or -1 if one cannot be seen
+ * (then nothing may wait). */
+static int subscribe_defer_calls(void)
+{
+	static int done;
+	for (size_t i = 0; !done && i < np_defer_ncbids; i++)
+		if (np_cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+					  np_defer_cbids[i]) != CUPTI_SUCCESS) {
+			np_alog("cannot see driver call %u: checks not deferred",
+				(unsigned)np_defer_cbids[i]);
+			return -1;
+		}
+	done = 1;
+	return 0;
+}
+
 static const char *subscribe(void)
 {
 	CUptiResult r = np_cu.subscribe(&subscriber, (CUpti_CallbackFunc)callback, NULL);
@@ -1098,15 +1115,10 @@ static const char *subscribe(void)
 		np_alog("cannot see %zu of %zu copy and memset calls (cbid %u first): "
 			"what they write is not known", unseen, np_write_ncbids,
 			(unsigned)np_write_cbids[first]);
-	for (size_t i = 0; config.defer && i < np_defer_ncbids; i++)
-		if (np_cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-					  np_defer_cbids[i]) != CUPTI_SUCCESS) {
-			/* a call before which what waits could not be launched */
-			np_alog("cannot see driver call %u: checks not deferred",
-				(unsigned)np_defer_cbids[i]);
-			config.defer = 0;
-			np_defer_config(0);
-		}
+	if (config.defer && subscribe_defer_calls()) {
+		config.defer = 0;
+		np_defer_config(0);
+	}
 	const char *t = getenv("NANPROF_GPU_TRACE_ERRORS");
 	if (t && *t && *t != '0' && np_cu.enable_domain &&
 	    np_cu.enable_domain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS)
@@ -1132,10 +1144,24 @@ int np_gpu_start(struct np_gpu_config *cfg, const char **why)
 	if (started) {   /* nanprof attached again */
 		/* its mode, unless that would subscribe or unsubscribe: the
 		 * launch checks' modes switch; CUPTI stays as it is */
+		unsigned was = np_defer_window();
 		if (!modules && cfg->mode != NP_GPU_MODULES)
 			config = *cfg;
-		/* deferring needs calls subscribed at the start */
-		config.defer = np_defer_window();
+		else
+			config.defer = was;
+		/* its window (nothing waits while detached: np_gpu_stop
+		 * launched it all), its calls subscribed if they were not */
+		if (config.defer && !was && subscribe_defer_calls())
+			config.defer = 0;
+		if (config.defer != was) {
+			np_defer_flush(NP_DEFER_NOW);
+			np_defer_config(config.defer);
+			if (config.defer)
+				np_alog("checks deferred: the checks of up to %u launches in one "
+					"list launch", config.defer);
+			else
+				np_alog("checks no longer deferred");
+		}
 		*cfg = config;
 		np_check_set_empty(config.empty_checks);
 		/* what ran while detached was not seen: no buffer's last

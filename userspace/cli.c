@@ -101,7 +101,7 @@ static const char attach_help[] =
 "                       --help); default: the process's NANPROF_GPU_MODE\n"
 "      --gpu-defer N    checks of up to N launches in one list launch, 0: off\n"
 "                       (see nanprof run --help); default: the process's\n"
-"                       NANPROF_GPU_DEFER.  Taken at the first attach only\n"
+"                       NANPROF_GPU_DEFER, at each attach\n"
 "      --on-nan ACTION  report (default), or signal:NAME: sent once to every\n"
 "                       traced process at the first non-finite value\n"
 "                       (signal:INT: as Ctrl-C; see nanprof run --help)\n"

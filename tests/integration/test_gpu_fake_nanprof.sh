@@ -400,10 +400,11 @@ PY
 		bad "$tag: CUDA output maxima when sampling" "$T/chk"
 	fi
 	# attach --gpu: a job started without nanprof (its own mode: every) is
-	# attached with --gpu sample:3 --gpu-defer 4, then again with --gpu
-	# every (the window stays: deferring is subscribed at the first
-	# attach), then a third time by a nanprof that is SIGKILLed: the job
-	# runs to its end.
+	# attached with --gpu sample:3 (its own window: none, or the deferred
+	# suite's 8), then again with --gpu every --gpu-defer 4 (each attach
+	# sets the window; deferring's calls subscribed then, if not before),
+	# then a third time by a nanprof that is SIGKILLed: the job runs to
+	# its end.
 	# Its MLP calls cuBLAS: the imports the agent points at its wrappers
 	# once injected are checked while attached, passed through after
 	rm -f "$T/ready"
@@ -412,9 +413,10 @@ PY
 		> "$T/$tag-att.job" 2>&1 &
 	jp=$!
 	for _ in $(seq 300); do [ -s "$T/ready" ] && break; sleep 0.1; done
-	timeout 60 $NP attach -q --gpu sample:3 --gpu-defer 4 -d 3 -o "$T/$tag-att1" $jp \
+	timeout 60 $NP attach -q --gpu sample:3 -d 3 -o "$T/$tag-att1" $jp \
 		> /dev/null 2> "$T/$tag-att1.err"
-	timeout 60 $NP attach -q --gpu every -d 3 -o "$T/$tag-att2" $jp > /dev/null 2> "$T/$tag-att2.err"
+	timeout 60 $NP attach -q --gpu every --gpu-defer 4 -d 3 -o "$T/$tag-att2" $jp \
+		> /dev/null 2> "$T/$tag-att2.err"
 	$NP attach -q -o "$T/$tag-att3" $jp > /dev/null 2>&1 &
 	npid=$!
 	sleep 1.5
@@ -432,22 +434,24 @@ PY
 		bad "$tag: CUDA job after a SIGKILLed attach" "$T/$tag-att.job"
 	fi
 	if python3 - "$T/$tag-att1/events.jsonl" "$T/$tag-att2/events.jsonl" > "$T/chk" 2>&1 <<'PY'
-import json, sys
+import json, os, sys
 def checks(path):
     c = [e for e in map(json.loads, open(path)) if e.get("type") == "checks"][0]
     print(path, c.get("gpu_message"), "launches sampled out:", c.get("gpu_launches_sampled_out"),
-          "checks:", c.get("gpu_checks"), "cuBLAS calls checked:", c.get("gpu_gemm_checks"))
+          "checks:", c.get("gpu_checks"), "cuBLAS calls checked:", c.get("gpu_gemm_checks"),
+          "deferred:", c.get("gpu_deferred_checks"))
     return c
-def mode(c):   # "every, deferred 4" (--gpu-defer) is every launch
-    return c["gpu_message"].split(", deferred ")[0]
+own = os.environ.get("NANPROF_GPU_DEFER", "0")   # the job's own window
 a, b = checks(sys.argv[1]), checks(sys.argv[2])
-sys.exit(0 if mode(a) == "sample" and a["gpu_launches_sampled_out"] > 0 and
-         a["gpu_message"] == "sample, deferred 4" and b["gpu_message"] == "every, deferred 4" and
-         mode(b) == "every" and b["gpu_launches_sampled_out"] == a["gpu_launches_sampled_out"]
+sys.exit(0 if a["gpu_message"] == ("sample" if own == "0" else "sample, deferred " + own) and
+         a["gpu_launches_sampled_out"] > 0 and
+         b["gpu_message"] == "every, deferred 4" and
+         b.get("gpu_deferred_checks", 0) > a.get("gpu_deferred_checks", 0) and
+         b["gpu_launches_sampled_out"] == a["gpu_launches_sampled_out"]
          and b["gpu_checks"] > a["gpu_checks"] and b["gpu_gemm_checks"] > 0 else 1)
 PY
 	then
-		ok "$tag: attach --gpu sample:3 --gpu-defer 4 samples a live job's launches, deferred; attached again, --gpu every checks all, cuBLAS calls too, still deferred"
+		ok "$tag: attach --gpu sample:3 samples a live job's launches; attached again, --gpu every --gpu-defer 4 checks all, cuBLAS calls too, deferred from then on"
 	else
 		cat "$T/$tag-att1.err" "$T/$tag-att2.err" "$T/$tag-att.job" >> "$T/chk"
 		bad "$tag: attach --gpu" "$T/chk"
