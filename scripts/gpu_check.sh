@@ -50,6 +50,9 @@
 #      without the guards and cuBLAS's calls (the generic tier alone);
 #      with two GPUs or more, a model split over two devices whose second
 #      part overflows (tests/gpu/split_fault.py: the origin on cuda:1);
+#      a NaN brought in by a pitched copy (cuMemcpy2DAsync) over a
+#      buffer whose fill's check waits, checks deferred
+#      (tests/gpu/pitched_fault.py: its reader named, not the fill);
 #   5. if time is left: the forward fault with the agent under
 #      compute-sanitizer's memcheck (information: invalid accesses named).
 # Steps 3 and 4b run GPU_CHECK_LANES jobs side by side (default 3; 1: one
@@ -94,7 +97,8 @@ FAULT_KINDS=(forward reduction broadcast backward functional optimizer input los
 # nll_loss's scalars) and an evaluation pass's grad mode run after it, if the
 # budget has time left
 EARLY_KINDS=(forward backward functional optimizer input loss)
-LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope spectral catwide eval split)
+LATE_KINDS=(reduction broadcast ignored flash memeff chain solve rope spectral catwide eval split
+	pitched)
 PY=
 BPF_OK=0
 BPF_WHY="not tried"
@@ -695,6 +699,9 @@ set_origin() {
 	catwide) ORIGIN=(--origin forward mixer.branches.18 '*' --step 6 --op-kernel exp) ;;
 	# a model split over two devices: second's exp, on cuda:1 (split_row)
 	split) ORIGIN=(--origin forward second '*' --step 6 --op-kernel exp) ;;
+	# the buffer's NaN came with a 2D copy: its first reader, cache's
+	# multiply, not the fill whose deferred check the copy overwrote
+	pitched) ORIGIN=(--origin forward cache '*' --step 6 --op-kernel Mul) ;;
 	# a GradScaler on CUDA: one skipped iteration is a loss-scale
 	# overflow; skipped down to a scale of 1, the origin (agent/scaler.h)
 	scaler) ORIGIN=(--no-origin --min-scaler-skips 1) ;;
@@ -734,6 +741,9 @@ nanprof_job() {
 	elif [ "$f" = rope ] || [ "$f" = spectral ] || [ "$f" = catwide ] || [ "$f" = split ]; then
 		job "$name" "$secs" -- "$NP" run -o "$W/$name" -- "$PY" "$GPUT/${f}_fault.py" \
 			--device "$DEV" --steps 10 --at 6
+	elif [ "$f" = pitched ]; then
+		job "$name" "$secs" -- "$NP" run --gpu-defer 8 -o "$W/$name" -- "$PY" \
+			"$GPUT/pitched_fault.py" --device "$DEV" --steps 10 --at 6
 	elif [ "$f" = bn ] || [ "$f" = bn-cl ]; then
 		local cl=()
 		[ "$f" = bn-cl ] && cl=(--channels-last)

@@ -17,7 +17,7 @@ fi
 for s in bn_fault "bn_fault --cudnn --fault conv" graph_fault flash_fault \
 	"flash_fault --kernel memeff" "flash_fault --kernel cudnn" chain_fault solve_fault \
 	compile_fault jit_fault "jit_fault --compile" rope_fault spectral_fault catwide_fault \
-	split_fault; do
+	split_fault pitched_fault; do
 	read -r script extra <<< "$s"
 	f=${s// /_}
 	# shellcheck disable=SC2086 # extra: the script's own options, split
