@@ -122,182 +122,99 @@ static void add_batch(struct np_writes *w, const CUdeviceptr *dsts, const size_t
 		add(w, dsts[i], sizes[i]);
 }
 
-/* the parameter structs of a call's forms (_v2, _ptds, Async, _ptsz)
- * share their leading fields: read through the first form's */
+/* A memset of n elements of size bytes */
+static void memset_1d(struct np_writes *w, CUdeviceptr dst, size_t n, size_t size)
+{
+	if (n > SIZE_MAX / size)
+		w->untold = 1;
+	else
+		add(w, dst, n * size);
+}
+
+/* A 2D memset: height rows of width elements of size bytes, pitch bytes apart */
+static void memset_2d(struct np_writes *w, CUdeviceptr dst, size_t pitch, size_t width,
+		      size_t height, size_t size)
+{
+	if (width > SIZE_MAX / size)
+		w->untold = 1;
+	else
+		add_pitched(w, dst, 0, 0, 0, pitch, 0, width * size, height, 1);
+}
+
+/* The parameter structs of a call's forms (_v2, _ptds, Async, _ptsz)
+ * share their leading fields, the stream last: each is read through its
+ * first form's. */
 #define AS(type) const type *a = p
 
 int np_driver_writes(CUpti_CallbackId cbid, const void *p, struct np_writes *w)
 {
 	memset(w, 0, sizeof(*w));
 	switch (cbid) {
-	case D(cuMemcpyHtoD_v2):
-	case D(cuMemcpyHtoD_v2_ptds): {
+	case D(cuMemcpyHtoD_v2): case D(cuMemcpyHtoD_v2_ptds):
+	case D(cuMemcpyHtoDAsync_v2): case D(cuMemcpyHtoDAsync_v2_ptsz): {
 		AS(cuMemcpyHtoD_v2_params);
 		add(w, a->dstDevice, a->ByteCount);
 		return 0;
 	}
-	case D(cuMemcpyHtoDAsync_v2):
-	case D(cuMemcpyHtoDAsync_v2_ptsz): {
-		AS(cuMemcpyHtoDAsync_v2_params);
-		add(w, a->dstDevice, a->ByteCount);
-		return 0;
-	}
-	case D(cuMemsetD8_v2):
-	case D(cuMemsetD8_v2_ptds): {
+	case D(cuMemsetD8_v2): case D(cuMemsetD8_v2_ptds):
+	case D(cuMemsetD8Async): case D(cuMemsetD8Async_ptsz): {
 		AS(cuMemsetD8_v2_params);
-		add(w, a->dstDevice, a->N);
+		memset_1d(w, a->dstDevice, a->N, 1);
 		return 0;
 	}
-	case D(cuMemsetD8Async):
-	case D(cuMemsetD8Async_ptsz): {
-		AS(cuMemsetD8Async_params);
-		add(w, a->dstDevice, a->N);
-		return 0;
-	}
-	case D(cuMemsetD16_v2):
-	case D(cuMemsetD16_v2_ptds): {
+	case D(cuMemsetD16_v2): case D(cuMemsetD16_v2_ptds):
+	case D(cuMemsetD16Async): case D(cuMemsetD16Async_ptsz): {
 		AS(cuMemsetD16_v2_params);
-		if (a->N > SIZE_MAX / 2)
-			w->untold = 1;
-		else
-			add(w, a->dstDevice, a->N * 2);
+		memset_1d(w, a->dstDevice, a->N, 2);
 		return 0;
 	}
-	case D(cuMemsetD16Async):
-	case D(cuMemsetD16Async_ptsz): {
-		AS(cuMemsetD16Async_params);
-		if (a->N > SIZE_MAX / 2)
-			w->untold = 1;
-		else
-			add(w, a->dstDevice, a->N * 2);
-		return 0;
-	}
-	case D(cuMemsetD32_v2):
-	case D(cuMemsetD32_v2_ptds): {
+	case D(cuMemsetD32_v2): case D(cuMemsetD32_v2_ptds):
+	case D(cuMemsetD32Async): case D(cuMemsetD32Async_ptsz): {
 		AS(cuMemsetD32_v2_params);
-		if (a->N > SIZE_MAX / 4)
-			w->untold = 1;
-		else
-			add(w, a->dstDevice, a->N * 4);
+		memset_1d(w, a->dstDevice, a->N, 4);
 		return 0;
 	}
-	case D(cuMemsetD32Async):
-	case D(cuMemsetD32Async_ptsz): {
-		AS(cuMemsetD32Async_params);
-		if (a->N > SIZE_MAX / 4)
-			w->untold = 1;
-		else
-			add(w, a->dstDevice, a->N * 4);
-		return 0;
-	}
-	/* 2D memsets: Width elements of each of Height rows, dstPitch bytes apart */
-	case D(cuMemsetD2D8_v2):
-	case D(cuMemsetD2D8_v2_ptds): {
+	case D(cuMemsetD2D8_v2): case D(cuMemsetD2D8_v2_ptds):
+	case D(cuMemsetD2D8Async): case D(cuMemsetD2D8Async_ptsz): {
 		AS(cuMemsetD2D8_v2_params);
-		add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width, a->Height, 1);
+		memset_2d(w, a->dstDevice, a->dstPitch, a->Width, a->Height, 1);
 		return 0;
 	}
-	case D(cuMemsetD2D8Async):
-	case D(cuMemsetD2D8Async_ptsz): {
-		AS(cuMemsetD2D8Async_params);
-		add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width, a->Height, 1);
-		return 0;
-	}
-	case D(cuMemsetD2D16_v2):
-	case D(cuMemsetD2D16_v2_ptds): {
+	case D(cuMemsetD2D16_v2): case D(cuMemsetD2D16_v2_ptds):
+	case D(cuMemsetD2D16Async): case D(cuMemsetD2D16Async_ptsz): {
 		AS(cuMemsetD2D16_v2_params);
-		if (a->Width > SIZE_MAX / 2)
-			w->untold = 1;
-		else
-			add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width * 2,
-				    a->Height, 1);
+		memset_2d(w, a->dstDevice, a->dstPitch, a->Width, a->Height, 2);
 		return 0;
 	}
-	case D(cuMemsetD2D16Async):
-	case D(cuMemsetD2D16Async_ptsz): {
-		AS(cuMemsetD2D16Async_params);
-		if (a->Width > SIZE_MAX / 2)
-			w->untold = 1;
-		else
-			add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width * 2,
-				    a->Height, 1);
-		return 0;
-	}
-	case D(cuMemsetD2D32_v2):
-	case D(cuMemsetD2D32_v2_ptds): {
+	case D(cuMemsetD2D32_v2): case D(cuMemsetD2D32_v2_ptds):
+	case D(cuMemsetD2D32Async): case D(cuMemsetD2D32Async_ptsz): {
 		AS(cuMemsetD2D32_v2_params);
-		if (a->Width > SIZE_MAX / 4)
-			w->untold = 1;
-		else
-			add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width * 4,
-				    a->Height, 1);
+		memset_2d(w, a->dstDevice, a->dstPitch, a->Width, a->Height, 4);
 		return 0;
 	}
-	case D(cuMemsetD2D32Async):
-	case D(cuMemsetD2D32Async_ptsz): {
-		AS(cuMemsetD2D32Async_params);
-		if (a->Width > SIZE_MAX / 4)
-			w->untold = 1;
-		else
-			add_pitched(w, a->dstDevice, 0, 0, 0, a->dstPitch, 0, a->Width * 4,
-				    a->Height, 1);
+	case D(cuMemcpy2D_v2): case D(cuMemcpy2D_v2_ptds):
+	case D(cuMemcpy2DUnaligned_v2): case D(cuMemcpy2DUnaligned_v2_ptds):
+	case D(cuMemcpy2DAsync_v2): case D(cuMemcpy2DAsync_v2_ptsz):
+		add_2d(w, ((const cuMemcpy2D_v2_params *)p)->pCopy);
 		return 0;
-	}
-	case D(cuMemcpy2D_v2):
-	case D(cuMemcpy2D_v2_ptds):
-	case D(cuMemcpy2DUnaligned_v2):
-	case D(cuMemcpy2DUnaligned_v2_ptds): {
-		AS(cuMemcpy2D_v2_params);
-		add_2d(w, a->pCopy);
+	case D(cuMemcpy3D_v2): case D(cuMemcpy3D_v2_ptds):
+	case D(cuMemcpy3DAsync_v2): case D(cuMemcpy3DAsync_v2_ptsz):
+		add_3d(w, ((const cuMemcpy3D_v2_params *)p)->pCopy);
 		return 0;
-	}
-	case D(cuMemcpy2DAsync_v2):
-	case D(cuMemcpy2DAsync_v2_ptsz): {
-		AS(cuMemcpy2DAsync_v2_params);
-		add_2d(w, a->pCopy);
+	case D(cuMemcpy3DPeer): case D(cuMemcpy3DPeer_ptds):
+	case D(cuMemcpy3DPeerAsync): case D(cuMemcpy3DPeerAsync_ptsz):
+		add_3d_peer(w, ((const cuMemcpy3DPeer_params *)p)->pCopy);
 		return 0;
-	}
-	case D(cuMemcpy3D_v2):
-	case D(cuMemcpy3D_v2_ptds): {
-		AS(cuMemcpy3D_v2_params);
-		add_3d(w, a->pCopy);
-		return 0;
-	}
-	case D(cuMemcpy3DAsync_v2):
-	case D(cuMemcpy3DAsync_v2_ptsz): {
-		AS(cuMemcpy3DAsync_v2_params);
-		add_3d(w, a->pCopy);
-		return 0;
-	}
-	case D(cuMemcpy3DPeer):
-	case D(cuMemcpy3DPeer_ptds): {
-		AS(cuMemcpy3DPeer_params);
-		add_3d_peer(w, a->pCopy);
-		return 0;
-	}
-	case D(cuMemcpy3DPeerAsync):
-	case D(cuMemcpy3DPeerAsync_ptsz): {
-		AS(cuMemcpy3DPeerAsync_params);
-		add_3d_peer(w, a->pCopy);
-		return 0;
-	}
-	case D(cuMemcpyBatchAsync):
-	case D(cuMemcpyBatchAsync_ptsz): {
-		AS(cuMemcpyBatchAsync_params);
-		add_batch(w, a->dsts, a->sizes, a->count);
-		return 0;
-	}
-	case D(cuMemcpyBatchAsync_v2):
-	case D(cuMemcpyBatchAsync_v2_ptsz): {
+	/* the first version has a failIdx more, after the fields read */
+	case D(cuMemcpyBatchAsync): case D(cuMemcpyBatchAsync_ptsz):
+	case D(cuMemcpyBatchAsync_v2): case D(cuMemcpyBatchAsync_v2_ptsz): {
 		AS(cuMemcpyBatchAsync_v2_params);
 		add_batch(w, a->dsts, a->sizes, a->count);
 		return 0;
 	}
 	/* operands pointers or arrays, each with its own layout: not read */
-	case D(cuMemcpy3DBatchAsync):
-	case D(cuMemcpy3DBatchAsync_ptsz):
-	case D(cuMemcpy3DBatchAsync_v2):
-	case D(cuMemcpy3DBatchAsync_v2_ptsz):
+	case D(cuMemcpy3DBatchAsync): case D(cuMemcpy3DBatchAsync_ptsz):
+	case D(cuMemcpy3DBatchAsync_v2): case D(cuMemcpy3DBatchAsync_v2_ptsz):
 		w->untold = 1;
 		return 0;
 	}

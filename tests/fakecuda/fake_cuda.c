@@ -897,26 +897,6 @@ static CUresult copy_3d(CUstream h, CUmemorytype dtype, uintptr_t dst, size_t dp
 	return CUDA_SUCCESS;
 }
 
-static CUresult copy_2d_async(const CUDA_MEMCPY2D *c, CUstream h)
-{
-	if (!c)
-		return CUDA_ERROR_INVALID_VALUE;
-	uintptr_t d = end_of(c->dstMemoryType, c->dstHost, c->dstDevice);
-	uintptr_t s = end_of(c->srcMemoryType, c->srcHost, c->srcDevice);
-	if (!d || !s)
-		return CUDA_ERROR_INVALID_VALUE;
-	return copy_3d(h, c->dstMemoryType, d + c->dstY * c->dstPitch + c->dstXInBytes, c->dstPitch,
-		       0, c->srcMemoryType, s + c->srcY * c->srcPitch + c->srcXInBytes, c->srcPitch,
-		       0, c->WidthInBytes, c->Height, 1);
-}
-
-CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h)
-{
-	cuMemcpy2DAsync_v2_params p = { c, h };
-	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2, "cuMemcpy2DAsync_v2", &p, NULL,
-		      copy_2d_async(c, h));
-}
-
 static CUresult copy_3d_async(const CUDA_MEMCPY3D *c, CUstream h)
 {
 	if (!c)
@@ -936,6 +916,28 @@ CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream h)
 	cuMemcpy3DAsync_v2_params p = { c, h };
 	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2, "cuMemcpy3DAsync_v2", &p, NULL,
 		      copy_3d_async(c, h));
+}
+
+/* a 2D copy: a 3D copy of one slice */
+static CUresult copy_2d_async(const CUDA_MEMCPY2D *c, CUstream h)
+{
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	CUDA_MEMCPY3D t = {
+		.srcXInBytes = c->srcXInBytes, .srcY = c->srcY, .srcMemoryType = c->srcMemoryType,
+		.srcHost = c->srcHost, .srcDevice = c->srcDevice, .srcPitch = c->srcPitch,
+		.dstXInBytes = c->dstXInBytes, .dstY = c->dstY, .dstMemoryType = c->dstMemoryType,
+		.dstHost = c->dstHost, .dstDevice = c->dstDevice, .dstPitch = c->dstPitch,
+		.WidthInBytes = c->WidthInBytes, .Height = c->Height, .Depth = 1,
+	};
+	return copy_3d_async(&t, h);
+}
+
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h)
+{
+	cuMemcpy2DAsync_v2_params p = { c, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2, "cuMemcpy2DAsync_v2", &p, NULL,
+		      copy_2d_async(c, h));
 }
 
 /* Each copy either way (the attributes' hints are not read) */
