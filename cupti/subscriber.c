@@ -872,6 +872,14 @@ static void on_unchecked_write(CUpti_CallbackId cbid, const CUpti_CallbackData *
 		return;
 	for (int i = 0; i < w.n; i++)
 		np_generic_forget(w.lo[i]);
+	/* which of these calls a job makes, once each (the GPU check
+	 * collects the names from its jobs' logs) */
+	static unsigned char told[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	if (np_alog_on() && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE &&
+	    !__atomic_exchange_n(&told[cbid], 1, __ATOMIC_RELAXED))
+		np_alog("unchecked write: %s (its first call: %d device range%s%s%s)",
+			cb->functionName ? cb->functionName : "?", w.n, w.n == 1 ? "" : "s",
+			w.to_host ? ", to the host too" : "", w.untold ? ", not all told" : "");
 }
 
 /* Whether a copy's destination may be the host's memory: not device

@@ -527,6 +527,7 @@ step_agent_alone() {
 	verdict agent-spectral --fault spectral --at 6
 	job_ran agent-catwide 9
 	verdict agent-catwide --fault catwide --at 6
+	writes_row
 	triton_rows agent-compile compile "Triton outputs told by Inductor's run()" '.*'
 	triton_rows agent-jit jit "@triton.jit outputs read from the kernel's source" \
 		scaled_exp_kernel
@@ -575,6 +576,17 @@ fft_rows() {
 				grep -m1 -o "cuFFT's plans: .*" "$W/$name.err" ||
 				echo 'no cuFFT call seen: libcufft not imported, or linked statically?')"
 	fi
+}
+
+# which copies and memsets the agent does not check torch made in the
+# agent-alone jobs (cupti/driver_writes.h; the agent logs each call's
+# first): evidence of what the fake driver's pitched and batched copies
+# stand in for
+writes_row() {
+	local seen
+	seen=$(cat "$W"/agent-*.err 2>/dev/null | grep -o 'unchecked write: [A-Za-z0-9_]*' |
+		sed 's/unchecked write: //' | sort -u | tr '\n' ' ')
+	row agent "copies and memsets not checked, by driver call" INFO "${seen:-none seen}"
 }
 
 cudnn_attn_rows() {
