@@ -264,12 +264,14 @@ $(FAKECUDA)/fake_job: tests/fakecuda/fake_job.c $(FAKECUDA)/libcuda.so.1 $(FAKEC
 		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed -lm -o $@
 
 # two devices, a thread each (FAKE_CUDA_DEVICES=2)
-$(FAKECUDA)/fake_devices: tests/fakecuda/fake_devices.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+$(FAKECUDA)/fake_devices: tests/fakecuda/fake_devices.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
+			 tests/fakecuda/fake_elementwise.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' \
 		-lpthread -lm -o $@
 # copies and memsets the agent does not check (cupti/driver_writes.h)
-$(FAKECUDA)/fake_writes: tests/fakecuda/fake_writes.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h
+$(FAKECUDA)/fake_writes: tests/fakecuda/fake_writes.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
+			 tests/fakecuda/fake_elementwise.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lm -o $@
 

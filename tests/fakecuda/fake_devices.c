@@ -20,15 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "fake.h"
+#include "fake_elementwise.h"
 
 #define N 4096
-
-/* torch's vectorized add and fill of floats, as fake_ops.c launches them */
-static const char add_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
-static const char fill_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIfEESt5arrayIPcLm1EELb1EEEviT0_T1_";
 
 static CUfunction add, fill;
 static int iters = 200, bad = 150;
@@ -41,36 +35,6 @@ static void check(CUresult r, const char *what)
 		fprintf(stderr, "fake_devices: %s failed: %d\n", what, (int)r);
 		__atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
 	}
-}
-
-/* The kernels' bodies: int numel, the functor, then the data pointers. */
-static char **data_of(const void *a, size_t at)
-{
-	return (char **)((const char *)a + at);
-}
-
-static void k_add(const void *a, unsigned grid, unsigned block)
-{
-	(void)grid, (void)block;
-	int n;
-	float alpha;
-	memcpy(&n, a, 4);
-	memcpy(&alpha, (const char *)a + 4, 4);
-	char **d = data_of(a, 8);
-	for (int i = 0; i < n; i++)
-		((float *)d[0])[i] = ((float *)d[1])[i] + alpha * ((float *)d[2])[i];
-}
-
-static void k_fill(const void *a, unsigned grid, unsigned block)
-{
-	(void)grid, (void)block;
-	int n;
-	float v;
-	memcpy(&n, a, 4);
-	memcpy(&v, (const char *)a + 4, 4);
-	char **d = data_of(a, 8);
-	for (int i = 0; i < n; i++)
-		((float *)d[0])[i] = v;
 }
 
 /* One device's replica: fill a, b = a + a, ITERS times. */
@@ -115,10 +79,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fake_devices: needs FAKE_CUDA_DEVICES=2\n");
 		return 2;
 	}
-	static const uint32_t off[] = { 0, 4, 8 }, add_size[] = { 4, 4, 24 },
-			      fill_size[] = { 4, 4, 8 };
-	add = fake_cuda_register(add_f32, 3, off, add_size, k_add, NULL);
-	fill = fake_cuda_register(fill_f32, 3, off, fill_size, k_fill, NULL);
+	fake_register_add_fill(&add, &fill);
 	/* the agent subscribes from its control thread: wait for it */
 	for (int i = 0; i < 400 && !fake_cuda_subscribed() && getenv("LD_PRELOAD"); i++) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };

@@ -34,14 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "fake.h"
+#include "fake_elementwise.h"
 
 #define N 4096
 
-static const char add_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
-static const char fill_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIfEESt5arrayIPcLm1EELb1EEEviT0_T1_";
 static const char opaque_name[] = "nvjet_fake_writes_opaque";
 
 struct opaque_args {          /* a GEMM-like argument struct */
@@ -62,32 +58,6 @@ static void must(CUresult r, const char *what)
 		fprintf(stderr, "fake_writes: %s failed: %d\n", what, (int)r);
 		failed = 1;
 	}
-}
-
-static char **data_of(const void *a)
-{
-	return (char **)((const char *)a + 8);
-}
-
-static void k_add(const void *a, unsigned grid, unsigned block)
-{
-	(void)grid, (void)block;
-	int n;
-	memcpy(&n, a, 4);
-	char **d = data_of(a);
-	for (int i = 0; i < n; i++)
-		((float *)d[0])[i] = ((float *)d[1])[i] + ((float *)d[2])[i];
-}
-
-static void k_fill(const void *a, unsigned grid, unsigned block)
-{
-	(void)grid, (void)block;
-	int n;
-	float v;
-	memcpy(&n, a, 4);
-	memcpy(&v, (const char *)a + 4, 4);
-	for (int i = 0; i < n; i++)
-		((float *)data_of(a)[0])[i] = v;
 }
 
 static void k_opaque(const void *a, unsigned grid, unsigned block)
@@ -232,11 +202,8 @@ int main(int argc, char **argv)
 	must(cuDeviceGet(&dev, 0), "cuDeviceGet");
 	must(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
 	must(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-	static const uint32_t off[] = { 0, 4, 8 }, add_size[] = { 4, 4, 24 },
-			      fill_size[] = { 4, 4, 8 }, op_off[] = { 0 },
-			      op_size[] = { sizeof(struct opaque_args) };
-	add = fake_cuda_register(add_f32, 3, off, add_size, k_add, NULL);
-	fill = fake_cuda_register(fill_f32, 3, off, fill_size, k_fill, NULL);
+	static const uint32_t op_off[] = { 0 }, op_size[] = { sizeof(struct opaque_args) };
+	fake_register_add_fill(&add, &fill);
 	opaque = fake_cuda_register(opaque_name, 1, op_off, op_size, k_opaque, NULL);
 	wait_for_agent();
 	must(cuStreamCreate(&stream, 0), "cuStreamCreate");
