@@ -184,8 +184,9 @@ static bool inputs_dirty(const struct np_dirty *t, const struct np_dirty_launch 
 		}
 	}
 	/* a late launch: what it read may since have been cleared or
-	 * re-marked by launches after it, whose results came first */
-	if (!l->late || l->tag >= t->hist_until)
+	 * re-marked by launches after it, whose results came first; so may
+	 * a launch before a write told already (np_dirty_write) */
+	if ((!l->late && l->tag >= t->writes_until) || l->tag >= t->hist_until)
 		return false;
 	bool found = false;
 	for (uint32_t k = 0; k < n; k++)
@@ -209,6 +210,20 @@ static uint64_t out_end(const struct np_dirty_launch *l)
 	return len > UINT64_MAX - l->out_ptr ? UINT64_MAX : l->out_ptr + len;
 }
 
+/* A launch's result that comes after a write launched later: the
+ * write's bytes stay as the write left them. */
+static void keep_writes(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
+{
+	if (tag >= t->writes_until)
+		return;
+	for (uint32_t i = 0; i < t->writes_len; i++) {
+		const struct np_dirty_write *w = &t->writes[i];
+		if (w->order > tag && w->base < end && w->end > base)
+			carve(t, w->base > base ? w->base : base, w->end < end ? w->end : end,
+			      w->order);
+	}
+}
+
 enum np_dirty_verdict np_dirty_result(struct np_dirty *t, const struct np_dirty_launch *l,
 				      int dirty, struct np_dirty_why *why)
 {
@@ -223,6 +238,7 @@ enum np_dirty_verdict np_dirty_result(struct np_dirty *t, const struct np_dirty_
 		return NP_DIRTY_CLEAN;
 	}
 	mark(t, l->out_ptr, out_end(l), l->tag);
+	keep_writes(t, l->out_ptr, out_end(l), l->tag);
 	if (w.inputs_dirty) {
 		t->propagated++;
 		return NP_DIRTY_PROPAGATED;
@@ -233,6 +249,43 @@ enum np_dirty_verdict np_dirty_result(struct np_dirty *t, const struct np_dirty_
 	t->has_origin = true;
 	t->origin_tag = l->tag;
 	return NP_DIRTY_FIRST_ORIGIN;
+}
+
+void np_dirty_write(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t order)
+{
+	if (end <= base)
+		return;
+	t->written++;
+	carve(t, base, end, order);
+	t->writes[t->writes_next] = (struct np_dirty_write){ base, end, order };
+	t->writes_next = (t->writes_next + 1) % NP_DIRTY_WRITES;
+	if (t->writes_len < NP_DIRTY_WRITES)
+		t->writes_len++;
+	if (order > t->writes_until)
+		t->writes_until = order;
+}
+
+int np_dirty_copy(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t src, uint64_t order,
+		  uint64_t *source)
+{
+	/* the source as a late reader's input: a later result may already
+	 * have cleared it (the history keeps what it was) */
+	struct np_dirty_launch from = { .tag = order, .n_in = 1, .in = { src }, .late = true };
+	uint64_t s;
+
+	if (end <= base)
+		return 0;
+	if (!inputs_dirty(t, &from, &s)) {
+		np_dirty_write(t, base, end, order);
+		return 0;
+	}
+	t->written++;
+	t->copied++;
+	mark(t, base, end, order);
+	keep_writes(t, base, end, order);
+	if (source)
+		*source = s;
+	return 1;
 }
 
 int np_dirty_lookup(const struct np_dirty *t, uint64_t addr, uint64_t *tag)

@@ -65,6 +65,20 @@
  *  - Eviction forgets the oldest dirty ranges (counted: evicted): their
  *    readers look like births.
  *
+ * Writes no check saw (a copy from the host, a memset, a device copy the
+ * agent did not check) are told with np_dirty_write and np_dirty_copy,
+ * in launch order among the results (the caller holds each back until a
+ * later launch's result on its stream is judged).  A write ends what
+ * earlier launches left dirty there: a later birth reading the new
+ * bytes is a birth, not their propagation.  The last NP_DIRTY_WRITES
+ * writes are kept, so that a result of an earlier launch arriving after
+ * one (from another stream) does not mark its bytes dirty again, and
+ * launches before a write whose results come after it look its spans
+ * up in the history, as late judgements do.  A copy carries its
+ * source's state: copied from a range dirtied before it, the destination
+ * becomes dirty as of the copy.  Only the source's first byte is looked
+ * up, as only input words are.
+ *
  * Not thread-safe: one thread (the ring drainer) owns a tracker.  Nothing
  * allocates after np_dirty_init.
  */
@@ -78,6 +92,7 @@
 #define NP_DIRTY_MAX_INPUTS 16		/* input words kept per launch */
 #define NP_DIRTY_DEFAULT_CAP 4096	/* known-dirty ranges, 24 bytes each */
 #define NP_DIRTY_HISTORY 64		/* spans cleared or re-marked, for late judgements */
+#define NP_DIRTY_WRITES 64		/* unchecked writes kept against earlier results */
 
 struct np_dirty_launch {
 	uint64_t tag;		/* launch-order number: a later launch has a larger tag */
@@ -118,6 +133,11 @@ struct np_dirty_span {
 	uint64_t base, end, dirty_tag, until;
 };
 
+/* An unchecked write of [base, end), launched as order. */
+struct np_dirty_write {
+	uint64_t base, end, order;
+};
+
 struct np_dirty {
 	struct np_dirty_range *v;	/* sorted by base, non-overlapping */
 	size_t len, cap;
@@ -131,6 +151,11 @@ struct np_dirty {
 	struct np_dirty_span hist[NP_DIRTY_HISTORY];	/* a ring: the latest spans */
 	uint32_t hist_len, hist_next;
 	uint64_t hist_until;	/* the largest until in it: later launches skip it */
+	struct np_dirty_write writes[NP_DIRTY_WRITES];	/* a ring: the latest writes */
+	uint32_t writes_len, writes_next;
+	uint64_t writes_until;	/* the largest order in it: later results skip it */
+	uint64_t written;	/* np_dirty_write and np_dirty_copy calls */
+	uint64_t copied;	/* copies that carried a dirty source */
 };
 
 /* Room for cap known-dirty ranges (>= 1).  0, -EINVAL for cap 0, or
@@ -144,6 +169,18 @@ void np_dirty_free(struct np_dirty *t);
  * counters, fills *why (may be NULL) and returns the verdict. */
 enum np_dirty_verdict np_dirty_result(struct np_dirty *t, const struct np_dirty_launch *launch,
 				      int dirty, struct np_dirty_why *why);
+
+/* A write no check saw, launched as order (a number of the launches'
+ * sequence), of [base, end): what launches before it left dirty there
+ * is gone, and stays gone when their results come later. */
+void np_dirty_write(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t order);
+
+/* A device copy no check saw, launched as order, from src into [base,
+ * end).  src in a range dirtied before order: [base, end) becomes dirty
+ * as of order, and 1 with that range's tag in *source (may be NULL).
+ * Else it is np_dirty_write's, and 0. */
+int np_dirty_copy(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t src, uint64_t order,
+		  uint64_t *source);
 
 /* 0 and the tag of the known-dirty range containing addr in *tag (may be
  * NULL), or -ENOENT. */

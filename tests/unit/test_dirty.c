@@ -287,6 +287,97 @@ Test(dirty, the_history_is_bounded)
 	cr_expect_eq(np_dirty_result(&t, &l, 1, &why), NP_DIRTY_LATER_BIRTH);
 }
 
+/* A memset or a copy from the host over a non-finite range: a later
+ * birth reading the new bytes is a birth, not their propagation. */
+Test(dirty, an_unchecked_write_ends_a_dirty_range)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	expect_verdict(RES(1, 1, 0x1000, 0x100, DIRTY), NP_DIRTY_FIRST_ORIGIN, "producer");
+	np_dirty_write(&t, 0x1000, 0x1040, 3);
+	cr_expect_eq(tag_at(0x1000), -1, "written over");
+	cr_expect_eq(tag_at(0x103f), -1);
+	cr_expect_eq(tag_at(0x1040), 1, "past the write: still dirty");
+	cr_expect_eq(t.written, 1);
+	expect_verdict(RES(4, 1, 0x2000, 0x100, DIRTY, 0x1000), NP_DIRTY_LATER_BIRTH,
+		       "a reader of the new bytes");
+	cr_expect_not(why.inputs_dirty);
+	expect_verdict(RES(5, 1, 0x2100, 0x100, DIRTY, 0x1080), NP_DIRTY_PROPAGATED,
+		       "a reader of what the write left");
+	expect_source(1);
+	/* launched before the write, its result after (another stream):
+	 * it read the producer's values */
+	expect_verdict(RES(2, 2, 0x3000, 0x100, DIRTY, 0x1000), NP_DIRTY_PROPAGATED,
+		       "a reader launched before the write");
+	expect_source(1);
+	/* a write over nothing dirty changes nothing */
+	np_dirty_write(&t, 0x9000, 0x9100, 6);
+	cr_expect_eq(tag_at(0x9000), -1);
+	check_ranges();
+}
+
+/* The result of a launch before a write, arriving after it (from another
+ * stream, or the write told first): the written bytes stay clean. */
+Test(dirty, an_earlier_result_arriving_after_a_write_leaves_it_clean)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	np_dirty_write(&t, 0x2000, 0x2080, 5);
+	expect_verdict(RES(4, 1, 0x1f80, 0x200, DIRTY), NP_DIRTY_FIRST_ORIGIN, "producer, late");
+	cr_expect_eq(tag_at(0x1f80), 4, "before the write's bytes: dirty");
+	cr_expect_eq(tag_at(0x2000), -1, "the write's bytes: not marked again");
+	cr_expect_eq(tag_at(0x207f), -1);
+	cr_expect_eq(tag_at(0x2080), 4, "after them: dirty");
+	check_ranges();
+	expect_verdict(RES(6, 1, 0x4000, 0x100, DIRTY, 0x2000), NP_DIRTY_LATER_BIRTH,
+		       "a reader after the write");
+	/* a later producer's result is not held back by the write */
+	expect_verdict(RES(7, 1, 0x2000, 0x80, DIRTY), NP_DIRTY_LATER_BIRTH, "after the write");
+	cr_expect_eq(tag_at(0x2000), 7);
+	check_ranges();
+}
+
+/* A device copy no check saw carries its source's state. */
+Test(dirty, an_unchecked_copy_carries_its_source)
+{
+	uint64_t src = 0;
+
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	expect_verdict(RES(1, 1, 0x3000, 0x100, DIRTY), NP_DIRTY_FIRST_ORIGIN, "producer");
+	cr_expect_eq(np_dirty_copy(&t, 0x5000, 0x5040, 0x3010, 2, &src), 1, "a dirty source");
+	cr_expect_eq(src, 1);
+	cr_expect_eq(tag_at(0x5000), 2, "dirty as of the copy");
+	cr_expect_eq(t.copied, 1);
+	expect_verdict(RES(3, 1, 0x6000, 0x100, DIRTY, 0x5000), NP_DIRTY_PROPAGATED,
+		       "the copy's reader");
+	expect_source(2);
+	/* a copy launched before the producer does not carry its values */
+	cr_expect_eq(np_dirty_copy(&t, 0x7000, 0x7040, 0x3010, 1, &src), 0, "not yet dirty");
+	/* a clean source: the copy is a write */
+	cr_expect_eq(np_dirty_copy(&t, 0x5000, 0x5040, 0xa000, 4, NULL), 0, "a clean source");
+	cr_expect_eq(tag_at(0x5000), -1, "written over, clean");
+	/* the source cleared by a later result told first: the history
+	 * keeps what the copy read */
+	RES(10, 1, 0x3000, 0x100, CLEAN);
+	cr_expect_eq(tag_at(0x3000), -1);
+	cr_expect_eq(np_dirty_copy(&t, 0x8000, 0x8040, 0x3000, 5, &src), 1,
+		     "copied before the clean write");
+	cr_expect_eq(src, 1);
+	check_ranges();
+}
+
+Test(dirty, the_writes_kept_are_bounded)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	for (uint64_t i = 0; i <= NP_DIRTY_WRITES; i++)
+		np_dirty_write(&t, 0x10000 + 0x100 * i, 0x10100 + 0x100 * i, 100 + i);
+	cr_expect_eq(t.writes_len, NP_DIRTY_WRITES);
+	cr_expect_eq(t.written, NP_DIRTY_WRITES + 1);
+	/* the first write is forgotten: an earlier result marks it again */
+	RES(50, 1, 0x10000, 0x100, DIRTY);
+	cr_expect_eq(tag_at(0x10000), 50, "the oldest write forgotten");
+	RES(51, 1, 0x10100, 0x100, DIRTY);
+	cr_expect_eq(tag_at(0x10100), -1, "the second kept");
+}
+
 /* Each byte keeps the latest tag that left it dirty. */
 Test(dirty, overlapping_marks_keep_the_later_tag)
 {
