@@ -45,7 +45,8 @@ AGENT_LIB_SRCS += $(wildcard cupti/intervals.c cupti/kdecode.c cupti/kdecode_cat
 			    cupti/kdecode_rows.c cupti/kdecode_acc.c cupti/kdecode_attn.c \
 			    cupti/triton.c cupti/dnn.c cupti/dnn_graph.c cupti/dnn_ops.c \
 			    cupti/param_owners.c cupti/fft.c cupti/host_cost.c \
-			    cupti/defer_set.c cupti/blas_workspace.c cupti/wide_inputs.c)
+			    cupti/defer_set.c cupti/blas_workspace.c cupti/wide_inputs.c \
+			    cupti/write_queue.c)
 AGENT_LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(AGENT_LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
