@@ -35,7 +35,7 @@ const CUpti_CallbackId np_write_cbids[] = {
 };
 const size_t np_write_ncbids = sizeof(np_write_cbids) / sizeof(np_write_cbids[0]);
 
-static void add(struct np_writes *w, uint64_t lo, size_t bytes)
+static void add_from(struct np_writes *w, uint64_t lo, size_t bytes, uint64_t src)
 {
 	if (!bytes)
 		return;
@@ -45,7 +45,35 @@ static void add(struct np_writes *w, uint64_t lo, size_t bytes)
 	}
 	w->lo[w->n] = lo;
 	w->hi[w->n] = lo + bytes;
+	w->src[w->n] = src;
 	w->n++;
+}
+
+static void add(struct np_writes *w, uint64_t lo, size_t bytes)
+{
+	add_from(w, lo, bytes, 0);
+}
+
+/* The first byte of a pitched region: byte x of row y of slice z; 0 on
+ * overflow. */
+static uint64_t pitched_at(uint64_t base, size_t x, size_t y, size_t z, size_t pitch,
+			   size_t slice_rows)
+{
+	size_t rows, off;
+	if (__builtin_mul_overflow(z, slice_rows, &rows) || __builtin_add_overflow(rows, y, &rows) ||
+	    __builtin_mul_overflow(rows, pitch, &off) || __builtin_add_overflow(off, x, &off) ||
+	    base + off < base)
+		return 0;
+	return base + off;
+}
+
+/* A 2D or 3D copy's source when it may be device memory */
+static uint64_t src_of(CUmemorytype type, CUdeviceptr device, size_t x, size_t y, size_t z,
+		       size_t pitch, size_t slice_rows)
+{
+	if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
+		return 0;
+	return pitched_at(device, x, y, z, pitch, slice_rows);
 }
 
 /* depth slices of height rows of width bytes, rows pitch bytes apart
@@ -54,27 +82,26 @@ static void add(struct np_writes *w, uint64_t lo, size_t bytes)
  * between, in the pitch's padding, is not written, but a waiting check
  * there is launched first all the same: only early). */
 static void add_pitched(struct np_writes *w, uint64_t base, size_t x, size_t y, size_t z,
-			size_t pitch, size_t slice_rows, size_t width, size_t height, size_t depth)
+			size_t pitch, size_t slice_rows, size_t width, size_t height, size_t depth,
+			uint64_t src)
 {
-	size_t rows, off, span;
+	size_t rows, span;
 	if (!width || !height || !depth)
 		return;
-	if (__builtin_mul_overflow(z, slice_rows, &rows) || __builtin_add_overflow(rows, y, &rows) ||
-	    __builtin_mul_overflow(rows, pitch, &off) || __builtin_add_overflow(off, x, &off) ||
-	    __builtin_mul_overflow(depth - 1, slice_rows, &rows) ||
+	uint64_t at = pitched_at(base, x, y, z, pitch, slice_rows);
+	if (!at || __builtin_mul_overflow(depth - 1, slice_rows, &rows) ||
 	    __builtin_add_overflow(rows, height - 1, &rows) ||
-	    __builtin_mul_overflow(rows, pitch, &span) || __builtin_add_overflow(span, width, &span) ||
-	    base + off < base) {
+	    __builtin_mul_overflow(rows, pitch, &span) || __builtin_add_overflow(span, width, &span)) {
 		w->untold = 1;
 		return;
 	}
-	add(w, base + off, span);
+	add_from(w, at, span, src);
 }
 
-/* a 2D or 3D copy's destination, by its memory type */
+/* a 2D or 3D copy's destination, by its memory type, copied from src */
 static void add_dst(struct np_writes *w, CUmemorytype type, CUdeviceptr device, size_t x,
 		    size_t y, size_t z, size_t pitch, size_t slice_rows, size_t width,
-		    size_t height, size_t depth)
+		    size_t height, size_t depth, uint64_t src)
 {
 	switch (type) {
 	case CU_MEMORYTYPE_HOST:
@@ -82,7 +109,7 @@ static void add_dst(struct np_writes *w, CUmemorytype type, CUdeviceptr device, 
 		break;
 	case CU_MEMORYTYPE_DEVICE:
 	case CU_MEMORYTYPE_UNIFIED:   /* a unified address: the caller asks whose */
-		add_pitched(w, device, x, y, z, pitch, slice_rows, width, height, depth);
+		add_pitched(w, device, x, y, z, pitch, slice_rows, width, height, depth, src);
 		break;
 	default:                      /* a CUDA array: no tensor's memory */
 		break;
@@ -94,7 +121,8 @@ static void add_2d(struct np_writes *w, const CUDA_MEMCPY2D *c)
 	if (!c)
 		return;
 	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, 0, c->dstPitch, 0,
-		c->WidthInBytes, c->Height, 1);
+		c->WidthInBytes, c->Height, 1,
+		src_of(c->srcMemoryType, c->srcDevice, c->srcXInBytes, c->srcY, 0, c->srcPitch, 0));
 }
 
 static void add_3d(struct np_writes *w, const CUDA_MEMCPY3D *c)
@@ -102,7 +130,9 @@ static void add_3d(struct np_writes *w, const CUDA_MEMCPY3D *c)
 	if (!c)
 		return;
 	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
-		c->dstHeight, c->WidthInBytes, c->Height, c->Depth);
+		c->dstHeight, c->WidthInBytes, c->Height, c->Depth,
+		src_of(c->srcMemoryType, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
+		       c->srcPitch, c->srcHeight));
 }
 
 static void add_3d_peer(struct np_writes *w, const CUDA_MEMCPY3D_PEER *c)
@@ -110,16 +140,20 @@ static void add_3d_peer(struct np_writes *w, const CUDA_MEMCPY3D_PEER *c)
 	if (!c)
 		return;
 	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
-		c->dstHeight, c->WidthInBytes, c->Height, c->Depth);
+		c->dstHeight, c->WidthInBytes, c->Height, c->Depth,
+		src_of(c->srcMemoryType, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
+		       c->srcPitch, c->srcHeight));
 }
 
-static void add_batch(struct np_writes *w, const CUdeviceptr *dsts, const size_t *sizes,
-		      size_t count)
+/* a batch's sources may be host or device addresses, unsaid: each is
+ * passed on (a host address lies in no range the tracker knows) */
+static void add_batch(struct np_writes *w, const CUdeviceptr *dsts, const CUdeviceptr *srcs,
+		      const size_t *sizes, size_t count)
 {
 	if (!dsts || !sizes)
 		return;
 	for (size_t i = 0; i < count && !w->untold; i++)
-		add(w, dsts[i], sizes[i]);
+		add_from(w, dsts[i], sizes[i], srcs ? srcs[i] : 0);
 }
 
 /* A memset of n elements of size bytes */
@@ -138,7 +172,46 @@ static void memset_2d(struct np_writes *w, CUdeviceptr dst, size_t pitch, size_t
 	if (width > SIZE_MAX / size)
 		w->untold = 1;
 	else
-		add_pitched(w, dst, 0, 0, 0, pitch, 0, width * size, height, 1);
+		add_pitched(w, dst, 0, 0, 0, pitch, 0, width * size, height, 1, 0);
+}
+
+/* The stream of an asynchronous form; NULL for the others (the
+ * synchronous forms' legacy or per-thread stream, as np_copy_args) */
+static CUstream stream_of(CUpti_CallbackId cbid, const void *p)
+{
+#define S(type) return ((const type *)p)->hStream
+	switch (cbid) {
+	case D(cuMemcpyHtoDAsync_v2): case D(cuMemcpyHtoDAsync_v2_ptsz):
+		S(cuMemcpyHtoDAsync_v2_params);
+	case D(cuMemsetD8Async): case D(cuMemsetD8Async_ptsz):
+		S(cuMemsetD8Async_params);
+	case D(cuMemsetD16Async): case D(cuMemsetD16Async_ptsz):
+		S(cuMemsetD16Async_params);
+	case D(cuMemsetD32Async): case D(cuMemsetD32Async_ptsz):
+		S(cuMemsetD32Async_params);
+	case D(cuMemsetD2D8Async): case D(cuMemsetD2D8Async_ptsz):
+		S(cuMemsetD2D8Async_params);
+	case D(cuMemsetD2D16Async): case D(cuMemsetD2D16Async_ptsz):
+		S(cuMemsetD2D16Async_params);
+	case D(cuMemsetD2D32Async): case D(cuMemsetD2D32Async_ptsz):
+		S(cuMemsetD2D32Async_params);
+	case D(cuMemcpy2DAsync_v2): case D(cuMemcpy2DAsync_v2_ptsz):
+		S(cuMemcpy2DAsync_v2_params);
+	case D(cuMemcpy3DAsync_v2): case D(cuMemcpy3DAsync_v2_ptsz):
+		S(cuMemcpy3DAsync_v2_params);
+	case D(cuMemcpy3DPeerAsync): case D(cuMemcpy3DPeerAsync_ptsz):
+		S(cuMemcpy3DPeerAsync_params);
+	case D(cuMemcpyBatchAsync): case D(cuMemcpyBatchAsync_ptsz):
+		S(cuMemcpyBatchAsync_params);
+	case D(cuMemcpyBatchAsync_v2): case D(cuMemcpyBatchAsync_v2_ptsz):
+		S(cuMemcpyBatchAsync_v2_params);
+	case D(cuMemcpy3DBatchAsync): case D(cuMemcpy3DBatchAsync_ptsz):
+		S(cuMemcpy3DBatchAsync_params);
+	case D(cuMemcpy3DBatchAsync_v2): case D(cuMemcpy3DBatchAsync_v2_ptsz):
+		S(cuMemcpy3DBatchAsync_v2_params);
+	}
+#undef S
+	return NULL;
 }
 
 /* The parameter structs of a call's forms (_v2, _ptds, Async, _ptsz)
@@ -149,6 +222,7 @@ static void memset_2d(struct np_writes *w, CUdeviceptr dst, size_t pitch, size_t
 int np_driver_writes(CUpti_CallbackId cbid, const void *p, struct np_writes *w)
 {
 	memset(w, 0, sizeof(*w));
+	w->stream = stream_of(cbid, p);
 	switch (cbid) {
 	case D(cuMemcpyHtoD_v2): case D(cuMemcpyHtoD_v2_ptds):
 	case D(cuMemcpyHtoDAsync_v2): case D(cuMemcpyHtoDAsync_v2_ptsz): {
@@ -209,7 +283,7 @@ int np_driver_writes(CUpti_CallbackId cbid, const void *p, struct np_writes *w)
 	case D(cuMemcpyBatchAsync): case D(cuMemcpyBatchAsync_ptsz):
 	case D(cuMemcpyBatchAsync_v2): case D(cuMemcpyBatchAsync_v2_ptsz): {
 		AS(cuMemcpyBatchAsync_v2_params);
-		add_batch(w, a->dsts, a->sizes, a->count);
+		add_batch(w, a->dsts, a->srcs, a->sizes, a->count);
 		return 0;
 	}
 	/* operands pointers or arrays, each with its own layout: not read */

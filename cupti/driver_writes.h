@@ -32,6 +32,10 @@ struct np_writes {
 	 * overflows */
 	int untold;
 	uint64_t lo[NP_WRITES_MAX], hi[NP_WRITES_MAX];
+	/* where range i was copied from, when that may be device memory
+	 * (its first byte); 0 for a memset, a copy from the host or an array */
+	uint64_t src[NP_WRITES_MAX];
+	CUstream stream;       /* the call's (NULL: the synchronous forms') */
 };
 
 /* The calls np_driver_writes reads, for the subscription. */

@@ -173,6 +173,60 @@ Test(driver_writes, a_batch_each_copy)
 	one(0x1000, 16);
 }
 
+/* Where each range was copied from (the tracker follows a device
+ * copy's source), and the call's stream */
+Test(driver_writes, sources_and_streams)
+{
+	CUstream s = (CUstream)0x77;
+	cuMemcpyHtoDAsync_v2_params h = { 0x10000, (void *)0x20, 100, s };
+	np_driver_writes(D(cuMemcpyHtoDAsync_v2), &h, &w);
+	cr_expect_eq(w.src[0], 0, "from the host: no source");
+	cr_expect_eq(w.stream, s);
+	cuMemcpyHtoD_v2_params hs = { 0x10000, (void *)0x20, 7 };
+	np_driver_writes(D(cuMemcpyHtoD_v2), &hs, &w);
+	cr_expect_eq(w.stream, NULL, "a synchronous form: no stream");
+	cuMemsetD2D16Async_params m = { 0x30000, 64, 0, 8, 2, s };
+	np_driver_writes(D(cuMemsetD2D16Async_ptsz), &m, &w);
+	cr_expect(w.src[0] == 0 && w.stream == s, "a memset");
+
+	CUDA_MEMCPY2D c;
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = 0x900000, c.srcPitch = 128;
+	c.srcXInBytes = 8, c.srcY = 3;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = 0x100000, c.dstPitch = 64;
+	c.WidthInBytes = 16, c.Height = 2;
+	cuMemcpy2DAsync_v2_params p2 = { &c, s };
+	np_driver_writes(D(cuMemcpy2DAsync_v2_ptsz), &p2, &w);
+	cr_expect_eq(w.src[0], 0x900000 + 3 * 128 + 8, "2D: its first source byte");
+	cr_expect_eq(w.stream, s);
+	c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = (void *)0x900000;
+	np_driver_writes(D(cuMemcpy2DAsync_v2), &p2, &w);
+	cr_expect_eq(w.src[0], 0, "2D from the host");
+
+	CUDA_MEMCPY3D c3;
+	memset(&c3, 0, sizeof(c3));
+	c3.srcMemoryType = CU_MEMORYTYPE_UNIFIED, c3.srcDevice = 0x900000;
+	c3.srcPitch = 64, c3.srcHeight = 4, c3.srcXInBytes = 4, c3.srcY = 1, c3.srcZ = 2;
+	c3.dstMemoryType = CU_MEMORYTYPE_DEVICE, c3.dstDevice = 0x100000;
+	c3.dstPitch = 64, c3.dstHeight = 4, c3.WidthInBytes = 16, c3.Height = 1, c3.Depth = 1;
+	cuMemcpy3DAsync_v2_params p3 = { &c3, s };
+	np_driver_writes(D(cuMemcpy3DAsync_v2), &p3, &w);
+	cr_expect_eq(w.src[0], 0x900000 + (2 * 4 + 1) * 64 + 4, "3D: slice, row and byte");
+	c3.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+	np_driver_writes(D(cuMemcpy3DAsync_v2), &p3, &w);
+	cr_expect_eq(w.src[0], 0, "3D from an array");
+
+	CUdeviceptr dsts[2] = { 0x1000, 0x9000 }, srcs[2] = { 0x5000, 0x6000 };
+	size_t sizes[2] = { 16, 32 };
+	cuMemcpyBatchAsync_v2_params pb = { dsts, srcs, sizes, 2, NULL, NULL, 0, s };
+	np_driver_writes(D(cuMemcpyBatchAsync_v2), &pb, &w);
+	cr_expect(w.src[0] == 0x5000 && w.src[1] == 0x6000, "a batch: each copy's");
+	cr_expect_eq(w.stream, s);
+	cuMemcpyBatchAsync_params pb1 = { dsts, srcs, sizes, 2, NULL, NULL, 0, NULL, s };
+	np_driver_writes(D(cuMemcpyBatchAsync), &pb1, &w);
+	cr_expect_eq(w.stream, s, "the first version: its stream after failIdx");
+}
+
 Test(driver_writes, more_than_it_tells_is_untold)
 {
 	CUdeviceptr dsts[NP_WRITES_MAX + 1], srcs[NP_WRITES_MAX + 1];
