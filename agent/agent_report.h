@@ -310,6 +310,11 @@ struct np_agent_rec {
 			uint64_t wide_lost;      /* checks of launches of more than 16
 						  * inputs judged on their first 16:
 						  * the rest's entry reused */
+			uint64_t writes;         /* copies and memsets no check saw,
+						  * told to it (write_queue.h) */
+			uint64_t copies;         /* ... of them, device copies that
+						  * carried a non-finite source */
+			uint64_t writes_lost;    /* ... not told: the queue was full */
 		} trk;
 		/* STATUS GPU_UNDECODED: the rank-th most launched undecoded
 		 * kernel so far (0 first), sent with the counters */

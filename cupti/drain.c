@@ -21,6 +21,7 @@
 #include "kfunc.h"
 #include "outmax.h"
 #include "wide_inputs.h"
+#include "write_queue.h"
 
 struct np_gpu_counters np_gpu_cnt;
 volatile int np_gpu_zoom;
@@ -187,6 +188,68 @@ static int propagation_due(struct lineage *b, uint64_t launch_ns, uint32_t func,
 	return 1;
 }
 
+/* ---- writes no check saw (write_queue.h) ----
+ *
+ * A write is told to the tracker when the first result of a launch after
+ * it on its stream is judged: results come back in launch order per
+ * stream (held, below), so by then every earlier launch's result on that
+ * stream has been judged, the copy's source included.  A write on a
+ * stream with no checked launch after it (a side stream's copy) is told
+ * once NP_DRAIN_WRITE_WAIT_NS old, at the next later result of any
+ * stream; dirty.h's rules keep an earlier result arriving after it from
+ * undoing it.  When full, the oldest is told at once. */
+static struct np_wq_item pending[NP_DRAIN_WRITES];   /* in launch order */
+static unsigned n_pending;
+
+static void tell_write(const struct np_wq_item *w)
+{
+	uint64_t source;
+	if (!w->src || !np_dirty_copy(&tracker, w->lo, w->hi, w->src, w->order, &source)) {
+		if (!w->src)
+			np_dirty_write(&tracker, w->lo, w->hi, w->order);
+		return;
+	}
+	/* the copy holds its source's value: its readers propagate the
+	 * source's birth */
+	struct lineage *src = lineage_of(source);
+	lineage[w->order % NP_DRAIN_LINEAGE] =
+		(struct lineage){ .tag = w->order, .birth = src ? src->birth : source };
+}
+
+/* Takes what was posted; makes room by telling the oldest. */
+static void take_writes(void)
+{
+	struct np_wq_item got[64];
+	int n;
+	while ((n = np_wq_take(got, 64)) > 0)
+		for (int i = 0; i < n; i++) {
+			if (n_pending == NP_DRAIN_WRITES) {
+				tell_write(&pending[0]);
+				memmove(pending, pending + 1, --n_pending * sizeof(pending[0]));
+			}
+			pending[n_pending++] = got[i];
+		}
+}
+
+/* Tells the writes due before a result of launch `order` on `stream`
+ * (all of them: order UINT64_MAX). */
+static void tell_writes_before(uint64_t order, uint64_t stream)
+{
+	if (!n_pending || pending[0].order >= order)
+		return;
+	uint64_t now = now_ns();
+	unsigned kept = 0;
+	for (unsigned i = 0; i < n_pending; i++) {
+		const struct np_wq_item *w = &pending[i];
+		if (w->order < order &&
+		    (w->stream == stream || order == UINT64_MAX || now - w->at_ns >= NP_DRAIN_WRITE_WAIT_NS))
+			tell_write(w);
+		else
+			pending[kept++] = *w;
+	}
+	n_pending = kept;
+}
+
 static void judge(const struct np_gpu_rec *g)
 {
 	struct np_inflight e;
@@ -194,6 +257,7 @@ static void judge(const struct np_gpu_rec *g)
 		__atomic_add_fetch(&np_gpu_cnt.lost, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	tell_writes_before(e.dl.tag, e.dl.stream);
 	int dirty = g->nan || g->posinf || g->neginf;
 	/* a module output's largest |x|, if a hook asked for it */
 	if (!e.captured) {
@@ -320,6 +384,9 @@ static void send_counters(void)
 	r.trk.evicted = tracker.evicted;
 	r.trk.forgotten = tracker.forgotten;
 	r.trk.wide_lost = wide_lost;
+	r.trk.writes = tracker.written;
+	r.trk.copies = tracker.copied;
+	r.trk.writes_lost = np_wq_lost();
 	np_report_send_gpu(&r);
 
 	/* coverage: the kernels whose outputs went unchecked most often */
@@ -389,6 +456,8 @@ static void release(uint64_t now, int all)
 static int drain_once(void)
 {
 	int took = 0, n = np_gpu_ctx_count();
+	take_writes();   /* before the results: a write posted before a launch's
+			  * result was read is in place when it is judged */
 	uint64_t now = now_ns();
 	for (int i = 0; i < n; i++) {
 		struct np_gpu_ctx *g = np_gpu_ctx_at(i);
@@ -452,5 +521,7 @@ void np_drain_stop(int max_ms)
 		usleep(1000);
 	}
 	release(0, 1);
+	take_writes();
+	tell_writes_before(UINT64_MAX, 0);
 	send_counters();
 }

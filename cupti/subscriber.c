@@ -27,6 +27,7 @@
 #include "drain.h"
 #include "driver_args.h"
 #include "driver_writes.h"
+#include "write_queue.h"
 #include "generic.h"
 #include "gpu.h"
 #include "gpu_ctx.h"
@@ -800,31 +801,46 @@ static int device_of(uint64_t ptr)
  * there is propagation.  Other copies (of memory no check saw, of part
  * of a buffer, host memory; or when sampling, which keeps no writers)
  * stay unchecked, as before. */
-static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+/* Whether a copy or memset into stream is being captured into a CUDA
+ * graph: it runs at the graph's replays, not now.  The synchronous
+ * forms (NULL here) cannot be captured, and their stream is not asked:
+ * asking of the legacy stream breaks another thread's global capture. */
+static int capturing(CUstream stream)
 {
-	uint64_t dst, src, tag = 0;
-	size_t bytes;
-	CUstream stream;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (!stream)
+		return 0;
+	np_cu.stream_is_capturing(stream, &cap);
+	return cap != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* A write no check will read, told to the origin tracker in its place
+ * among the launches (write_queue.h): what a birth left there is gone,
+ * or, copied from device memory, carried along.  Not a captured one (it
+ * happens at each replay, unseen). */
+static void tell_tracker(const uint64_t *lo, const uint64_t *hi, const uint64_t *src, int n,
+			 CUstream stream)
+{
+	if (n > 0 && !capturing(stream))
+		np_wq_post(lo, hi, src, n, (uint64_t)(uintptr_t)stream);
+}
+
+/* The check of a device-to-device copy (on_copy): 1 when launched. */
+static int check_copy(const CUpti_CallbackData *cb, uint64_t dst, uint64_t src, size_t bytes,
+		      CUstream stream)
+{
+	uint64_t tag = 0;
 	struct np_iv iv;
 	int dtype;
-
-	if (cb->callbackSite != CUPTI_API_EXIT ||
-	    np_copy_args(cbid, cb->functionParams, &dst, &src, &bytes, &stream))
-		return;
-	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
-		return;
-	/* an undecoded kernel's note of dst is stale, whatever the copy
-	 * brought (host_write below) */
-	np_generic_forget(dst);
 	if (!np_gpu_writers() || (dtype = np_writers_dtype(src)) < 0 || !bytes)
-		return;
+		return 0;
 	int pairs = (dtype & NP_WRITERS_PAIRS) != 0;   /* complex: its real view */
 	unsigned part = np_dtype_size((enum np_dtype)(dtype & ~NP_WRITERS_PAIRS));
 	if (bytes % (part << pairs))
-		return;
+		return 0;
 	/* both ends device memory (cuMemcpy also copies to and from the host) */
 	if (np_alloc_of(dst, &iv) || np_alloc_of(src, &iv))
-		return;
+		return 0;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 	np_cu.stream_is_capturing(stream, &cap);
 	int captured = cap == CU_STREAM_CAPTURE_STATUS_ACTIVE;
@@ -834,7 +850,7 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct np_kfunc *f = np_kfunc_get(NP_KFUNC_PSEUDO | NP_KFUNC_COPY,
 					  "cuMemcpy device to device", np_kfunc_no_layout, NULL);
 	if (!g || !f)
-		return;
+		return 0;
 	/* torch copies between devices on the source's device and stream: a
 	 * check there may read only that device's memory (a peer's needs P2P,
 	 * else it is an illegal address and the job's context is lost).  It
@@ -843,15 +859,41 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	uint64_t read = 0;
 	if (several_devices() && device_of(dst) != g->device) {
 		if (device_of(src) != g->device)
-			return;
+			return 0;
 		read = src;
 	}
 	struct np_kbuf b = { .ptr = dst, .numel = bytes / part,
 			     .dtype = (enum np_dtype)(dtype & ~NP_WRITERS_PAIRS),
 			     .pairs = (uint8_t)pairs, .n_in = -1 };
 	uint64_t seq = np_writers_next();
-	if (np_gpu_launch_check_from(g, stream, f, &b, read, &src, 1, captured, &tag) == 1)
-		np_writers_checked(dst, seq, tag, dtype);
+	if (np_gpu_launch_check_from(g, stream, f, &b, read, &src, 1, captured, &tag) != 1)
+		return 0;
+	np_writers_checked(dst, seq, tag, dtype);
+	return 1;
+}
+
+static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	uint64_t dst, src;
+	size_t bytes;
+	CUstream stream;
+	struct np_iv iv;
+
+	if (cb->callbackSite != CUPTI_API_EXIT ||
+	    np_copy_args(cbid, cb->functionParams, &dst, &src, &bytes, &stream))
+		return;
+	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return;
+	/* an undecoded kernel's note of dst is stale, whatever the copy
+	 * brought (host_write below) */
+	np_generic_forget(dst);
+	/* not checked (sampling, a source no check saw written, a copy from
+	 * the host): the tracker follows it, into device memory */
+	if (!check_copy(cb, dst, src, bytes, stream) && bytes && dst + bytes > dst &&
+	    !np_alloc_of(dst, &iv)) {
+		uint64_t hi = dst + bytes;
+		tell_tracker(&dst, &hi, &src, 1, stream);
+	}
 }
 
 /* A copy or memset the agent does not check (driver_writes.h) wrote
@@ -872,6 +914,7 @@ static void on_unchecked_write(CUpti_CallbackId cbid, const CUpti_CallbackData *
 		return;
 	for (int i = 0; i < w.n; i++)
 		np_generic_forget(w.lo[i]);
+	tell_tracker(w.lo, w.hi, w.src, w.n, w.stream);
 	/* which of these calls a job makes, once each (the GPU check
 	 * collects the names from its jobs' logs) */
 	static unsigned char told[CUPTI_DRIVER_TRACE_CBID_SIZE];

@@ -874,6 +874,10 @@ static void print_gpu_checks(FILE *f, const struct np_collector *c, const struct
 		fprintf(f, "; %llu checks of kernels with more than 16 inputs judged on their "
 			"first 16 (the rest no longer kept: one may be named as a birth)",
 			(unsigned long long)g->wide_lost);
+	if (g->writes_lost)   /* cupti/write_queue.h: the queue's bound */
+		fprintf(f, "; %llu copies and memsets not followed (the agent's queue was full: "
+			"a later birth reading one may be named a propagation)",
+			(unsigned long long)g->writes_lost);
 	if (g->dropped || g->overflow || g->lost || g->candidates_dropped)
 		fprintf(f, "; %llu results lost, %llu over table limits, %llu records lost",
 			(unsigned long long)g->dropped, (unsigned long long)g->overflow,
@@ -1131,6 +1135,9 @@ void np_json_findings(struct np_jsonw *w, const struct np_collector *c,
 		np_jsonw_uint_field(w, "gpu_reports_over_bounds", g->over_budget);
 		np_jsonw_uint_field(w, "gpu_origin_forgotten", g->forgotten);
 		np_jsonw_uint_field(w, "gpu_wide_inputs_lost", g->wide_lost);
+		np_jsonw_uint_field(w, "gpu_unchecked_writes", g->writes);
+		np_jsonw_uint_field(w, "gpu_unchecked_copies_carried", g->writes_carried);
+		np_jsonw_uint_field(w, "gpu_unchecked_writes_lost", g->writes_lost);
 		np_jsonw_uint_field(w, "gpu_host_ns_per_launch", np_gpu_host_ns_per_launch(g));
 		np_jsonw_uint_field(w, "gpu_check_launch_ns", np_gpu_check_launch_ns(g));
 		if (g->defer.checks) {   /* cupti/defer.h */

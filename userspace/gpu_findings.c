@@ -243,6 +243,9 @@ static void on_status(struct np_collector *c, struct np_proc_state *p,
 	if (r->status == NP_AST_GPU_TRACKER) {
 		g->forgotten = r->trk.evicted + r->trk.forgotten;
 		g->wide_lost = r->trk.wide_lost;
+		g->writes = r->trk.writes;
+		g->writes_carried = r->trk.copies;
+		g->writes_lost = r->trk.writes_lost;
 		return;
 	}
 	if (r->status == NP_AST_GPU_COUNTERS) {

@@ -350,6 +350,10 @@ struct np_gpu_state {
 	uint64_t wide_lost;       /* checks of launches of more than 16 inputs
 				   * judged on their first 16 (the rest's entry
 				   * reused) */
+	uint64_t writes;          /* copies and memsets no check saw, told to
+				   * the origin tracker */
+	uint64_t writes_carried;  /* ... device copies of a non-finite source */
+	uint64_t writes_lost;     /* ... not told: the agent's queue was full */
 	struct {
 		uint32_t func;    /* kernel id: its name is in kernels */
 		uint64_t launches;

@@ -21,12 +21,25 @@
  *       kernel's output and the opaque kernel named the birth.  The
  *       add is (posinf=16).
  *
- * KIND: htod (cuMemcpyHtoDAsync), memset (cuMemsetD32Async), memset2d
- * (cuMemsetD2D32Async), copy2d (cuMemcpy2DAsync from the host), copy3d
- * (cuMemcpy3DAsync from device memory), batch (cuMemcpyBatchAsync).
+ * With after or follow, instead of (1)-(3), what a write does to the
+ * origin tracker (dirty.h):
+ *   (4) after   fill e = 1; KIND writes +inf into e[0..16); add f = e + e,
+ *               the origin; KIND writes 1.0 over f[0..16), all finite
+ *               again; fill q = 1, KIND writes +inf into 8 floats of q
+ *               from 132; add g = f + q: a birth of its own (posinf=8,
+ *               first_bad=132), not f's propagation
+ *   (5) follow  (4)'s origin f; fill h = 1; KIND copies f[0..16) into
+ *               h[0..16) from device memory; add r = h + h: f's
+ *               propagation (posinf=16, first_bad=0), not a birth
+ *
+ * KIND: htod (cuMemcpyHtoDAsync), dtod (cuMemcpyDtoDAsync, from device
+ * memory), memset (cuMemsetD32Async), memset2d (cuMemsetD2D32Async),
+ * copy2d (cuMemcpy2DAsync from the host; follow: from device memory),
+ * copy3d (cuMemcpy3DAsync from device memory), batch
+ * (cuMemcpyBatchAsync; follow: from device memory).
  * tests/integration/test_gpu_fake.sh runs each and reads the records.
  *
- *   fake_writes KIND [host|many]
+ *   fake_writes KIND [host|many|after|follow]
  * Prints "fake_writes: checks=C check_launches=L faults=F" last. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -50,6 +63,8 @@ static CUfunction add, fill, opaque;
 static CUstream stream;
 static float *inf_host;       /* N floats of +inf, host memory */
 static CUdeviceptr inf_dev;   /* the same on the device */
+static float *ones_host;      /* N floats of 1.0, host memory */
+static CUdeviceptr ones_dev;  /* the same on the device */
 static int failed;
 
 static void must(CUresult r, const char *what)
@@ -76,13 +91,19 @@ static void launch_fill(CUdeviceptr out, int n)
 	must(cuLaunchKernel(fill, 8, 1, 1, 128, 1, 1, 0, stream, p, NULL), "fill");
 }
 
-static void launch_add(CUdeviceptr out, CUdeviceptr in)
+/* out = a + b (torch's add: out, self, other) */
+static void launch_add2(CUdeviceptr out, CUdeviceptr a, CUdeviceptr b)
 {
 	int n = N;
 	float alpha = 1.0f;
-	char *d[3] = { (char *)out, (char *)in, (char *)in };
+	char *d[3] = { (char *)out, (char *)a, (char *)b };
 	void *p[] = { &n, &alpha, d };
 	must(cuLaunchKernel(add, 8, 1, 1, 128, 1, 1, 0, stream, p, NULL), "add");
+}
+
+static void launch_add(CUdeviceptr out, CUdeviceptr in)
+{
+	launch_add2(out, in, in);
 }
 
 static void launch_opaque(CUdeviceptr out)
@@ -95,28 +116,45 @@ static void launch_opaque(CUdeviceptr out)
 	must(cuLaunchKernel(opaque, 4, 1, 1, 128, 1, 1, 0, stream, p, NULL), "opaque");
 }
 
-/* KIND writes +inf: in (1) and (2), 8 floats from float `at` of buf
+/* What KIND writes: from host (a copy from the host), from dev (from
+ * device memory) or the pattern bits (a memset) */
+struct source {
+	const float *host;
+	CUdeviceptr dev;
+	uint32_t bits;
+};
+
+/* KIND writes source: in (1) and (2), 8 floats from float `at` of buf
  * (pitched kinds: two rows of 4, 16 floats apart, their first at `at`);
- * in (3) (whole), the first 16 floats, from buf's start */
-static void write_inf(const char *kind, CUdeviceptr buf, size_t at, int whole)
+ * whole, the 16 floats from float `at` (pitched: two rows of 8) */
+static void write_from(const char *kind, CUdeviceptr buf, size_t at, int whole,
+		       struct source from)
 {
-	const uint32_t inf_bits = 0x7f800000u;
 	CUdeviceptr at_ptr = buf + at * 4;
 	size_t count = whole ? 16 : 8;
+	/* a whole write's rows are 8 floats, packed: its source's too */
+	size_t src_pitch = whole ? 32 : 64;
 	if (!strcmp(kind, "htod")) {
-		must(cuMemcpyHtoDAsync(at_ptr, inf_host, count * 4, stream), kind);
+		must(cuMemcpyHtoDAsync(at_ptr, from.host, count * 4, stream), kind);
+	} else if (!strcmp(kind, "dtod")) {
+		must(cuMemcpyDtoDAsync(at_ptr, from.dev, count * 4, stream), kind);
 	} else if (!strcmp(kind, "memset")) {
-		must(cuMemsetD32Async(at_ptr, inf_bits, count, stream), kind);
+		must(cuMemsetD32Async(at_ptr, from.bits, count, stream), kind);
 	} else if (!strcmp(kind, "memset2d")) {
 		/* rows of 4 floats (whole: 8), 64 bytes (whole: 32) apart */
-		must(cuMemsetD2D32Async(at_ptr, whole ? 32 : 64, inf_bits, count / 2, 2, stream), kind);
+		must(cuMemsetD2D32Async(at_ptr, whole ? 32 : 64, from.bits, count / 2, 2, stream), kind);
 	} else if (!strcmp(kind, "copy2d")) {
-		/* from the host; the destination at row at / 16, byte
-		 * (at % 16) * 4 of rows 64 bytes apart */
+		/* from the host (from device memory when there is no host
+		 * source); the destination at row at / 16, byte (at % 16) * 4
+		 * of rows 64 bytes apart (whole: at `at`, rows 32 bytes apart) */
 		CUDA_MEMCPY2D c;
 		memset(&c, 0, sizeof(c));
-		c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = inf_host, c.srcPitch = 64;
-		c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = buf;
+		if (from.host)
+			c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = from.host;
+		else
+			c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = from.dev;
+		c.srcPitch = src_pitch;
+		c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = whole ? at_ptr : buf;
 		c.dstPitch = whole ? 32 : 64;
 		c.dstY = whole ? 0 : at / 16, c.dstXInBytes = whole ? 0 : (at % 16) * 4;
 		c.WidthInBytes = count / 2 * 4, c.Height = 2;
@@ -127,23 +165,25 @@ static void write_inf(const char *kind, CUdeviceptr buf, size_t at, int whole)
 		 * (at % 64) / 16 (rows 64 bytes apart: slices 16 floats x 4) */
 		CUDA_MEMCPY3D c;
 		memset(&c, 0, sizeof(c));
-		c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = inf_dev;
-		c.srcPitch = 64, c.srcHeight = 4;
-		c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = buf;
+		c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = from.dev;
+		c.srcPitch = src_pitch, c.srcHeight = whole ? 2 : 4;
+		c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
 		if (whole) {
-			c.dstPitch = 32, c.dstHeight = 2;
+			c.dstDevice = at_ptr, c.dstPitch = 32, c.dstHeight = 2;
 			c.WidthInBytes = 32, c.Height = 2, c.Depth = 1;
 		} else {
-			c.dstPitch = 64, c.dstHeight = 4;
+			c.dstDevice = buf, c.dstPitch = 64, c.dstHeight = 4;
 			c.dstZ = at / 64, c.dstY = (at % 64) / 16, c.dstXInBytes = (at % 16) * 4;
 			c.WidthInBytes = 16, c.Height = 1, c.Depth = 2;
 		}
 		must(cuMemcpy3DAsync(&c, stream), kind);
 	} else if (!strcmp(kind, "batch")) {
-		/* two copies of 4 floats (whole: 8), 16 floats apart */
+		/* two copies of 4 floats (whole: 8), 16 floats (whole: 8) apart */
+		size_t half = count / 2 * 4;
+		CUdeviceptr src = from.host ? (CUdeviceptr)from.host : from.dev;
 		CUdeviceptr dsts[2] = { at_ptr, at_ptr + (whole ? 32 : 64) };
-		CUdeviceptr srcs[2] = { (CUdeviceptr)inf_host, (CUdeviceptr)inf_host };
-		size_t sizes[2] = { count / 2 * 4, count / 2 * 4 };
+		CUdeviceptr srcs[2] = { src, src + (from.host ? 0 : half) };
+		size_t sizes[2] = { half, half };
 		CUmemcpyAttributes attr;
 		memset(&attr, 0, sizeof(attr));
 		attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
@@ -153,6 +193,20 @@ static void write_inf(const char *kind, CUdeviceptr buf, size_t at, int whole)
 		fprintf(stderr, "fake_writes: no kind %s\n", kind);
 		exit(2);
 	}
+}
+
+static const uint32_t inf_bits = 0x7f800000u, one_bits = 0x3f800000u;
+
+/* KIND writes +inf (see write_from) */
+static void write_inf(const char *kind, CUdeviceptr buf, size_t at, int whole)
+{
+	write_from(kind, buf, at, whole, (struct source){ inf_host, inf_dev, inf_bits });
+}
+
+/* KIND writes 1.0 (see write_from) */
+static void write_ones(const char *kind, CUdeviceptr buf, size_t at, int whole)
+{
+	write_from(kind, buf, at, whole, (struct source){ ones_host, ones_dev, one_bits });
 }
 
 /* (2) with ELSEWHERE */
@@ -181,6 +235,33 @@ static void write_elsewhere(const char *how, CUdeviceptr y2, float *host)
 	}
 }
 
+/* (4) after an origin: a birth's output overwritten by KIND, then read
+ * by a later birth */
+static void after_an_origin(const char *kind, CUdeviceptr e, CUdeviceptr f, CUdeviceptr q,
+			    CUdeviceptr g)
+{
+	launch_fill(e, N);
+	write_inf(kind, e, 0, 1);
+	launch_add(f, e);            /* the origin: f[0..16) = +inf */
+	write_ones(kind, f, 0, 1);   /* f all finite again */
+	launch_fill(q, N);
+	write_inf(kind, q, 128 + 4, 0);
+	launch_add2(g, f, q);        /* a birth of its own, at 132 */
+}
+
+/* (5) a copy of an origin's output: KIND copies it from device memory,
+ * its reader is its propagation */
+static void copy_of_an_origin(const char *kind, CUdeviceptr e, CUdeviceptr f, CUdeviceptr h,
+			      CUdeviceptr r)
+{
+	launch_fill(e, N);
+	write_inf(kind, e, 0, 1);
+	launch_add(f, e);            /* the origin: f[0..16) = +inf */
+	launch_fill(h, N);
+	write_from(kind, h, 0, 1, (struct source){ NULL, f, 0 });
+	launch_add(r, h);            /* r[0..16) = +inf, carried */
+}
+
 static void wait_for_agent(void)
 {
 	for (int i = 0; i < 400 && !fake_cuda_subscribed() && getenv("LD_PRELOAD"); i++) {
@@ -192,7 +273,7 @@ static void wait_for_agent(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: fake_writes KIND [host|many]\n");
+		fprintf(stderr, "usage: fake_writes KIND [host|many|after|follow]\n");
 		return 2;
 	}
 	const char *kind = argv[1], *elsewhere = argc > 2 ? argv[2] : NULL;
@@ -209,16 +290,27 @@ int main(int argc, char **argv)
 	must(cuStreamCreate(&stream, 0), "cuStreamCreate");
 
 	CUdeviceptr y, y2, z, a, b, c;
-	CUdeviceptr *bufs[] = { &y, &y2, &z, &a, &b, &c, &inf_dev };
+	CUdeviceptr *bufs[] = { &y, &y2, &z, &a, &b, &c, &inf_dev, &ones_dev };
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		must(cuMemAlloc(bufs[i], N * sizeof(float)), "cuMemAlloc");
 	inf_host = malloc(N * sizeof(float));
+	ones_host = malloc(N * sizeof(float));
 	float *back = calloc(N, sizeof(float));
-	for (int i = 0; i < N; i++)
-		inf_host[i] = INFINITY, ((float *)inf_dev)[i] = INFINITY;   /* unified memory */
+	for (int i = 0; i < N; i++) {   /* the fake's device memory is the host's */
+		inf_host[i] = INFINITY, ((float *)inf_dev)[i] = INFINITY;
+		ones_host[i] = 1.0f, ((float *)ones_dev)[i] = 1.0f;
+	}
 	if (failed)
 		return 1;
 
+	if (elsewhere && (!strcmp(elsewhere, "after") || !strcmp(elsewhere, "follow"))) {
+		/* y, y2, z, a: e, f, h or q, r or g */
+		if (!strcmp(elsewhere, "after"))
+			after_an_origin(kind, y, y2, z, a);
+		else
+			copy_of_an_origin(kind, y, y2, z, a);
+		goto done;
+	}
 	/* (1) */
 	launch_fill(y, N);
 	write_inf(kind, y, 64 + 4, 0);
@@ -234,6 +326,7 @@ int main(int argc, char **argv)
 	launch_opaque(z);
 	write_inf(kind, z, 0, 1);
 	launch_add(c, z);
+done:
 	must(cuStreamSynchronize(stream), "cuStreamSynchronize");
 
 	/* the agent's drain thread polls every 0.5 ms: let it read the last */
@@ -245,6 +338,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.checks, (unsigned long long)st.check_launches,
 	       (unsigned long long)st.faults);
 	free(inf_host);
+	free(ones_host);
 	free(back);
 	return failed;
 }

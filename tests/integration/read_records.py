@@ -44,7 +44,10 @@ together, each failing with a line that says why):
                                   order, now)
   --expect-tracker K=V[,K=V...]   the last gpu_tracker STATUS (the origin
                                   tracker's drops) has these fields
-                                  (evicted, forgotten)
+                                  (evicted, forgotten, wide_lost, writes:
+                                  copies and memsets told to it, copies:
+                                  those that carried a non-finite source,
+                                  writes_lost)
   --expect-undecoded SUBSTR[:K=V,...]
                                   a kernel containing SUBSTR among those
                                   reported as not checked at launch, its
@@ -114,8 +117,9 @@ def decode(buf):
                  generic_checks=generic, gemm_checks=gemm, triton_checks=triton,
                  over_budget=over)
     elif kind == 3 and status == 13:
-        evicted, forgotten = struct.unpack_from("<QQ", body, 0)
-        r.update(status="gpu_tracker", evicted=evicted, forgotten=forgotten)
+        evicted, forgotten, wide, writes, copies, wlost = struct.unpack_from("<QQQQQQ", body, 0)
+        r.update(status="gpu_tracker", evicted=evicted, forgotten=forgotten, wide_lost=wide,
+                 writes=writes, copies=copies, writes_lost=wlost)
     elif kind == 3 and status == 16:   # cupti/defer.h
         vals = struct.unpack_from("<QQQQQQQQQ", body, 0)
         r.update(dict(zip(("checks", "launches", "window", "full", "write", "unknown",

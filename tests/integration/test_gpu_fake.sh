@@ -307,6 +307,54 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	expect "a batch of more copies than the agent reads launches what waits" "$T/w-many.rec" \
 		--expect-defer "checks=5,write=1,unknown=2,order=1,memory=0"
 
+	# what such writes do to the origin tracker (fake_writes.c (4), (5)):
+	# a birth's output written over, then read by a later birth, which is
+	# a birth of its own; a copy of a birth's output from device memory,
+	# whose reader is that birth's propagation.  Told in launch order,
+	# deferred or not.
+	for kind in htod dtod memset memset2d copy2d copy3d batch; do
+		for defer in 0 8; do
+			w="$T/wa-$kind-$defer"
+			run_writes "$w.rec" "$w" $defer $kind after
+			job_stats "$kind after an origin (defer $defer): 4 checks, no fault" $? "$w" \
+				' checks=4 .* faults=0$' quiet
+			expect "$kind over an origin's output (defer $defer): its later reader is a birth" \
+				"$w.rec" \
+				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=16,first_bad=0" \
+				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=8,first_bad=132" \
+				--expect-tracker "writes_lost=0"
+		done
+	done
+	for kind in copy2d copy3d batch; do   # a batch: two copies, both carried
+		for defer in 0 8; do
+			w="$T/wf-$kind-$defer"
+			run_writes "$w.rec" "$w" $defer $kind follow
+			job_stats "$kind of an origin's output (defer $defer): no fault" $? "$w" \
+				' faults=0$' quiet
+			expect "$kind of an origin's output (defer $defer): its reader propagates it" \
+				"$w.rec" \
+				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=16,first_bad=0" \
+				--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=16,first_bad=0" \
+				--expect-tracker "copies=$([ $kind = batch ] && echo 2 || echo 1)"
+		done
+	done
+	# a device copy of one range: checked when its source's writer was
+	# (every launch), followed by the tracker when not (sampling)
+	for mode in every sample:1; do
+		w="$T/wf-dtod-${mode%%:*}"
+		NANPROF_GPU_MODE=$mode run_writes "$w.rec" "$w" 0 dtod follow
+		job_stats "dtod of an origin's output ($mode): no fault" $? "$w" ' faults=0$' quiet
+		expect "dtod of an origin's output ($mode): its reader propagates it" "$w.rec" \
+			--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=16,first_bad=0" \
+			--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=16,first_bad=0"
+	done
+	expect "dtod, every launch: the copy is checked" "$T/wf-dtod-every.rec" \
+		--expect-gpu-check "cuMemcpy device to device:propagated=true,posinf=16"
+	no_check "dtod, sampled: the copy is not checked, the tracker follows it" \
+		"$T/wf-dtod-sample.rec" "cuMemcpy device to device"
+	expect "dtod, sampled: told to the tracker as a copy of a non-finite source" \
+		"$T/wf-dtod-sample.rec" --expect-tracker "copies=1"
+
 	# --- no code for this GPU in the agent's fatbin ---
 	run_job "$T/rec3" "$T/job3" FAKE_CUDA_NO_IMAGE=1
 	job_stats "no check kernel image: the job exits 0, no check launched" \
