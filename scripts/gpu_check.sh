@@ -587,6 +587,9 @@ writes_row() {
 	seen=$(cat "$W"/agent-*.err 2>/dev/null | grep -o 'unchecked write: [A-Za-z0-9_]*' |
 		sed 's/unchecked write: //' | sort -u | tr '\n' ' ')
 	row agent "copies and memsets not checked, by driver call" INFO "${seen:-none seen}"
+	# what the origin tracker was told of them (cupti/write_queue.h)
+	row agent "copies and memsets told to the origin tracker" INFO \
+		"$("$PY" "$GPUT/gpu_records.py" writes "$W"/agent-*.rec 2>&1 | tail -n 1)"
 }
 
 cudnn_attn_rows() {

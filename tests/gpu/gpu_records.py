@@ -25,6 +25,10 @@ the agent stamps launches with).
       for the fault's
   gpu_records.py counters FILE
       the last GPU counters, one line (for the benchmark's table)
+  gpu_records.py writes FILE...
+      one line: copies and memsets told to the origin tracker in all the
+      files' jobs (the last gpu_tracker STATUS of each), device copies that
+      carried a non-finite source, those lost
   gpu_records.py per-launch FILE...
       each file's checks per check launch, one line (deferred checks;
       with them on, why the lists went out when they did)
@@ -424,6 +428,21 @@ def cmd_per_launch(a):
     print("; ".join(out))
 
 
+def cmd_writes(a):
+    """One line: the unchecked copies and memsets the jobs' trackers were
+    told of (cupti/write_queue.h), summed over the files."""
+    told = carried = lost = jobs = 0
+    for path in a.files:
+        t = [r for r in load(path) if r["kind"] == "status" and r["status"] == "gpu_tracker"]
+        if t:
+            jobs += 1
+            told += t[-1]["writes"]
+            carried += t[-1]["copies"]
+            lost += t[-1]["writes_lost"]
+    print("%d told in %d jobs (%d device copies of a non-finite value), %d lost" % (
+        told, jobs, carried, lost))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -444,6 +463,8 @@ def main():
     p.add_argument("events")
     p = sub.add_parser("counters")
     p.add_argument("file")
+    p = sub.add_parser("writes")
+    p.add_argument("files", nargs="+")
     p = sub.add_parser("per-launch")
     p.add_argument("files", nargs="+")
     a = ap.parse_args()
@@ -455,6 +476,8 @@ def main():
         cmd_origin(a)
     elif a.cmd == "counters":
         cmd_counters(a)
+    elif a.cmd == "writes":
+        cmd_writes(a)
     elif a.cmd == "per-launch":
         cmd_per_launch(a)
     else:

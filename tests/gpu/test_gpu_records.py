@@ -40,6 +40,12 @@ def defer_status(seq, checks, launches, window, full, write, unknown, memory, or
     return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 16, 0, 0) + body
 
 
+def tracker_status(seq, writes, copies, lost):
+    """A GPU_TRACKER status (agent_report.h's trk struct)."""
+    body = struct.pack("<QQQQQQ", 0, 0, 0, writes, copies, lost).ljust(72, b"\0")
+    return struct.pack("<IBBBBBBHIQ", seq, 3, 0, 0, 0, 0, 0, 13, 0, 0) + body
+
+
 def undecoded_status(seq, func, rank, launches):
     """A GPU_UNDECODED status (agent_report.h's undec struct)."""
     body = struct.pack("<IIQ", func, rank, launches).ljust(72, b"\0")
@@ -194,6 +200,14 @@ def main():
     out = subprocess.check_output([sys.executable, TOOL, "per-launch", rec]).decode()
     if "600 checks in 600 launches (1.00 each)" not in out or "deferred" in out:
         fails.append("per-launch without deferring: %r" % out)
+
+    # unchecked writes told to the tracker: each job's last word, summed
+    rec2 = rec + ".2"
+    job(rec, [on, tracker_status(2, 3, 0, 0), tracker_status(3, 7, 1, 0)], times)
+    job(rec2, [on, tracker_status(2, 5, 2, 4)], times)
+    out = subprocess.check_output([sys.executable, TOOL, "writes", rec, rec2]).decode()
+    if "12 told in 2 jobs (3 device copies of a non-finite value), 4 lost" not in out:
+        fails.append("writes: %r" % out)
 
     # the kernels not checked at launch: each one's last report, most first
     gemm = name(30, 8, "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNN")
