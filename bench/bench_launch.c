@@ -54,11 +54,11 @@
 #include "../tests/fakecuda/fake.h"
 #include "../tests/fakecuda/fake_conv_graph.h"
 #include "../tests/fakecuda/fake_cublas.h"
+#include "../tests/fakecuda/fake_elementwise.h"
 
 #define N 256
 
-static const char add_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
+static const char add_f32[] = FAKE_ADD_F32;
 static const char opaque_name[] = "nvjet_bench_opaque_128x64_1x1";
 
 struct opaque_args {           /* 256 bytes, as a GEMM's argument struct */

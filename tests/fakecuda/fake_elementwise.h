@@ -1,8 +1,9 @@
 /* fake_elementwise.h - torch's vectorized add and fill of floats on the
- * fake driver, for the small fake programs (fake_devices.c,
- * fake_writes.c): their mangled names, the parameter layout torch passes
- * (int numel, the functor by value, std::array<char*, N> with data[0] the
- * output) and host bodies.  fake_register_add_fill() registers both. */
+ * fake driver: their mangled names (every fake program and the launch
+ * benchmark use these), and for the small fake programs (fake_devices.c,
+ * fake_writes.c) the parameter layout torch passes (int numel, the
+ * functor by value, std::array<char*, N> with data[0] the output) and
+ * host bodies.  fake_register_add_fill() registers both. */
 #ifndef NP_FAKE_ELEMENTWISE_H
 #define NP_FAKE_ELEMENTWISE_H
 

@@ -105,17 +105,16 @@
 #include "fake_conv_graph.h"
 #include "fake_cublas.h"
 #include "fake_cufft.h"
+#include "fake_elementwise.h"
 #include "../../agent/agent_report.h"
 
 #define N 10000          /* float buffers: three check blocks */
 #define NH 1000          /* the half buffer */
 
-static const char add_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
+static const char add_f32[] = FAKE_ADD_F32;
 static const char add_f16[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIN3c104HalfEEESt5arrayIPcLm3EELb1EEEviT0_T1_";
-static const char fill_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIfEESt5arrayIPcLm1EELb1EEEviT0_T1_";
+static const char fill_f32[] = FAKE_FILL_F32;
 static const char div_f32[] =
 	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIfffNS0_15binary_internal10DivFunctorIfEEEESt5arrayIPcLm3EELb1EEEviT0_T1_";
 static const char masked_fill_f32[] =

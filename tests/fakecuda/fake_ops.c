@@ -134,15 +134,14 @@
 #include "fake_conv_graph.h"
 #include "fake_cudnn.h"
 #include "fake_cufft.h"
+#include "fake_elementwise.h"
 #include "../unit/memeff_params.h"
 
 #define N 4096
 #define CLIP_GRADS 32           /* fo_clip's gradients, slices of one buffer */
 
-static const char add_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EELb1EEEviT0_T1_";
-static const char fill_f32[] =
-	"_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIfEESt5arrayIPcLm1EELb1EEEviT0_T1_";
+static const char add_f32[] = FAKE_ADD_F32;
+static const char fill_f32[] = FAKE_FILL_F32;
 /* x * scalar of floats (irfft's normalisation): torch's BUnaryFunctor,
  * as the fixture's Half row of it, of float */
 static const char scale_f32[] =
