@@ -156,6 +156,32 @@ static void add_batch(struct np_writes *w, const CUdeviceptr *dsts, const CUdevi
 		add_from(w, dsts[i], sizes[i], srcs ? srcs[i] : 0);
 }
 
+/* A 3D batch's copies (cudaMemcpy3DBatchAsync): between pointers the
+ * extent is in bytes, each operand's rows rowLength bytes apart (0:
+ * packed, the width) and its layers layerHeight rows (0: the height).
+ * Into an array: no tensor's memory.  From an array into a pointer the
+ * extent is in the array's elements, whose size is not read: not told. */
+static void add_3d_batch(struct np_writes *w, const CUDA_MEMCPY3D_BATCH_OP *ops, size_t count)
+{
+	if (!ops)
+		return;
+	for (size_t i = 0; i < count && !w->untold; i++) {
+		const CUDA_MEMCPY3D_BATCH_OP *o = &ops[i];
+		const CUextent3D *e = &o->extent;
+		if (o->dst.type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+			continue;
+		if (o->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER ||
+		    o->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER) {
+			w->untold = 1;
+			return;
+		}
+		size_t pitch = o->dst.op.ptr.rowLength ? o->dst.op.ptr.rowLength : e->width;
+		size_t rows = o->dst.op.ptr.layerHeight ? o->dst.op.ptr.layerHeight : e->height;
+		add_pitched(w, o->dst.op.ptr.ptr, 0, 0, 0, pitch, rows, e->width, e->height, e->depth,
+			    o->src.op.ptr.ptr);
+	}
+}
+
 /* A memset of n elements of size bytes */
 static void memset_1d(struct np_writes *w, CUdeviceptr dst, size_t n, size_t size)
 {
@@ -286,11 +312,13 @@ int np_driver_writes(CUpti_CallbackId cbid, const void *p, struct np_writes *w)
 		add_batch(w, a->dsts, a->srcs, a->sizes, a->count);
 		return 0;
 	}
-	/* operands pointers or arrays, each with its own layout: not read */
+	/* the first version has a failIdx more, after the fields read */
 	case D(cuMemcpy3DBatchAsync): case D(cuMemcpy3DBatchAsync_ptsz):
-	case D(cuMemcpy3DBatchAsync_v2): case D(cuMemcpy3DBatchAsync_v2_ptsz):
-		w->untold = 1;
+	case D(cuMemcpy3DBatchAsync_v2): case D(cuMemcpy3DBatchAsync_v2_ptsz): {
+		AS(cuMemcpy3DBatchAsync_v2_params);
+		add_3d_batch(w, a->opList, a->numOps);
 		return 0;
+	}
 	}
 	return -1;
 }

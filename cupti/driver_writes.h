@@ -28,8 +28,8 @@ struct np_writes {
 	 * (a loss copied back), as after any copy to the host */
 	int to_host;
 	/* what it writes is not all told: a batch of more than
-	 * NP_WRITES_MAX copies, a 3D batch (not read), an extent that
-	 * overflows */
+	 * NP_WRITES_MAX copies, a 3D batch's copy from an array (its
+	 * element size not read), an extent that overflows */
 	int untold;
 	uint64_t lo[NP_WRITES_MAX], hi[NP_WRITES_MAX];
 	/* where range i was copied from, when that may be device memory

@@ -963,6 +963,45 @@ CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *siz
 		      NULL, copy_batch(dsts, srcs, sizes, count, h));
 }
 
+/* A pointer operand's memory: the fake's device memory, else the host's */
+static CUmemorytype memory_of(CUdeviceptr p)
+{
+	return device_range(p, 1) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+}
+
+/* Each copy between pointers (extents in bytes; rows rowLength apart, 0:
+ * packed, layers layerHeight rows); arrays are not faked */
+static CUresult copy_3d_batch(size_t n, const CUDA_MEMCPY3D_BATCH_OP *ops, CUstream h)
+{
+	if (!ops || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) {
+		const CUDA_MEMCPY3D_BATCH_OP *o = &ops[i];
+		if (o->dst.type != CU_MEMCPY_OPERAND_TYPE_POINTER ||
+		    o->src.type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		const CUextent3D *e = &o->extent;
+		size_t dp = o->dst.op.ptr.rowLength ? o->dst.op.ptr.rowLength : e->width;
+		size_t dl = o->dst.op.ptr.layerHeight ? o->dst.op.ptr.layerHeight : e->height;
+		size_t sp = o->src.op.ptr.rowLength ? o->src.op.ptr.rowLength : e->width;
+		size_t sl = o->src.op.ptr.layerHeight ? o->src.op.ptr.layerHeight : e->height;
+		CUresult r = copy_3d(h, memory_of(o->dst.op.ptr.ptr), o->dst.op.ptr.ptr, dp, dl,
+				     memory_of(o->src.op.ptr.ptr), o->src.op.ptr.ptr, sp, sl, e->width,
+				     e->height, e->depth);
+		if (r != CUDA_SUCCESS)
+			return r;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy3DBatchAsync_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+				 CUstream h)
+{
+	cuMemcpy3DBatchAsync_v2_params p = { n, ops, flags, h };
+	return TRACED(CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DBatchAsync_v2, "cuMemcpy3DBatchAsync_v2", &p,
+		      NULL, copy_3d_batch(n, ops, h));
+}
+
 static CUresult copy_dtoh_async(void *dst, CUdeviceptr src, size_t n, CUstream h)
 {
 	struct fk_stream *s = stream_of(h);

@@ -36,7 +36,9 @@
  * memory), memset (cuMemsetD32Async), memset2d (cuMemsetD2D32Async),
  * copy2d (cuMemcpy2DAsync from the host; follow: from device memory),
  * copy3d (cuMemcpy3DAsync from device memory), batch
- * (cuMemcpyBatchAsync; follow: from device memory).
+ * (cuMemcpyBatchAsync; follow: from device memory), batch3d (copy3d's
+ * copy as a cuMemcpy3DBatchAsync between pointers, from the host; follow:
+ * from device memory).
  * tests/integration/test_gpu_fake.sh runs each and reads the records.
  *
  *   fake_writes KIND [host|many|after|follow]
@@ -177,6 +179,20 @@ static void write_from(const char *kind, CUdeviceptr buf, size_t at, int whole,
 			c.WidthInBytes = 16, c.Height = 1, c.Depth = 2;
 		}
 		must(cuMemcpy3DAsync(&c, stream), kind);
+	} else if (!strcmp(kind, "batch3d")) {
+		/* copy3d's, as one operation of a 3D batch between pointers:
+		 * from `at`, rows of 4 floats (whole: 8) in 2 layers of 4 rows
+		 * (whole: one layer of 2 rows), rows 64 bytes (whole: 32) apart */
+		CUDA_MEMCPY3D_BATCH_OP op;
+		memset(&op, 0, sizeof(op));
+		op.dst.type = op.src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+		op.dst.op.ptr.ptr = at_ptr;
+		op.src.op.ptr.ptr = from.host ? (CUdeviceptr)from.host : from.dev;
+		op.dst.op.ptr.rowLength = op.src.op.ptr.rowLength = src_pitch;
+		op.dst.op.ptr.layerHeight = op.src.op.ptr.layerHeight = whole ? 2 : 4;
+		op.extent = whole ? (CUextent3D){ 32, 2, 1 } : (CUextent3D){ 16, 1, 2 };
+		op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+		must(cuMemcpy3DBatchAsync(1, &op, 0, stream), kind);
 	} else if (!strcmp(kind, "batch")) {
 		/* two copies of 4 floats (whole: 8), 16 floats (whole: 8) apart */
 		size_t half = count / 2 * 4;

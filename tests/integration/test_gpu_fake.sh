@@ -281,7 +281,7 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 			LD_LIBRARY_PATH="$PWD/$F" timeout 60 $F/fake_writes "$@" \
 			> "$out.out" 2> "$out.err"
 	}
-	for kind in htod memset memset2d copy2d copy3d batch; do
+	for kind in htod memset memset2d copy2d copy3d batch batch3d; do
 		for defer in 8 0; do
 			w="$T/w-$kind-$defer"
 			run_writes "$w.rec" "$w" $defer $kind
@@ -312,7 +312,7 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	# a birth of its own; a copy of a birth's output from device memory,
 	# whose reader is that birth's propagation.  Told in launch order,
 	# deferred or not.
-	for kind in htod dtod memset memset2d copy2d copy3d batch; do
+	for kind in htod dtod memset memset2d copy2d copy3d batch batch3d; do
 		for defer in 0 8; do
 			w="$T/wa-$kind-$defer"
 			run_writes "$w.rec" "$w" $defer $kind after
@@ -325,7 +325,7 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 				--expect-tracker "writes_lost=0"
 		done
 	done
-	for kind in copy2d copy3d batch; do   # a batch: two copies, both carried
+	for kind in copy2d copy3d batch batch3d; do   # a batch: two copies, both carried
 		for defer in 0 8; do
 			w="$T/wf-$kind-$defer"
 			run_writes "$w.rec" "$w" $defer $kind follow

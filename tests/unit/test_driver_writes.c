@@ -239,9 +239,52 @@ Test(driver_writes, more_than_it_tells_is_untold)
 	p.count = NP_WRITES_MAX + 1;
 	np_driver_writes(D(cuMemcpyBatchAsync_v2_ptsz), &p, &w);
 	cr_expect(w.untold, "one more: not all told");
-	cuMemcpy3DBatchAsync_v2_params b = { 1, NULL, 0, NULL };
+}
+
+static CUmemcpy3DOperand pointer(CUdeviceptr p, size_t row_length, size_t layer_height)
+{
+	CUmemcpy3DOperand o;
+	memset(&o, 0, sizeof(o));
+	o.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+	o.op.ptr.ptr = p, o.op.ptr.rowLength = row_length, o.op.ptr.layerHeight = layer_height;
+	return o;
+}
+
+/* cudaMemcpy3DBatchAsync: between pointers, extents in bytes */
+Test(driver_writes, a_3d_batch_each_copy)
+{
+	CUDA_MEMCPY3D_BATCH_OP ops[3];
+	memset(ops, 0, sizeof(ops));
+	/* 2 layers of 3 rows of 16 bytes, rows 64 bytes apart, layers 4 rows */
+	ops[0].dst = pointer(0x100000, 64, 4), ops[0].src = pointer(0x900000, 0, 0);
+	ops[0].extent = (CUextent3D){ 16, 3, 2 };
+	/* packed: rowLength and layerHeight 0 */
+	ops[1].dst = pointer(0x200000, 0, 0), ops[1].src = pointer(0x800000, 0, 0);
+	ops[1].extent = (CUextent3D){ 32, 2, 1 };
+	/* into an array: no tensor's memory */
+	ops[2].dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY, ops[2].src = pointer(0x700000, 0, 0);
+	ops[2].extent = (CUextent3D){ 8, 1, 1 };
+	CUstream s = (CUstream)0x55;
+	cuMemcpy3DBatchAsync_v2_params b = { 3, ops, 0, s };
+	np_driver_writes(D(cuMemcpy3DBatchAsync_v2_ptsz), &b, &w);
+	cr_assert_eq(w.n, 2);
+	cr_expect(!w.untold);
+	cr_expect(w.lo[0] == 0x100000 && w.hi[0] == 0x100000 + (1 * 4 + 2) * 64 + 16,
+		  "to layer 1, row 2: %#llx", (unsigned long long)w.hi[0]);
+	cr_expect(w.lo[1] == 0x200000 && w.hi[1] == 0x200000 + 64, "packed");
+	cr_expect(w.src[0] == 0x900000 && w.src[1] == 0x800000);
+	cr_expect_eq(w.stream, s);
+	/* the first version reads the same; its stream after failIdx */
+	cuMemcpy3DBatchAsync_params b1 = { 1, ops, NULL, 0, s };
+	np_driver_writes(D(cuMemcpy3DBatchAsync), &b1, &w);
+	cr_expect(w.n == 1 && w.lo[0] == 0x100000 && w.stream == s);
+	/* from an array into a pointer: its element size not read */
+	ops[1].src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
 	np_driver_writes(D(cuMemcpy3DBatchAsync_v2), &b, &w);
-	cr_expect(w.untold && w.n == 0, "a 3D batch: not read");
+	cr_expect(w.untold, "from an array: not told");
+	cuMemcpy3DBatchAsync_v2_params none = { 1, NULL, 0, NULL };
+	np_driver_writes(D(cuMemcpy3DBatchAsync_v2), &none, &w);
+	cr_expect(w.n == 0 && !w.untold, "no operations");
 }
 
 Test(driver_writes, extents_that_overflow_are_untold)
