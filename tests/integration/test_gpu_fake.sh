@@ -312,31 +312,29 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	# a birth of its own; a copy of a birth's output from device memory,
 	# whose reader is that birth's propagation.  Told in launch order,
 	# deferred or not.
-	for kind in htod dtod memset memset2d copy2d copy3d batch batch3d; do
+	# tracker_phase MODE KIND WHAT READER [expect args...]: fake_writes KIND
+	# MODE, deferred and not; the origin f an add's birth (+inf at 0..15),
+	# READER the later add's verdict
+	tracker_phase() {
+		local mode=$1 kind=$2 what=$3 reader=$4 defer w
+		shift 4
 		for defer in 0 8; do
-			w="$T/wa-$kind-$defer"
-			run_writes "$w.rec" "$w" $defer $kind after
-			job_stats "$kind after an origin (defer $defer): 4 checks, no fault" $? "$w" \
-				' checks=4 .* faults=0$' quiet
-			expect "$kind over an origin's output (defer $defer): its later reader is a birth" \
-				"$w.rec" \
+			w="$T/w$mode-$kind-$defer"
+			run_writes "$w.rec" "$w" $defer $kind $mode
+			job_stats "$kind $what (defer $defer): no fault" $? "$w" ' faults=0$' quiet
+			expect "$kind $what (defer $defer): the origin, and the reader" "$w.rec" \
 				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=16,first_bad=0" \
-				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=8,first_bad=132" \
-				--expect-tracker "writes_lost=0"
+				--expect-gpu-check "CUDAFunctor_add<float>:$reader" "$@"
 		done
+	}
+	for kind in htod dtod memset memset2d copy2d copy3d batch batch3d; do
+		tracker_phase after $kind "over an origin's output, then a later birth reading it" \
+			"propagated=false,posinf=8,first_bad=132" --expect-tracker "writes_lost=0"
 	done
 	for kind in copy2d copy3d batch batch3d; do   # a batch: two copies, both carried
-		for defer in 0 8; do
-			w="$T/wf-$kind-$defer"
-			run_writes "$w.rec" "$w" $defer $kind follow
-			job_stats "$kind of an origin's output (defer $defer): no fault" $? "$w" \
-				' faults=0$' quiet
-			expect "$kind of an origin's output (defer $defer): its reader propagates it" \
-				"$w.rec" \
-				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=16,first_bad=0" \
-				--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=16,first_bad=0" \
-				--expect-tracker "copies=$([ $kind = batch ] && echo 2 || echo 1)"
-		done
+		tracker_phase follow $kind "of an origin's output: its reader propagates it" \
+			"propagated=true,posinf=16,first_bad=0" \
+			--expect-tracker "copies=$([ $kind = batch ] && echo 2 || echo 1)"
 	done
 	# a device copy of one range: checked when its source's writer was
 	# (every launch), followed by the tracker when not (sampling)
