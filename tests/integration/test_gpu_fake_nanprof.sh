@@ -11,7 +11,8 @@
 # complex64 multiply (RoPE), checked as its real view; and when the gate's
 # output is cloned by a device-to-device copy, or concatenated by
 # torch.cat's kernel, in one launch or in two, or along dim 1 with 19
-# other inputs, more than a check keeps, that head reads); the same
+# other inputs, more than a check keeps, that head reads; the clone
+# sampled, which no check reads: the origin tracker follows it); the same
 # kernel launched by the backward of a node blocks.0.gate made, in the
 # backward phase; and, with no overflow, name nothing, although
 # blocks.0.attn's -inf mask spreads into another kernel's output every
@@ -217,6 +218,20 @@ one_python() {   # python
 			bad "$tag: fake GPU origin through $how under nanprof" "$T/chk"
 		fi
 	done
+	# sampled, no copy is checked (no writers are kept): the origin
+	# tracker follows the clone (cupti/write_queue.h), so head's add is
+	# still the exp's propagation; before, no origin at all
+	NP_OPTS="--gpu sample:1" run_fake "$py" "$T/$tag-copy-smp" --copy --at 3
+	if python3 $IT/check_origin.py "$T/$tag-copy-smp/events.jsonl" --cuda \
+		--origin forward blocks.0.gate output --step 3 --op-kernel exp_kernel_cuda \
+		> "$T/chk" 2>&1 &&
+	   grep -q '"gpu_unchecked_copies_carried":[1-9]' "$T/$tag-copy-smp/events.jsonl" &&
+	   grep -q '"gpu_unchecked_writes_lost":0' "$T/$tag-copy-smp/events.jsonl"; then
+		ok "$tag: sampled, the exp's output cloned and read by head: the tracker follows the copy, the exp in blocks.0.gate"
+	else
+		cat "$T/$tag-copy-smp.err" >> "$T/chk"
+		bad "$tag: fake GPU origin through an unchecked copy, sampled" "$T/chk"
+	fi
 	# a model split over two devices: the gate on cuda:1, device 0
 	# current between ops (as torch leaves it), its output copied to
 	# device 0 as torch copies it (cuMemcpyAsync), or by cuMemcpyPeerAsync
