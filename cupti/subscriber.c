@@ -792,15 +792,6 @@ static int device_of(uint64_t ptr)
 	return ordinal;
 }
 
-/* A copy (x.clone(), .contiguous() of a contiguous tensor, copy_) moves a
- * non-finite value without a kernel: its destination's first decoded
- * reader would look like the birth, and the real birth would never be
- * seen to leave its module.  So when the source's last write was checked
- * (writers.h knows it, and its dtype), the destination is checked after
- * the copy on the copy's stream, from the source: a non-finite value
- * there is propagation.  Other copies (of memory no check saw, of part
- * of a buffer, host memory; or when sampling, which keeps no writers)
- * stay unchecked, as before. */
 /* Whether a copy or memset into stream is being captured into a CUDA
  * graph: it runs at the graph's replays, not now.  The synchronous
  * forms (NULL here) cannot be captured, and their stream is not asked:
@@ -825,7 +816,7 @@ static void tell_tracker(const uint64_t *lo, const uint64_t *hi, const uint64_t 
 		np_wq_post(lo, hi, src, n, (uint64_t)(uintptr_t)stream);
 }
 
-/* The check of a device-to-device copy (on_copy): 1 when launched. */
+/* The check of a device-to-device copy (on_copy, below): 1 when launched. */
 static int check_copy(const CUpti_CallbackData *cb, uint64_t dst, uint64_t src, size_t bytes,
 		      CUstream stream)
 {
@@ -872,6 +863,16 @@ static int check_copy(const CUpti_CallbackData *cb, uint64_t dst, uint64_t src, 
 	return 1;
 }
 
+/* A copy (x.clone(), .contiguous() of a contiguous tensor, copy_) moves a
+ * non-finite value without a kernel: its destination's first decoded
+ * reader would look like the birth, and the real birth would never be
+ * seen to leave its module.  So when the source's last write was checked
+ * (writers.h knows it, and its dtype), the destination is checked after
+ * the copy on the copy's stream, from the source: a non-finite value
+ * there is propagation.  Other copies into device memory (of memory no
+ * check saw written, of part of a buffer, from the host; or when
+ * sampling, which keeps no writers) are told to the origin tracker,
+ * which carries a non-finite source's value to the destination. */
 static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uint64_t dst, src;
