@@ -204,11 +204,12 @@ static unsigned n_pending;
 static void tell_write(const struct np_wq_item *w)
 {
 	uint64_t source;
-	if (!w->src || !np_dirty_copy(&tracker, w->lo, w->hi, w->src, w->order, &source)) {
-		if (!w->src)
-			np_dirty_write(&tracker, w->lo, w->hi, w->order);
+	if (!w->src) {
+		np_dirty_write(&tracker, w->lo, w->hi, w->order);
 		return;
 	}
+	if (!np_dirty_copy(&tracker, w->lo, w->hi, w->src, w->order, &source))
+		return;   /* a clean source: told as a write */
 	/* the copy holds its source's value: its readers propagate the
 	 * source's birth */
 	struct lineage *src = lineage_of(source);
