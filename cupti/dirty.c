@@ -265,26 +265,83 @@ void np_dirty_write(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t or
 		t->writes_until = order;
 }
 
-int np_dirty_copy(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t src, uint64_t order,
-		  uint64_t *source)
+/* A dirty part of a copy's source, [lo, hi), dirty as of tag. */
+struct part {
+	uint64_t lo, hi, tag;
+};
+
+/* Keeps [lo, hi) ∩ [src, src_end) among the parts; past
+ * NP_DIRTY_COPY_PARTS the last part grows to cover it too (carried a
+ * little wider, never dropped). */
+static void add_part(struct part *p, unsigned *n, uint64_t lo, uint64_t hi, uint64_t tag,
+		     uint64_t src, uint64_t src_end)
 {
-	/* the source as a late reader's input: a later result may already
-	 * have cleared it (the history keeps what it was) */
-	struct np_dirty_launch from = { .tag = order, .n_in = 1, .in = { src }, .late = true };
-	uint64_t s;
+	lo = lo > src ? lo : src;
+	hi = hi < src_end ? hi : src_end;
+	if (lo >= hi)
+		return;
+	if (*n < NP_DIRTY_COPY_PARTS) {
+		p[(*n)++] = (struct part){ lo, hi, tag };
+		return;
+	}
+	struct part *last = &p[NP_DIRTY_COPY_PARTS - 1];
+	last->lo = lo < last->lo ? lo : last->lo;
+	last->hi = hi > last->hi ? hi : last->hi;
+}
+
+/* The parts of [src, src_end) dirty as of a launch before order: known
+ * dirty now, or cleared since by later results (the history keeps what
+ * they were).  Known-dirty parts come first, by address. */
+static unsigned source_parts(const struct np_dirty *t, uint64_t src, uint64_t src_end,
+			     uint64_t order, struct part *p)
+{
+	unsigned n = 0;
+
+	for (size_t i = first_after(t, src); i < t->len && t->v[i].base < src_end; i++)
+		if (t->v[i].tag < order)
+			add_part(p, &n, t->v[i].base, t->v[i].end, t->v[i].tag, src, src_end);
+	if (order >= t->hist_until)
+		return n;
+	for (uint32_t h = 0; h < t->hist_len; h++) {
+		const struct np_dirty_span *s = &t->hist[h];
+		if (s->dirty_tag < order && order < s->until)
+			add_part(p, &n, s->base, s->end, s->dirty_tag, src, src_end);
+	}
+	return n;
+}
+
+int np_dirty_copy(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t src, bool whole,
+		  uint64_t order, uint64_t *source)
+{
+	struct part p[NP_DIRTY_COPY_PARTS];
+	uint64_t len = end - base;
+	unsigned n;
 
 	if (end <= base)
 		return 0;
-	if (!inputs_dirty(t, &from, &s)) {
-		np_dirty_write(t, base, end, order);
-		return 0;
+	if (whole) {
+		n = source_parts(t, src, len > UINT64_MAX - src ? UINT64_MAX : src + len, order, p);
+	} else {
+		/* only the first byte is known (a pitched copy whose rows lie
+		 * otherwise): it stands for the whole, as input words do */
+		n = source_parts(t, src, src == UINT64_MAX ? src : src + 1, order, p) ? 1 : 0;
+		p[0].lo = src;
+		p[0].hi = src + len;   /* offsets 0..len below, wrapping or not */
 	}
-	t->written++;
+	/* the destination is the copy's now, all of it; then each dirty
+	 * part of the source is dirty again in its place */
+	np_dirty_write(t, base, end, order);
+	if (!n)
+		return 0;
 	t->copied++;
-	mark(t, base, end, order);
-	keep_writes(t, base, end, order);
+	for (unsigned i = 0; i < n; i++) {
+		/* parts lie within [src, src + len): their offsets fit */
+		uint64_t lo = base + (p[i].lo - src), hi = base + (p[i].hi - src);
+		mark(t, lo, hi, order);
+		keep_writes(t, lo, hi, order);
+	}
 	if (source)
-		*source = s;
+		*source = p[0].tag;
 	return 1;
 }
 

@@ -77,7 +77,10 @@
  * up in the history, as late judgements do.  A copy carries its
  * source's state: copied from a range dirtied before it, the destination
  * becomes dirty as of the copy.  Only the source's first byte is looked
- * up, as only input words are.
+ * up, as only input words are, when the source's rows lie otherwise than
+ * the destination's; a copy laid out byte for byte as its source (any 1D
+ * copy) carries each dirty part of the source to its place, and the rest
+ * of the destination is clean.
  *
  * Not thread-safe: one thread (the ring drainer) owns a tracker.  Nothing
  * allocates after np_dirty_init.
@@ -93,6 +96,7 @@
 #define NP_DIRTY_DEFAULT_CAP 4096	/* known-dirty ranges, 24 bytes each */
 #define NP_DIRTY_HISTORY 64		/* spans cleared or re-marked, for late judgements */
 #define NP_DIRTY_WRITES 64		/* unchecked writes kept against earlier results */
+#define NP_DIRTY_COPY_PARTS 16		/* a copy's dirty source parts carried apart */
 
 struct np_dirty_launch {
 	uint64_t tag;		/* launch-order number: a later launch has a larger tag */
@@ -175,12 +179,17 @@ enum np_dirty_verdict np_dirty_result(struct np_dirty *t, const struct np_dirty_
  * is gone, and stays gone when their results come later. */
 void np_dirty_write(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t order);
 
-/* A device copy no check saw, launched as order, from src into [base,
- * end).  src in a range dirtied before order: [base, end) becomes dirty
- * as of order, and 1 with that range's tag in *source (may be NULL).
- * Else it is np_dirty_write's, and 0. */
-int np_dirty_copy(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t src, uint64_t order,
-		  uint64_t *source);
+/* A device copy no check saw, launched as order, into [base, end).
+ * whole: its source is [src, src + end - base), laid out as the
+ * destination byte for byte, and each part of it dirtied before order
+ * becomes dirty as of order in its place (past NP_DIRTY_COPY_PARTS
+ * parts, the last one covers the rest).  Else only src's first byte is
+ * known: dirtied before order, all of [base, end) becomes dirty.  What
+ * is not carried is written, as np_dirty_write's.  1 when anything was
+ * carried, with the tag of the first such part in *source (may be
+ * NULL); else 0. */
+int np_dirty_copy(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t src, bool whole,
+		  uint64_t order, uint64_t *source);
 
 /* 0 and the tag of the known-dirty range containing addr in *tag (may be
  * NULL), or -ENOENT. */

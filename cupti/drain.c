@@ -208,7 +208,7 @@ static void tell_write(const struct np_wq_item *w)
 		np_dirty_write(&tracker, w->lo, w->hi, w->order);
 		return;
 	}
-	if (!np_dirty_copy(&tracker, w->lo, w->hi, w->src, w->order, &source))
+	if (!np_dirty_copy(&tracker, w->lo, w->hi, w->src, w->whole, w->order, &source))
 		return;   /* a clean source: told as a write */
 	/* the copy holds its source's value: its readers propagate the
 	 * source's birth */

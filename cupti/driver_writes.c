@@ -35,7 +35,9 @@ const CUpti_CallbackId np_write_cbids[] = {
 };
 const size_t np_write_ncbids = sizeof(np_write_cbids) / sizeof(np_write_cbids[0]);
 
-static void add_from(struct np_writes *w, uint64_t lo, size_t bytes, uint64_t src)
+/* [lo, lo + bytes), copied from src (0: not device memory); whole: its
+ * source laid out alike (np_writes) */
+static void add_from(struct np_writes *w, uint64_t lo, size_t bytes, uint64_t src, int whole)
 {
 	if (!bytes)
 		return;
@@ -46,12 +48,13 @@ static void add_from(struct np_writes *w, uint64_t lo, size_t bytes, uint64_t sr
 	w->lo[w->n] = lo;
 	w->hi[w->n] = lo + bytes;
 	w->src[w->n] = src;
+	w->whole[w->n] = src && whole;
 	w->n++;
 }
 
 static void add(struct np_writes *w, uint64_t lo, size_t bytes)
 {
-	add_from(w, lo, bytes, 0);
+	add_from(w, lo, bytes, 0, 0);
 }
 
 /* The first byte of a pitched region: byte x of row y of slice z; 0 on
@@ -65,6 +68,16 @@ static uint64_t pitched_at(uint64_t base, size_t x, size_t y, size_t z, size_t p
 	    base + off < base)
 		return 0;
 	return base + off;
+}
+
+/* Do a pitched copy's rows (and slices) lie alike at both ends, so that
+ * its source's span maps onto its destination's byte for byte? */
+static int laid_alike(size_t height, size_t depth, size_t src_pitch, size_t dst_pitch,
+		      size_t src_rows, size_t dst_rows)
+{
+	if (depth > 1 && (src_pitch != dst_pitch || src_rows != dst_rows))
+		return 0;
+	return height <= 1 || src_pitch == dst_pitch;
 }
 
 /* A 2D or 3D copy's source when it may be device memory */
@@ -83,7 +96,7 @@ static uint64_t src_of(CUmemorytype type, CUdeviceptr device, size_t x, size_t y
  * there is launched first all the same: only early). */
 static void add_pitched(struct np_writes *w, uint64_t base, size_t x, size_t y, size_t z,
 			size_t pitch, size_t slice_rows, size_t width, size_t height, size_t depth,
-			uint64_t src)
+			uint64_t src, int whole)
 {
 	size_t rows, span;
 	if (!width || !height || !depth)
@@ -95,13 +108,14 @@ static void add_pitched(struct np_writes *w, uint64_t base, size_t x, size_t y, 
 		w->untold = 1;
 		return;
 	}
-	add_from(w, at, span, src);
+	add_from(w, at, span, src, whole);
 }
 
-/* a 2D or 3D copy's destination, by its memory type, copied from src */
+/* a 2D or 3D copy's destination, by its memory type, copied from src
+ * (whole: laid out alike) */
 static void add_dst(struct np_writes *w, CUmemorytype type, CUdeviceptr device, size_t x,
 		    size_t y, size_t z, size_t pitch, size_t slice_rows, size_t width,
-		    size_t height, size_t depth, uint64_t src)
+		    size_t height, size_t depth, uint64_t src, int whole)
 {
 	switch (type) {
 	case CU_MEMORYTYPE_HOST:
@@ -109,7 +123,8 @@ static void add_dst(struct np_writes *w, CUmemorytype type, CUdeviceptr device, 
 		break;
 	case CU_MEMORYTYPE_DEVICE:
 	case CU_MEMORYTYPE_UNIFIED:   /* a unified address: the caller asks whose */
-		add_pitched(w, device, x, y, z, pitch, slice_rows, width, height, depth, src);
+		add_pitched(w, device, x, y, z, pitch, slice_rows, width, height, depth, src,
+			    whole);
 		break;
 	default:                      /* a CUDA array: no tensor's memory */
 		break;
@@ -122,7 +137,8 @@ static void add_2d(struct np_writes *w, const CUDA_MEMCPY2D *c)
 		return;
 	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, 0, c->dstPitch, 0,
 		c->WidthInBytes, c->Height, 1,
-		src_of(c->srcMemoryType, c->srcDevice, c->srcXInBytes, c->srcY, 0, c->srcPitch, 0));
+		src_of(c->srcMemoryType, c->srcDevice, c->srcXInBytes, c->srcY, 0, c->srcPitch, 0),
+		laid_alike(c->Height, 1, c->srcPitch, c->dstPitch, 0, 0));
 }
 
 static void add_3d(struct np_writes *w, const CUDA_MEMCPY3D *c)
@@ -132,7 +148,9 @@ static void add_3d(struct np_writes *w, const CUDA_MEMCPY3D *c)
 	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
 		c->dstHeight, c->WidthInBytes, c->Height, c->Depth,
 		src_of(c->srcMemoryType, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
-		       c->srcPitch, c->srcHeight));
+		       c->srcPitch, c->srcHeight),
+		laid_alike(c->Height, c->Depth, c->srcPitch, c->dstPitch, c->srcHeight,
+			   c->dstHeight));
 }
 
 static void add_3d_peer(struct np_writes *w, const CUDA_MEMCPY3D_PEER *c)
@@ -142,7 +160,9 @@ static void add_3d_peer(struct np_writes *w, const CUDA_MEMCPY3D_PEER *c)
 	add_dst(w, c->dstMemoryType, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
 		c->dstHeight, c->WidthInBytes, c->Height, c->Depth,
 		src_of(c->srcMemoryType, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
-		       c->srcPitch, c->srcHeight));
+		       c->srcPitch, c->srcHeight),
+		laid_alike(c->Height, c->Depth, c->srcPitch, c->dstPitch, c->srcHeight,
+			   c->dstHeight));
 }
 
 /* a batch's sources may be host or device addresses, unsaid: each is
@@ -153,7 +173,7 @@ static void add_batch(struct np_writes *w, const CUdeviceptr *dsts, const CUdevi
 	if (!dsts || !sizes)
 		return;
 	for (size_t i = 0; i < count && !w->untold; i++)
-		add_from(w, dsts[i], sizes[i], srcs ? srcs[i] : 0);
+		add_from(w, dsts[i], sizes[i], srcs ? srcs[i] : 0, 1);
 }
 
 /* A 3D batch's copies (cudaMemcpy3DBatchAsync): between pointers the
@@ -175,10 +195,14 @@ static void add_3d_batch(struct np_writes *w, const CUDA_MEMCPY3D_BATCH_OP *ops,
 			w->untold = 1;
 			return;
 		}
-		size_t pitch = o->dst.op.ptr.rowLength ? o->dst.op.ptr.rowLength : e->width;
-		size_t rows = o->dst.op.ptr.layerHeight ? o->dst.op.ptr.layerHeight : e->height;
-		add_pitched(w, o->dst.op.ptr.ptr, 0, 0, 0, pitch, rows, e->width, e->height, e->depth,
-			    o->src.op.ptr.ptr);
+		const CUmemcpy3DOperand *d = &o->dst, *s = &o->src;
+		size_t pitch = d->op.ptr.rowLength ? d->op.ptr.rowLength : e->width;
+		size_t rows = d->op.ptr.layerHeight ? d->op.ptr.layerHeight : e->height;
+		size_t src_pitch = s->op.ptr.rowLength ? s->op.ptr.rowLength : e->width;
+		size_t src_rows = s->op.ptr.layerHeight ? s->op.ptr.layerHeight : e->height;
+		add_pitched(w, d->op.ptr.ptr, 0, 0, 0, pitch, rows, e->width, e->height, e->depth,
+			    s->op.ptr.ptr,
+			    laid_alike(e->height, e->depth, src_pitch, pitch, src_rows, rows));
 	}
 }
 
@@ -198,7 +222,7 @@ static void memset_2d(struct np_writes *w, CUdeviceptr dst, size_t pitch, size_t
 	if (width > SIZE_MAX / size)
 		w->untold = 1;
 	else
-		add_pitched(w, dst, 0, 0, 0, pitch, 0, width * size, height, 1, 0);
+		add_pitched(w, dst, 0, 0, 0, pitch, 0, width * size, height, 1, 0, 0);
 }
 
 /* The stream of an asynchronous form; NULL for the others (the

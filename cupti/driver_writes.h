@@ -35,6 +35,10 @@ struct np_writes {
 	/* where range i was copied from, when that may be device memory
 	 * (its first byte); 0 for a memset, a copy from the host or an array */
 	uint64_t src[NP_WRITES_MAX];
+	/* range i's source is [src[i], src[i] + hi[i] - lo[i]), laid out
+	 * as it byte for byte (a 1D copy; a pitched one whose rows and
+	 * slices lie alike at both ends); else only src[i] is known */
+	uint8_t whole[NP_WRITES_MAX];
 	CUstream stream;       /* the call's (NULL: the synchronous forms') */
 };
 

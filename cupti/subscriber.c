@@ -809,11 +809,11 @@ static int capturing(CUstream stream)
  * among the launches (write_queue.h): what a birth left there is gone,
  * or, copied from device memory, carried along.  Not a captured one (it
  * happens at each replay, unseen). */
-static void tell_tracker(const uint64_t *lo, const uint64_t *hi, const uint64_t *src, int n,
-			 CUstream stream)
+static void tell_tracker(const uint64_t *lo, const uint64_t *hi, const uint64_t *src,
+			 const uint8_t *whole, int n, CUstream stream)
 {
 	if (n > 0 && !capturing(stream))
-		np_wq_post(lo, hi, src, n, (uint64_t)(uintptr_t)stream);
+		np_wq_post(lo, hi, src, whole, n, (uint64_t)(uintptr_t)stream);
 }
 
 /* The check of a device-to-device copy (on_copy, below): 1 when launched. */
@@ -893,7 +893,8 @@ static void on_copy(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (!check_copy(cb, dst, src, bytes, stream) && bytes && dst + bytes > dst &&
 	    !np_alloc_of(dst, &iv)) {
 		uint64_t hi = dst + bytes;
-		tell_tracker(&dst, &hi, &src, 1, stream);
+		uint8_t whole = 1;   /* one range, byte for byte */
+		tell_tracker(&dst, &hi, &src, &whole, 1, stream);
 	}
 }
 
@@ -915,7 +916,7 @@ static void on_unchecked_write(CUpti_CallbackId cbid, const CUpti_CallbackData *
 		return;
 	for (int i = 0; i < w.n; i++)
 		np_generic_forget(w.lo[i]);
-	tell_tracker(w.lo, w.hi, w.src, w.n, w.stream);
+	tell_tracker(w.lo, w.hi, w.src, w.whole, w.n, w.stream);
 	/* which of these calls a job makes, once each (the GPU check
 	 * collects the names from its jobs' logs) */
 	static unsigned char told[CUPTI_DRIVER_TRACE_CBID_SIZE];

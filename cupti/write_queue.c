@@ -10,8 +10,8 @@ static struct np_wq_item ring[NP_WQ_CAP];
 static unsigned head, len;   /* oldest at head */
 static uint64_t lost;
 
-int np_wq_post(const uint64_t *lo, const uint64_t *hi, const uint64_t *src, int n,
-	       uint64_t stream)
+int np_wq_post(const uint64_t *lo, const uint64_t *hi, const uint64_t *src, const uint8_t *whole,
+	       int n, uint64_t stream)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -25,7 +25,8 @@ int np_wq_post(const uint64_t *lo, const uint64_t *hi, const uint64_t *src, int 
 			break;
 		}
 		ring[(head + len++) % NP_WQ_CAP] = (struct np_wq_item){
-			.lo = lo[i], .hi = hi[i], .src = src ? src[i] : 0, .order = order,
+			.lo = lo[i], .hi = hi[i], .src = src ? src[i] : 0,
+			.whole = whole && whole[i], .order = order,
 			.stream = stream, .at_ns = now };
 		posted++;
 	}

@@ -19,6 +19,7 @@
 #ifndef NP_WRITE_QUEUE_H
 #define NP_WRITE_QUEUE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define NP_WQ_CAP 1024
@@ -26,6 +27,8 @@
 struct np_wq_item {
 	uint64_t lo, hi;      /* the device range written, [lo, hi) */
 	uint64_t src;         /* copied from there (may be device memory), or 0 */
+	bool whole;           /* the source is [src, src + hi - lo), laid out as the
+			       * range; else only its first byte is known */
 	uint64_t order;       /* its place among the launches (a tag) */
 	uint64_t stream;      /* the call's stream */
 	uint64_t at_ns;       /* when posted, CLOCK_MONOTONIC */
@@ -33,9 +36,10 @@ struct np_wq_item {
 
 /* Posts the n ranges one call wrote, all under one new number, taken
  * under the queue's lock so that the queue stays in launch order; src
- * may be NULL.  Returns how many were posted (the rest counted lost). */
-int np_wq_post(const uint64_t *lo, const uint64_t *hi, const uint64_t *src, int n,
-	       uint64_t stream);
+ * and whole (np_wq_item's) may be NULL.  Returns how many were posted
+ * (the rest counted lost). */
+int np_wq_post(const uint64_t *lo, const uint64_t *hi, const uint64_t *src, const uint8_t *whole,
+	       int n, uint64_t stream);
 
 /* Moves up to max ranges, oldest first, into out; how many. */
 int np_wq_take(struct np_wq_item *out, int max);

@@ -342,7 +342,7 @@ Test(dirty, an_unchecked_copy_carries_its_source)
 
 	cr_assert_eq(np_dirty_init(&t, 8), 0);
 	expect_verdict(RES(1, 1, 0x3000, 0x100, DIRTY), NP_DIRTY_FIRST_ORIGIN, "producer");
-	cr_expect_eq(np_dirty_copy(&t, 0x5000, 0x5040, 0x3010, 2, &src), 1, "a dirty source");
+	cr_expect_eq(np_dirty_copy(&t, 0x5000, 0x5040, 0x3010, true, 2, &src), 1, "a dirty source");
 	cr_expect_eq(src, 1);
 	cr_expect_eq(tag_at(0x5000), 2, "dirty as of the copy");
 	cr_expect_eq(t.copied, 1);
@@ -350,17 +350,82 @@ Test(dirty, an_unchecked_copy_carries_its_source)
 		       "the copy's reader");
 	expect_source(2);
 	/* a copy launched before the producer does not carry its values */
-	cr_expect_eq(np_dirty_copy(&t, 0x7000, 0x7040, 0x3010, 1, &src), 0, "not yet dirty");
+	cr_expect_eq(np_dirty_copy(&t, 0x7000, 0x7040, 0x3010, true, 1, &src), 0, "not yet dirty");
 	/* a clean source: the copy is a write */
-	cr_expect_eq(np_dirty_copy(&t, 0x5000, 0x5040, 0xa000, 4, NULL), 0, "a clean source");
+	cr_expect_eq(np_dirty_copy(&t, 0x5000, 0x5040, 0xa000, true, 4, NULL), 0, "a clean source");
 	cr_expect_eq(tag_at(0x5000), -1, "written over, clean");
 	/* the source cleared by a later result told first: the history
 	 * keeps what the copy read */
 	RES(10, 1, 0x3000, 0x100, CLEAN);
 	cr_expect_eq(tag_at(0x3000), -1);
-	cr_expect_eq(np_dirty_copy(&t, 0x8000, 0x8040, 0x3000, 5, &src), 1,
+	cr_expect_eq(np_dirty_copy(&t, 0x8000, 0x8040, 0x3000, true, 5, &src), 1,
 		     "copied before the clean write");
 	cr_expect_eq(src, 1);
+	check_ranges();
+}
+
+/* A copy laid out as its source carries each dirty part to its place:
+ * a flat buffer copied whole, one tensor in its middle non-finite. */
+Test(dirty, a_copy_carries_each_dirty_part_of_its_source_to_its_place)
+{
+	uint64_t src = 0;
+
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	expect_verdict(RES(1, 1, 0x3040, 0x40, DIRTY), NP_DIRTY_FIRST_ORIGIN, "a slice");
+	expect_verdict(RES(2, 1, 0x5000, 0x100, DIRTY), NP_DIRTY_LATER_BIRTH, "the old contents");
+	cr_expect_eq(np_dirty_copy(&t, 0x5000, 0x5100, 0x3000, true, 3, &src), 1);
+	cr_expect_eq(src, 1);
+	cr_expect_eq(tag_at(0x5000), -1, "a clean part: written clean");
+	cr_expect_eq(tag_at(0x503f), -1);
+	cr_expect_eq(tag_at(0x5040), 3, "the dirty part, in its place");
+	cr_expect_eq(tag_at(0x507f), 3);
+	cr_expect_eq(tag_at(0x5080), -1, "written clean after it");
+	check_ranges();
+	expect_verdict(RES(4, 1, 0x6000, 0x40, DIRTY, 0x5040), NP_DIRTY_PROPAGATED,
+		       "a reader of the copied slice");
+	expect_verdict(RES(5, 1, 0x6100, 0x40, DIRTY, 0x5000), NP_DIRTY_LATER_BIRTH,
+		       "a reader of a clean part");
+
+	/* by its first byte alone the same copy carries nothing ... */
+	cr_expect_eq(np_dirty_copy(&t, 0x7000, 0x7100, 0x3000, false, 6, NULL), 0);
+	cr_expect_eq(tag_at(0x7040), -1, "the first byte clean: nothing carried");
+	/* ... or, from a dirty first byte, all of it */
+	cr_expect_eq(np_dirty_copy(&t, 0x7000, 0x7100, 0x3040, false, 7, NULL), 1);
+	cr_expect_eq(tag_at(0x7000), 7);
+	cr_expect_eq(tag_at(0x70ff), 7);
+
+	/* the slice cleared by a later result told first: the history keeps
+	 * the part an earlier copy read */
+	RES(20, 1, 0x3040, 0x40, CLEAN);
+	cr_expect_eq(np_dirty_copy(&t, 0x9000, 0x9100, 0x3000, true, 8, &src), 1);
+	cr_expect_eq(src, 1);
+	cr_expect_eq(tag_at(0x9000), -1);
+	cr_expect_eq(tag_at(0x9040), 8, "carried from the history");
+	cr_expect_eq(tag_at(0x9080), -1);
+	cr_expect_eq(np_dirty_copy(&t, 0xa000, 0xa100, 0x3000, true, 21, NULL), 0,
+		     "copied after the clean result");
+	check_ranges();
+}
+
+Test(dirty, a_copy_s_dirty_parts_are_bounded)
+{
+	const uint64_t from = 0x10000, to = 0x40000, n = NP_DIRTY_COPY_PARTS + 4;
+
+	cr_assert_eq(np_dirty_init(&t, 64), 0);
+	for (uint64_t i = 0; i < n; i++)
+		RES(10 + i, 1, from + 0x100 * i, 0x10, DIRTY);
+	cr_expect_eq(np_dirty_copy(&t, to, to + 0x100 * n, from, true, 100, NULL), 1);
+	for (uint64_t i = 0; i < NP_DIRTY_COPY_PARTS - 1; i++) {
+		cr_expect_eq(tag_at(to + 0x100 * i), 100, "part %llu", (unsigned long long)i);
+		cr_expect_eq(tag_at(to + 0x100 * i + 0x10), -1, "the gap after part %llu",
+			     (unsigned long long)i);
+	}
+	/* the last part covers the rest, gaps and all: wider, nothing lost */
+	uint64_t last = to + 0x100 * (NP_DIRTY_COPY_PARTS - 1);
+	cr_expect_eq(tag_at(last), 100);
+	cr_expect_eq(tag_at(last + 0x80), 100, "a gap inside the last part");
+	cr_expect_eq(tag_at(to + 0x100 * (n - 1) + 0xf), 100, "the last dirty byte");
+	cr_expect_eq(tag_at(to + 0x100 * (n - 1) + 0x10), -1, "after it: clean");
 	check_ranges();
 }
 

@@ -250,6 +250,59 @@ static CUmemcpy3DOperand pointer(CUdeviceptr p, size_t row_length, size_t layer_
 	return o;
 }
 
+/* Whether a copy's source maps onto its destination byte for byte (the
+ * tracker then carries each dirty part of it to its place) */
+Test(driver_writes, sources_laid_out_alike)
+{
+	CUDA_MEMCPY2D c;
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = 0x900000, c.srcPitch = 128;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = 0x100000, c.dstPitch = 64;
+	c.WidthInBytes = 16, c.Height = 2;
+	cuMemcpy2D_v2_params p2 = { &c };
+	np_driver_writes(D(cuMemcpy2D_v2), &p2, &w);
+	cr_expect(!w.whole[0], "2D, rows apart otherwise: the first byte only");
+	c.Height = 1;
+	np_driver_writes(D(cuMemcpy2D_v2), &p2, &w);
+	cr_expect(w.whole[0], "one row: alike whatever the pitches");
+	c.Height = 2, c.srcPitch = 64;
+	np_driver_writes(D(cuMemcpy2D_v2), &p2, &w);
+	cr_expect(w.whole[0], "the same pitch");
+	c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = (void *)0x900000;
+	np_driver_writes(D(cuMemcpy2D_v2), &p2, &w);
+	cr_expect(!w.whole[0], "from the host: no source");
+
+	CUDA_MEMCPY3D c3;
+	memset(&c3, 0, sizeof(c3));
+	c3.srcMemoryType = CU_MEMORYTYPE_DEVICE, c3.srcDevice = 0x900000;
+	c3.srcPitch = 64, c3.srcHeight = 8;
+	c3.dstMemoryType = CU_MEMORYTYPE_DEVICE, c3.dstDevice = 0x100000;
+	c3.dstPitch = 64, c3.dstHeight = 4, c3.WidthInBytes = 16, c3.Height = 2, c3.Depth = 2;
+	cuMemcpy3D_v2_params p3 = { &c3 };
+	np_driver_writes(D(cuMemcpy3D_v2), &p3, &w);
+	cr_expect(!w.whole[0], "3D, slices apart otherwise");
+	c3.srcHeight = 4;
+	np_driver_writes(D(cuMemcpy3D_v2), &p3, &w);
+	cr_expect(w.whole[0], "3D, rows and slices alike");
+
+	CUdeviceptr dsts[1] = { 0x1000 }, srcs[1] = { 0x5000 };
+	size_t sizes[1] = { 16 };
+	cuMemcpyBatchAsync_v2_params pb = { dsts, srcs, sizes, 1, NULL, NULL, 0, NULL };
+	np_driver_writes(D(cuMemcpyBatchAsync_v2), &pb, &w);
+	cr_expect(w.whole[0], "a batch's copies are 1D");
+
+	CUDA_MEMCPY3D_BATCH_OP ops[2];
+	memset(ops, 0, sizeof(ops));
+	ops[0].dst = pointer(0x100000, 64, 4), ops[0].src = pointer(0x900000, 0, 0);
+	ops[0].extent = (CUextent3D){ 16, 3, 2 };
+	ops[1].dst = pointer(0x200000, 0, 0), ops[1].src = pointer(0x800000, 0, 0);
+	ops[1].extent = (CUextent3D){ 32, 2, 1 };
+	cuMemcpy3DBatchAsync_v2_params b = { 2, ops, 0, NULL };
+	np_driver_writes(D(cuMemcpy3DBatchAsync_v2), &b, &w);
+	cr_expect(!w.whole[0], "3D batch: pitched into packed");
+	cr_expect(w.whole[1], "3D batch: packed at both ends");
+}
+
 /* cudaMemcpy3DBatchAsync: between pointers, extents in bytes */
 Test(driver_writes, a_3d_batch_each_copy)
 {
