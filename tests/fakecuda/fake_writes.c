@@ -31,6 +31,14 @@
  *   (5) follow  (4)'s origin f; fill h = 1; KIND copies f[0..16) into
  *               h[0..16) from device memory; add r = h + h: f's
  *               propagation (posinf=16, first_bad=0), not a birth
+ *   (6) slice   a flat buffer f of two tensors: fill f = 1; the origin
+ *               an add of N/2 floats into f's second half (+inf at its
+ *               0..15); fill h = 1; KIND copies f[N/2-8..N/2+8), 8 clean
+ *               floats of the first tensor then 8 of the origin's, into
+ *               h[0..16), a flat buffer alike; add r = h[8..16) +
+ *               h[8..16), the second tensor's reader: the origin's
+ *               propagation (posinf=8, first_bad=0), though the copy's
+ *               first source byte is clean
  *
  * KIND: htod (cuMemcpyHtoDAsync), dtod (cuMemcpyDtoDAsync, from device
  * memory), memset (cuMemsetD32Async), memset2d (cuMemsetD2D32Async),
@@ -41,7 +49,7 @@
  * from device memory).
  * tests/integration/test_gpu_fake.sh runs each and reads the records.
  *
- *   fake_writes KIND [host|many|after|follow]
+ *   fake_writes KIND [host|many|after|follow|slice]
  * Prints "fake_writes: checks=C check_launches=L faults=F" last. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -93,14 +101,18 @@ static void launch_fill(CUdeviceptr out, int n)
 	must(cuLaunchKernel(fill, 8, 1, 1, 128, 1, 1, 0, stream, p, NULL), "fill");
 }
 
-/* out = a + b (torch's add: out, self, other) */
-static void launch_add2(CUdeviceptr out, CUdeviceptr a, CUdeviceptr b)
+/* out = a + b over n floats (torch's add: out, self, other) */
+static void launch_add_n(CUdeviceptr out, CUdeviceptr a, CUdeviceptr b, int n)
 {
-	int n = N;
 	float alpha = 1.0f;
 	char *d[3] = { (char *)out, (char *)a, (char *)b };
 	void *p[] = { &n, &alpha, d };
 	must(cuLaunchKernel(add, 8, 1, 1, 128, 1, 1, 0, stream, p, NULL), "add");
+}
+
+static void launch_add2(CUdeviceptr out, CUdeviceptr a, CUdeviceptr b)
+{
+	launch_add_n(out, a, b, N);
 }
 
 static void launch_add(CUdeviceptr out, CUdeviceptr in)
@@ -278,6 +290,23 @@ static void copy_of_an_origin(const char *kind, CUdeviceptr e, CUdeviceptr f, CU
 	launch_add(r, h);            /* r[0..16) = +inf, carried */
 }
 
+/* (6) a copy whose source starts in a clean tensor and ends in the
+ * origin's output, the next tensor of the same buffer; its reader reads
+ * the copy of the origin's tensor (the tracker looks up the pointers a
+ * kernel is handed, not the extents it reads) */
+static void copy_across_tensors(const char *kind, CUdeviceptr e, CUdeviceptr f, CUdeviceptr h,
+				CUdeviceptr r)
+{
+	const size_t half = N / 2;
+	launch_fill(f, N);
+	launch_fill(e, N);
+	write_inf(kind, e, 0, 1);
+	launch_add_n(f + half * 4, e, e, (int)half);   /* the origin: f[half..half+16) */
+	launch_fill(h, N);
+	write_from(kind, h, 0, 1, (struct source){ NULL, f + (half - 8) * 4, 0 });
+	launch_add_n(r, h + 8 * 4, h + 8 * 4, 8);      /* r[0..8) = +inf, carried */
+}
+
 static void wait_for_agent(void)
 {
 	for (int i = 0; i < 400 && !fake_cuda_subscribed() && getenv("LD_PRELOAD"); i++) {
@@ -289,7 +318,7 @@ static void wait_for_agent(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: fake_writes KIND [host|many|after|follow]\n");
+		fprintf(stderr, "usage: fake_writes KIND [host|many|after|follow|slice]\n");
 		return 2;
 	}
 	const char *kind = argv[1], *elsewhere = argc > 2 ? argv[2] : NULL;
@@ -319,12 +348,15 @@ int main(int argc, char **argv)
 	if (failed)
 		return 1;
 
-	if (elsewhere && (!strcmp(elsewhere, "after") || !strcmp(elsewhere, "follow"))) {
+	if (elsewhere && (!strcmp(elsewhere, "after") || !strcmp(elsewhere, "follow") ||
+			  !strcmp(elsewhere, "slice"))) {
 		/* y, y2, z, a: e, f, h or q, r or g */
 		if (!strcmp(elsewhere, "after"))
 			after_an_origin(kind, y, y2, z, a);
-		else
+		else if (!strcmp(elsewhere, "follow"))
 			copy_of_an_origin(kind, y, y2, z, a);
+		else
+			copy_across_tensors(kind, y, y2, z, a);
 		goto done;
 	}
 	/* (1) */

@@ -336,6 +336,14 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 			"propagated=true,posinf=16,first_bad=0" \
 			--expect-tracker "copies=$([ $kind = batch ] && echo 2 || echo 1)"
 	done
+	# a copy whose source starts in a clean tensor and runs into the
+	# origin's output (fake_writes.c (6)): its first byte is clean, yet
+	# the part copied from the origin carries it, in its place, where the
+	# copied tensor's reader finds it
+	for kind in dtod copy2d copy3d batch batch3d; do
+		tracker_phase slice $kind "across two tensors, into the origin's" \
+			"propagated=true,posinf=8,first_bad=0" --expect-tracker "copies=1"
+	done
 	# a device copy of one range: checked when its source's writer was
 	# (every launch), followed by the tracker when not (sampling)
 	for mode in every sample:1; do
