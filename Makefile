@@ -99,7 +99,7 @@ AGENT_SRCS := agent/agent.c agent/control.c agent/hooks.c agent/tensor.c agent/p
 	      agent/update_cause.c agent/report.c agent/module_paths.c $(AGENT_LIB_SRCS)
 ifeq ($(HAVE_CUDA),1)
 AGENT_SRCS += cupti/cuda_api.c cupti/gpu_ctx.c cupti/drain.c cupti/subscriber.c cupti/modules.c \
-	      cupti/check_launch.c cupti/defer.c \
+	      cupti/copy_calls.c cupti/check_launch.c cupti/defer.c \
 	      cupti/driver_args.c cupti/driver_writes.c cupti/allocations.c \
 	      cupti/blas.c cupti/dnn_calls.c cupti/fft_calls.c cupti/grad_mode.c
 AGENT_GPU_OBJS := $(OUTPUT)/kernels/fatbin.o

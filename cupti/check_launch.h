@@ -103,7 +103,7 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
 
 /* The same, the check reading b's bytes at `read` instead (0: at b->ptr),
  * over as many bytes: a copy's source, once the copy is done, on the
- * copy's device when its destination is another device's (subscriber.c). */
+ * copy's device when its destination is another device's (copy_calls.c). */
 int np_gpu_launch_check_from(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
 			     const struct np_kbuf *b, uint64_t read, const uint64_t *inputs,
 			     uint32_t n_in, int captured, uint64_t *tag);

@@ -98,7 +98,7 @@ Test(writers, the_check_tag_of_a_seen_write)
 }
 
 /* A copy of a buffer holds what its last checked write held: the dtype a
- * device-to-device copy's check reads it as (subscriber.c). */
+ * device-to-device copy's check reads it as (copy_calls.c). */
 Test(writers, the_last_checked_write_gives_the_dtype_a_copy_holds)
 {
 	cr_expect_eq(np_writers_dtype(A), -1, "never written");
