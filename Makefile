@@ -171,7 +171,7 @@ unit: $(UNIT_BINS)
 # compiler cannot link a sanitized program.
 SAN_TESTS := kdecode kdecode_cat kdecode_flash kdecode_fuzz kdecode_index kdecode_lambda \
 	     kdecode_memeff kdecode_mta kdecode_norm kdecode_norm_cleanup kdecode_reduce generic \
-	     intervals dirty inflight writers kfunc outmax gemm fft host_cost gotpatch triton dnn \
+	     intervals dirty dirty_model inflight writers kfunc outmax gemm fft host_cost gotpatch triton dnn \
 	     dnn_graph bad_spread defer_set blas_workspace wide_inputs
 SAN_BINS := $(patsubst %,$(OUTPUT)/san/test_%,$(SAN_TESTS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
