@@ -5,7 +5,7 @@
  * np_dirty_launch: the launch's tag (launch-order number), its stream,
  * the checked output range and the kernel's pointer-like input words.
  * When the check's result comes back through the ring (non-finite, or
- * finite when statistics were requested), np_dirty_result() judges it:
+ * finite: the agent's checks report both), np_dirty_result() judges it:
  *
  *   an input word lies in a range known dirty    PROPAGATED
  *   dirty output, no input word in a dirty range  a birth: FIRST_ORIGIN
@@ -45,9 +45,10 @@
  *  - A kernel that reads its output buffer (in place, accumulating) is
  *    judged from its inputs only: the caller must list such an output's
  *    word among the inputs as well.
- *  - Clean results arrive only when statistics were requested.  Without
- *    them, and for memory freed and reused without a clean check, a range
- *    stays dirty and its next readers look PROPAGATED.
+ *  - A range is cleared only by a clean result (the agent's checks
+ *    report every result, check_abi.h's report_all) or a write told
+ *    (below).  Memory freed and reused with neither stays dirty, and its
+ *    next readers look PROPAGATED.
  *  - When results of different streams interleave, a consumer whose
  *    result arrives before its producer's looks like a birth (the
  *    producer's later FIRST_ORIGIN still corrects the origin), and a
