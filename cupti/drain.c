@@ -194,10 +194,14 @@ static int propagation_due(struct lineage *b, uint64_t launch_ns, uint32_t func,
  * it on its stream is judged: results come back in launch order per
  * stream (held, below), so by then every earlier launch's result on that
  * stream has been judged, the copy's source included.  A write on a
- * stream with no checked launch after it (a side stream's copy) is told
- * once NP_DRAIN_WRITE_WAIT_NS old, at the next later result of any
- * stream; dirty.h's rules keep an earlier result arriving after it from
- * undoing it.  When full, the oldest is told at once. */
+ * stream with no checked launch after it (a side stream's copy, a batch
+ * loaded on a copy stream) is told before the first later result that
+ * reads what it wrote, with every write before it: a correctly
+ * synchronised reader ran after the write, and the write after what it
+ * copied, whose result is then in already.  Else it is told once
+ * NP_DRAIN_WRITE_WAIT_NS old, at the next later result of any stream;
+ * dirty.h's rules keep an earlier result arriving after it from undoing
+ * it.  When full, the oldest is told at once. */
 static struct np_wq_item pending[NP_DRAIN_WRITES];   /* in launch order */
 static unsigned n_pending;
 
@@ -232,18 +236,38 @@ static void take_writes(void)
 		}
 }
 
-/* Tells the writes due before a result of launch `order` on `stream`
- * (all of them: order UINT64_MAX). */
-static void tell_writes_before(uint64_t order, uint64_t stream)
+/* Does launch l take an input word in what w wrote? */
+static int reads_write(const struct np_dirty_launch *l, const struct np_wq_item *w)
 {
+	uint32_t kept = l->n_in < NP_DIRTY_MAX_INPUTS ? l->n_in : NP_DIRTY_MAX_INPUTS;
+	for (uint32_t k = 0; k < kept; k++)
+		if (l->in[k] >= w->lo && l->in[k] < w->hi)
+			return 1;
+	for (uint32_t k = 0; l->more_in && k < l->n_more; k++)
+		if (l->more_in[k] >= w->lo && l->more_in[k] < w->hi)
+			return 1;
+	return 0;
+}
+
+/* Tells the writes due before the result of launch l is judged (NULL:
+ * all of them, at stop). */
+static void tell_writes_before(const struct np_dirty_launch *l)
+{
+	uint64_t order = l ? l->tag : UINT64_MAX;
 	if (!n_pending || pending[0].order >= order)
 		return;
+	/* the latest write before l that l reads: it and all before it */
+	unsigned read_upto = 0;   /* pending[0, read_upto) */
+	for (unsigned i = 0; l && i < n_pending && pending[i].order < order; i++)
+		if (reads_write(l, &pending[i]))
+			read_upto = i + 1;
 	uint64_t now = now_ns();
 	unsigned kept = 0;
 	for (unsigned i = 0; i < n_pending; i++) {
 		const struct np_wq_item *w = &pending[i];
 		if (w->order < order &&
-		    (w->stream == stream || order == UINT64_MAX || now - w->at_ns >= NP_DRAIN_WRITE_WAIT_NS))
+		    (!l || w->stream == l->stream || i < read_upto ||
+		     now - w->at_ns >= NP_DRAIN_WRITE_WAIT_NS))
 			tell_write(w);
 		else
 			pending[kept++] = *w;
@@ -258,7 +282,6 @@ static void judge(const struct np_gpu_rec *g)
 		__atomic_add_fetch(&np_gpu_cnt.lost, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	tell_writes_before(e.dl.tag, e.dl.stream);
 	int dirty = g->nan || g->posinf || g->neginf;
 	/* a module output's largest |x|, if a hook asked for it */
 	if (!e.captured) {
@@ -279,6 +302,7 @@ static void judge(const struct np_gpu_rec *g)
 			wide_lost++;
 		}
 	}
+	tell_writes_before(&e.dl);
 	struct np_dirty_why why;
 	enum np_dirty_verdict v = np_dirty_result(&tracker, &e.dl, dirty, &why);
 	if (v == NP_DIRTY_CLEAN)
@@ -523,6 +547,6 @@ void np_drain_stop(int max_ms)
 	}
 	release(0, 1);
 	take_writes();
-	tell_writes_before(UINT64_MAX, 0);
+	tell_writes_before(NULL);
 	send_counters();
 }

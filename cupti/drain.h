@@ -35,7 +35,7 @@
 #define NP_DRAIN_HOLD_NS 2000000ull
 #define NP_DRAIN_UNDECODED_TOP 8  /* undecoded kernels reported with the counters */
 #define NP_DRAIN_WRITES 256       /* unchecked writes waiting for their place (write_queue.h) */
-#define NP_DRAIN_WRITE_WAIT_NS 50000000ull  /* ... on a stream whose results do not come */
+#define NP_DRAIN_WRITE_WAIT_NS 50000000ull  /* ... when no later result was of its stream or read it */
 
 /* Starts the thread (idempotent).  0 or -1. */
 int np_drain_start(void);
