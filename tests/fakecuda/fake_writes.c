@@ -49,7 +49,12 @@
  * from device memory).
  * tests/integration/test_gpu_fake.sh runs each and reads the records.
  *
- *   fake_writes KIND [host|many|after|follow|slice]
+ * With after or follow and then side, KIND's writes are on a second
+ * stream with no checked launch after them (a batch loaded on a copy
+ * stream), ordered by the host: told to the tracker before the result of
+ * the main stream's reader that reads what they wrote.
+ *
+ *   fake_writes KIND [host|many|after|follow|slice [side]]
  * Prints "fake_writes: checks=C check_launches=L faults=F" last. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -71,6 +76,7 @@ struct opaque_args {          /* a GEMM-like argument struct */
 
 static CUfunction add, fill, opaque;
 static CUstream stream;
+static CUstream side;         /* KIND's writes' stream when not stream (side) */
 static float *inf_host;       /* N floats of +inf, host memory */
 static CUdeviceptr inf_dev;   /* the same on the device */
 static float *ones_host;      /* N floats of 1.0, host memory */
@@ -145,18 +151,23 @@ static void write_from(const char *kind, CUdeviceptr buf, size_t at, int whole,
 		       struct source from)
 {
 	CUdeviceptr at_ptr = buf + at * 4;
+	/* on the side stream: after what the main stream did, before what
+	 * it does next (the host waits, as an event would order them) */
+	CUstream ws = side ? side : stream;
+	if (side)
+		must(cuStreamSynchronize(stream), "cuStreamSynchronize");
 	size_t count = whole ? 16 : 8;
 	/* a whole write's rows are 8 floats, packed: its source's too */
 	size_t src_pitch = whole ? 32 : 64;
 	if (!strcmp(kind, "htod")) {
-		must(cuMemcpyHtoDAsync(at_ptr, from.host, count * 4, stream), kind);
+		must(cuMemcpyHtoDAsync(at_ptr, from.host, count * 4, ws), kind);
 	} else if (!strcmp(kind, "dtod")) {
-		must(cuMemcpyDtoDAsync(at_ptr, from.dev, count * 4, stream), kind);
+		must(cuMemcpyDtoDAsync(at_ptr, from.dev, count * 4, ws), kind);
 	} else if (!strcmp(kind, "memset")) {
-		must(cuMemsetD32Async(at_ptr, from.bits, count, stream), kind);
+		must(cuMemsetD32Async(at_ptr, from.bits, count, ws), kind);
 	} else if (!strcmp(kind, "memset2d")) {
 		/* rows of 4 floats (whole: 8), 64 bytes (whole: 32) apart */
-		must(cuMemsetD2D32Async(at_ptr, whole ? 32 : 64, from.bits, count / 2, 2, stream), kind);
+		must(cuMemsetD2D32Async(at_ptr, whole ? 32 : 64, from.bits, count / 2, 2, ws), kind);
 	} else if (!strcmp(kind, "copy2d")) {
 		/* from the host (from device memory when there is no host
 		 * source); the destination at row at / 16, byte (at % 16) * 4
@@ -172,7 +183,7 @@ static void write_from(const char *kind, CUdeviceptr buf, size_t at, int whole,
 		c.dstPitch = whole ? 32 : 64;
 		c.dstY = whole ? 0 : at / 16, c.dstXInBytes = whole ? 0 : (at % 16) * 4;
 		c.WidthInBytes = count / 2 * 4, c.Height = 2;
-		must(cuMemcpy2DAsync(&c, stream), kind);
+		must(cuMemcpy2DAsync(&c, ws), kind);
 	} else if (!strcmp(kind, "copy3d")) {
 		/* from device memory; (1), (2): one row of 4 floats in each of
 		 * two slices of 4 rows, the first at slice at / 64, row
@@ -190,7 +201,7 @@ static void write_from(const char *kind, CUdeviceptr buf, size_t at, int whole,
 			c.dstZ = at / 64, c.dstY = (at % 64) / 16, c.dstXInBytes = (at % 16) * 4;
 			c.WidthInBytes = 16, c.Height = 1, c.Depth = 2;
 		}
-		must(cuMemcpy3DAsync(&c, stream), kind);
+		must(cuMemcpy3DAsync(&c, ws), kind);
 	} else if (!strcmp(kind, "batch3d")) {
 		/* copy3d's, as one operation of a 3D batch between pointers:
 		 * from `at`, rows of 4 floats (whole: 8) in 2 layers of 4 rows
@@ -204,7 +215,7 @@ static void write_from(const char *kind, CUdeviceptr buf, size_t at, int whole,
 		op.dst.op.ptr.layerHeight = op.src.op.ptr.layerHeight = whole ? 2 : 4;
 		op.extent = whole ? (CUextent3D){ 32, 2, 1 } : (CUextent3D){ 16, 1, 2 };
 		op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-		must(cuMemcpy3DBatchAsync(1, &op, 0, stream), kind);
+		must(cuMemcpy3DBatchAsync(1, &op, 0, ws), kind);
 	} else if (!strcmp(kind, "batch")) {
 		/* two copies of 4 floats (whole: 8), 16 floats (whole: 8) apart */
 		size_t half = count / 2 * 4;
@@ -216,11 +227,13 @@ static void write_from(const char *kind, CUdeviceptr buf, size_t at, int whole,
 		memset(&attr, 0, sizeof(attr));
 		attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
 		size_t idx = 0;
-		must(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, &attr, &idx, 1, stream), kind);
+		must(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, &attr, &idx, 1, ws), kind);
 	} else {
 		fprintf(stderr, "fake_writes: no kind %s\n", kind);
 		exit(2);
 	}
+	if (side)
+		must(cuStreamSynchronize(side), "cuStreamSynchronize");
 }
 
 static const uint32_t inf_bits = 0x7f800000u, one_bits = 0x3f800000u;
@@ -318,7 +331,7 @@ static void wait_for_agent(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: fake_writes KIND [host|many|after|follow|slice]\n");
+		fprintf(stderr, "usage: fake_writes KIND [host|many|after|follow|slice [side]]\n");
 		return 2;
 	}
 	const char *kind = argv[1], *elsewhere = argc > 2 ? argv[2] : NULL;
@@ -333,6 +346,8 @@ int main(int argc, char **argv)
 	opaque = fake_cuda_register(opaque_name, 1, op_off, op_size, k_opaque, NULL);
 	wait_for_agent();
 	must(cuStreamCreate(&stream, 0), "cuStreamCreate");
+	if (argc > 3 && !strcmp(argv[3], "side"))
+		must(cuStreamCreate(&side, 0), "cuStreamCreate");
 
 	CUdeviceptr y, y2, z, a, b, c;
 	CUdeviceptr *bufs[] = { &y, &y2, &z, &a, &b, &c, &inf_dev, &ones_dev };

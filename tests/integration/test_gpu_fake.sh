@@ -313,14 +313,14 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	# whose reader is that birth's propagation.  Told in launch order,
 	# deferred or not.
 	# tracker_phase MODE KIND WHAT READER [expect args...]: fake_writes KIND
-	# MODE, deferred and not; the origin f an add's birth (+inf at 0..15),
-	# READER the later add's verdict
+	# MODE (after:side: after side), deferred and not; the origin f an
+	# add's birth (+inf at 0..15), READER the later add's verdict
 	tracker_phase() {
 		local mode=$1 kind=$2 what=$3 reader=$4 defer w
 		shift 4
 		for defer in 0 8; do
-			w="$T/w$mode-$kind-$defer"
-			run_writes "$w.rec" "$w" $defer $kind $mode
+			w="$T/w${mode/:/-}-$kind-$defer"
+			run_writes "$w.rec" "$w" $defer $kind ${mode/:/ }
 			job_stats "$kind $what (defer $defer): no fault" $? "$w" ' faults=0$' quiet
 			expect "$kind $what (defer $defer): the origin, and the reader" "$w.rec" \
 				--expect-gpu-check "CUDAFunctor_add<float>:propagated=false,posinf=16,first_bad=0" \
@@ -343,6 +343,18 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 	for kind in dtod copy2d copy3d batch batch3d; do
 		tracker_phase slice $kind "across two tensors, into the origin's" \
 			"propagated=true,posinf=8,first_bad=0" --expect-tracker "copies=1"
+	done
+	# the writes on a side stream with no checked launch after them there
+	# (a batch loaded on a copy stream), ordered by the host: told before
+	# the main stream's reader of what they wrote, not 50 ms later
+	for kind in htod dtod memset copy2d batch3d; do
+		tracker_phase after:side $kind "on a side stream, over an origin's output" \
+			"propagated=false,posinf=8,first_bad=132" --expect-tracker "writes_lost=0"
+	done
+	for kind in copy2d batch; do
+		tracker_phase follow:side $kind "on a side stream, of an origin's output" \
+			"propagated=true,posinf=16,first_bad=0" \
+			--expect-tracker "copies=$([ $kind = batch ] && echo 2 || echo 1)"
 	done
 	# a device copy of one range: checked when its source's writer was
 	# (every launch), followed by the tracker when not (sampling)
