@@ -58,8 +58,21 @@ void np_gpu_module_done(void)
 	__atomic_add_fetch(&module_span, 1, __ATOMIC_RELAXED);
 }
 
+/* How far a launch reads from input word w: the bytes of the read of
+ * rd[0..nr) at w (4 GiB at most), or 0 (the word alone). */
+static uint32_t extent_of(uint64_t w, const struct np_kread *rd, int nr)
+{
+	for (int k = 0; k < nr; k++)
+		if (rd[k].ptr == w) {
+			uint64_t bytes = rd[k].numel * np_dtype_size(rd[k].dtype);
+			return bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+		}
+	return 0;
+}
+
 int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
-		     const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in, int captured,
+		     const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
+		     const struct np_kread *rd, int nr, int captured,
 		     const struct np_generic_launch *as, struct np_check_ready *c)
 {
 	unsigned esz = np_dtype_size((enum np_dtype)b->dtype);
@@ -99,8 +112,10 @@ int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfun
 					 .out_ptr = b->ptr, .out_len = numel * esz,
 					 .late = as != NULL };
 	_Static_assert(NP_KD_BUF_INPUTS <= NP_DIRTY_MAX_INPUTS, "an output's inputs all kept");
-	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++)
+	for (uint32_t k = 0; k < n_in && k < NP_DIRTY_MAX_INPUTS; k++) {
+		e.dl.in_len[e.dl.n_in] = rd ? extent_of(inputs[k], rd, nr) : 0;
 		e.dl.in[e.dl.n_in++] = inputs[k];
+	}
 	/* inputs past the entry's: a cat's (judged on its own inputs), or a
 	 * launch's words past the 16th (an Inductor kernel fusing many
 	 * reads); kept before the entry that names them */
@@ -233,15 +248,16 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
 			const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
 			int captured, uint64_t *tag)
 {
-	return np_gpu_launch_check_from(g, stream, f, b, 0, inputs, n_in, captured, tag);
+	return np_gpu_launch_check_from(g, stream, f, b, 0, inputs, n_in, NULL, 0, captured, tag);
 }
 
 int np_gpu_launch_check_from(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
 			     const struct np_kbuf *b, uint64_t read, const uint64_t *inputs,
-			     uint32_t n_in, int captured, uint64_t *tag)
+			     uint32_t n_in, const struct np_kread *rd, int nr, int captured,
+			     uint64_t *tag)
 {
 	struct np_check_ready c;
-	int r = np_check_prepare(g, stream, f, b, inputs, n_in, captured, NULL, &c);
+	int r = np_check_prepare(g, stream, f, b, inputs, n_in, rd, nr, captured, NULL, &c);
 	*tag = r == 1 && !captured ? c.args.tag : 0;
 	if (r != 1)
 		return r;

@@ -43,11 +43,15 @@ struct np_check_ready {
 };
 
 /* Prepares the check of output b, made by f on stream, judged on
- * inputs[0..n_in); as: the generic tier's undecoded launch whose output
- * b is, found at a later reader (NULL: f's own).  1: c is ready; 0: not
+ * inputs[0..n_in); an input word that is a read's of rd[0..nr) (rd may
+ * be NULL) is judged over the read's extent, not its word alone (a
+ * reader of a whole buffer handed its start sees a birth in a slice of
+ * it).  as: the generic tier's undecoded launch whose output b is,
+ * found at a later reader (NULL: f's own).  1: c is ready; 0: not
  * (counted); -1: b's extent is unknown. */
 int np_check_prepare(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
-		     const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in, int captured,
+		     const struct np_kbuf *b, const uint64_t *inputs, uint32_t n_in,
+		     const struct np_kread *rd, int nr, int captured,
 		     const struct np_generic_launch *as, struct np_check_ready *c);
 
 /* Outputs of one launch, checked in as few launches as it takes: small
@@ -103,10 +107,12 @@ int np_gpu_launch_check(struct np_gpu_ctx *g, CUstream stream, const struct np_k
 
 /* The same, the check reading b's bytes at `read` instead (0: at b->ptr),
  * over as many bytes: a copy's source, once the copy is done, on the
- * copy's device when its destination is another device's (copy_calls.c). */
+ * copy's device when its destination is another device's (copy_calls.c);
+ * inputs judged over the extents of rd[0..nr), as np_check_prepare's. */
 int np_gpu_launch_check_from(struct np_gpu_ctx *g, CUstream stream, const struct np_kfunc *f,
 			     const struct np_kbuf *b, uint64_t read, const uint64_t *inputs,
-			     uint32_t n_in, int captured, uint64_t *tag);
+			     uint32_t n_in, const struct np_kread *rd, int nr, int captured,
+			     uint64_t *tag);
 
 /* Whether module-level checks are guards (gpu.h): then a launched one is
  * counted as a guard. */

@@ -104,8 +104,11 @@ static int check_copy(const CUpti_CallbackData *cb, uint64_t dst, uint64_t src, 
 	struct np_kbuf b = { .ptr = dst, .numel = bytes / part,
 			     .dtype = (enum np_dtype)(dtype & ~NP_WRITERS_PAIRS),
 			     .pairs = (uint8_t)pairs, .n_in = -1 };
+	/* judged on its source, all of it: a birth in a slice of a buffer
+	 * copied whole is this copy's source */
+	struct np_kread from = { .ptr = src, .numel = b.numel, .dtype = b.dtype };
 	uint64_t seq = np_writers_next();
-	if (np_gpu_launch_check_from(g, stream, f, &b, read, &src, 1, captured, &tag) != 1)
+	if (np_gpu_launch_check_from(g, stream, f, &b, read, &src, 1, &from, 1, captured, &tag) != 1)
 		return 0;
 	np_writers_checked(dst, seq, tag, dtype);
 	return 1;

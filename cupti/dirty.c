@@ -163,22 +163,38 @@ static void mark(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
 	}
 }
 
-/* Input word k of a launch: in[] first, then more_in[]. */
-static uint64_t input_word(const struct np_dirty_launch *l, uint32_t n_kept, uint32_t k)
+/* Input k of a launch, [*lo, return): in[] first, each its word alone
+ * or as far as in_len says, then more_in[]'s words. */
+static uint64_t input_at(const struct np_dirty_launch *l, uint32_t n_kept, uint32_t k,
+			 uint64_t *lo)
 {
-	return k < n_kept ? l->in[k] : l->more_in[k - n_kept];
+	*lo = k < n_kept ? l->in[k] : l->more_in[k - n_kept];
+	uint64_t len = k < n_kept && l->in_len[k] ? l->in_len[k] : 1;
+	return len > UINT64_MAX - *lo ? UINT64_MAX : *lo + len;
 }
 
-/* Does an input word lie in a range dirtied before this launch? */
+/* The first range meeting [lo, hi) dirtied before tag, or NULL. */
+static const struct np_dirty_range *dirty_in(const struct np_dirty *t, uint64_t lo, uint64_t hi,
+					     uint64_t tag)
+{
+	for (size_t i = first_after(t, lo); i < t->len && t->v[i].base < hi; i++)
+		if (t->v[i].tag < tag)
+			return &t->v[i];
+	return NULL;
+}
+
+/* Does an input read a range dirtied before this launch? */
 static bool inputs_dirty(const struct np_dirty *t, const struct np_dirty_launch *l,
 			 uint64_t *source)
 {
 	uint32_t kept = l->n_in < NP_DIRTY_MAX_INPUTS ? l->n_in : NP_DIRTY_MAX_INPUTS;
 	uint32_t n = kept + (l->more_in ? l->n_more : 0);
+	uint64_t lo, hi;
 
 	for (uint32_t k = 0; k < n; k++) {
-		const struct np_dirty_range *r = find(t, input_word(l, kept, k));
-		if (r && r->tag < l->tag) {
+		hi = input_at(l, kept, k, &lo);
+		const struct np_dirty_range *r = dirty_in(t, lo, hi, l->tag);
+		if (r) {
 			*source = r->tag;
 			return true;
 		}
@@ -189,16 +205,17 @@ static bool inputs_dirty(const struct np_dirty *t, const struct np_dirty_launch 
 	if ((!l->late && l->tag >= t->writes_until) || l->tag >= t->hist_until)
 		return false;
 	bool found = false;
-	for (uint32_t k = 0; k < n; k++)
+	for (uint32_t k = 0; k < n; k++) {
+		hi = input_at(l, kept, k, &lo);
 		for (uint32_t h = 0; h < t->hist_len; h++) {
 			const struct np_dirty_span *s = &t->hist[h];
-			uint64_t w = input_word(l, kept, k);
-			if (w >= s->base && w < s->end && s->dirty_tag < l->tag &&
+			if (lo < s->end && hi > s->base && s->dirty_tag < l->tag &&
 			    l->tag < s->until && (!found || s->dirty_tag > *source)) {
 				*source = s->dirty_tag;
 				found = true;
 			}
 		}
+	}
 	return found;
 }
 

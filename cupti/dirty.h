@@ -7,8 +7,8 @@
  * When the check's result comes back through the ring (non-finite, or
  * finite: the agent's checks report both), np_dirty_result() judges it:
  *
- *   an input word lies in a range known dirty    PROPAGATED
- *   dirty output, no input word in a dirty range  a birth: FIRST_ORIGIN
+ *   an input word (or extent) meets a range known dirty  PROPAGATED
+ *   dirty output, no input in a dirty range       a birth: FIRST_ORIGIN
  *                                                 or LATER_BIRTH
  *   clean output                                  CLEAN, and the output
  *                                                 range is no longer dirty
@@ -39,9 +39,11 @@
  *    output (copied from the host, written by a kernel whose outputs
  *    could not be decoded or were not checked, by a library with its own
  *    launch path) make their first decoded consumer look like a birth.
- *  - Only input words are tested, not input extents: a consumer handed a
- *    pointer below a dirty range (the start of a buffer whose later slice
- *    a producer wrote) is not seen to read it.
+ *  - An input is its word alone unless the caller knows how far the
+ *    kernel reads from it (in_len: a dense elementwise input, a copy's
+ *    source, a GEMM's A and B): a consumer handed a pointer below a
+ *    dirty range (the start of a buffer whose later slice a producer
+ *    wrote) is seen to read it only then.  Inputs past in[] are words.
  *  - A kernel that reads its output buffer (in place, accumulating) is
  *    judged from its inputs only: the caller must list such an output's
  *    word among the inputs as well.
@@ -106,6 +108,8 @@ struct np_dirty_launch {
 	uint64_t out_len;	/* 0: the byte at out_ptr */
 	uint32_t n_in;		/* words used in in[]; more than NP_DIRTY_MAX_INPUTS reads as that */
 	uint64_t in[NP_DIRTY_MAX_INPUTS];	/* the kernel's pointer-like input words */
+	uint32_t in_len[NP_DIRTY_MAX_INPUTS];	/* bytes it reads from in[k] on (past
+						 * 4 GiB: 4 GiB); 0: the word only */
 	bool late;		/* judged after results of launches that followed it (the
 				 * generic tier): its inputs are looked up in the history too */
 	const uint64_t *more_in;	/* input words past in[] (a torch.cat of many
@@ -117,7 +121,7 @@ enum np_dirty_verdict {
 	NP_DIRTY_CLEAN = 0,	/* finite output */
 	NP_DIRTY_FIRST_ORIGIN,	/* a birth launched before every other birth seen */
 	NP_DIRTY_LATER_BIRTH,	/* a birth launched after the origin */
-	NP_DIRTY_PROPAGATED,	/* dirty output, and an input word was in a dirty range */
+	NP_DIRTY_PROPAGATED,	/* dirty output, and an input read a dirty range */
 };
 
 /* What np_dirty_result saw, besides its verdict. */

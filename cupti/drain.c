@@ -236,12 +236,13 @@ static void take_writes(void)
 		}
 }
 
-/* Does launch l take an input word in what w wrote? */
+/* Does launch l read what w wrote: an input word in it, or an input's
+ * extent (dirty.h's in_len) meeting it? */
 static int reads_write(const struct np_dirty_launch *l, const struct np_wq_item *w)
 {
 	uint32_t kept = l->n_in < NP_DIRTY_MAX_INPUTS ? l->n_in : NP_DIRTY_MAX_INPUTS;
 	for (uint32_t k = 0; k < kept; k++)
-		if (l->in[k] >= w->lo && l->in[k] < w->hi)
+		if (l->in[k] < w->hi && (l->in[k] >= w->lo || l->in_len[k] > w->lo - l->in[k]))
 			return 1;
 	for (uint32_t k = 0; l->more_in && k < l->n_more; k++)
 		if (l->more_in[k] >= w->lo && l->more_in[k] < w->hi)

@@ -336,7 +336,8 @@ static void check_generic_reads(struct np_gpu_ctx *g, const struct np_launch *l,
 			if (u.words[k] != b.ptr)
 				from[n_from++] = u.words[k];
 		struct np_check_ready c;
-		if (!uf || np_check_prepare(g, l->stream, uf, &b, from, n_from, captured, &u, &c) != 1)
+		if (!uf || np_check_prepare(g, l->stream, uf, &b, from, n_from, NULL, 0, captured, &u,
+					    &c) != 1)
 			continue;
 		np_check_batch_add(g, l->stream, batch, &c);
 		added = 1;
@@ -624,17 +625,23 @@ static void on_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	struct np_kbuf cat_out;
 	struct np_check_batch batch;
 	np_check_batch_init_for(&batch, !captured);
+	/* what it reads, sized: its inputs judged over it (dirty.h: a
+	 * reader of a whole buffer handed its start reads a slice a birth
+	 * wrote further in), and the generic tier's checks of what
+	 * undecoded launches wrote there */
 	if (nr < 0)
-		nr = generic_reads_of(f, params, &kl, rd);
-	check_generic_reads(g, &l, rd, nr, outs, nout, captured, &batch);
+		nr = params ? np_kdecode_reads(&f->info, &f->params, (void *const *)params, &kl, rd,
+					       MAX_READS) : 0;
+	if (config.generic && np_generic_any())
+		check_generic_reads(g, &l, rd, nr, outs, nout, captured, &batch);
 	for (;;) {
 		for (int k = 0; k < nout; k++) {
 			const struct np_kbuf *b = typed(&outs[k], &cat_out);
 			int own = outs[k].n_in >= 0;
 			struct np_check_ready c;
 			int r = !b ? -1 : np_check_prepare(g, l.stream, f, b, own ? b->in : inputs,
-							own ? (uint32_t)b->n_in : n_in, captured,
-							NULL, &c);
+							own ? (uint32_t)b->n_in : n_in, rd, nr,
+							captured, NULL, &c);
 			sized |= r >= 0;
 			if (r == 1)
 				enqueue_checked(g, l.stream, &batch, &c, b, seq, captured);
@@ -730,8 +737,9 @@ static void gemm_done(const struct np_gemm_plan *p, struct np_kfunc *f, CUstream
 	for (int i = 0; i < n_out; i++) {
 		const struct np_kbuf *b = &outs[i];
 		struct np_check_ready c;
-		if (g && np_check_prepare(g, stream, f, b, b->in, (uint32_t)b->n_in, captured, NULL,
-				       &c) == 1) {
+		/* judged on A and B (a graph's two largest inputs) all of them */
+		if (g && np_check_prepare(g, stream, f, b, b->in, (uint32_t)b->n_in, p->rd, p->n_rd,
+				       captured, NULL, &c) == 1) {
 			enqueue_checked(g, stream, &batch, &c, b, seq, captured);
 			checked++;
 		} else {

@@ -568,6 +568,52 @@ Test(dirty, eviction)
 
 /* Input words past in[] (a torch.cat of many inputs, wide_inputs.h)
  * count as inputs: a value carried through the 19th is propagation. */
+/* A reader handed a buffer's start, reading all of it (in_len), reads a
+ * slice a birth wrote further in; handed only its word, it does not. */
+static enum np_dirty_verdict reads(uint64_t tag, uint64_t out, uint64_t in, uint32_t len,
+				   int dirty, bool late)
+{
+	struct np_dirty_launch l = { .tag = tag, .stream = 1, .out_ptr = out, .out_len = 0x100,
+				     .n_in = 1, .in = { in }, .in_len = { len }, .late = late };
+
+	memset(&why, 0xa5, sizeof(why));
+	return np_dirty_result(&t, &l, dirty, &why);
+}
+
+Test(dirty, an_input_read_as_far_as_its_extent)
+{
+	cr_assert_eq(np_dirty_init(&t, 8), 0);
+	/* x[:, 16:] = log(-1): a birth in the middle of 0x1000..0x1100 */
+	expect_verdict(RES(2, 1, 0x1040, 0x40, DIRTY), NP_DIRTY_FIRST_ORIGIN, "the slice");
+	expect_verdict(reads(3, 0x2000, 0x1000, 0, DIRTY, false), NP_DIRTY_LATER_BIRTH,
+		       "the word alone: the slice is not seen");
+	expect_verdict(reads(4, 0x3000, 0x1000, 0x40, DIRTY, false), NP_DIRTY_LATER_BIRTH,
+		       "read up to the slice's start, not into it");
+	expect_verdict(reads(5, 0x4000, 0x1000, 0x41, DIRTY, false), NP_DIRTY_PROPAGATED,
+		       "one byte of it read");
+	expect_source(2);
+	expect_verdict(reads(6, 0x5000, 0x1000, 0x100, CLEAN, false), NP_DIRTY_CLEAN,
+		       "a clean result of a dirty read");
+	cr_expect(why.inputs_dirty, "its inputs were dirty all the same");
+	/* a later range past an earlier-tagged one: the one dirtied before
+	 * the reader counts, not the nearest */
+	expect_verdict(RES(8, 1, 0x1000, 0x10, DIRTY), NP_DIRTY_LATER_BIRTH, "the start, later");
+	expect_verdict(reads(7, 0x6000, 0x1000, 0x100, DIRTY, false), NP_DIRTY_PROPAGATED,
+		       "launched before the start was dirtied: the slice fed it");
+	expect_source(2);
+	/* an extent to the end of the address space does not wrap */
+	expect_verdict(reads(9, 0x7000, UINT64_MAX - 0x10, UINT32_MAX, DIRTY, false),
+		       NP_DIRTY_LATER_BIRTH, "near the top");
+
+	/* a late judgement: the slice, cleared since, from the history */
+	expect_verdict(RES(10, 1, 0x1040, 0x40, CLEAN), NP_DIRTY_CLEAN, "the slice rewritten");
+	expect_verdict(reads(3, 0x8000, 0x1000, 0x100, DIRTY, true), NP_DIRTY_PROPAGATED,
+		       "late, between the birth and the clean write");
+	expect_source(2);
+	expect_verdict(reads(3, 0x8100, 0x1000, 0x40, DIRTY, true), NP_DIRTY_LATER_BIRTH,
+		       "late, short of the slice");
+}
+
 Test(dirty, input_words_past_in_count)
 {
 	uint64_t more[4] = { 0xa000, 0xb000, 0x1008, 0xc000 };

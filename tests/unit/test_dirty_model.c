@@ -4,7 +4,7 @@
  * answer and every byte's tag must be the model's.
  *
  * The model is the rule of dirty.h written the slow way: a result's
- * inputs are dirty when a byte they point at is; a dirty result marks
+ * inputs are dirty when a byte they point at (or read, in_len) is; a dirty result marks
  * its output with its tag, a clean one clears it; a write clears; a copy
  * laid out as its source gives each destination byte its source byte's
  * state (dirty as of the copy), one known by its first byte gives all of
@@ -89,7 +89,11 @@ static void step_result(uint64_t tag, unsigned seq, unsigned step)
 	int inputs_dirty = 0;
 	for (uint32_t k = 0; k < l.n_in; k++) {
 		l.in[k] = pick_word();
-		inputs_dirty |= model_at(l.in[k]) >= 0;
+		/* half of them read on from their word (in_len), up to past
+		 * the span's end */
+		l.in_len[k] = next() % 2 ? 0 : 1 + next() % (3 * CHUNK * 4);
+		for (uint64_t a = l.in[k]; a < l.in[k] + (l.in_len[k] ? l.in_len[k] : 1); a++)
+			inputs_dirty |= model_at(a) >= 0;
 	}
 	int dirty = next() % 2;
 	enum np_dirty_verdict want;
