@@ -84,8 +84,15 @@ static void evict(struct np_dirty *t)
 	t->evicted++;
 }
 
+/* bad if it lies in [base, end), else NP_DIRTY_NO_BAD: a known bad
+ * byte stays with the part of a range that still holds it. */
+static uint64_t within(uint64_t bad, uint64_t base, uint64_t end)
+{
+	return bad >= base && bad < end ? bad : NP_DIRTY_NO_BAD;
+}
+
 /* Adds [base, end), which overlaps no range, making room if full. */
-static void add(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
+static void add(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag, uint64_t bad)
 {
 	if (t->len >= t->cap)
 		evict(t);
@@ -93,18 +100,20 @@ static void add(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
 	size_t i = upper(t, base);
 
 	memmove(&t->v[i + 1], &t->v[i], (t->len - i) * sizeof(*t->v));
-	t->v[i] = (struct np_dirty_range){ .base = base, .end = end, .tag = tag };
+	t->v[i] = (struct np_dirty_range){ .base = base, .end = end, .tag = tag,
+					   .bad = within(bad, base, end) };
 	t->len++;
 }
 
 /* Keeps [base, end), dirty as of dirty_tag until `until`, for late
  * judgements; the oldest span goes when the ring is full. */
 static void remember(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t dirty_tag,
-		     uint64_t until)
+		     uint64_t until, uint64_t bad)
 {
 	if (t->hist_len == NP_DIRTY_HISTORY)
 		t->forgotten++;   /* the oldest span goes */
-	t->hist[t->hist_next] = (struct np_dirty_span){ base, end, dirty_tag, until };
+	t->hist[t->hist_next] = (struct np_dirty_span){ base, end, dirty_tag, until,
+							within(bad, base, end) };
 	t->hist_next = (t->hist_next + 1) % NP_DIRTY_HISTORY;
 	if (t->hist_len < NP_DIRTY_HISTORY)
 		t->hist_len++;
@@ -122,19 +131,22 @@ static void carve(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t belo
 
 		if (r.tag < below)
 			remember(t, r.base > base ? r.base : base, r.end < end ? r.end : end, r.tag,
-				 below);
+				 below, r.bad);
 		if (r.tag >= below) {
 			i++;
 		} else if (r.base < base && r.end > end) {
 			/* a hole in the middle: the right part needs a new entry */
 			t->v[i].end = base;
-			add(t, end, r.end, r.tag);
+			t->v[i].bad = within(r.bad, r.base, base);
+			add(t, end, r.end, r.tag, r.bad);
 			return;
 		} else if (r.base < base) {
 			t->v[i].end = base;
+			t->v[i].bad = within(r.bad, r.base, base);
 			i++;
 		} else if (r.end > end) {
 			t->v[i].base = end;
+			t->v[i].bad = within(r.bad, end, r.end);
 			return;
 		} else {
 			remove_at(t, i);
@@ -142,10 +154,11 @@ static void carve(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t belo
 	}
 }
 
-/* Marks [base, end) dirty as of `tag`; parts already dirty as of a later
- * tag keep theirs.  Each pass fills one gap, found afresh, so an eviction
- * in add() cannot leave a stale index behind. */
-static void mark(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
+/* Marks [base, end) dirty as of `tag`, bad (or NP_DIRTY_NO_BAD) a byte
+ * of it known non-finite; parts already dirty as of a later tag keep
+ * theirs.  Each pass fills one gap, found afresh, so an eviction in add()
+ * cannot leave a stale index behind. */
+static void mark(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag, uint64_t bad)
 {
 	uint64_t cur = base;
 
@@ -158,7 +171,7 @@ static void mark(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t tag)
 			continue;
 		}
 		uint64_t stop = i < t->len && t->v[i].base < end ? t->v[i].base : end;
-		add(t, cur, stop, tag);
+		add(t, cur, stop, tag, bad);
 		cur = stop;
 	}
 }
@@ -173,13 +186,26 @@ static uint64_t input_at(const struct np_dirty_launch *l, uint32_t n_kept, uint3
 	return len > UINT64_MAX - *lo ? UINT64_MAX : *lo + len;
 }
 
-/* The first range meeting [lo, hi) dirtied before tag, or NULL. */
+/* Is a read of [lo, hi) from word lo a read of the bytes of [base, end)
+ * (bad: a byte of it known non-finite)?  The word in it, as ever; past
+ * the word only its known bad byte counts: a range is marked whole though
+ * its bad values may be few, and a reader of the rest of a buffer whose
+ * bad part was written over since is not their propagation. */
+static bool reads_of(uint64_t lo, uint64_t hi, uint64_t base, uint64_t end, uint64_t bad)
+{
+	return (lo >= base && lo < end) || (bad >= lo && bad < hi);
+}
+
+/* The first range read by [lo, hi) from word lo, dirtied before tag, or
+ * NULL. */
 static const struct np_dirty_range *dirty_in(const struct np_dirty *t, uint64_t lo, uint64_t hi,
 					     uint64_t tag)
 {
-	for (size_t i = first_after(t, lo); i < t->len && t->v[i].base < hi; i++)
-		if (t->v[i].tag < tag)
-			return &t->v[i];
+	for (size_t i = first_after(t, lo); i < t->len && t->v[i].base < hi; i++) {
+		const struct np_dirty_range *r = &t->v[i];
+		if (r->tag < tag && reads_of(lo, hi, r->base, r->end, r->bad))
+			return r;
+	}
 	return NULL;
 }
 
@@ -209,7 +235,7 @@ static bool inputs_dirty(const struct np_dirty *t, const struct np_dirty_launch 
 		hi = input_at(l, kept, k, &lo);
 		for (uint32_t h = 0; h < t->hist_len; h++) {
 			const struct np_dirty_span *s = &t->hist[h];
-			if (lo < s->end && hi > s->base && s->dirty_tag < l->tag &&
+			if (reads_of(lo, hi, s->base, s->end, s->bad) && s->dirty_tag < l->tag &&
 			    l->tag < s->until && (!found || s->dirty_tag > *source)) {
 				*source = s->dirty_tag;
 				found = true;
@@ -254,7 +280,9 @@ enum np_dirty_verdict np_dirty_result(struct np_dirty *t, const struct np_dirty_
 		t->clean++;
 		return NP_DIRTY_CLEAN;
 	}
-	mark(t, l->out_ptr, out_end(l), l->tag);
+	uint64_t bad = l->first_bad < out_end(l) - l->out_ptr ? l->out_ptr + l->first_bad
+							      : NP_DIRTY_NO_BAD;
+	mark(t, l->out_ptr, out_end(l), l->tag, bad);
 	keep_writes(t, l->out_ptr, out_end(l), l->tag);
 	if (w.inputs_dirty) {
 		t->propagated++;
@@ -282,28 +310,32 @@ void np_dirty_write(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t or
 		t->writes_until = order;
 }
 
-/* A dirty part of a copy's source, [lo, hi), dirty as of tag. */
+/* A dirty part of a copy's source, [lo, hi), dirty as of tag, bad a
+ * byte of it known non-finite (or NP_DIRTY_NO_BAD). */
 struct part {
-	uint64_t lo, hi, tag;
+	uint64_t lo, hi, tag, bad;
 };
 
 /* Keeps [lo, hi) ∩ [src, src_end) among the parts; past
  * NP_DIRTY_COPY_PARTS the last part grows to cover it too (carried a
  * little wider, never dropped). */
 static void add_part(struct part *p, unsigned *n, uint64_t lo, uint64_t hi, uint64_t tag,
-		     uint64_t src, uint64_t src_end)
+		     uint64_t bad, uint64_t src, uint64_t src_end)
 {
 	lo = lo > src ? lo : src;
 	hi = hi < src_end ? hi : src_end;
 	if (lo >= hi)
 		return;
+	bad = within(bad, lo, hi);
 	if (*n < NP_DIRTY_COPY_PARTS) {
-		p[(*n)++] = (struct part){ lo, hi, tag };
+		p[(*n)++] = (struct part){ lo, hi, tag, bad };
 		return;
 	}
 	struct part *last = &p[NP_DIRTY_COPY_PARTS - 1];
 	last->lo = lo < last->lo ? lo : last->lo;
 	last->hi = hi > last->hi ? hi : last->hi;
+	if (last->bad == NP_DIRTY_NO_BAD)
+		last->bad = bad;
 }
 
 /* The parts of [src, src_end) dirty as of a launch before order: known
@@ -316,13 +348,14 @@ static unsigned source_parts(const struct np_dirty *t, uint64_t src, uint64_t sr
 
 	for (size_t i = first_after(t, src); i < t->len && t->v[i].base < src_end; i++)
 		if (t->v[i].tag < order)
-			add_part(p, &n, t->v[i].base, t->v[i].end, t->v[i].tag, src, src_end);
+			add_part(p, &n, t->v[i].base, t->v[i].end, t->v[i].tag, t->v[i].bad, src,
+				 src_end);
 	if (order >= t->hist_until)
 		return n;
 	for (uint32_t h = 0; h < t->hist_len; h++) {
 		const struct np_dirty_span *s = &t->hist[h];
 		if (s->dirty_tag < order && order < s->until)
-			add_part(p, &n, s->base, s->end, s->dirty_tag, src, src_end);
+			add_part(p, &n, s->base, s->end, s->dirty_tag, s->bad, src, src_end);
 	}
 	return n;
 }
@@ -344,6 +377,7 @@ int np_dirty_copy(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t src,
 		n = source_parts(t, src, src == UINT64_MAX ? src : src + 1, order, p) ? 1 : 0;
 		p[0].lo = src;
 		p[0].hi = src + len;   /* offsets 0..len below, wrapping or not */
+		p[0].bad = NP_DIRTY_NO_BAD;   /* which byte is bad, if any, is not known */
 	}
 	/* the destination is the copy's now, all of it; then each dirty
 	 * part of the source is dirty again in its place */
@@ -354,7 +388,8 @@ int np_dirty_copy(struct np_dirty *t, uint64_t base, uint64_t end, uint64_t src,
 	for (unsigned i = 0; i < n; i++) {
 		/* parts lie within [src, src + len): their offsets fit */
 		uint64_t lo = base + (p[i].lo - src), hi = base + (p[i].hi - src);
-		mark(t, lo, hi, order);
+		uint64_t bad = p[i].bad == NP_DIRTY_NO_BAD ? p[i].bad : base + (p[i].bad - src);
+		mark(t, lo, hi, order, bad);
 		keep_writes(t, lo, hi, order);
 	}
 	if (source)

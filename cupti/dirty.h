@@ -43,7 +43,14 @@
  *    kernel reads from it (in_len: a dense elementwise input, a copy's
  *    source, a GEMM's A and B): a consumer handed a pointer below a
  *    dirty range (the start of a buffer whose later slice a producer
- *    wrote) is seen to read it only then.  Inputs past in[] are words.
+ *    wrote) is seen to read it only then, and only if it reads the
+ *    range's known bad byte (the first non-finite element its producer's
+ *    check found, while no write or clean result has covered it since):
+ *    a dirty output is marked whole, its non-finite values may be few,
+ *    and a reader of the rest of a buffer whose bad part was written over
+ *    must not look like their propagation.  A bad value past the first
+ *    is thus seen only by a reader handed a pointer into its range.
+ *    Inputs past in[] are words.
  *  - A kernel that reads its output buffer (in place, accumulating) is
  *    judged from its inputs only: the caller must list such an output's
  *    word among the inputs as well.
@@ -115,6 +122,9 @@ struct np_dirty_launch {
 	const uint64_t *more_in;	/* input words past in[] (a torch.cat of many
 					 * inputs, wide_inputs.h), or NULL: the judge's */
 	uint32_t n_more;
+	uint64_t first_bad;	/* the result's: byte offset in the output of its first
+				 * non-finite element (the check's first_bad); out_len
+				 * or past: not known.  The judge's */
 };
 
 enum np_dirty_verdict {
@@ -131,15 +141,19 @@ struct np_dirty_why {
 	uint64_t source_tag;	/* if so, the tag of the first such range */
 };
 
+#define NP_DIRTY_NO_BAD UINT64_MAX	/* a range's bad byte: none known */
+
 struct np_dirty_range {
 	uint64_t base, end;	/* [base, end) */
 	uint64_t tag;		/* latest launch known to have left it non-finite */
+	uint64_t bad;		/* a byte of it known non-finite (its launch's first bad
+				 * element, while not written over), or NP_DIRTY_NO_BAD */
 };
 
 /* Bytes that were dirty as of dirty_tag until a launch tagged until
- * cleared them or left them dirty again. */
+ * cleared them or left them dirty again; bad as the range's. */
 struct np_dirty_span {
-	uint64_t base, end, dirty_tag, until;
+	uint64_t base, end, dirty_tag, until, bad;
 };
 
 /* An unchecked write of [base, end), launched as order. */

@@ -304,6 +304,11 @@ static void judge(const struct np_gpu_rec *g)
 		}
 	}
 	tell_writes_before(&e.dl);
+	/* where its first non-finite element lies: what a reader of the
+	 * whole buffer must read to be its propagation (dirty.h) */
+	e.dl.first_bad = g->first_bad >= 0 ? (uint64_t)g->first_bad *
+						     np_dtype_size((enum np_dtype)g->dtype)
+					   : NP_DIRTY_NO_BAD;
 	struct np_dirty_why why;
 	enum np_dirty_verdict v = np_dirty_result(&tracker, &e.dl, dirty, &why);
 	if (v == NP_DIRTY_CLEAN)

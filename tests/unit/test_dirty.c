@@ -614,6 +614,63 @@ Test(dirty, an_input_read_as_far_as_its_extent)
 		       "late, short of the slice");
 }
 
+/* A birth of out[0..0x100) whose first non-finite element lies at byte
+ * first_bad of it. */
+static enum np_dirty_verdict birth_at(uint64_t tag, uint64_t out, uint64_t first_bad)
+{
+	struct np_dirty_launch l = { .tag = tag, .stream = 1, .out_ptr = out, .out_len = 0x100,
+				     .first_bad = first_bad };
+
+	return np_dirty_result(&t, &l, DIRTY, &why);
+}
+
+Test(dirty, past_its_word_a_reader_reads_a_range_s_known_bad_byte)
+{
+	cr_assert_eq(np_dirty_init(&t, 16), 0);
+	expect_verdict(birth_at(2, 0x1000, 0x80), NP_DIRTY_FIRST_ORIGIN, "bad from 0x1080");
+	cr_expect_eq(t.v[0].bad, 0x1080);
+	expect_verdict(reads(3, 0x2000, 0xf80, 0x100, DIRTY, false), NP_DIRTY_LATER_BIRTH,
+		       "the range read from below, but not its bad byte");
+	expect_verdict(reads(4, 0x2100, 0xf80, 0x101, DIRTY, false), NP_DIRTY_PROPAGATED,
+		       "its bad byte read");
+	expect_source(2);
+	expect_verdict(reads(5, 0x2200, 0x1010, 0, DIRTY, false), NP_DIRTY_PROPAGATED,
+		       "a word in the range: as ever");
+
+	/* the bad part written over: the rest, marked whole, is no read of
+	 * it from below, and the bad byte stays with the part holding it */
+	expect_verdict(birth_at(6, 0x3000, 0), NP_DIRTY_LATER_BIRTH, "bad from 0x3000");
+	np_dirty_write(&t, 0x2ff0, 0x3010, 7);
+	cr_expect_eq(tag_at(0x3010), 6);
+	expect_verdict(reads(8, 0x4000, 0x2ff0, 0x100, DIRTY, false), NP_DIRTY_LATER_BIRTH,
+		       "its bad byte written over");
+	expect_verdict(birth_at(9, 0x5000, 0xc0), NP_DIRTY_LATER_BIRTH, "bad from 0x50c0");
+	np_dirty_write(&t, 0x5040, 0x5080, 10);   /* a hole before it */
+	expect_verdict(reads(11, 0x4100, 0x4f00, 0x200, DIRTY, false), NP_DIRTY_PROPAGATED,
+		       "the bad byte kept by the right part");
+	expect_source(9);
+	np_dirty_write(&t, 0x50f0, 0x5100, 12);   /* the end: the bad byte stays */
+	expect_verdict(reads(13, 0x4200, 0x4f00, 0x200, DIRTY, false), NP_DIRTY_PROPAGATED,
+		       "trimmed at its end");
+
+	/* a whole copy carries the bad byte to its place; one known by its
+	 * first byte knows none */
+	cr_expect_eq(np_dirty_copy(&t, 0x6000, 0x6200, 0x0f00, true, 14, NULL), 1);
+	cr_expect_eq(tag_at(0x6100), 14);
+	expect_verdict(reads(15, 0x4300, 0x6000, 0x181, DIRTY, false), NP_DIRTY_PROPAGATED,
+		       "the copy's bad byte read");
+	expect_verdict(reads(16, 0x4400, 0x6000, 0x180, DIRTY, false), NP_DIRTY_LATER_BIRTH,
+		       "short of the copy's bad byte");
+	cr_expect_eq(np_dirty_copy(&t, 0x7000, 0x7100, 0x1000, false, 17, NULL), 1);
+	expect_verdict(reads(18, 0x4500, 0x6ff0, 0x200, DIRTY, false), NP_DIRTY_LATER_BIRTH,
+		       "a first-byte copy: read from below, no bad byte known");
+	expect_verdict(reads(19, 0x4600, 0x7000, 0, DIRTY, false), NP_DIRTY_PROPAGATED,
+		       "a first-byte copy: its word");
+	/* a first bad element past the output: none known */
+	expect_verdict(birth_at(20, 0x8000, 0x100), NP_DIRTY_LATER_BIRTH, "first_bad out of it");
+	cr_expect_eq(t.v[t.len - 1].bad, NP_DIRTY_NO_BAD);
+}
+
 Test(dirty, input_words_past_in_count)
 {
 	uint64_t more[4] = { 0xa000, 0xb000, 0x1008, 0xc000 };

@@ -4,7 +4,9 @@
  * answer and every byte's tag must be the model's.
  *
  * The model is the rule of dirty.h written the slow way: a result's
- * inputs are dirty when a byte they point at (or read, in_len) is; a dirty result marks
+ * inputs are dirty when the byte they point at is, or a byte they read
+ * (in_len) that is the first non-finite byte of a dirty result, not
+ * written over since (known_bad); a dirty result marks
  * its output with its tag, a clean one clears it; a write clears; a copy
  * laid out as its source gives each destination byte its source byte's
  * state (dirty as of the copy), one known by its first byte gives all of
@@ -24,6 +26,8 @@
 
 static struct np_dirty t;
 static int64_t model[SPAN];   /* -1: clean, else the tag it is dirty as of */
+static uint8_t known_bad[SPAN];   /* the first non-finite byte of its result, while
+				   * not written over (carried by whole copies) */
 static int has_origin;
 static uint64_t origin_tag;
 static uint64_t rng;
@@ -54,8 +58,15 @@ static uint64_t pick_word(void)
 
 static void set_model(uint64_t lo, uint64_t hi, int64_t v)
 {
-	for (uint64_t a = lo; a < hi; a++)
+	for (uint64_t a = lo; a < hi; a++) {
 		model[a - BASE] = v;
+		known_bad[a - BASE] = 0;
+	}
+}
+
+static int bad_at(uint64_t addr)
+{
+	return addr >= BASE && addr < BASE + SPAN && known_bad[addr - BASE];
 }
 
 static int64_t model_at(uint64_t addr)
@@ -71,6 +82,19 @@ static void expect_same_bytes(unsigned seq, unsigned step)
 		cr_assert_eq(got, model_at(a), "sequence %u step %u: byte %#llx tagged %lld, the model %lld",
 			     seq, step, (unsigned long long)a, (long long)got, (long long)model_at(a));
 	}
+	/* each range's bad byte is the model's, and the model has no other */
+	unsigned ranges_bad = 0, model_bad = 0;
+	for (size_t i = 0; i < SPAN; i++)
+		model_bad += known_bad[i];
+	for (size_t i = 0; i < t.len; i++) {
+		if (t.v[i].bad != NP_DIRTY_NO_BAD) {
+			ranges_bad++;
+			cr_assert(bad_at(t.v[i].bad), "sequence %u step %u: bad byte %#llx, not the model's",
+				  seq, step, (unsigned long long)t.v[i].bad);
+		}
+	}
+	cr_assert_eq(ranges_bad, model_bad, "sequence %u step %u: %u bad bytes, the model %u", seq,
+		     step, ranges_bad, model_bad);
 	for (size_t i = 0; i < t.len; i++) {
 		cr_assert_lt(t.v[i].base, t.v[i].end, "sequence %u step %u: an empty range", seq, step);
 		if (i)
@@ -92,9 +116,13 @@ static void step_result(uint64_t tag, unsigned seq, unsigned step)
 		/* half of them read on from their word (in_len), up to past
 		 * the span's end */
 		l.in_len[k] = next() % 2 ? 0 : 1 + next() % (3 * CHUNK * 4);
-		for (uint64_t a = l.in[k]; a < l.in[k] + (l.in_len[k] ? l.in_len[k] : 1); a++)
-			inputs_dirty |= model_at(a) >= 0;
+		/* its word in a dirty byte, or a known bad byte in its extent */
+		inputs_dirty |= model_at(l.in[k]) >= 0;
+		for (uint64_t a = l.in[k]; a < l.in[k] + l.in_len[k]; a++)
+			inputs_dirty |= model_at(a) >= 0 && bad_at(a);
 	}
+	/* its first bad element: in the output, past it (none known) */
+	l.first_bad = next() % 8 ? next() % (l.out_len + 8) : NP_DIRTY_NO_BAD;
 	int dirty = next() % 2;
 	enum np_dirty_verdict want;
 	if (!dirty)
@@ -108,6 +136,8 @@ static void step_result(uint64_t tag, unsigned seq, unsigned step)
 	if (want == NP_DIRTY_FIRST_ORIGIN)
 		has_origin = 1, origin_tag = tag;
 	set_model(l.out_ptr, l.out_ptr + l.out_len, dirty ? (int64_t)tag : -1);
+	if (dirty && l.first_bad < l.out_len)
+		known_bad[l.out_ptr + l.first_bad - BASE] = 1;
 	struct np_dirty_why why;
 	enum np_dirty_verdict got = np_dirty_result(&t, &l, dirty, &why);
 	cr_assert_eq(got, want, "sequence %u step %u: verdict %s, the model %s", seq, step,
@@ -134,12 +164,17 @@ static void step_copy(uint64_t tag, unsigned seq, unsigned step)
 	uint64_t src = BASE + (uint64_t)(next() % ((SPAN - len) / CHUNK + 1)) * CHUNK;
 	bool whole = next() % 4 != 0;
 	int64_t before[SPAN];
+	uint8_t bad_before[SPAN];
 	memcpy(before, model, sizeof(model));
+	memcpy(bad_before, known_bad, sizeof(known_bad));
 	int want = 0;
 	int64_t want_source = -1;
 	for (uint64_t i = 0; i < len; i++) {
 		int64_t s = before[src - BASE + (whole ? i : 0)];
 		model[lo - BASE + i] = s >= 0 ? (int64_t)tag : -1;
+		/* a whole copy carries its source's bad bytes; one known by its
+		 * first byte knows none */
+		known_bad[lo - BASE + i] = whole && s >= 0 && bad_before[src - BASE + i];
 		if (s >= 0 && !want)
 			want = 1, want_source = s;
 	}
@@ -160,6 +195,7 @@ Test(dirty_model, results_writes_and_copies_in_launch_order_agree_with_a_byte_ma
 		cr_assert_eq(np_dirty_init(&t, NP_DIRTY_DEFAULT_CAP), 0);
 		for (size_t i = 0; i < SPAN; i++)
 			model[i] = -1;
+		memset(known_bad, 0, sizeof(known_bad));
 		has_origin = 0;
 		origin_tag = 0;
 		uint64_t tag = 0;
