@@ -39,6 +39,16 @@
  *               h[8..16), the second tensor's reader: the origin's
  *               propagation (posinf=8, first_bad=0), though the copy's
  *               first source byte is clean
+ *   (7) whole   readers of whole buffers, handed their start, of a birth
+ *               in a slice further in: (6)'s flat buffer f and origin;
+ *               add r = f + f, all N floats: the origin's propagation
+ *               (posinf=16, first_bad=N/2); fill h = 1; KIND copies
+ *               (6)'s 16 floats into h[0..16); add s = h + h, all N:
+ *               propagation too (posinf=8, first_bad=8; 5 ms later, or
+ *               drain.h would not report the add's second propagation
+ *               of the birth).  The tracker
+ *               must judge an input over the extent its kernel reads,
+ *               not at the word it is handed
  *
  * KIND: htod (cuMemcpyHtoDAsync), dtod (cuMemcpyDtoDAsync, from device
  * memory), memset (cuMemsetD32Async), memset2d (cuMemsetD2D32Async),
@@ -54,7 +64,7 @@
  * stream), ordered by the host: told to the tracker before the result of
  * the main stream's reader that reads what they wrote.
  *
- *   fake_writes KIND [host|many|after|follow|slice [side]]
+ *   fake_writes KIND [host|many|after|follow|slice|whole [side]]
  * Prints "fake_writes: checks=C check_launches=L faults=F" last. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -320,6 +330,26 @@ static void copy_across_tensors(const char *kind, CUdeviceptr e, CUdeviceptr f, 
 	launch_add_n(r, h + 8 * 4, h + 8 * 4, 8);      /* r[0..8) = +inf, carried */
 }
 
+/* (7) readers of whole buffers whose dirty slice lies past their start:
+ * written in place by the origin, and copied */
+static void readers_of_whole_buffers(const char *kind, CUdeviceptr e, CUdeviceptr f,
+				     CUdeviceptr h, CUdeviceptr r, CUdeviceptr s)
+{
+	const size_t half = N / 2;
+	launch_fill(f, N);
+	launch_fill(e, N);
+	write_inf(kind, e, 0, 1);
+	launch_add_n(f + half * 4, e, e, (int)half);   /* the origin: f[half..half+16) */
+	launch_add(r, f);                              /* r[half..half+16) = +inf */
+	/* the same kernel propagating the same birth is reported again
+	 * only a gap of launch time later (drain.h) */
+	struct timespec gap = { 0, 5 * 1000 * 1000 };
+	nanosleep(&gap, NULL);
+	launch_fill(h, N);
+	write_from(kind, h, 0, 1, (struct source){ NULL, f + (half - 8) * 4, 0 });
+	launch_add(s, h);                              /* s[8..16) = +inf, carried */
+}
+
 static void wait_for_agent(void)
 {
 	for (int i = 0; i < 400 && !fake_cuda_subscribed() && getenv("LD_PRELOAD"); i++) {
@@ -331,7 +361,7 @@ static void wait_for_agent(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: fake_writes KIND [host|many|after|follow|slice [side]]\n");
+		fprintf(stderr, "usage: fake_writes KIND [host|many|after|follow|slice|whole [side]]\n");
 		return 2;
 	}
 	const char *kind = argv[1], *elsewhere = argc > 2 ? argv[2] : NULL;
@@ -364,14 +394,16 @@ int main(int argc, char **argv)
 		return 1;
 
 	if (elsewhere && (!strcmp(elsewhere, "after") || !strcmp(elsewhere, "follow") ||
-			  !strcmp(elsewhere, "slice"))) {
-		/* y, y2, z, a: e, f, h or q, r or g */
+			  !strcmp(elsewhere, "slice") || !strcmp(elsewhere, "whole"))) {
+		/* y, y2, z, a (, b): e, f, h or q, r or g (, s) */
 		if (!strcmp(elsewhere, "after"))
 			after_an_origin(kind, y, y2, z, a);
 		else if (!strcmp(elsewhere, "follow"))
 			copy_of_an_origin(kind, y, y2, z, a);
-		else
+		else if (!strcmp(elsewhere, "slice"))
 			copy_across_tensors(kind, y, y2, z, a);
+		else
+			readers_of_whole_buffers(kind, y, y2, z, a, b);
 		goto done;
 	}
 	/* (1) */

@@ -344,6 +344,16 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 		tracker_phase slice $kind "across two tensors, into the origin's" \
 			"propagated=true,posinf=8,first_bad=0" --expect-tracker "copies=1"
 	done
+	# readers of whole buffers handed their start, a birth in a slice
+	# further in (fake_writes.c (7)): the origin's output itself, and a
+	# copy of it whose dirty part lies past the copy's start; judged over
+	# the extents they read, both propagate the origin
+	for kind in dtod copy2d copy3d batch batch3d; do
+		tracker_phase whole $kind "past the start of what a reader reads" \
+			"propagated=true,posinf=16,first_bad=2048" \
+			--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=8,first_bad=8" \
+			--expect-tracker "copies=1"
+	done
 	# the writes on a side stream with no checked launch after them there
 	# (a batch loaded on a copy stream), ordered by the host: told before
 	# the main stream's reader of what they wrote, not 50 ms later
