@@ -266,6 +266,11 @@ static void template_dtype(struct np_kinfo *ki, struct span targs)
 			int pairs = 0;
 			ki->dtype = type_dtype_pairs(nth_item(sub, 3), &why, &pairs);
 			ki->pairs = (uint8_t)(ki->dtype >= 0 && pairs);
+			/* and its input, scalar_t: what it reads (np_kdecode_reads) */
+			int in_why;
+			int in_pairs = 0;
+			ki->in_dtype = type_dtype_pairs(nth_item(sub, 0), &in_why, &in_pairs);
+			ki->in_pairs = (uint8_t)(ki->in_dtype >= 0 && in_pairs);
 			reduce_classify(ki, targs, sub);
 		}
 		ki->dtype_why = why;
@@ -591,6 +596,23 @@ static int reduce_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
 	return e->n;
 }
 
+/* A reduction's input, when it lies densely (np_reduce_input): a loss's
+ * sum or mean handed the start of a buffer reads all of it. */
+static int reduce_reads(const struct np_kinfo *ki, const struct np_kparams *l, void *const *kp,
+			const struct np_klaunch *kl, struct np_kread *out, int max)
+{
+	uint64_t src, n;
+
+	if (ki->in_dtype < 0 || !ki->red.ovs || l->n != 1 || !kl || max < 1 ||
+	    !np_reduce_input(kp[0], l->p[0].size, ki->red.index_size,
+			     np_dtype_size((enum np_dtype)ki->in_dtype) << ki->in_pairs, ki->red.ovs,
+			     kl->grid, kl->block, &src, &n))
+		return 0;
+	out[0] = (struct np_kread){ .ptr = src, .numel = n << ki->in_pairs,
+				    .dtype = (enum np_dtype)ki->in_dtype, .pairs = ki->in_pairs };
+	return 1;
+}
+
 /* index_select's output (kdecode_index.h): (dst, src, indices,
  * dstSelectDim, srcSelectDim, [totalSize,] innerSize, srcSelectDimSize). */
 static int index_outputs(const struct np_kinfo *ki, const struct np_kparams *l,
@@ -844,6 +866,8 @@ int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 	}
 	if ((ki->family == NP_KF_FLASH || ki->family == NP_KF_MEMEFF) && kernelParams)
 		return kd_attn_reads(ki, layout, kernelParams, launch, out, max);
+	if (ki->family == NP_KF_REDUCE && kernelParams)   /* its input, when dense */
+		return reduce_reads(ki, layout, kernelParams, launch, out, max);
 	if (ki->rows.xin && kernelParams)       /* a row kernel's rows x N inputs */
 		return kd_rows_reads(ki, layout, kernelParams, launch, out, max);
 	if (kernelParams)

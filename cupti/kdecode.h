@@ -229,7 +229,8 @@ struct np_kinfo {
 	int in_dtype;            /* elementwise kernels loading without a cast
 				  * (vectorized, unrolled, strided _nocast): the dtype
 				  * of every tensor input, when the functor names one
-				  * floating type for all, else -1 */
+				  * floating type for all; a reduction's scalar_t;
+				  * else -1 */
 	uint8_t in_pairs;        /* that type is c10::complex<in_dtype> */
 	int narrays;             /* elementwise: N of std::array<char*, N>, else 0 */
 	uint8_t load_cast;       /* unrolled: N of LoadWithCast<N> (each input's
@@ -392,7 +393,9 @@ struct np_kread {
  * softmax's rows x N inputs (X, dY; a softmax's input, output and
  * gradient), when the launch sizes its rows; a multi_tensor_apply
  * launch's read-only lists (an optimizer's gradients), each tensor from
- * its start.  Other families give 0.  Returns the number written. */
+ * its start; a reduction's input, when it lies densely (kdecode_reduce.h:
+ * a loss's sum or mean).  Other families give 0.  Returns the number
+ * written. */
 int np_kdecode_reads(const struct np_kinfo *ki, const struct np_kparams *layout,
 		     void *const *kernelParams, const struct np_klaunch *launch,
 		     struct np_kread *out, int max);

@@ -82,28 +82,108 @@ static int output_dense(const unsigned char *oc, uint32_t n, uint32_t esize)
 	return count == n;
 }
 
+/* One dimension of the input: its size and byte stride. */
+struct dim {
+	uint32_t size, stride;
+};
+
+/* The input dims one calculator walks (nargs strides per dim, the input's
+ * the last), appended to d[*n]; 0 when its dims are out of range. */
+static int input_dims(const unsigned char *calc, uint32_t nargs, struct dim *d, uint32_t *n)
+{
+	int32_t dims = np_i32_at(calc, 0);
+
+	if (dims < 0 || (uint32_t)dims > MAX_DIMS)
+		return 0;
+	for (uint32_t k = 0; k < (uint32_t)dims; k++)
+		d[(*n)++] = (struct dim){
+			(uint32_t)np_i32_at(calc, 4u + k * DIVIDER),
+			(uint32_t)np_i32_at(calc, 4u + MAX_DIMS * DIVIDER + (k * nargs + nargs - 1) * 4u) };
+	return 1;
+}
+
+/* Whether the input, as the reduced dims (the input calculator) and each
+ * output's base (the output calculator's second strides) walk it, is n
+ * elements of esize bytes lying densely from src in some order of its
+ * dims: then the reduction reads [src, src + n * esize) and nothing else. */
+static int input_dense(const unsigned char *ic, const unsigned char *oc, uint64_t n,
+		       uint32_t esize)
+{
+	struct dim d[2 * MAX_DIMS];
+	uint32_t nd = 0;
+	uint64_t expect = esize, count = 1;
+
+	if (!input_dims(ic, 1, d, &nd) || !input_dims(oc, 2, d, &nd))
+		return 0;
+	/* by stride, smallest first (at most 50: insertion) */
+	for (uint32_t i = 1; i < nd; i++)
+		for (uint32_t j = i; j && d[j - 1].stride > d[j].stride; j--) {
+			struct dim t = d[j];
+			d[j] = d[j - 1];
+			d[j - 1] = t;
+		}
+	for (uint32_t i = 0; i < nd; i++) {
+		if (d[i].size == 0)
+			return 0;
+		count *= d[i].size;
+		if (count > n)
+			return 0;
+		if (d[i].size == 1)
+			continue;
+		if (d[i].stride != expect)
+			return 0;
+		expect *= d[i].size;
+	}
+	return count == n;
+}
+
+/* The config's offset in op, and src's, when exactly one place for it
+ * agrees with the launch; else 0. */
+static int find_config(const unsigned char *op, uint32_t size, int index_size, int ovs,
+		       const uint32_t grid[3], const uint32_t block[3], uint32_t *config,
+		       uint32_t *src)
+{
+	int found = 0;
+
+	if (!op || index_size != 4 || ovs < 1 || !grid || !block || grid[0] == 0 || size % 8 ||
+	    size < TAIL + IN_CALC + OUT_CALC + CONFIG_SIZE + 4)
+		return 0;
+	*src = size - TAIL;
+	/* the config ends the head: src is the next 8-byte boundary after
+	 * config + both calculators (972 bytes), so the config starts 972 or
+	 * 976 bytes before src; exactly one of them must agree with the launch */
+	for (uint32_t pad = 0; pad <= 4; pad += 4) {
+		uint32_t at = *src - (CONFIG_SIZE + IN_CALC + OUT_CALC) - pad;
+		if (config_matches(op + at, ovs, grid, block)) {
+			*config = at;
+			found++;
+		}
+	}
+	return found == 1;
+}
+
+int np_reduce_input(const unsigned char *op, uint32_t size, int index_size, uint32_t in_esize,
+		    int ovs, const uint32_t grid[3], const uint32_t block[3], uint64_t *src,
+		    uint64_t *numel)
+{
+	uint32_t c, at;
+
+	if (in_esize == 0 || !find_config(op, size, index_size, ovs, grid, block, &c, &at))
+		return 0;
+	uint64_t n = (uint64_t)(uint32_t)np_i32_at(op + c, RC_NUM_INPUTS) *
+		     (uint32_t)np_i32_at(op + c, RC_NUM_OUTPUTS);
+	*src = np_u64_at(op, at + T_SRC);
+	*numel = n;
+	return *src && input_dense(op + c + CONFIG_SIZE, op + c + CONFIG_SIZE + IN_CALC, n, in_esize);
+}
+
 int np_reduce_read(const unsigned char *op, uint32_t size, int index_size, uint32_t esize,
 		   int ovs, const uint32_t grid[3], const uint32_t block[3],
 		   struct np_reduce_view *v)
 {
 	uint32_t src, c = 0;
-	int found = 0;
 
-	if (!op || index_size != 4 || esize == 0 || ovs < 1 || !grid || !block || grid[0] == 0 ||
-	    size % 8 || size < TAIL + IN_CALC + OUT_CALC + CONFIG_SIZE + 4)
-		return 0;
-	src = size - TAIL;
-	/* the config ends the head: src is the next 8-byte boundary after
-	 * config + both calculators (972 bytes), so the config starts 972 or
-	 * 976 bytes before src; exactly one of them must agree with the launch */
-	for (uint32_t pad = 0; pad <= 4; pad += 4) {
-		uint32_t at = src - (CONFIG_SIZE + IN_CALC + OUT_CALC) - pad;
-		if (config_matches(op + at, ovs, grid, block)) {
-			c = at;
-			found++;
-		}
-	}
-	if (found != 1)
+	if (esize == 0 || !find_config(op, size, index_size, ovs, grid, block, &c, &src))
 		return 0;
 	if (np_i32_at(op, c + CONFIG_SIZE) < 0 || (uint32_t)np_i32_at(op, c + CONFIG_SIZE) > MAX_DIMS)
 		return 0;       /* the input calculator's dims */

@@ -55,4 +55,15 @@ int np_reduce_read(const unsigned char *op, uint32_t size, int index_size, uint3
 		   int ovs, const uint32_t grid[3], const uint32_t block[3],
 		   struct np_reduce_view *v);
 
+/* The input of one launch (its arguments as np_reduce_read's, in_esize
+ * the sizeof scalar_t): 1, with its address and element count, when the
+ * calculators walk num_inputs x num_outputs elements lying densely from
+ * src (in any order of dims: a reduction over an inner or an outer dim of
+ * a contiguous tensor); 0 otherwise (a strided input, a sub-reduction of
+ * a split one, a layout that does not match).  A partial or strided
+ * output does not matter: the input is read all the same. */
+int np_reduce_input(const unsigned char *op, uint32_t size, int index_size, uint32_t in_esize,
+		    int ovs, const uint32_t grid[3], const uint32_t block[3], uint64_t *src,
+		    uint64_t *numel);
+
 #endif

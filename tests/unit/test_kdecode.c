@@ -365,8 +365,11 @@ static const struct {
 	/* strided: the _nocast lambda's functor, read with its strides */
 	{ "elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::AbsFunctor<float> >",
 	  NP_DT_F32 },
+	/* a reduction: its scalar_t, what its input holds (read when dense) */
 	{ "reduce_kernel<128, 4, at::native::ReduceOp<double, at::native::MaxOps<double>, unsigned int, double,",
-	  -1 },
+	  NP_DT_F64 },
+	{ "reduce_kernel<128, 4, at::native::ReduceOp<c10::Half, at::native::ArgMaxOps<float>, unsigned int, long, 4, 4> >",
+	  NP_DT_F16 },
 };
 
 Test(kdecode_fixture, elementwise_input_dtypes)

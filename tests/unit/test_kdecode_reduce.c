@@ -167,23 +167,29 @@ Test(kdecode_reduce, vectorized_output_count_is_read_from_the_config_not_the_gri
 	cr_expect_eq(decode(&other, NULL, 0, out), 0);
 }
 
+/* Where sum_rows' ReduceConfig lies in its image (its element size 4
+ * and 1000 inputs), or -1. */
+static int32_t sum_rows_config(const struct fx_launch *c)
+{
+	for (uint32_t at = 0; at + 8 <= c->l.p[0].size; at += 4) {
+		int32_t esize, nin;
+		memcpy(&esize, c->buf + at, 4);
+		memcpy(&nin, c->buf + at + 4, 4);
+		if (esize == 4 && nin == 1000)
+			return (int32_t)at;
+	}
+	return -1;
+}
+
 /* The output calculator must walk exactly num_outputs elements: a config
  * that claims one fewer (the grid still agrees) is not believed. */
 Test(kdecode_reduce, outputs_the_calculator_does_not_walk_exactly_yield_nothing)
 {
 	struct fx_launch c = *find_case("sum_rows");       /* [64, 1000].sum(1), 4 x 16 outputs */
 	struct np_kbuf out[NP_KD_MAX_OUTPUTS];
-	int32_t v, config = -1;
+	int32_t v, config;
 
-	for (uint32_t at = 0; at + 8 <= c.l.p[0].size; at += 4) {
-		int32_t esize, nin;
-		memcpy(&esize, c.buf + at, 4);
-		memcpy(&nin, c.buf + at + 4, 4);
-		if (esize == 4 && nin == 1000) {
-			config = (int32_t)at;
-			break;
-		}
-	}
+	config = sum_rows_config(&c);
 	cr_assert_geq(config, 0, "no ReduceConfig in sum_rows");
 	memcpy(&v, c.buf + config + 8, 4);
 	cr_assert_eq(v, 64, "num_outputs");
@@ -195,6 +201,96 @@ Test(kdecode_reduce, outputs_the_calculator_does_not_walk_exactly_yield_nothing)
 	memcpy(c.buf + config + 8, &v, 4);
 	c.kl.grid[0] = 5;
 	cr_expect_eq(decode(&c, NULL, 0, out), 0, "one more");
+}
+
+/* What a case's launch reads, sized (np_kdecode_reads). */
+static int reads_of(const struct fx_launch *c, struct np_kread *rd)
+{
+	struct np_kinfo ki;
+	void *kp[NP_KD_MAX_PARAMS];
+
+	fx_params(c, kp);
+	cr_assert_eq(np_kdecode_classify(c->name, &ki), NP_KF_REDUCE, "%s", c->name);
+	return np_kdecode_reads(&ki, &c->l, kp, &c->kl, rd, 4);
+}
+
+/* Every fixture's input lies densely (reduce_ops.cu's shapes): a reader
+ * of num_inputs x num_outputs scalar_t from src, whatever its output (a
+ * strided one, a partial sum): the dirty tracker judges it over all of
+ * them, the generic tier checks what undecoded kernels wrote there. */
+Test(kdecode_reduce, a_dense_input_is_read_whole)
+{
+	static const struct {
+		const char *label;
+		uint64_t numel;
+		enum np_dtype dtype;
+		uint8_t pairs;
+	} want[] = {
+		{ "sum_rows", 64 * 1000, NP_DT_F32, 0 },
+		{ "sum_all_global", 1 << 20, NP_DT_F32, 0 },
+		{ "mean_cols_vec4", 8 * 512, NP_DT_F32, 0 },       /* reduced over the outer dim */
+		{ "half_sum_2d", 8 * 300 * 5, NP_DT_F16, 0 },      /* the middle one */
+		{ "complex_sum_rows", 2 * 64 * 1000, NP_DT_F32, 1 },
+		{ "std_mean_pairs", 16, NP_DT_F32, 0 },
+		{ "max_values_indices", 32 * 100, NP_DT_F32, 0 },
+		{ "aminmax_double", 10 * 70, NP_DT_F64, 0 },
+		{ "norm_double", 128 * 256, NP_DT_F64, 0 },
+		{ "sum_strided_out", 64 * 1000, NP_DT_F32, 0 },
+		{ "sum_partial", 64 * 1000, NP_DT_F32, 0 },
+	};
+	int seen = 0;
+	for (int i = 0; i < ncases; i++)
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+			if (strcmp(cases[i].label, want[k].label))
+				continue;
+			struct np_kread rd[4];
+			cr_assert_eq(reads_of(&cases[i], rd), 1, "%s %s", cases[i].file, want[k].label);
+			cr_expect_eq(rd[0].ptr, SRC, "%s", want[k].label);
+			cr_expect_eq(rd[0].numel, want[k].numel, "%s %s: %" PRIu64, cases[i].file,
+				     want[k].label, rd[0].numel);
+			cr_expect_eq(rd[0].dtype, want[k].dtype, "%s", want[k].label);
+			cr_expect_eq(rd[0].pairs, want[k].pairs, "%s", want[k].label);
+			seen++;
+		}
+	cr_expect_eq(seen, 22, "both torches' fixtures");
+}
+
+/* A gap in the input (a stride past its inner size), or an output base
+ * that does not follow the reduced dims, is not one dense range: nothing
+ * read; nor with a launch that disagrees with the config. */
+Test(kdecode_reduce, a_strided_input_is_not_read_whole)
+{
+	struct fx_launch c = *find_case("sum_rows");   /* in: [1000] stride 4; out base: 4000 */
+	struct np_kread rd[4];
+	int32_t config, v;
+
+	config = sum_rows_config(&c);
+	cr_assert_geq(config, 0, "no ReduceConfig in sum_rows");
+	/* the input calculator: dims, 25 dividers of 12, then the strides;
+	 * the output calculator's (two per dim, the input's second) after */
+	uint32_t in_stride = (uint32_t)config + 64 + 4 + 25 * 12;
+	uint32_t out_in_stride = (uint32_t)config + 64 + 404 + 4 + 25 * 12 + 4;
+	memcpy(&v, c.buf + in_stride, 4);
+	cr_assert_eq(v, 4, "the reduced dim's stride");
+	memcpy(&v, c.buf + out_in_stride, 4);
+	cr_assert_eq(v, 4000, "each output's base in the input");
+	cr_assert_eq(reads_of(&c, rd), 1);
+
+	struct fx_launch gap = c;
+	v = 8;                  /* every other float */
+	memcpy(gap.buf + in_stride, &v, 4);
+	cr_expect_eq(reads_of(&gap, rd), 0, "a strided reduced dim");
+	gap = c;
+	v = 4004;               /* rows a float apart */
+	memcpy(gap.buf + out_in_stride, &v, 4);
+	cr_expect_eq(reads_of(&gap, rd), 0, "rows with gaps between them");
+	gap = c;
+	v = 2000;               /* rows overlapping */
+	memcpy(gap.buf + out_in_stride, &v, 4);
+	cr_expect_eq(reads_of(&gap, rd), 0, "overlapping rows");
+	gap = c;
+	gap.kl.block[0] = 64;
+	cr_expect_eq(reads_of(&gap, rd), 0, "a launch that disagrees with its config");
 }
 
 /* torch's own reduce kernels (torch_kernels.tsv and torch_kernels_2.11.tsv,
