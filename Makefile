@@ -272,7 +272,7 @@ $(FAKECUDA)/fake_devices: tests/fakecuda/fake_devices.c $(FAKECUDA)/libcuda.so.1
 		-lpthread -lm -o $@
 # copies and memsets the agent does not check (cupti/driver_writes.h)
 $(FAKECUDA)/fake_writes: tests/fakecuda/fake_writes.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
-			 tests/fakecuda/fake_elementwise.h
+			 tests/fakecuda/fake_elementwise.h tests/fakecuda/fake_reduce.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(FAKECUDA_CFLAGS) $< -L$(FAKECUDA) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lm -o $@
 
@@ -319,6 +319,7 @@ $(FAKECUDA)/libfakednn.so: tests/fakecuda/fake_dnn_user.c tests/fakecuda/fake_dn
 # its matmuls, batch norm and FFTs call cuBLAS, cuDNN and cuFFT through
 # its own imports, as libtorch_cuda.so does
 $(FAKECUDA)/libfakeops.so: tests/fakecuda/fake_ops.c $(FAKECUDA)/libcuda.so.1 tests/fakecuda/fake.h \
+			   tests/fakecuda/fake_elementwise.h tests/fakecuda/fake_reduce.h \
 			   tests/fakecuda/fake_cublas.h tests/fakecuda/fake_cudnn.h \
 			   tests/fakecuda/fake_conv_graph.h tests/fakecuda/fake_cufft.h \
 			   tests/unit/memeff_params.h $(FAKECUDA)/libcublas.so.13 \

@@ -135,6 +135,7 @@
 #include "fake_cudnn.h"
 #include "fake_cufft.h"
 #include "fake_elementwise.h"
+#include "fake_reduce.h"
 #include "../unit/memeff_params.h"
 
 #define N 4096
@@ -160,48 +161,6 @@ static const char cmul_c64[] =
 /* a cuBLAS-like kernel: a C name and one opaque parameter struct, whose
  * output no decoder can find (counted as undecoded) */
 static const char opaque_exp[] = "nvjet_fake_exp_64x64_1x1_opaque";
-
-/* x.sum() of a float tensor: reduce_kernel<512, 1, ReduceOp<float,
- * func_wrapper_t<float, SumFunctor>, unsigned int, float, 4, 4>> (torch's
- * sum names a lambda where this has SumFunctor) */
-static const char sum_f32[] =
-	"_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfNS0_"
-	"10SumFunctorEEEjfLi4ELi4EEEEEvT1_";
-
-/* That ReduceOp, field for field as Reduce.cuh and OffsetCalculator.cuh
- * declare it (ops_t an empty functor, index_t uint32_t, 25 dims): what
- * torch passes by value.  nvcc lays the real one out the same way
- * (tests/unit/fixtures/reduce_ops.tsv: 1048 bytes, src at 984). */
-struct reduce_op {
-	char ops;
-	float ident;
-	struct {
-		int32_t element_size_bytes, num_inputs, num_outputs, step_input, step_output,
-			ctas_per_output, input_mult[3], output_mult[2], block_width, block_height,
-			num_threads;
-		bool vectorize_input;
-		int32_t output_vec_size;
-	} config;
-	struct {
-		int32_t dims;
-		uint32_t sizes[25][3];          /* IntDivider: divisor, m1, shift */
-		uint32_t strides[25][1];
-	} input_calc;
-	struct {
-		int32_t dims;
-		uint32_t sizes[25][3];
-		uint32_t strides[25][2];
-	} output_calc;
-	const void *src;
-	const char *dst[2];
-	void *acc_buf, *cta_buf;
-	int *semaphores;
-	int64_t base_idx;
-	bool accumulate, final_output;
-	int32_t noutputs;
-};
-_Static_assert(sizeof(struct reduce_op) == 1048 && offsetof(struct reduce_op, src) == 984,
-	       "the ReduceOp of tests/unit/fixtures/reduce_ops.tsv");
 
 /* torch.cat of float-sized elements: the fixture's OpaqueType<2u>
  * CatArrayBatchedCopy_contig with 4u, and its metadata for two inputs
@@ -379,17 +338,6 @@ static void k_opaque(const void *a, unsigned grid, unsigned block)
 	memcpy(&o, a, sizeof(o));
 	for (int i = 0; i < o.n; i++)
 		o.out[i] = expf(o.in[i]);
-}
-
-/* A whole-tensor sum: config.num_inputs elements of src into dst[0][0]. */
-static void k_sum(const void *a, unsigned grid, unsigned block)
-{
-	struct reduce_op op;
-	float acc = 0;
-	memcpy(&op, a, sizeof(op));
-	for (int i = 0; i < op.config.num_inputs; i++)
-		acc += ((const float *)op.src)[i];
-	*(float *)op.dst[0] = acc;
 }
 
 /* The inputs of a contiguous 1-D cat, a row of 8 blocks each (gridDim.y
@@ -616,8 +564,7 @@ int fo_init(void)
 	cmul = reg(cmul_c64, 3, off3, size_cmul, k_cmul);
 	static const uint32_t off1[] = { 0 }, size_opaque[] = { sizeof(struct opaque_args) };
 	opaque = reg(opaque_exp, 1, off1, size_opaque, k_opaque);
-	static const uint32_t size_sum[] = { sizeof(struct reduce_op) };
-	sum = reg(sum_f32, 1, off1, size_sum, k_sum);
+	sum = fake_register_sum();
 	static const uint32_t off_cat[] = { 0, 8, 2728, 2760, 2764 },
 			      size_cat[] = { 8, 2720, 32, 4, 4 };
 	cat = reg(cat_f32, 5, off_cat, size_cat, k_cat);
@@ -879,32 +826,7 @@ int fo_gate_sum(float v)
 	struct reduce_op op;
 
 	launch1(fill, v, y);
-	memset(&op, 0xa5, sizeof(op));  /* padding as on a real launch's stack */
-	op.ops = 0;
-	op.ident = 0;
-	op.config.element_size_bytes = 4;
-	op.config.num_inputs = N;
-	op.config.num_outputs = 1;
-	op.config.step_input = 32 * 16;
-	op.config.step_output = 1;
-	op.config.ctas_per_output = 1;
-	op.config.input_mult[0] = 1, op.config.input_mult[1] = 32, op.config.input_mult[2] = 0;
-	op.config.output_mult[0] = op.config.output_mult[1] = 0;
-	op.config.block_width = 32, op.config.block_height = 16, op.config.num_threads = 512;
-	op.config.vectorize_input = false;
-	op.config.output_vec_size = 1;
-	op.input_calc.dims = 1;
-	op.input_calc.sizes[0][0] = N;
-	op.input_calc.strides[0][0] = 4;
-	op.output_calc.dims = 0;        /* a scalar: no output dims */
-	op.src = y;
-	op.dst[0] = (const char *)r;
-	op.acc_buf = op.cta_buf = NULL;
-	op.semaphores = NULL;
-	op.base_idx = 0;
-	op.accumulate = false;
-	op.final_output = true;
-	op.noutputs = 1;
+	fake_sum_op(&op, y, r, N);
 	void *p[] = { &op };
 	check(cuLaunchKernel(sum, 1, 1, 1, 32, 16, 1, 0, NULL, p, NULL), "cuLaunchKernel");
 	return failed ? -1 : 0;

@@ -42,7 +42,8 @@
  *   (7) whole   readers of whole buffers, handed their start, of a birth
  *               in a slice further in: (6)'s flat buffer f and origin;
  *               add r = f + f, all N floats: the origin's propagation
- *               (posinf=16, first_bad=N/2); fill h = 1; KIND copies
+ *               (posinf=16, first_bad=N/2); t = f.sum() (reduce_kernel):
+ *               its propagation too (posinf=1); fill h = 1; KIND copies
  *               (6)'s 16 floats into h[0..16); add s = h + h, all N:
  *               propagation too (posinf=8, first_bad=8; 5 ms later, or
  *               drain.h would not report the add's second propagation
@@ -73,6 +74,7 @@
 #include <string.h>
 #include <time.h>
 #include "fake_elementwise.h"
+#include "fake_reduce.h"
 
 #define N 4096
 
@@ -84,7 +86,7 @@ struct opaque_args {          /* a GEMM-like argument struct */
 	char rest[64];
 };
 
-static CUfunction add, fill, opaque;
+static CUfunction add, fill, opaque, sum;
 static CUstream stream;
 static CUstream side;         /* KIND's writes' stream when not stream (side) */
 static float *inf_host;       /* N floats of +inf, host memory */
@@ -333,7 +335,7 @@ static void copy_across_tensors(const char *kind, CUdeviceptr e, CUdeviceptr f, 
 /* (7) readers of whole buffers whose dirty slice lies past their start:
  * written in place by the origin, and copied */
 static void readers_of_whole_buffers(const char *kind, CUdeviceptr e, CUdeviceptr f,
-				     CUdeviceptr h, CUdeviceptr r, CUdeviceptr s)
+				     CUdeviceptr h, CUdeviceptr r, CUdeviceptr s, CUdeviceptr t)
 {
 	const size_t half = N / 2;
 	launch_fill(f, N);
@@ -341,6 +343,10 @@ static void readers_of_whole_buffers(const char *kind, CUdeviceptr e, CUdevicept
 	write_inf(kind, e, 0, 1);
 	launch_add_n(f + half * 4, e, e, (int)half);   /* the origin: f[half..half+16) */
 	launch_add(r, f);                              /* r[half..half+16) = +inf */
+	struct reduce_op op;
+	fake_sum_op(&op, (const void *)f, (void *)t, N);
+	void *p[] = { &op };
+	must(cuLaunchKernel(sum, 1, 1, 1, 32, 16, 1, 0, stream, p, NULL), "sum");   /* t = +inf */
 	/* the same kernel propagating the same birth is reported again
 	 * only a gap of launch time later (drain.h) */
 	struct timespec gap = { 0, 5 * 1000 * 1000 };
@@ -373,6 +379,7 @@ int main(int argc, char **argv)
 	must(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 	static const uint32_t op_off[] = { 0 }, op_size[] = { sizeof(struct opaque_args) };
 	fake_register_add_fill(&add, &fill);
+	sum = fake_register_sum();
 	opaque = fake_cuda_register(opaque_name, 1, op_off, op_size, k_opaque, NULL);
 	wait_for_agent();
 	must(cuStreamCreate(&stream, 0), "cuStreamCreate");
@@ -395,7 +402,7 @@ int main(int argc, char **argv)
 
 	if (elsewhere && (!strcmp(elsewhere, "after") || !strcmp(elsewhere, "follow") ||
 			  !strcmp(elsewhere, "slice") || !strcmp(elsewhere, "whole"))) {
-		/* y, y2, z, a (, b): e, f, h or q, r or g (, s) */
+		/* y, y2, z, a (, b, c): e, f, h or q, r or g (, s, t) */
 		if (!strcmp(elsewhere, "after"))
 			after_an_origin(kind, y, y2, z, a);
 		else if (!strcmp(elsewhere, "follow"))
@@ -403,7 +410,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(elsewhere, "slice"))
 			copy_across_tensors(kind, y, y2, z, a);
 		else
-			readers_of_whole_buffers(kind, y, y2, z, a, b);
+			readers_of_whole_buffers(kind, y, y2, z, a, b, c);
 		goto done;
 	}
 	/* (1) */

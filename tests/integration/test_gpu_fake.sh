@@ -345,12 +345,13 @@ sys.exit(1 if n else 0)' "$T/rec6" "$IT" 2>"$T/chk"; then
 			"propagated=true,posinf=8,first_bad=0" --expect-tracker "copies=1"
 	done
 	# readers of whole buffers handed their start, a birth in a slice
-	# further in (fake_writes.c (7)): the origin's output itself, and a
-	# copy of it whose dirty part lies past the copy's start; judged over
-	# the extents they read, both propagate the origin
+	# further in (fake_writes.c (7)): the origin's output itself (an add,
+	# a sum), and a copy of it whose dirty part lies past the copy's
+	# start; judged over the extents they read, all propagate the origin
 	for kind in dtod copy2d copy3d batch batch3d; do
 		tracker_phase whole $kind "past the start of what a reader reads" \
 			"propagated=true,posinf=16,first_bad=2048" \
+			--expect-gpu-check "SumFunctor:propagated=true,posinf=1,numel=1" \
 			--expect-gpu-check "CUDAFunctor_add<float>:propagated=true,posinf=8,first_bad=8" \
 			--expect-tracker "copies=1"
 	done
