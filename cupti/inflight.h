@@ -41,7 +41,7 @@ struct np_inflight {
 	struct np_dirty_launch dl;
 };
 
-/* Allocates the tables (about 7 MiB).  0 or -ENOMEM. */
+/* Allocates the tables (about 11 MiB).  0 or -ENOMEM. */
 int np_inflight_init(void);
 
 /* A new tag: ordinary (captured 0) or for a graph being captured.
