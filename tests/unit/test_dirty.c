@@ -18,6 +18,13 @@ static void teardown(void)
 
 TestSuite(dirty, .fini = teardown);
 
+/* l's result judged, why filled afresh (garbage first: every field set) */
+static enum np_dirty_verdict judged(const struct np_dirty_launch *l, int dirty)
+{
+	memset(&why, 0xa5, sizeof(why));
+	return np_dirty_result(&t, l, dirty, &why);
+}
+
 static enum np_dirty_verdict result(uint64_t tag, uint64_t stream, uint64_t out, uint64_t len,
 				    int dirty, const uint64_t *in, uint32_t n)
 {
@@ -26,8 +33,7 @@ static enum np_dirty_verdict result(uint64_t tag, uint64_t stream, uint64_t out,
 	};
 
 	memcpy(l.in, in, n * sizeof(*in));
-	memset(&why, 0xa5, sizeof(why));
-	return np_dirty_result(&t, &l, dirty, &why);
+	return judged(&l, dirty);
 }
 
 /* RES(tag, stream, out, len, dirty, input words...) */
@@ -233,8 +239,7 @@ static enum np_dirty_verdict late(uint64_t tag, uint64_t out, uint64_t in)
 	struct np_dirty_launch l = { .tag = tag, .stream = 1, .out_ptr = out, .out_len = 0x100,
 				     .n_in = 1, .in = { in }, .late = true };
 
-	memset(&why, 0xa5, sizeof(why));
-	return np_dirty_result(&t, &l, 1, &why);
+	return judged(&l, 1);
 }
 
 Test(dirty, a_late_judgement_sees_what_later_results_cleared)
@@ -576,8 +581,7 @@ static enum np_dirty_verdict reads(uint64_t tag, uint64_t out, uint64_t in, uint
 	struct np_dirty_launch l = { .tag = tag, .stream = 1, .out_ptr = out, .out_len = 0x100,
 				     .n_in = 1, .in = { in }, .in_len = { len }, .late = late };
 
-	memset(&why, 0xa5, sizeof(why));
-	return np_dirty_result(&t, &l, dirty, &why);
+	return judged(&l, dirty);
 }
 
 Test(dirty, an_input_read_as_far_as_its_extent)
@@ -618,10 +622,9 @@ Test(dirty, an_input_read_as_far_as_its_extent)
  * first_bad of it. */
 static enum np_dirty_verdict birth_at(uint64_t tag, uint64_t out, uint64_t first_bad)
 {
-	struct np_dirty_launch l = { .tag = tag, .stream = 1, .out_ptr = out, .out_len = 0x100,
-				     .first_bad = first_bad };
-
-	return np_dirty_result(&t, &l, DIRTY, &why);
+	return judged(&(struct np_dirty_launch){ .tag = tag, .stream = 1, .out_ptr = out,
+						 .out_len = 0x100, .first_bad = first_bad },
+		      DIRTY);
 }
 
 Test(dirty, past_its_word_a_reader_reads_a_range_s_known_bad_byte)
